@@ -1,0 +1,80 @@
+//! Stable error codes. The UI and scripts branch on these, never on message text; renaming one is a breaking change.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The input was malformed or out of range (a bad argument, a bad id).
+    InvalidInput,
+    /// The thing does not exist, or belongs to another organization (the two are indistinguishable on purpose).
+    NotFound,
+    /// The session's role does not allow this action.
+    Forbidden,
+    /// No usable session: sign in again.
+    Unauthenticated,
+    /// A file could not be read (missing, permissions, a directory).
+    FileUnreadable,
+    /// A file has no bytes.
+    FileEmpty,
+    /// A file is larger than the configured import limit.
+    FileTooLarge,
+    /// A file's type is not one Pactwise can take in.
+    UnsupportedFileType,
+    /// The data directory's database is newer than this program.
+    SchemaTooNew,
+    /// The data directory could not be opened or written.
+    Storage,
+    /// Something unexpected; the details are in the log.
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidInput => "invalid_input",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::Unauthenticated => "unauthenticated",
+            ErrorCode::FileUnreadable => "file_unreadable",
+            ErrorCode::FileEmpty => "file_empty",
+            ErrorCode::FileTooLarge => "file_too_large",
+            ErrorCode::UnsupportedFileType => "unsupported_file_type",
+            ErrorCode::SchemaTooNew => "schema_too_new",
+            ErrorCode::Storage => "storage",
+            ErrorCode::Internal => "internal",
+        }
+    }
+
+    /// Is this the caller's fault (bad input or usage) rather than a failure? The CLI exits 2 for these.
+    pub fn is_bad_input(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::InvalidInput
+                | ErrorCode::NotFound
+                | ErrorCode::FileUnreadable
+                | ErrorCode::FileEmpty
+                | ErrorCode::FileTooLarge
+                | ErrorCode::UnsupportedFileType
+        )
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialize_as_their_stable_names() {
+        for code in [ErrorCode::InvalidInput, ErrorCode::NotFound, ErrorCode::FileTooLarge, ErrorCode::SchemaTooNew] {
+            assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{}\"", code.as_str()));
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! Plain types shared by every Pactwise crate: typed ids, roles, documents and their media types, the stable error
+//! codes the UI branches on, and the `Clock` through which time comes in. No I/O lives here.
+//!
+//! The tenant scope (`OrgScope`) is deliberately *not* here: Rust privacy is per crate, and the scope must be
+//! constructible only from an authenticated session, so it lives in `pactwise-store` next to the sessions table.
+
+pub mod clock;
+pub mod document;
+pub mod error;
+pub mod ids;
+pub mod role;
+
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use document::{Document, MediaType};
+pub use error::ErrorCode;
+pub use ids::{DocumentId, OrgId, SessionId, UserId};
+pub use role::Role;
