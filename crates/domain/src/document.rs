@@ -82,6 +82,15 @@ pub struct Document {
     pub deleted_at: Option<DateTime<Utc>>,
 }
 
+/// What an import found: a new document, the same bytes already there, or the same bytes in the trash (restored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ImportOutcome {
+    Created,
+    Existing,
+    Restored,
+}
+
 impl Document {
     pub fn is_deleted(&self) -> bool {
         self.deleted_at.is_some()

@@ -11,7 +11,7 @@ pub mod ids;
 pub mod role;
 
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use document::{Document, MediaType};
+pub use document::{Document, ImportOutcome, MediaType};
 pub use error::ErrorCode;
 pub use ids::{DocumentId, OrgId, SessionId, UserId};
 pub use role::Role;

@@ -1,0 +1,181 @@
+//! Importing, listing, deleting and restoring the organization's documents.
+
+use crate::intake::{DEFAULT_MAX_IMPORT_BYTES, check_file, too_large};
+use crate::{Api, ApiError};
+use pactwise_domain::{Document, DocumentId, ErrorCode, ImportOutcome};
+use pactwise_store::{NewDocument, OrgScope, PutError};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The setting key for the organization's import limit, in bytes.
+pub const MAX_IMPORT_BYTES_SETTING: &str = "import.max_bytes";
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, specta::Type)]
+pub struct ImportOptions {
+    /// Overrides the organization's import limit (bytes) for this import.
+    pub max_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, specta::Type)]
+pub struct DocumentQuery {
+    /// List the trash (soft-deleted documents) instead of the live documents.
+    pub deleted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ImportedDocument {
+    /// The path as given.
+    pub file: String,
+    pub document: Document,
+    pub outcome: ImportOutcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ImportFailure {
+    pub file: String,
+    pub error: ApiError,
+}
+
+/// Each file is imported on its own: a bad file is reported and does not stop the others.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, specta::Type)]
+pub struct ImportReport {
+    pub imported: Vec<ImportedDocument>,
+    pub failed: Vec<ImportFailure>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ImportStage {
+    Checking,
+    Copying,
+    Done,
+    Failed,
+}
+
+/// Progress of an import: file `index` (1-based) of `total`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ImportProgress {
+    pub index: u32,
+    pub total: u32,
+    pub file: String,
+    pub stage: ImportStage,
+}
+
+impl Api {
+    /// Imports files into the session's organization. Bytes are stored content-addressed; the same bytes twice give
+    /// one document. Each file is checked before anything is written, and recorded in one transaction.
+    pub async fn import_documents(
+        &self,
+        scope: &OrgScope,
+        paths: Vec<PathBuf>,
+        options: ImportOptions,
+        progress: &(dyn Fn(ImportProgress) + Send + Sync),
+    ) -> Result<ImportReport, ApiError> {
+        let max_bytes = match options.max_bytes {
+            Some(limit) => limit,
+            None => {
+                let s = scope.clone();
+                self.db
+                    .call(move |store| store.settings().get::<u64>(&s, MAX_IMPORT_BYTES_SETTING))
+                    .await?
+                    .unwrap_or(DEFAULT_MAX_IMPORT_BYTES)
+            }
+        };
+        let total = paths.len() as u32;
+        let mut report = ImportReport::default();
+        for (i, path) in paths.into_iter().enumerate() {
+            let file = path.display().to_string();
+            let tell = |stage| progress(ImportProgress { index: i as u32 + 1, total, file: file.clone(), stage });
+            tell(ImportStage::Checking);
+            match self.import_one(scope, &path, max_bytes, &tell).await {
+                Ok((document, outcome)) => {
+                    tracing::info!(file = %file, document = %document.id, ?outcome, "imported");
+                    tell(ImportStage::Done);
+                    report.imported.push(ImportedDocument { file, document, outcome });
+                }
+                Err(error) => {
+                    tracing::warn!(file = %file, code = %error.code, "import refused");
+                    tell(ImportStage::Failed);
+                    report.failed.push(ImportFailure { file, error });
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    async fn import_one(
+        &self,
+        scope: &OrgScope,
+        path: &Path,
+        max_bytes: u64,
+        tell: &dyn Fn(ImportStage),
+    ) -> Result<(Document, ImportOutcome), ApiError> {
+        let (_, media_type) = check_file(path, max_bytes)?;
+        tell(ImportStage::Copying);
+        let blobs = self.blobs.clone();
+        let source = path.to_path_buf();
+        let stored = tokio::task::spawn_blocking(move || {
+            let mut file = std::fs::File::open(&source).map_err(|e| {
+                ApiError::new(ErrorCode::FileUnreadable, format!("{} cannot be opened ({e})", source.display()))
+            })?;
+            blobs.put_reader(&mut file, max_bytes).map_err(|e| match e {
+                PutError::TooLarge { limit } => too_large(&source, limit + 1, limit),
+                PutError::Io(e) => ApiError::from(e),
+            })
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the import was interrupted ({e})")))??;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "document".into());
+        let new = NewDocument { name, media_type, size: stored.size, content_hash: stored.hash };
+        let s = scope.clone();
+        Ok(self.db.call(move |store| store.documents().record(&s, &new)).await?)
+    }
+
+    pub async fn list_documents(&self, scope: &OrgScope, query: DocumentQuery) -> Result<Vec<Document>, ApiError> {
+        let s = scope.clone();
+        Ok(self
+            .db
+            .call(
+                move |store| {
+                    if query.deleted { store.documents().list_deleted(&s) } else { store.documents().list(&s) }
+                },
+            )
+            .await?)
+    }
+
+    pub async fn get_document(&self, scope: &OrgScope, id: DocumentId) -> Result<Document, ApiError> {
+        let s = scope.clone();
+        Ok(self.db.call(move |store| store.documents().get(&s, id)).await?)
+    }
+
+    /// Moves a document to the trash; it can be restored.
+    pub async fn delete_document(&self, scope: &OrgScope, id: DocumentId) -> Result<Document, ApiError> {
+        let s = scope.clone();
+        Ok(self.db.call(move |store| store.documents().soft_delete(&s, id)).await?)
+    }
+
+    pub async fn restore_document(&self, scope: &OrgScope, id: DocumentId) -> Result<Document, ApiError> {
+        let s = scope.clone();
+        Ok(self.db.call(move |store| store.documents().restore(&s, id)).await?)
+    }
+
+    /// The stored bytes of a live document of the session's organization.
+    pub async fn document_bytes(&self, scope: &OrgScope, id: DocumentId) -> Result<Vec<u8>, ApiError> {
+        let doc = self.get_document(scope, id).await?;
+        let blobs = self.blobs.clone();
+        tokio::task::spawn_blocking(move || blobs.read(&doc.content_hash))
+            .await
+            .map_err(|e| ApiError::new(ErrorCode::Internal, format!("reading was interrupted ({e})")))?
+            .map_err(ApiError::from)
+    }
+}
+
+/// Parses a document id typed by a person, with a clear error.
+pub fn parse_document_id(text: &str) -> Result<DocumentId, ApiError> {
+    text.parse().map_err(|_| {
+        ApiError::new(
+            ErrorCode::InvalidInput,
+            format!("{text:?} is not a document id; list ids with `pactwise documents` (they look like 0193…-…)"),
+        )
+    })
+}

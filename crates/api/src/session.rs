@@ -1,0 +1,82 @@
+//! The local session: the person using this installation and the organization they are working in. First start
+//! creates a local organization and user.
+
+use crate::{Api, ApiError};
+use pactwise_domain::{OrgId, Role, UserId};
+use pactwise_store::{OrgScope, Store, StoreError};
+use serde::{Deserialize, Serialize};
+
+/// Who is signed in, where. Sent to the UI for the frame's header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct SessionInfo {
+    pub org_id: OrgId,
+    pub org_name: String,
+    pub user_id: UserId,
+    pub user_name: String,
+    pub role: Role,
+    pub data_dir: String,
+}
+
+fn local_user_name() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .ok()
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| "Local user".to_string())
+}
+
+/// Opens the installation's current session, creating the local organization and user on first start, or a new
+/// session for the local user if the current one no longer opens.
+pub(crate) fn open_local(store: &Store) -> Result<OrgScope, StoreError> {
+    if let Some(current) = store.sessions().current()?
+        && let Ok(scope) = store.sessions().open(current)
+    {
+        return Ok(scope);
+    }
+    let platform = store.platform();
+    let user = match platform.local_user()? {
+        Some(user) => user,
+        None => {
+            let user = platform.create_user(&local_user_name(), None)?;
+            platform.set_local_user(user)?;
+            user
+        }
+    };
+    let org = match platform.organizations_of(user)?.first() {
+        Some(first) => first.org,
+        None => {
+            let org = platform.create_organization("My organization")?;
+            platform.set_membership(org, user, Role::Owner)?;
+            org
+        }
+    };
+    let session = platform.start_session(user, org)?;
+    store.sessions().make_current(session)
+}
+
+impl Api {
+    /// The session this installation works in (created on first start).
+    pub async fn local_session(&self) -> Result<OrgScope, ApiError> {
+        Ok(self.db.call(|store| open_local(store)).await?)
+    }
+
+    pub async fn session_info(&self, scope: &OrgScope) -> Result<SessionInfo, ApiError> {
+        let s = scope.clone();
+        let data_dir = self.data_dir.root().display().to_string();
+        Ok(self
+            .db
+            .call(move |store| {
+                let scope = store.sessions().open(s.session())?;
+                let platform = store.platform();
+                Ok(SessionInfo {
+                    org_id: scope.org(),
+                    org_name: platform.organization_name(scope.org())?,
+                    user_id: scope.user(),
+                    user_name: platform.user_name(scope.user())?,
+                    role: scope.role(),
+                    data_dir,
+                })
+            })
+            .await?)
+    }
+}

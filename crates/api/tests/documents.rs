@@ -1,0 +1,183 @@
+//! Document journeys through the api, as both shells use it: import, dedupe, list, delete, restore, bad input and
+//! tenant isolation.
+
+use pactwise_api::{Api, DocumentQuery, ImportOptions, ImportProgress, ImportStage, OrgScope};
+use pactwise_domain::{DocumentId, ErrorCode, ImportOutcome, MediaType};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+fn quiet(_: ImportProgress) {}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+const PDF: &[u8] = b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
+
+async fn open(dir: &Path) -> (Api, OrgScope) {
+    let api = Api::open(dir.join("data")).unwrap();
+    let scope = api.local_session().await.unwrap();
+    (api, scope)
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries {
+            let p = entry.unwrap().path();
+            if p.is_dir() { out.extend(files_under(&p)) } else { out.push(p) }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn importing_the_same_file_twice_gives_one_document() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (api, scope) = open(tmp.path()).await;
+    let file = write(tmp.path(), "lease.pdf", PDF);
+    let copy = write(tmp.path(), "lease-copy.pdf", PDF);
+    let first = api.import_documents(&scope, vec![file.clone()], ImportOptions::default(), &quiet).await.unwrap();
+    let second = api.import_documents(&scope, vec![file, copy], ImportOptions::default(), &quiet).await.unwrap();
+    assert_eq!(first.imported[0].outcome, ImportOutcome::Created);
+    assert_eq!(second.imported.len(), 2);
+    assert!(second.imported.iter().all(|i| i.outcome == ImportOutcome::Existing));
+    let docs = api.list_documents(&scope, DocumentQuery::default()).await.unwrap();
+    assert_eq!(docs.len(), 1);
+    assert_eq!(docs[0].name, "lease.pdf");
+    assert_eq!(docs[0].media_type, MediaType::Pdf);
+    assert_eq!(docs[0].size, PDF.len() as u64);
+    assert_eq!(files_under(&api.data_dir().blobs()).len(), 1, "one blob on disk");
+}
+
+#[tokio::test]
+async fn delete_and_restore_round_trip_and_survive_reopening() {
+    let tmp = tempfile::tempdir().unwrap();
+    let id: DocumentId;
+    {
+        let (api, scope) = open(tmp.path()).await;
+        let file = write(tmp.path(), "nda.txt", b"MUTUAL NON-DISCLOSURE AGREEMENT\n...");
+        let report = api.import_documents(&scope, vec![file], ImportOptions::default(), &quiet).await.unwrap();
+        id = report.imported[0].document.id;
+        api.delete_document(&scope, id).await.unwrap();
+        assert!(api.list_documents(&scope, DocumentQuery::default()).await.unwrap().is_empty());
+        let trash = api.list_documents(&scope, DocumentQuery { deleted: true }).await.unwrap();
+        assert_eq!(trash.iter().map(|d| d.id).collect::<Vec<_>>(), vec![id]);
+    }
+    let (api, scope) = open(tmp.path()).await;
+    assert_eq!(api.list_documents(&scope, DocumentQuery { deleted: true }).await.unwrap().len(), 1);
+    let restored = api.restore_document(&scope, id).await.unwrap();
+    assert!(restored.deleted_at.is_none());
+    assert_eq!(api.list_documents(&scope, DocumentQuery::default()).await.unwrap().len(), 1);
+    assert_eq!(api.document_bytes(&scope, id).await.unwrap(), b"MUTUAL NON-DISCLOSURE AGREEMENT\n...");
+}
+
+#[tokio::test]
+async fn bad_files_get_clear_errors_and_write_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (api, scope) = open(tmp.path()).await;
+    let folder = tmp.path().join("a-folder");
+    std::fs::create_dir(&folder).unwrap();
+    let empty = write(tmp.path(), "empty.pdf", b"");
+    let big = write(tmp.path(), "big.pdf", &[b'%'; 2048]);
+    let fake = write(tmp.path(), "fake.pdf", b"<html>not a pdf</html>");
+    let missing = tmp.path().join("missing.pdf");
+    let cases = [
+        (folder, ErrorCode::FileUnreadable, "is a folder"),
+        (empty, ErrorCode::FileEmpty, "is empty"),
+        (big, ErrorCode::FileTooLarge, "over the import limit of 1.0 KB"),
+        (fake, ErrorCode::UnsupportedFileType, "is not a PDF"),
+        (missing, ErrorCode::FileUnreadable, "does not exist"),
+    ];
+    let paths = cases.iter().map(|(p, _, _)| p.clone()).collect();
+    let report = api.import_documents(&scope, paths, ImportOptions { max_bytes: Some(1000) }, &quiet).await.unwrap();
+    assert!(report.imported.is_empty());
+    assert_eq!(report.failed.len(), cases.len());
+    for ((path, code, words), failure) in cases.iter().zip(&report.failed) {
+        assert_eq!(failure.file, path.display().to_string());
+        assert_eq!(failure.error.code, *code, "{}", failure.error.message);
+        assert!(failure.error.message.contains(words), "{:?} should say {words:?}", failure.error.message);
+        assert!(failure.error.message.contains(&*path.file_name().unwrap().to_string_lossy()), "names the file");
+    }
+    assert!(api.list_documents(&scope, DocumentQuery::default()).await.unwrap().is_empty());
+    assert!(api.list_documents(&scope, DocumentQuery { deleted: true }).await.unwrap().is_empty());
+    assert!(files_under(&api.data_dir().blobs()).is_empty(), "no blob and no temporary file left behind");
+}
+
+#[tokio::test]
+async fn a_bad_file_does_not_stop_the_good_ones_and_progress_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (api, scope) = open(tmp.path()).await;
+    let good = write(tmp.path(), "good.pdf", PDF);
+    let empty = write(tmp.path(), "empty.txt", b"");
+    let seen = Mutex::new(Vec::new());
+    let record = |p: ImportProgress| seen.lock().unwrap().push((p.index, p.total, p.stage));
+    let report = api.import_documents(&scope, vec![empty, good], ImportOptions::default(), &record).await.unwrap();
+    assert_eq!((report.imported.len(), report.failed.len()), (1, 1));
+    assert_eq!(
+        seen.into_inner().unwrap(),
+        vec![
+            (1, 2, ImportStage::Checking),
+            (1, 2, ImportStage::Failed),
+            (2, 2, ImportStage::Checking),
+            (2, 2, ImportStage::Copying),
+            (2, 2, ImportStage::Done),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn organization_b_documents_are_invisible_to_organization_a_in_every_api_function() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (api, org_a) = open(tmp.path()).await;
+    let (org_b, demo) = api.seed_demo().await.unwrap();
+    assert_ne!(org_a.org(), org_b.org());
+    assert_eq!(demo.documents, 3);
+    let b_docs = api.list_documents(&org_b, DocumentQuery::default()).await.unwrap();
+    let target = b_docs[0].id;
+
+    // A sees none of B's documents, live or deleted.
+    assert!(api.list_documents(&org_a, DocumentQuery::default()).await.unwrap().is_empty());
+    assert!(api.list_documents(&org_a, DocumentQuery { deleted: true }).await.unwrap().is_empty());
+    // Reading, deleting, restoring and fetching bytes of B's document by id answer "not found".
+    assert_eq!(api.get_document(&org_a, target).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(api.document_bytes(&org_a, target).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(api.delete_document(&org_a, target).await.unwrap_err().code, ErrorCode::NotFound);
+    api.delete_document(&org_b, target).await.unwrap();
+    assert_eq!(api.restore_document(&org_a, target).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(api.list_documents(&org_b, DocumentQuery { deleted: true }).await.unwrap().len(), 1);
+    api.restore_document(&org_b, target).await.unwrap();
+    // Importing B's exact bytes in A makes A's own document; B's is unchanged.
+    let same = write(tmp.path(), "same.txt", &api.document_bytes(&org_b, target).await.unwrap());
+    let report = api.import_documents(&org_a, vec![same], ImportOptions::default(), &quiet).await.unwrap();
+    assert_eq!(report.imported[0].outcome, ImportOutcome::Created);
+    assert_ne!(report.imported[0].document.id, target);
+    assert_eq!(api.list_documents(&org_b, DocumentQuery::default()).await.unwrap().len(), 3);
+    assert_eq!(api.session_info(&org_a).await.unwrap().org_name, "My organization");
+}
+
+#[tokio::test]
+async fn seeding_the_demo_twice_changes_nothing_the_second_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (api, _) = open(tmp.path()).await;
+    let (_, first) = api.seed_demo().await.unwrap();
+    let (scope, second) = api.seed_demo().await.unwrap();
+    assert_eq!((first.created, first.documents), (3, 3));
+    assert_eq!((second.created, second.documents), (0, 3));
+    assert_eq!(api.local_session().await.unwrap().org(), scope.org(), "the demo organization is now current");
+}
+
+#[tokio::test]
+async fn a_database_from_a_newer_pactwise_is_refused_with_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    drop(Api::open(data.clone()).unwrap());
+    let db = rusqlite::Connection::open(data.join("pactwise.sqlite3")).unwrap();
+    db.pragma_update(None, "user_version", 999).unwrap();
+    drop(db);
+    let err = Api::open(data).err().expect("must refuse");
+    assert_eq!(err.code, ErrorCode::SchemaTooNew);
+    assert!(err.message.contains("newer version"), "{}", err.message);
+}

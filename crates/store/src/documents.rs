@@ -1,0 +1,195 @@
+//! The organization's documents. Every function takes the caller's [`OrgScope`]; another organization's document
+//! answers exactly like one that does not exist. Soft-deleted documents are invisible except to `list_deleted` and
+//! `restore`.
+
+use crate::audit::append_audit;
+use crate::time::{from_sql, from_sql_opt, to_sql};
+use crate::{OrgScope, Store, StoreError};
+use pactwise_domain::{Document, DocumentId, ImportOutcome, MediaType};
+use rusqlite::{OptionalExtension, Row, params};
+use serde_json::json;
+
+pub struct Documents<'s> {
+    store: &'s Store,
+}
+
+/// A document about to be recorded; its bytes are already in the blob store under `content_hash`.
+#[derive(Debug, Clone)]
+pub struct NewDocument {
+    pub name: String,
+    pub media_type: MediaType,
+    pub size: u64,
+    pub content_hash: String,
+}
+
+const COLUMNS: &str = "id, name, media_type, size, content_hash, created_by, created_at, deleted_at";
+
+fn document_from_row(row: &Row<'_>) -> rusqlite::Result<Document> {
+    let id: String = row.get(0)?;
+    let media_type: String = row.get(2)?;
+    let created_by: String = row.get(5)?;
+    let bad = |what: &str, v: &str| {
+        rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Text,
+            format!("bad {what} {v:?} in documents").into(),
+        )
+    };
+    Ok(Document {
+        id: id.parse().map_err(|_| bad("id", &id))?,
+        name: row.get(1)?,
+        media_type: media_type.parse().map_err(|_| bad("media type", &media_type))?,
+        size: row.get::<_, i64>(3)?.try_into().map_err(|_| bad("size", "negative"))?,
+        content_hash: row.get(4)?,
+        created_by: created_by.parse().map_err(|_| bad("user id", &created_by))?,
+        created_at: from_sql(&row.get::<_, String>(6)?)?,
+        deleted_at: from_sql_opt(row.get(7)?)?,
+    })
+}
+
+impl<'s> Documents<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Documents { store }
+    }
+
+    /// Records a document, or finds the one with the same bytes in this organization (restoring it from the trash
+    /// if it was deleted). One transaction, with its audit entry.
+    pub fn record(&self, scope: &OrgScope, new: &NewDocument) -> Result<(Document, ImportOutcome), StoreError> {
+        scope.require_document_editor()?;
+        let conn = self.store.conn();
+        let tx = conn.unchecked_transaction()?;
+        let now = to_sql(self.store.clock().now());
+        let existing = tx
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM documents WHERE org_id = ?1 AND content_hash = ?2"),
+                params![scope.org().to_string(), new.content_hash],
+                document_from_row,
+            )
+            .optional()?;
+        let (id, outcome) = match existing {
+            Some(doc) if doc.deleted_at.is_none() => (doc.id, ImportOutcome::Existing),
+            Some(doc) => {
+                tx.execute(
+                    "UPDATE documents SET deleted_at = NULL, deleted_by = NULL WHERE id = ?1 AND org_id = ?2",
+                    params![doc.id.to_string(), scope.org().to_string()],
+                )?;
+                (doc.id, ImportOutcome::Restored)
+            }
+            None => {
+                let id = DocumentId::new();
+                tx.execute(
+                    "INSERT INTO documents (id, org_id, content_hash, name, media_type, size, created_by, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![
+                        id.to_string(),
+                        scope.org().to_string(),
+                        new.content_hash,
+                        new.name,
+                        new.media_type.as_str(),
+                        i64::try_from(new.size).map_err(|_| StoreError::Corrupt("size overflows".into()))?,
+                        scope.user().to_string(),
+                        now,
+                    ],
+                )?;
+                (id, ImportOutcome::Created)
+            }
+        };
+        if outcome != ImportOutcome::Existing {
+            let action = if outcome == ImportOutcome::Created { "document.imported" } else { "document.restored" };
+            append_audit(
+                &tx,
+                scope,
+                &now,
+                action,
+                "document",
+                Some(&id.to_string()),
+                &json!({"name": new.name, "content_hash": new.content_hash, "size": new.size}),
+            )?;
+        }
+        let doc = tx.query_row(
+            &format!("SELECT {COLUMNS} FROM documents WHERE id = ?1 AND org_id = ?2"),
+            params![id.to_string(), scope.org().to_string()],
+            document_from_row,
+        )?;
+        tx.commit()?;
+        Ok((doc, outcome))
+    }
+
+    /// The organization's live documents, newest first.
+    pub fn list(&self, scope: &OrgScope) -> Result<Vec<Document>, StoreError> {
+        self.query(scope, "deleted_at IS NULL", "created_at DESC, id DESC")
+    }
+
+    /// The organization's trash: soft-deleted documents, most recently deleted first.
+    pub fn list_deleted(&self, scope: &OrgScope) -> Result<Vec<Document>, StoreError> {
+        self.query(scope, "deleted_at IS NOT NULL", "deleted_at DESC, id DESC")
+    }
+
+    fn query(&self, scope: &OrgScope, condition: &str, order: &str) -> Result<Vec<Document>, StoreError> {
+        let mut stmt = self
+            .store
+            .conn()
+            .prepare(&format!("SELECT {COLUMNS} FROM documents WHERE org_id = ?1 AND {condition} ORDER BY {order}"))?;
+        let rows = stmt.query_map([scope.org().to_string()], document_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One live document. Another organization's id, an unknown id and a deleted document all give `NotFound`.
+    pub fn get(&self, scope: &OrgScope, id: DocumentId) -> Result<Document, StoreError> {
+        self.store
+            .conn()
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM documents WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL"),
+                params![id.to_string(), scope.org().to_string()],
+                document_from_row,
+            )
+            .optional()?
+            .ok_or(StoreError::NotFound)
+    }
+
+    /// Moves a live document to the trash.
+    pub fn soft_delete(&self, scope: &OrgScope, id: DocumentId) -> Result<Document, StoreError> {
+        scope.require_document_editor()?;
+        let tx = self.store.conn().unchecked_transaction()?;
+        let now = to_sql(self.store.clock().now());
+        let changed = tx.execute(
+            "UPDATE documents SET deleted_at = ?3, deleted_by = ?4
+             WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL",
+            params![id.to_string(), scope.org().to_string(), now, scope.user().to_string()],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound);
+        }
+        append_audit(&tx, scope, &now, "document.deleted", "document", Some(&id.to_string()), &json!({}))?;
+        let doc = tx.query_row(
+            &format!("SELECT {COLUMNS} FROM documents WHERE id = ?1 AND org_id = ?2"),
+            params![id.to_string(), scope.org().to_string()],
+            document_from_row,
+        )?;
+        tx.commit()?;
+        Ok(doc)
+    }
+
+    /// Brings a document back from the trash.
+    pub fn restore(&self, scope: &OrgScope, id: DocumentId) -> Result<Document, StoreError> {
+        scope.require_document_editor()?;
+        let tx = self.store.conn().unchecked_transaction()?;
+        let now = to_sql(self.store.clock().now());
+        let changed = tx.execute(
+            "UPDATE documents SET deleted_at = NULL, deleted_by = NULL
+             WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NOT NULL",
+            params![id.to_string(), scope.org().to_string()],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound);
+        }
+        append_audit(&tx, scope, &now, "document.restored", "document", Some(&id.to_string()), &json!({}))?;
+        let doc = tx.query_row(
+            &format!("SELECT {COLUMNS} FROM documents WHERE id = ?1 AND org_id = ?2"),
+            params![id.to_string(), scope.org().to_string()],
+            document_from_row,
+        )?;
+        tx.commit()?;
+        Ok(doc)
+    }
+}

@@ -1,0 +1,41 @@
+use pactwise_domain::ErrorCode;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not found")]
+    NotFound,
+    #[error("your role ({role}) does not allow this; ask an owner or admin of the organization")]
+    Forbidden { role: pactwise_domain::Role },
+    #[error("no valid session: the session is missing, expired or revoked; start Pactwise again to sign in")]
+    Unauthenticated,
+    #[error(
+        "the database was written by a newer version of Pactwise (schema {found}, this version knows up to \
+         {supported}); update Pactwise, or point it at another data directory with --data-dir"
+    )]
+    SchemaTooNew { found: u32, supported: u32 },
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("file error on {path}: {source}")]
+    Io { path: std::path::PathBuf, source: std::io::Error },
+    #[error("stored data is inconsistent: {0}")]
+    Corrupt(String),
+    #[error("the store's worker thread has stopped")]
+    WorkerGone,
+}
+
+impl StoreError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            StoreError::NotFound => ErrorCode::NotFound,
+            StoreError::Forbidden { .. } => ErrorCode::Forbidden,
+            StoreError::Unauthenticated => ErrorCode::Unauthenticated,
+            StoreError::SchemaTooNew { .. } => ErrorCode::SchemaTooNew,
+            StoreError::Sqlite(_) | StoreError::Io { .. } | StoreError::WorkerGone => ErrorCode::Storage,
+            StoreError::Corrupt(_) => ErrorCode::Internal,
+        }
+    }
+
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> StoreError {
+        StoreError::Io { path: path.to_path_buf(), source }
+    }
+}

@@ -1,0 +1,104 @@
+//! The embedded SQLite store. Owns the database file and the data directory's layout: connection pragmas (WAL,
+//! foreign keys, busy timeout), embedded migrations, sessions and the tenant scope (`OrgScope`, which only a valid
+//! session can produce), one repository module per table group, the append-only audit log, and the
+//! content-addressed blob store. The API is synchronous; async callers go through [`Db`], a dedicated thread.
+
+mod audit;
+mod blobs;
+mod data_dir;
+mod db;
+mod documents;
+mod error;
+mod migrations;
+mod platform;
+mod scope;
+mod sessions;
+mod settings;
+mod time;
+
+pub use audit::{Audit, AuditEntry};
+pub use blobs::{BlobStore, PutError, StoredBlob};
+pub use data_dir::DataDir;
+pub use db::Db;
+pub use documents::{Documents, NewDocument};
+pub use error::StoreError;
+pub use migrations::SCHEMA_VERSION;
+pub use pactwise_domain::ImportOutcome;
+pub use platform::{Platform, SessionOrg};
+pub use scope::OrgScope;
+pub use sessions::Sessions;
+pub use settings::Settings;
+
+use pactwise_domain::Clock;
+use rusqlite::Connection;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// An open database with migrations applied.
+pub struct Store {
+    conn: Connection,
+    clock: Arc<dyn Clock>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`, sets the pragmas and applies pending migrations.
+    /// Refuses a database written by a newer version of Pactwise.
+    pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Store, StoreError> {
+        let conn = Connection::open(path)?;
+        Self::prepare(conn, clock, true)
+    }
+
+    /// An in-memory database (tests and dry runs).
+    pub fn open_in_memory(clock: Arc<dyn Clock>) -> Result<Store, StoreError> {
+        let conn = Connection::open_in_memory()?;
+        Self::prepare(conn, clock, false)
+    }
+
+    fn prepare(mut conn: Connection, clock: Arc<dyn Clock>, wal: bool) -> Result<Store, StoreError> {
+        conn.busy_timeout(Duration::from_secs(5))?;
+        if wal {
+            let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                tracing::warn!(mode, "database did not switch to WAL");
+            }
+        }
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
+        migrations::migrate(&mut conn)?;
+        Ok(Store { conn, clock })
+    }
+
+    pub fn clock(&self) -> &dyn Clock {
+        self.clock.as_ref()
+    }
+
+    /// Organizations, users, memberships and sign-in: the level above tenants.
+    pub fn platform(&self) -> Platform<'_> {
+        Platform::new(self)
+    }
+
+    pub fn sessions(&self) -> Sessions<'_> {
+        Sessions::new(self)
+    }
+
+    pub fn documents(&self) -> Documents<'_> {
+        Documents::new(self)
+    }
+
+    pub fn audit(&self) -> Audit<'_> {
+        Audit::new(self)
+    }
+
+    pub fn settings(&self) -> Settings<'_> {
+        Settings::new(self)
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> Result<u32, StoreError> {
+        migrations::current_version(&self.conn)
+    }
+
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+}

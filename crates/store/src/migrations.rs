@@ -1,0 +1,86 @@
+//! Embedded migrations, tracked in `PRAGMA user_version`. Each runs in one transaction with the version bump.
+
+use crate::StoreError;
+use rusqlite::Connection;
+
+/// The migrations in order; the schema version is the number applied.
+const MIGRATIONS: &[(&str, &str)] = &[("0001_foundation", include_str!("../migrations/0001_foundation.sql"))];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+pub(crate) fn current_version(conn: &Connection) -> Result<u32, StoreError> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get::<_, u32>(0))?)
+}
+
+pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    migrate_to(conn, SCHEMA_VERSION)
+}
+
+fn migrate_to(conn: &mut Connection, target: u32) -> Result<(), StoreError> {
+    let found = current_version(conn)?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew { found, supported: SCHEMA_VERSION });
+    }
+    for (index, (name, sql)) in MIGRATIONS.iter().enumerate().take(target as usize).skip(found as usize) {
+        let version = index as u32 + 1;
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", version)?;
+        tx.commit()?;
+        tracing::info!(migration = name, version, "applied migration");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tables(conn: &Connection) -> Vec<String> {
+        let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+    }
+
+    #[test]
+    fn an_empty_database_migrates_to_the_current_schema() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        assert_eq!(current_version(&conn).unwrap(), SCHEMA_VERSION);
+        let tables = tables(&conn);
+        for t in ["organizations", "users", "memberships", "sessions", "documents", "audit_log", "settings"] {
+            assert!(tables.iter().any(|x| x == t), "missing table {t}: {tables:?}");
+        }
+    }
+
+    #[test]
+    fn migrating_twice_is_a_no_op() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        migrate(&mut conn).unwrap();
+        assert_eq!(current_version(&conn).unwrap(), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn each_schema_version_migrates_forward_to_the_current_one() {
+        for start in 0..SCHEMA_VERSION {
+            let mut conn = Connection::open_in_memory().unwrap();
+            migrate_to(&mut conn, start).unwrap();
+            assert_eq!(current_version(&conn).unwrap(), start);
+            migrate(&mut conn).unwrap();
+            assert_eq!(current_version(&conn).unwrap(), SCHEMA_VERSION);
+        }
+    }
+
+    #[test]
+    fn a_database_newer_than_the_code_is_refused_untouched() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
+        let err = migrate(&mut conn).unwrap_err();
+        assert!(
+            matches!(err, StoreError::SchemaTooNew { found, supported } if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION)
+        );
+        assert!(tables(&conn).is_empty(), "nothing may be created in a newer database");
+        assert!(err.to_string().contains("newer version of Pactwise"));
+    }
+}

@@ -1,0 +1,147 @@
+//! The level above tenants: organizations, users, memberships and starting sessions. Nothing here reads or writes
+//! an organization's data; it decides who may act in which organization.
+
+use crate::time::to_sql;
+use crate::{Store, StoreError};
+use pactwise_domain::{OrgId, Role, SessionId, UserId};
+use rusqlite::{OptionalExtension, params};
+
+pub struct Platform<'s> {
+    store: &'s Store,
+}
+
+/// An organization a user belongs to, with the role they hold there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionOrg {
+    pub org: OrgId,
+    pub name: String,
+    pub role: Role,
+}
+
+impl<'s> Platform<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Platform { store }
+    }
+
+    pub fn create_organization(&self, name: &str) -> Result<OrgId, StoreError> {
+        let id = OrgId::new();
+        self.store.conn().execute(
+            "INSERT INTO organizations (id, name, created_at) VALUES (?1, ?2, ?3)",
+            params![id.to_string(), name.trim(), to_sql(self.store.clock().now())],
+        )?;
+        Ok(id)
+    }
+
+    pub fn create_user(&self, display_name: &str, email: Option<&str>) -> Result<UserId, StoreError> {
+        let id = UserId::new();
+        self.store.conn().execute(
+            "INSERT INTO users (id, display_name, email, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![id.to_string(), display_name.trim(), email, to_sql(self.store.clock().now())],
+        )?;
+        Ok(id)
+    }
+
+    /// Adds the user to the organization with `role`, or changes their role if already a member.
+    pub fn set_membership(&self, org: OrgId, user: UserId, role: Role) -> Result<(), StoreError> {
+        self.store.conn().execute(
+            "INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (org_id, user_id) DO UPDATE SET role = excluded.role",
+            params![org.to_string(), user.to_string(), role.as_str(), to_sql(self.store.clock().now())],
+        )?;
+        Ok(())
+    }
+
+    /// Starts a session for a member of an organization. Fails with `Unauthenticated` if the user is not a member.
+    pub fn start_session(&self, user: UserId, org: OrgId) -> Result<SessionId, StoreError> {
+        let member: Option<String> = self
+            .store
+            .conn()
+            .query_row(
+                "SELECT role FROM memberships WHERE org_id = ?1 AND user_id = ?2",
+                params![org.to_string(), user.to_string()],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if member.is_none() {
+            return Err(StoreError::Unauthenticated);
+        }
+        let id = SessionId::from_uuid(uuid::Uuid::new_v4());
+        self.store.conn().execute(
+            "INSERT INTO sessions (id, org_id, user_id, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![id.to_string(), org.to_string(), user.to_string(), to_sql(self.store.clock().now())],
+        )?;
+        Ok(id)
+    }
+
+    /// The person who uses this installation, if set up.
+    pub fn local_user(&self) -> Result<Option<UserId>, StoreError> {
+        let value: Option<String> = self
+            .store
+            .conn()
+            .query_row("SELECT value FROM local_state WHERE key = 'local_user'", [], |r| r.get(0))
+            .optional()?;
+        value.map(|v| v.parse().map_err(|_| StoreError::Corrupt(format!("bad user id {v:?}")))).transpose()
+    }
+
+    pub fn set_local_user(&self, user: UserId) -> Result<(), StoreError> {
+        self.store.conn().execute(
+            "INSERT INTO local_state (key, value) VALUES ('local_user', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [user.to_string()],
+        )?;
+        Ok(())
+    }
+
+    /// Finds a live organization by exact name (used to keep the demo seeding idempotent).
+    pub fn find_organization(&self, name: &str) -> Result<Option<OrgId>, StoreError> {
+        let id: Option<String> = self
+            .store
+            .conn()
+            .query_row(
+                "SELECT id FROM organizations WHERE name = ?1 AND deleted_at IS NULL ORDER BY created_at LIMIT 1",
+                [name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        id.map(|v| v.parse().map_err(|_| StoreError::Corrupt(format!("bad org id {v:?}")))).transpose()
+    }
+
+    pub fn organization_name(&self, org: OrgId) -> Result<String, StoreError> {
+        self.store
+            .conn()
+            .query_row("SELECT name FROM organizations WHERE id = ?1 AND deleted_at IS NULL", [org.to_string()], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .ok_or(StoreError::NotFound)
+    }
+
+    pub fn user_name(&self, user: UserId) -> Result<String, StoreError> {
+        self.store
+            .conn()
+            .query_row("SELECT display_name FROM users WHERE id = ?1", [user.to_string()], |r| r.get(0))
+            .optional()?
+            .ok_or(StoreError::NotFound)
+    }
+
+    /// The organizations a user belongs to.
+    pub fn organizations_of(&self, user: UserId) -> Result<Vec<SessionOrg>, StoreError> {
+        let mut stmt = self.store.conn().prepare(
+            "SELECT o.id, o.name, m.role FROM memberships m JOIN organizations o ON o.id = m.org_id
+             WHERE m.user_id = ?1 AND o.deleted_at IS NULL ORDER BY o.created_at",
+        )?;
+        let rows = stmt.query_map([user.to_string()], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (org, name, role) = row?;
+            out.push(SessionOrg {
+                org: org.parse().map_err(|_| StoreError::Corrupt(format!("bad org id {org:?}")))?,
+                name,
+                role: role.parse().map_err(StoreError::Corrupt)?,
+            });
+        }
+        Ok(out)
+    }
+}

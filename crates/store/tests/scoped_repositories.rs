@@ -1,0 +1,152 @@
+//! The store's tenant and session rules, exercised through its public API only.
+
+use chrono::{TimeZone, Utc};
+use pactwise_domain::{FixedClock, MediaType, Role};
+use pactwise_store::{ImportOutcome, NewDocument, OrgScope, Store, StoreError};
+use std::sync::Arc;
+
+fn store() -> (Store, Arc<FixedClock>) {
+    let clock = Arc::new(FixedClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap()));
+    (Store::open_in_memory(clock.clone()).unwrap(), clock)
+}
+
+fn member(store: &Store, org_name: &str, role: Role) -> OrgScope {
+    let p = store.platform();
+    let org = p.create_organization(org_name).unwrap();
+    let user = p.create_user(&format!("{org_name} user"), None).unwrap();
+    p.set_membership(org, user, role).unwrap();
+    let session = p.start_session(user, org).unwrap();
+    store.sessions().open(session).unwrap()
+}
+
+fn doc(hash_byte: char) -> NewDocument {
+    NewDocument {
+        name: format!("contract-{hash_byte}.pdf"),
+        media_type: MediaType::Pdf,
+        size: 1234,
+        content_hash: hash_byte.to_string().repeat(64),
+    }
+}
+
+#[test]
+fn recording_the_same_bytes_twice_gives_one_document() {
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Owner);
+    let (first, o1) = store.documents().record(&a, &doc('a')).unwrap();
+    let (second, o2) = store.documents().record(&a, &doc('a')).unwrap();
+    assert_eq!((o1, o2), (ImportOutcome::Created, ImportOutcome::Existing));
+    assert_eq!(first.id, second.id);
+    assert_eq!(store.documents().list(&a).unwrap().len(), 1);
+}
+
+#[test]
+fn the_same_bytes_in_two_organizations_are_two_documents() {
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Owner);
+    let b = member(&store, "Globex", Role::Owner);
+    let (da, _) = store.documents().record(&a, &doc('a')).unwrap();
+    let (db, outcome) = store.documents().record(&b, &doc('a')).unwrap();
+    assert_eq!(outcome, ImportOutcome::Created);
+    assert_ne!(da.id, db.id);
+}
+
+#[test]
+fn another_organizations_document_is_indistinguishable_from_a_missing_one() {
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Owner);
+    let b = member(&store, "Globex", Role::Owner);
+    let (theirs, _) = store.documents().record(&b, &doc('b')).unwrap();
+    let docs = store.documents();
+    assert!(docs.list(&a).unwrap().is_empty());
+    assert!(matches!(docs.get(&a, theirs.id), Err(StoreError::NotFound)));
+    assert!(matches!(docs.soft_delete(&a, theirs.id), Err(StoreError::NotFound)));
+    docs.soft_delete(&b, theirs.id).unwrap();
+    assert!(docs.list_deleted(&a).unwrap().is_empty());
+    assert!(matches!(docs.restore(&a, theirs.id), Err(StoreError::NotFound)));
+    assert_eq!(docs.list_deleted(&b).unwrap().len(), 1, "B's document is untouched by A's attempts");
+    assert!(store.audit().list(&a).unwrap().is_empty(), "A's attempts leave nothing in A's audit log either");
+}
+
+#[test]
+fn soft_deleted_documents_are_hidden_until_restored() {
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Reviewer);
+    let (d, _) = store.documents().record(&a, &doc('c')).unwrap();
+    let deleted = store.documents().soft_delete(&a, d.id).unwrap();
+    assert!(deleted.is_deleted());
+    assert!(store.documents().list(&a).unwrap().is_empty());
+    assert!(matches!(store.documents().get(&a, d.id), Err(StoreError::NotFound)));
+    assert!(matches!(store.documents().soft_delete(&a, d.id), Err(StoreError::NotFound)));
+    let restored = store.documents().restore(&a, d.id).unwrap();
+    assert!(!restored.is_deleted());
+    assert_eq!(store.documents().list(&a).unwrap(), vec![restored]);
+}
+
+#[test]
+fn importing_bytes_that_are_in_the_trash_restores_them() {
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Owner);
+    let (d, _) = store.documents().record(&a, &doc('d')).unwrap();
+    store.documents().soft_delete(&a, d.id).unwrap();
+    let (again, outcome) = store.documents().record(&a, &doc('d')).unwrap();
+    assert_eq!(outcome, ImportOutcome::Restored);
+    assert_eq!(again.id, d.id);
+    assert!(!again.is_deleted());
+}
+
+#[test]
+fn viewers_cannot_change_documents() {
+    let (store, _) = store();
+    let viewer = member(&store, "Acme", Role::Viewer);
+    assert!(matches!(store.documents().record(&viewer, &doc('e')), Err(StoreError::Forbidden { role: Role::Viewer })));
+}
+
+#[test]
+fn every_change_is_audited_in_order_and_the_log_refuses_edits() {
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Owner);
+    let (d, _) = store.documents().record(&a, &doc('f')).unwrap();
+    store.documents().soft_delete(&a, d.id).unwrap();
+    store.documents().restore(&a, d.id).unwrap();
+    let actions: Vec<String> = store.audit().list(&a).unwrap().into_iter().map(|e| e.action).collect();
+    assert_eq!(actions, ["document.imported", "document.deleted", "document.restored"]);
+    assert!(store.audit().list(&a).unwrap().iter().all(|e| e.actor == Some(a.user())));
+}
+
+#[test]
+fn revoked_expired_and_unknown_sessions_do_not_open() {
+    let (store, _) = store();
+    let p = store.platform();
+    let org = p.create_organization("Acme").unwrap();
+    let user = p.create_user("Ann", None).unwrap();
+    let outsider = p.create_user("Olaf", None).unwrap();
+    p.set_membership(org, user, Role::Owner).unwrap();
+    assert!(matches!(p.start_session(outsider, org), Err(StoreError::Unauthenticated)));
+    let session = p.start_session(user, org).unwrap();
+    assert_eq!(store.sessions().open(session).unwrap().role(), Role::Owner);
+    store.sessions().revoke(session).unwrap();
+    assert!(matches!(store.sessions().open(session), Err(StoreError::Unauthenticated)));
+    assert!(matches!(store.sessions().open(pactwise_domain::SessionId::new()), Err(StoreError::Unauthenticated)));
+}
+
+#[test]
+fn the_current_session_survives_reopening_a_file_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.sqlite3");
+    let clock = Arc::new(pactwise_domain::SystemClock);
+    let session = {
+        let store = Store::open(&path, clock.clone()).unwrap();
+        let p = store.platform();
+        let org = p.create_organization("Acme").unwrap();
+        let user = p.create_user("Ann", None).unwrap();
+        p.set_membership(org, user, Role::Owner).unwrap();
+        let session = p.start_session(user, org).unwrap();
+        store.sessions().make_current(session).unwrap();
+        session
+    };
+    let store = Store::open(&path, clock).unwrap();
+    assert_eq!(store.sessions().current().unwrap(), Some(session));
+    let journal: String =
+        rusqlite::Connection::open(&path).unwrap().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(journal, "wal");
+}
