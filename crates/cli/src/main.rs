@@ -1,0 +1,180 @@
+//! `pactwise`: the command-line front door to the same `api` the desktop app uses. Every command takes `--json`
+//! and then prints exactly one JSON document on stdout; progress and messages go to stderr. Exit codes: 0 ok,
+//! 1 failure, 2 bad usage or bad input.
+
+mod output;
+
+use clap::{Parser, Subcommand};
+use output::{Outcome, fail};
+use pactwise_api::{Api, ApiError, DocumentQuery, ImportOptions, ImportProgress, ImportStage, parse_document_id};
+use pactwise_domain::{Document, ErrorCode};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "pactwise", version, about = "Pactwise Desk from the command line", propagate_version = true)]
+struct Cli {
+    /// The data directory shared with the desktop app [default: the platform's app-data directory]
+    #[arg(long, global = true, env = "PACTWISE_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+
+    /// Print one JSON document on stdout instead of text
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Import files (PDF, DOCX, TXT, PNG, JPEG, TIFF) into the current organization
+    Import {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Refuse files larger than this (e.g. 200MB, 1.5GB, 500000) [default: the organization's limit, 200MB]
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        max_size: Option<u64>,
+    },
+    /// List the current organization's documents
+    Documents {
+        /// List the trash (deleted documents) instead
+        #[arg(long)]
+        deleted: bool,
+    },
+    /// Move a document to the trash (it can be restored)
+    Delete {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Bring a document back from the trash
+    Restore {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Seed the demo organization with a few contracts and switch to it
+    Demo,
+}
+
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim().to_ascii_lowercase().replace(' ', "");
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 =
+        number.parse().map_err(|_| format!("{text:?} is not a size; write e.g. 200MB, 1.5GB or 500000"))?;
+    let factor: f64 = match unit {
+        "" | "b" => 1.0,
+        "kb" | "k" => 1e3,
+        "mb" | "m" => 1e6,
+        "gb" | "g" => 1e9,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(format!("unknown unit {unit:?} in {text:?}; use B, KB, MB or GB")),
+    };
+    let bytes = value * factor;
+    if !(1.0..=1e13).contains(&bytes) {
+        return Err(format!("{text:?} is out of range; use a size between 1 byte and 10 TB"));
+    }
+    Ok(bytes.round() as u64)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PACTWISE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error")),
+        )
+        .init();
+    let json = cli.json;
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(json, &ApiError::new(ErrorCode::Internal, format!("cannot start: {e}"))),
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(outcome) => outcome.print(json),
+        Err(error) => fail(json, &error),
+    }
+}
+
+async fn run(cli: Cli) -> Result<Outcome, ApiError> {
+    let root = pactwise_api::resolve_data_dir(cli.data_dir)?;
+    let api = Api::open(root)?;
+    match cli.command {
+        Command::Demo => {
+            let (scope, report) = api.seed_demo().await?;
+            let docs = api.list_documents(&scope, DocumentQuery::default()).await?;
+            let text = format!(
+                "Demo organization {:?} is ready with {} documents ({} new); it is now the current organization.\n{}",
+                report.organization,
+                report.documents,
+                report.created,
+                output::document_table(&docs)
+            );
+            Ok(Outcome::ok(json!(report), text))
+        }
+        command => {
+            let scope = api.local_session().await?;
+            match command {
+                Command::Import { files, max_size } => {
+                    let progress = |p: ImportProgress| match p.stage {
+                        ImportStage::Done => eprintln!("[{}/{}] imported {}", p.index, p.total, p.file),
+                        ImportStage::Failed => eprintln!("[{}/{}] could not import {}", p.index, p.total, p.file),
+                        ImportStage::Checking | ImportStage::Copying => {}
+                    };
+                    let report =
+                        api.import_documents(&scope, files, ImportOptions { max_bytes: max_size }, &progress).await?;
+                    Ok(output::import_outcome(&report))
+                }
+                Command::Documents { deleted } => {
+                    let docs = api.list_documents(&scope, DocumentQuery { deleted }).await?;
+                    let text = if docs.is_empty() {
+                        if deleted { "The trash is empty.".to_string() } else { "No documents yet.".to_string() }
+                    } else {
+                        output::document_table(&docs)
+                    };
+                    Ok(Outcome::ok(json!({ "documents": docs }), text))
+                }
+                Command::Delete { id } => {
+                    let doc = api.delete_document(&scope, parse_document_id(&id)?).await?;
+                    Ok(single(doc, "Moved to the trash"))
+                }
+                Command::Restore { id } => {
+                    let doc = api.restore_document(&scope, parse_document_id(&id)?).await?;
+                    Ok(single(doc, "Restored"))
+                }
+                Command::Demo => unreachable!("handled above"),
+            }
+        }
+    }
+}
+
+fn single(doc: Document, verb: &str) -> Outcome {
+    let text = format!("{verb}: {} ({})", doc.name, doc.id);
+    Outcome::ok(json!({ "document": doc }), text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_and_without_units() {
+        assert_eq!(parse_size("200MB"), Ok(200_000_000));
+        assert_eq!(parse_size("1.5 GB"), Ok(1_500_000_000));
+        assert_eq!(parse_size("500000"), Ok(500_000));
+        assert_eq!(parse_size("2MiB"), Ok(2 * 1024 * 1024));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("5 parsecs").is_err());
+        assert!(parse_size("0").is_err());
+    }
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}
