@@ -108,7 +108,7 @@ impl Api {
         scope: &OrgScope,
         path: &Path,
         max_bytes: u64,
-        tell: &dyn Fn(ImportStage),
+        tell: &(dyn Fn(ImportStage) + Send + Sync),
     ) -> Result<(Document, ImportOutcome), ApiError> {
         let (_, media_type) = check_file(path, max_bytes)?;
         tell(ImportStage::Copying);

@@ -181,3 +181,17 @@ async fn a_database_from_a_newer_pactwise_is_refused_with_a_clear_error() {
     assert_eq!(err.code, ErrorCode::SchemaTooNew);
     assert!(err.message.contains("newer version"), "{}", err.message);
 }
+
+/// Both shells run these futures on multi-threaded runtimes; this fails to compile if one stops being `Send`.
+#[allow(dead_code)]
+fn api_futures_are_send(api: &Api, scope: &OrgScope) {
+    fn send<T: Send>(_: T) {}
+    send(api.import_documents(scope, vec![], ImportOptions::default(), &quiet));
+    send(api.list_documents(scope, DocumentQuery::default()));
+    send(api.delete_document(scope, DocumentId::new()));
+    send(api.restore_document(scope, DocumentId::new()));
+    send(api.document_bytes(scope, DocumentId::new()));
+    send(api.session_info(scope));
+    send(api.local_session());
+    send(api.seed_demo());
+}

@@ -1,0 +1,117 @@
+# Pactwise Desk: `make run` starts the desktop app on demo data; `make test` runs every check CI runs.
+# Both call `make setup`, which installs only what is missing (Debian packages, libpdfium, npm packages,
+# tauri-driver). Build outputs and caches live outside the clone so repeated runs are incremental.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+export CARGO_TARGET_DIR ?= /var/cache/pactwise/target
+export npm_config_cache ?= /var/cache/pactwise/npm
+export npm_config_audit := false
+export npm_config_fund := false
+# Tesseract must not start its own OpenMP threads: parallelism comes from our page workers (TOOLCHAIN.md).
+export OMP_THREAD_LIMIT := 1
+export PACTWISE_PDFIUM_PATH ?= /usr/local/lib/pactwise/libpdfium.so
+
+DEBIAN_PACKAGES := pkg-config clang libclang-dev build-essential libssl-dev \
+	libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev \
+	libtesseract-dev libleptonica-dev tesseract-ocr tesseract-ocr-eng \
+	xvfb xauth webkit2gtk-driver imagemagick x11-utils poppler-utils \
+	dbus gnome-keyring libsecret-tools python3-pip
+PDFIUM_WHEEL := pypdfium2==5.15.2
+PDFIUM_SHA256 := c76dc0f7839644bfa7c3e3107a6068df714e339c861bb7d4519907b821d427f9
+TAURI_DRIVER_VERSION := 2.1.0
+CARGO_BIN := $(HOME)/.cargo/bin
+
+APP := $(CARGO_TARGET_DIR)/debug/pactwise-desk
+CLI := $(CARGO_TARGET_DIR)/debug/pactwise
+UI_SOURCES := $(shell find ui/src -type f 2>/dev/null) ui/index.html ui/vite.config.ts ui/svelte.config.js ui/tsconfig.json
+
+.PHONY: help setup setup-debian setup-pdfium setup-npm setup-tauri-driver check-toolchain run test \
+	test-rust test-ui test-e2e lint bindings build ui
+
+help:
+	@echo "make run    build and start the desktop app on demo data"
+	@echo "make test   run every check: fmt, clippy, Rust tests, UI checks and tests, bindings drift, end-to-end"
+	@echo "make setup  install what is missing (called by run and test)"
+
+setup: check-toolchain setup-debian setup-pdfium setup-npm setup-tauri-driver
+
+check-toolchain:
+	@command -v cargo >/dev/null || { echo "Rust is missing: install it with rustup (https is not needed for crates here), then rerun."; exit 1; }
+	@command -v node >/dev/null && command -v npm >/dev/null || { echo "Node.js 20+ and npm are missing: install them, then rerun."; exit 1; }
+
+setup-debian:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -o DPkg::Lock::Timeout=600; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=600 $$missing; \
+	fi
+
+setup-pdfium:
+	@if ! echo "$(PDFIUM_SHA256)  $(PACTWISE_PDFIUM_PATH)" | sha256sum -c --status 2>/dev/null; then \
+		echo "installing libpdfium at $(PACTWISE_PDFIUM_PATH) (from the $(PDFIUM_WHEEL) wheel)"; \
+		tmp=$$(mktemp -d); \
+		python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_17_x86_64 "$(PDFIUM_WHEEL)" -d "$$tmp"; \
+		mkdir -p "$$(dirname "$(PACTWISE_PDFIUM_PATH)")"; \
+		python3 -c 'import glob, sys, zipfile; z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0]); open(sys.argv[2], "wb").write(z.read("pypdfium2_raw/libpdfium.so"))' "$$tmp" "$(PACTWISE_PDFIUM_PATH).part"; \
+		mv "$(PACTWISE_PDFIUM_PATH).part" "$(PACTWISE_PDFIUM_PATH)"; rm -rf "$$tmp"; \
+		echo "$(PDFIUM_SHA256)  $(PACTWISE_PDFIUM_PATH)" | sha256sum -c --quiet; \
+	fi
+
+setup-npm: ui/node_modules/.installed tests/e2e/node_modules/.installed
+
+ui/node_modules/.installed: ui/package.json ui/package-lock.json
+	cd ui && npm ci --no-audit --no-fund
+	touch $@
+
+tests/e2e/node_modules/.installed: tests/e2e/package.json tests/e2e/package-lock.json
+	cd tests/e2e && npm ci --no-audit --no-fund
+	touch $@
+
+setup-tauri-driver:
+	@if ! "$(CARGO_BIN)/tauri-driver" --help >/dev/null 2>&1 && ! command -v tauri-driver >/dev/null; then \
+		echo "installing tauri-driver $(TAURI_DRIVER_VERSION)"; \
+		cargo install tauri-driver --version "$(TAURI_DRIVER_VERSION)"; \
+	fi
+
+ui: ui/dist/index.html
+
+ui/dist/index.html: $(UI_SOURCES) ui/node_modules/.installed
+	cd ui && npm run build
+
+build: setup ui
+	cargo build -p pactwise-desk -p pactwise-cli
+
+run: build
+	$(CLI) demo
+	@if [ -z "$${DISPLAY:-}" ]; then \
+		echo "No display: starting Xvfb on :99 (the window renders there)."; \
+		(Xvfb :99 -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &); sleep 1; export DISPLAY=:99; \
+		exec $(APP); \
+	else exec $(APP); fi
+
+lint: setup ui
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+
+test-rust: setup ui
+	tests/with-keyring.sh cargo test --workspace
+
+test-ui: setup ui
+	cd ui && npm run check && npm test
+
+# Regenerates ui/src/lib/bindings.ts from the Tauri commands (the drift test in `cargo test` fails when it is stale).
+bindings: setup ui
+	UPDATE_BINDINGS=1 cargo test -p pactwise-desk --test bindings
+
+test-e2e: build
+	tests/e2e/run.sh
+
+test: lint test-rust test-ui test-e2e
+	@echo "make test: every check passed"

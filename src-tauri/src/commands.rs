@@ -1,0 +1,80 @@
+//! Tauri commands: each is a few lines that call `pactwise-api` with the window's session.
+
+use crate::AppState;
+use pactwise_api::{ApiError, DocumentQuery, ImportOptions, ImportProgress, ImportReport, SessionInfo};
+use pactwise_domain::{Document, DocumentId};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use tauri::{AppHandle, State};
+use tauri_specta::Event;
+
+/// Progress of an import, sent while `import_documents` runs.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+pub struct ImportProgressEvent(pub ImportProgress);
+
+#[tauri::command]
+#[specta::specta]
+async fn session_info(state: State<'_, AppState>) -> Result<SessionInfo, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.session_info(&scope).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn list_documents(state: State<'_, AppState>, query: DocumentQuery) -> Result<Vec<Document>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.list_documents(&scope, query).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn import_documents(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    paths: Vec<String>,
+) -> Result<ImportReport, ApiError> {
+    let (api, scope) = state.session().await?;
+    let progress = |p: ImportProgress| {
+        if let Err(e) = ImportProgressEvent(p).emit(&app) {
+            tracing::warn!(error = %e, "could not send import progress");
+        }
+    };
+    api.import_documents(&scope, paths.into_iter().map(PathBuf::from).collect(), ImportOptions::default(), &progress)
+        .await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn delete_document(state: State<'_, AppState>, id: DocumentId) -> Result<Document, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.delete_document(&scope, id).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn restore_document(state: State<'_, AppState>, id: DocumentId) -> Result<Document, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.restore_document(&scope, id).await
+}
+
+/// The commands and events the UI may use; also what the TypeScript bindings are generated from.
+pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
+    tauri_specta::Builder::<tauri::Wry>::new()
+        .commands(tauri_specta::collect_commands![
+            session_info,
+            list_documents,
+            import_documents,
+            delete_document,
+            restore_document,
+        ])
+        .events(tauri_specta::collect_events![ImportProgressEvent])
+        // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.
+        .dangerously_cast_bigints_to_number()
+}
+
+/// Writes the TypeScript bindings for the UI (`ui/src/lib/bindings.ts`) to `path`.
+pub fn export_bindings(path: &std::path::Path) -> Result<(), String> {
+    let language = specta_typescript::Typescript::default()
+        .header("// Generated from the Tauri commands by `make bindings`; do not edit by hand.");
+    specta_builder().export(language, path).map_err(|e| e.to_string())
+}

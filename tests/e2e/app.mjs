@@ -1,0 +1,57 @@
+// Helpers shared by the end-to-end tests: start the real app through tauri-driver, find things, take screenshots.
+import { remote } from "webdriverio";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+export const output = process.env.E2E_OUTPUT ?? path.resolve("output");
+
+/** A fresh data directory for one test file; the app is started on it with --data-dir. */
+export function freshDataDir(name) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `pactwise-e2e-${name}-`));
+}
+
+/** Starts the app (a new process) on `dataDir` and returns the WebDriver session. */
+export async function launch(dataDir) {
+  const browser = await remote({
+    hostname: "127.0.0.1",
+    port: Number(process.env.TAURI_DRIVER_PORT ?? 4444),
+    logLevel: "warn",
+    connectionRetryCount: 2,
+    capabilities: {
+      "wdio:enforceWebDriverClassic": true,
+      "tauri:options": { application: process.env.PACTWISE_APP, args: ["--data-dir", dataDir] },
+    },
+  });
+  await browser.setTimeout({ implicit: 0 });
+  await browser.$("nav[aria-label=Areas]").waitForExist({ timeout: 20000 });
+  return browser;
+}
+
+export async function screenshot(browser, name) {
+  fs.mkdirSync(output, { recursive: true });
+  await browser.saveScreenshot(path.join(output, `${name}.png`));
+}
+
+export async function rows(browser) {
+  return browser.$$("[data-testid=document-row]");
+}
+
+export async function rowNames(browser) {
+  return browser.execute(() =>
+    Array.from(document.querySelectorAll("[data-testid=document-row] td.name")).map((td) => td.textContent.trim()),
+  );
+}
+
+/** Waits until the documents table shows exactly `names` (any order), or the empty state for []. */
+export async function waitForRows(browser, names, timeout = 10000) {
+  const want = [...names].sort().join("|");
+  let seen = "";
+  await browser.waitUntil(
+    async () => {
+      seen = (await rowNames(browser)).sort().join("|");
+      return seen === want;
+    },
+    { timeout, timeoutMsg: `expected rows [${want}], saw [${seen}]` },
+  );
+}

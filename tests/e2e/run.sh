@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# End-to-end tests of the real desktop app: Xvfb (when there is no display) + tauri-driver + WebKitWebDriver,
+# driven by WebdriverIO from node's test runner. Screenshots land in tests/e2e/output/.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+export PACTWISE_APP="${PACTWISE_APP:-${CARGO_TARGET_DIR:-$here/../../target}/debug/pactwise-desk}"
+export E2E_OUTPUT="$here/output"
+rm -rf "$E2E_OUTPUT"; mkdir -p "$E2E_OUTPUT"
+[ -x "$PACTWISE_APP" ] || { echo "e2e: the app binary $PACTWISE_APP is missing; run make build" >&2; exit 1; }
+
+driver_bin="$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+if [ -z "${DISPLAY:-}" ]; then
+  display=":$(( 90 + RANDOM % 9 ))"
+  Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >"$E2E_OUTPUT/xvfb.log" 2>&1 &
+  pids+=($!)
+  export DISPLAY="$display"
+  for _ in $(seq 1 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
+fi
+
+port=$(( 4444 + RANDOM % 500 ))
+"$driver_bin" --port "$port" --native-port $(( port + 1000 )) >"$E2E_OUTPUT/tauri-driver.log" 2>&1 &
+pids+=($!)
+export TAURI_DRIVER_PORT="$port"
+for _ in $(seq 1 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
+
+cd "$here"
+node --test --test-concurrency=1 ./*.test.mjs

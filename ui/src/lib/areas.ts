@@ -1,0 +1,47 @@
+/** The areas of the app, in the order of the navigation rail. Alt+number switches to an area. */
+export type AreaId = "queue" | "documents" | "contracts" | "approvals" | "prep" | "assistant" | "settings";
+
+export interface Area {
+  id: AreaId;
+  label: string;
+  /** What the area is for, shown as its subtitle. */
+  purpose: string;
+  /** Set while the area is not built yet: what it will do. */
+  upcoming?: string;
+}
+
+export const AREAS: Area[] = [
+  {
+    id: "queue",
+    label: "Review queue",
+    purpose: "Documents that need a person, and why",
+    upcoming:
+      "The review queue lists documents the review gate routed to a person, with the reason. It fills once the document pipeline (extraction, classification, checklist pre-fill) is in place.",
+  },
+  { id: "documents", label: "Documents", purpose: "Everything imported into this organization" },
+  {
+    id: "contracts",
+    label: "Contracts",
+    purpose: "Finalized contracts and their extracted terms",
+    upcoming: "Contracts appear here once their review is finalized: parties, dates, governing law, value and the counterparty.",
+  },
+  {
+    id: "approvals",
+    label: "Approvals",
+    purpose: "Workflow steps waiting for your decision",
+    upcoming: "The approvals inbox lists workflow steps you may resolve, with due dates and the evidence as it was when the step paused.",
+  },
+  {
+    id: "prep",
+    label: "Prep Studio",
+    purpose: "Draft RFP packages: the model drafts, code checks, you approve",
+    upcoming: "Prep Studio drafts an RFP package in six artifacts (intake, scope, requirements, criteria, pricing, milestones) with validators that block a broken package.",
+  },
+  {
+    id: "assistant",
+    label: "Assistant",
+    purpose: "Questions about your contracts, answered with citations",
+    upcoming: "The Contract Assistant answers questions from your organization's contracts only, with citations you can open at the passage.",
+  },
+  { id: "settings", label: "Settings", purpose: "This installation and your organization" },
+];

@@ -1,0 +1,39 @@
+/** "1.5 MB", the way a person writes sizes. */
+export function humanSize(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = bytes;
+  let unit = "B";
+  for (const u of units) {
+    if (value < 1000) break;
+    value /= 1000;
+    unit = u;
+  }
+  return `${value.toFixed(1)} ${unit}`;
+}
+
+/** A date and time in the person's locale, short. */
+export function shortDateTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+}
+
+const mediaLabels: Record<string, string> = {
+  pdf: "PDF",
+  docx: "Word",
+  txt: "Text",
+  png: "PNG image",
+  jpeg: "JPEG image",
+  tiff: "TIFF image",
+};
+
+export function mediaLabel(mediaType: string): string {
+  return mediaLabels[mediaType] ?? mediaType;
+}
+
+/** The file name of a path, for messages. */
+export function baseName(path: string): string {
+  const parts = path.split(/[\\/]/);
+  return parts[parts.length - 1] || path;
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import App from "../src/App.svelte";
+import { installBackend } from "./backend";
+
+describe("App frame", () => {
+  it("shows the session in the status line and every area in the rail", async () => {
+    installBackend();
+    render(App);
+    await waitFor(() => expect(screen.getByTestId("status-session").textContent).toContain("Acme Legal · Ann (owner)"));
+    const labels = screen.getAllByRole("button").map((b) => b.getAttribute("data-area")).filter(Boolean);
+    expect(labels).toEqual(["queue", "documents", "contracts", "approvals", "prep", "assistant", "settings"]);
+  });
+
+  it("Alt+number switches areas and areas not built yet say so", async () => {
+    installBackend();
+    render(App);
+    await fireEvent.keyDown(window, { key: "7", altKey: true });
+    expect(await screen.findByText("/tmp/pactwise-data")).toBeTruthy();
+    await fireEvent.keyDown(window, { key: "1", altKey: true });
+    expect((await screen.findByTestId("upcoming")).textContent).toContain("Not built yet");
+  });
+
+  it("? opens the shortcut list and Escape closes it", async () => {
+    installBackend();
+    render(App);
+    await fireEvent.keyDown(window, { key: "?" });
+    const dialog = await screen.findByRole("dialog", { name: "Keyboard shortcuts" });
+    expect(dialog.textContent).toContain("Alt+1 … Alt+7");
+    await fireEvent.keyDown(dialog, { key: "Escape" });
+    await waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
+  });
+});
