@@ -111,7 +111,7 @@ bindings: setup ui
 	UPDATE_BINDINGS=1 cargo test -p pactwise-desk --test bindings
 
 test-e2e: build
-	tests/e2e/run.sh
+	tests/with-keyring.sh tests/e2e/run.sh
 
 test: lint test-rust test-ui test-e2e
 	@echo "make test: every check passed"

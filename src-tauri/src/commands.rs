@@ -1,7 +1,9 @@
 //! Tauri commands: each is a few lines that call `pactwise-api` with the window's session.
 
 use crate::AppState;
-use pactwise_api::{ApiError, DocumentQuery, ImportOptions, ImportProgress, ImportReport, SessionInfo};
+use pactwise_api::{
+    ApiError, DocumentQuery, ImportOptions, ImportProgress, ImportReport, ModelAvailability, SessionInfo,
+};
 use pactwise_domain::{Document, DocumentId};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -57,6 +59,28 @@ async fn restore_document(state: State<'_, AppState>, id: DocumentId) -> Result<
     api.restore_document(&scope, id).await
 }
 
+#[tauri::command]
+#[specta::specta]
+async fn model_availability(state: State<'_, AppState>) -> Result<ModelAvailability, ApiError> {
+    let (api, _) = state.session().await?;
+    Ok(api.model_availability().await)
+}
+
+/// Stores the API key in the OS keychain; the key is never sent back to the UI.
+#[tauri::command]
+#[specta::specta]
+async fn set_api_key(state: State<'_, AppState>, key: String) -> Result<ModelAvailability, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.set_api_key(&scope, key).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn clear_api_key(state: State<'_, AppState>) -> Result<ModelAvailability, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.clear_api_key(&scope).await
+}
+
 /// The commands and events the UI may use; also what the TypeScript bindings are generated from.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
@@ -66,6 +90,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             import_documents,
             delete_document,
             restore_document,
+            model_availability,
+            set_api_key,
+            clear_api_key,
         ])
         .events(tauri_specta::collect_events![ImportProgressEvent])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.

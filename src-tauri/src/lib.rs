@@ -71,19 +71,32 @@ fn init_logging(root: &std::path::Path) -> Option<tracing_appender::non_blocking
 pub fn run() {
     let (state, _log_guard) = open_state();
     let builder = specta_builder();
-    let result = tauri::Builder::default()
+    let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
+            if let Ok((api, _)) = &state.opened {
+                tauri::async_runtime::block_on(async { api.spawn_background_tasks() });
+            }
             app.manage(state);
             tracing::info!("window ready");
             Ok(())
         })
-        .run(tauri::generate_context!());
-    if let Err(e) = result {
-        tracing::error!(error = %e, "the app stopped with an error");
-        eprintln!("Pactwise Desk stopped: {e}");
-        std::process::exit(1);
-    }
+        .build(tauri::generate_context!());
+    let app = match app {
+        Ok(app) => app,
+        Err(e) => {
+            tracing::error!(error = %e, "the app could not start");
+            eprintln!("Pactwise Desk could not start: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|handle, event| {
+        if let tauri::RunEvent::Exit = event
+            && let Ok((api, _)) = &handle.state::<AppState>().opened
+        {
+            api.flush();
+        }
+    });
 }

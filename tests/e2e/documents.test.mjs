@@ -78,5 +78,7 @@ test("a file imported through the UI is listed, deleted, restored and still ther
   // Keyboard: Alt+7 opens Settings, which names the data directory in use.
   await browser.keys(["Alt", "7"]);
   await browser.$(`code=${dataDir}`).waitForDisplayed({ timeout: 5000 });
+  // With no API key the app says it is offline, in words, where the key is set.
+  assert.match(await browser.$("[data-testid=model-status]").getText(), /offline/);
   await screenshot(browser, "05-settings");
 });

@@ -21,6 +21,19 @@ describe("App frame", () => {
     expect((await screen.findByTestId("upcoming")).textContent).toContain("Not built yet");
   });
 
+  it("the status line says the model is offline without a key, and saving a key in Settings makes it online", async () => {
+    const backend = installBackend();
+    render(App);
+    await waitFor(() => expect(screen.getByTestId("status-model").textContent).toContain("offline (no API key)"));
+    await fireEvent.keyDown(window, { key: "7", altKey: true });
+    const field = (await screen.findByTestId("api-key")) as HTMLInputElement;
+    await fireEvent.input(field, { target: { value: "sk-ant-secret" } });
+    await fireEvent.submit(field.form!);
+    await waitFor(() => expect(screen.getByTestId("status-model").textContent).toContain("online"));
+    expect(field.value).toBe("");
+    expect(backend.calls.find((c) => c.cmd === "set_api_key")?.args).toEqual({ key: "sk-ant-secret" });
+  });
+
   it("? opens the shortcut list and Escape closes it", async () => {
     installBackend();
     render(App);

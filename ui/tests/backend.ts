@@ -7,6 +7,7 @@ export interface FakeBackend {
   trash: Document[];
   calls: { cmd: string; args: unknown }[];
   importReport?: (paths: string[]) => ImportReport;
+  model?: string;
 }
 
 export function doc(name: string, id: string, extra: Partial<Document> = {}): Document {
@@ -43,6 +44,14 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
           role: "owner",
           data_dir: "/tmp/pactwise-data",
         };
+      case "model_availability":
+        return backend.model ?? "no_api_key";
+      case "set_api_key":
+        backend.model = "ready";
+        return "ready";
+      case "clear_api_key":
+        backend.model = "no_api_key";
+        return "no_api_key";
       case "list_documents":
         return (a.query as { deleted: boolean }).deleted ? backend.trash : backend.docs;
       case "import_documents": {

@@ -6,6 +6,7 @@ mod demo;
 mod documents;
 mod error;
 mod intake;
+mod model;
 mod session;
 
 pub use demo::DemoReport;
@@ -15,10 +16,12 @@ pub use documents::{
 };
 pub use error::ApiError;
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
+pub use model::{ModelAvailability, ModelBudget};
 pub use pactwise_store::OrgScope;
 pub use session::SessionInfo;
 
 use pactwise_domain::{Clock, SystemClock};
+use pactwise_model::{ApiKeySource, KeyringApiKeySource, ModelClient, ModelConfig};
 use pactwise_store::{BlobStore, DataDir, Db, Store};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,23 +46,68 @@ pub fn resolve_data_dir(explicit: Option<PathBuf>) -> Result<PathBuf, ApiError> 
     })
 }
 
+/// What an `Api` is built with; tests swap the clock, the key store and the model endpoint.
+pub struct ApiOptions {
+    pub clock: Arc<dyn Clock>,
+    pub keys: Arc<dyn ApiKeySource>,
+    pub model: ModelConfig,
+}
+
+impl Default for ApiOptions {
+    /// The real clock, the OS keychain and the model configuration from the environment.
+    fn default() -> Self {
+        ApiOptions {
+            clock: Arc::new(SystemClock),
+            keys: Arc::new(KeyringApiKeySource::default()),
+            model: ModelConfig::from_env(),
+        }
+    }
+}
+
 /// The application over one data directory.
 pub struct Api {
     db: Db,
     blobs: BlobStore,
     data_dir: DataDir,
+    model: Arc<ModelClient>,
+    keys: Arc<dyn ApiKeySource>,
 }
 
 impl Api {
     /// Opens (creating if needed) the data directory and its database.
     pub fn open(root: PathBuf) -> Result<Api, ApiError> {
-        Self::open_with_clock(root, Arc::new(SystemClock))
+        Self::open_with(root, ApiOptions::default())
     }
 
-    pub fn open_with_clock(root: PathBuf, clock: Arc<dyn Clock>) -> Result<Api, ApiError> {
+    pub fn open_with(root: PathBuf, options: ApiOptions) -> Result<Api, ApiError> {
+        let ApiOptions { clock, keys, model } = options;
         let data_dir = DataDir::create(&root).map_err(|e| ApiError::from_store_at(e, &root))?;
         let store = Store::open(&data_dir.database(), clock.clone()).map_err(|e| ApiError::from_store_at(e, &root))?;
-        Ok(Api { db: Db::spawn(store), blobs: BlobStore::new(data_dir.blobs()), data_dir })
+        let usage_store =
+            Store::open(&data_dir.database(), clock.clone()).map_err(|e| ApiError::from_store_at(e, &root))?;
+        let usage = Arc::new(model::StoreUsage::new(usage_store));
+        let client = ModelClient::new(model, keys.clone(), usage.clone(), usage, clock)
+            .map_err(|e| ApiError::new(e.code(), e.to_string()))?;
+        Ok(Api {
+            db: Db::spawn(store),
+            blobs: BlobStore::new(data_dir.blobs()),
+            data_dir,
+            model: Arc::new(client),
+            keys,
+        })
+    }
+
+    /// Starts the background work of a long-running process (the desktop app): the usage ledger's timed flush.
+    /// Call from inside the async runtime.
+    pub fn spawn_background_tasks(&self) {
+        self.model.spawn_ledger_flusher(std::time::Duration::from_secs(5));
+    }
+
+    /// Writes what is buffered (the usage ledger); call before the process exits.
+    pub fn flush(&self) {
+        if let Err(e) = self.model.flush_ledger() {
+            tracing::error!(error = %e, "the usage ledger could not be flushed");
+        }
     }
 
     pub fn data_dir(&self) -> &DataDir {

@@ -55,6 +55,46 @@ enum Command {
     },
     /// Seed the demo organization with a few contracts and switch to it
     Demo,
+    /// Settings of this installation and organization
+    Settings {
+        #[command(subcommand)]
+        setting: SettingCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SettingCommand {
+    /// Store the Anthropic API key (read from stdin) in the OS keychain; --clear removes it
+    ApiKey {
+        #[arg(long)]
+        clear: bool,
+    },
+    /// Show whether model calls can be made (no key, keychain unavailable, ready)
+    Model,
+    /// Set the organization's model budget, in US dollars per period
+    Budget {
+        /// organization, each_user, or a user id
+        #[arg(long, default_value = "organization")]
+        subject: String,
+        /// daily or monthly
+        #[arg(long, default_value = "monthly")]
+        period: String,
+        /// The limit in US dollars, e.g. 25 or 2.50
+        #[arg(long, value_name = "USD", value_parser = parse_dollars)]
+        limit: i64,
+    },
+}
+
+fn parse_dollars(text: &str) -> Result<i64, String> {
+    let value: f64 = text
+        .trim()
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| format!("{text:?} is not an amount; write e.g. 25 or 2.50"))?;
+    if !(0.0..=1e9).contains(&value) {
+        return Err(format!("{text:?} is out of range; use an amount between 0 and 1,000,000,000 dollars"));
+    }
+    Ok((value * 1_000_000.0).round() as i64)
 }
 
 fn parse_size(text: &str) -> Result<u64, String> {
@@ -103,7 +143,13 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> Result<Outcome, ApiError> {
     let root = pactwise_api::resolve_data_dir(cli.data_dir)?;
     let api = Api::open(root)?;
-    match cli.command {
+    let outcome = dispatch(&api, cli.command).await;
+    api.flush();
+    outcome
+}
+
+async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
+    match command {
         Command::Demo => {
             let (scope, report) = api.seed_demo().await?;
             let docs = api.list_documents(&scope, DocumentQuery::default()).await?;
@@ -146,8 +192,47 @@ async fn run(cli: Cli) -> Result<Outcome, ApiError> {
                     let doc = api.restore_document(&scope, parse_document_id(&id)?).await?;
                     Ok(single(doc, "Restored"))
                 }
+                Command::Settings { setting } => settings(api, &scope, setting).await,
                 Command::Demo => unreachable!("handled above"),
             }
+        }
+    }
+}
+
+async fn settings(api: &Api, scope: &pactwise_api::OrgScope, setting: SettingCommand) -> Result<Outcome, ApiError> {
+    match setting {
+        SettingCommand::ApiKey { clear: true } => {
+            let status = api.clear_api_key(scope).await?;
+            Ok(Outcome::ok(
+                json!({ "api_key": "cleared", "model": status }),
+                "API key removed from the keychain.".into(),
+            ))
+        }
+        SettingCommand::ApiKey { clear: false } => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("Paste the API key and press Enter (it is not shown and not echoed back):");
+            }
+            let mut key = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut key).map_err(|e| {
+                ApiError::new(ErrorCode::InvalidInput, format!("could not read the key from stdin ({e}); pipe it in"))
+            })?;
+            let status = api.set_api_key(scope, key).await?;
+            Ok(Outcome::ok(json!({ "api_key": "set", "model": status }), "API key stored in the OS keychain.".into()))
+        }
+        SettingCommand::Model => {
+            let status = api.model_availability().await;
+            Ok(Outcome::ok(
+                json!({ "model": status }),
+                format!("Model: {}", serde_json::to_value(status).unwrap_or_default().as_str().unwrap_or("unknown")),
+            ))
+        }
+        SettingCommand::Budget { subject, period, limit } => {
+            api.set_model_budget(scope, &subject, &period, limit).await?;
+            let budgets = api.model_budgets(scope).await?;
+            Ok(Outcome::ok(
+                json!({ "budgets": budgets }),
+                format!("Budget set: {subject}, {period}, ${:.2}", limit as f64 / 1e6),
+            ))
         }
     }
 }
@@ -170,6 +255,14 @@ mod tests {
         assert!(parse_size("lots").is_err());
         assert!(parse_size("5 parsecs").is_err());
         assert!(parse_size("0").is_err());
+    }
+
+    #[test]
+    fn dollars_parse_to_micro_dollars() {
+        assert_eq!(parse_dollars("25"), Ok(25_000_000));
+        assert_eq!(parse_dollars("$2.50"), Ok(2_500_000));
+        assert!(parse_dollars("-1").is_err());
+        assert!(parse_dollars("lots").is_err());
     }
 
     #[test]

@@ -122,3 +122,60 @@ fn demo_seeds_once_and_becomes_the_current_organization() {
     assert_eq!((second["created"].as_u64(), second["documents"].as_u64()), (Some(0), Some(3)));
     assert_eq!(json_of(&pactwise(&data, &["documents", "--json"]))["documents"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn the_api_key_goes_to_the_keychain_from_stdin_and_never_into_output_or_files() {
+    if std::env::var_os("PACTWISE_KEYRING_TESTS").is_none() {
+        eprintln!(
+            "skipped: set PACTWISE_KEYRING_TESTS=1 inside a D-Bus session with a keyring (tests/with-keyring.sh)"
+        );
+        return;
+    }
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let key = "sk-ant-cli-test-0123456789-never-shown";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pactwise"))
+        .args(["--data-dir", data.to_str().unwrap(), "settings", "api-key", "--json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(format!("{key}\n").as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let set = json_of(&out);
+    assert_eq!((set["api_key"].as_str(), set["model"].as_str()), (Some("set"), Some("ready")));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(key) && !String::from_utf8_lossy(&out.stderr).contains(key));
+    assert_eq!(json_of(&pactwise(&data, &["settings", "model", "--json"]))["model"], "ready");
+
+    for entry in walk(&data) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(!bytes.windows(key.len()).any(|w| w == key.as_bytes()), "the key leaked into {}", entry.display());
+    }
+    let cleared = json_of(&pactwise(&data, &["settings", "api-key", "--clear", "--json"]));
+    assert_eq!(cleared["model"], "no_api_key");
+    assert_eq!(json_of(&pactwise(&data, &["settings", "model", "--json"]))["model"], "no_api_key");
+}
+
+#[test]
+fn an_empty_api_key_is_refused_as_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pactwise"))
+        .args(["--data-dir", tmp.path().join("d").to_str().unwrap(), "settings", "api-key", "--json"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(json_of(&out)["error"]["code"], "invalid_input");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}

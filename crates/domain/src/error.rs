@@ -28,6 +28,21 @@ pub enum ErrorCode {
     Storage,
     /// Something unexpected; the details are in the log.
     Internal,
+    /// The model cannot be reached now: no API key, the key was rejected, the network is down or the circuit breaker
+    /// is open. Everything that does not need the model keeps working.
+    ModelUnavailable,
+    /// An organization's or user's model budget for this period is spent; no request was sent.
+    BudgetExhausted,
+    /// The model API asked us to slow down and the retries ran out.
+    RateLimited,
+    /// The model declined to answer.
+    ModelRefused,
+    /// The model's reply was cut off at its token limit; nothing partial was kept.
+    ModelTruncated,
+    /// The model's reply did not match the required shape, even after corrective re-asks.
+    ModelInvalidOutput,
+    /// A tool-using conversation reached its iteration cap without a final answer.
+    ModelToolLoopCap,
 }
 
 impl ErrorCode {
@@ -44,6 +59,13 @@ impl ErrorCode {
             ErrorCode::SchemaTooNew => "schema_too_new",
             ErrorCode::Storage => "storage",
             ErrorCode::Internal => "internal",
+            ErrorCode::ModelUnavailable => "model_unavailable",
+            ErrorCode::BudgetExhausted => "budget_exhausted",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::ModelRefused => "model_refused",
+            ErrorCode::ModelTruncated => "model_truncated",
+            ErrorCode::ModelInvalidOutput => "model_invalid_output",
+            ErrorCode::ModelToolLoopCap => "model_tool_loop_cap",
         }
     }
 
@@ -73,7 +95,19 @@ mod tests {
 
     #[test]
     fn codes_serialize_as_their_stable_names() {
-        for code in [ErrorCode::InvalidInput, ErrorCode::NotFound, ErrorCode::FileTooLarge, ErrorCode::SchemaTooNew] {
+        for code in [
+            ErrorCode::InvalidInput,
+            ErrorCode::NotFound,
+            ErrorCode::FileTooLarge,
+            ErrorCode::SchemaTooNew,
+            ErrorCode::ModelUnavailable,
+            ErrorCode::BudgetExhausted,
+            ErrorCode::RateLimited,
+            ErrorCode::ModelRefused,
+            ErrorCode::ModelTruncated,
+            ErrorCode::ModelInvalidOutput,
+            ErrorCode::ModelToolLoopCap,
+        ] {
             assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{}\"", code.as_str()));
         }
     }

@@ -9,6 +9,7 @@ pub mod document;
 pub mod error;
 pub mod ids;
 pub mod role;
+pub mod usage;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use document::{Document, ImportOutcome, MediaType};

@@ -15,6 +15,7 @@ mod scope;
 mod sessions;
 mod settings;
 mod time;
+mod usage;
 
 pub use audit::{Audit, AuditEntry};
 pub use blobs::{BlobStore, PutError, StoredBlob};
@@ -28,6 +29,7 @@ pub use platform::{Platform, SessionOrg};
 pub use scope::OrgScope;
 pub use sessions::Sessions;
 pub use settings::Settings;
+pub use usage::Usage;
 
 use pactwise_domain::Clock;
 use rusqlite::Connection;
@@ -91,6 +93,11 @@ impl Store {
 
     pub fn settings(&self) -> Settings<'_> {
         Settings::new(self)
+    }
+
+    /// The model usage ledger and budgets.
+    pub fn usage(&self) -> Usage<'_> {
+        Usage::new(self)
     }
 
     /// The schema version of the open database.

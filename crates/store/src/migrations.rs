@@ -4,7 +4,10 @@ use crate::StoreError;
 use rusqlite::Connection;
 
 /// The migrations in order; the schema version is the number applied.
-const MIGRATIONS: &[(&str, &str)] = &[("0001_foundation", include_str!("../migrations/0001_foundation.sql"))];
+const MIGRATIONS: &[(&str, &str)] = &[
+    ("0001_foundation", include_str!("../migrations/0001_foundation.sql")),
+    ("0002_model_usage", include_str!("../migrations/0002_model_usage.sql")),
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -48,7 +51,17 @@ mod tests {
         migrate(&mut conn).unwrap();
         assert_eq!(current_version(&conn).unwrap(), SCHEMA_VERSION);
         let tables = tables(&conn);
-        for t in ["organizations", "users", "memberships", "sessions", "documents", "audit_log", "settings"] {
+        for t in [
+            "organizations",
+            "users",
+            "memberships",
+            "sessions",
+            "documents",
+            "audit_log",
+            "settings",
+            "usage_ledger",
+            "model_budgets",
+        ] {
             assert!(tables.iter().any(|x| x == t), "missing table {t}: {tables:?}");
         }
     }

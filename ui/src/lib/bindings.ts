@@ -11,6 +11,10 @@ export const commands = {
 	importDocuments: (paths: string[]) => typedError<ImportReport_Serialize, ApiError>(__TAURI_INVOKE("import_documents", { paths })),
 	deleteDocument: (id: DocumentId) => typedError<Document_Serialize, ApiError>(__TAURI_INVOKE("delete_document", { id })),
 	restoreDocument: (id: DocumentId) => typedError<Document_Serialize, ApiError>(__TAURI_INVOKE("restore_document", { id })),
+	modelAvailability: () => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("model_availability")),
+	/**  Stores the API key in the OS keychain; the key is never sent back to the UI. */
+	setApiKey: (key: string) => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("set_api_key", { key })),
+	clearApiKey: () => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("clear_api_key")),
 };
 
 /** Events */
@@ -102,7 +106,24 @@ export type ErrorCode =
 /**  The data directory could not be opened or written. */
 "storage" | 
 /**  Something unexpected; the details are in the log. */
-"internal";
+"internal" | 
+/**
+ *  The model cannot be reached now: no API key, the key was rejected, the network is down or the circuit breaker
+ *  is open. Everything that does not need the model keeps working.
+ */
+"model_unavailable" | 
+/**  An organization's or user's model budget for this period is spent; no request was sent. */
+"budget_exhausted" | 
+/**  The model API asked us to slow down and the retries ran out. */
+"rate_limited" | 
+/**  The model declined to answer. */
+"model_refused" | 
+/**  The model's reply was cut off at its token limit; nothing partial was kept. */
+"model_truncated" | 
+/**  The model's reply did not match the required shape, even after corrective re-asks. */
+"model_invalid_output" | 
+/**  A tool-using conversation reached its iteration cap without a final answer. */
+"model_tool_loop_cap";
 
 export type ImportFailure = {
 	file: string,
@@ -158,6 +179,17 @@ export type ImportedDocument_Serialize = {
 
 /**  The kinds of file Pactwise takes in. Detected from the file's bytes (magic numbers), not trusted from its name. */
 export type MediaType = "pdf" | "docx" | "txt" | "png" | "jpeg" | "tiff";
+
+/**  Whether model calls can be made now, for the status line and Settings. */
+export type ModelAvailability = 
+/**  A key is set and the model answered recently (or has not been asked yet). */
+"ready" | 
+/**  No API key: everything works offline, model-drafted steps are skipped or done by rules. */
+"no_api_key" | 
+/**  The OS keychain cannot be reached, so the key cannot be read. */
+"keychain_unavailable" | 
+/**  Recent calls failed; model calls pause for a short cool-down and rules are used meanwhile. */
+"paused";
 
 /**  An organization (tenant). */
 export type OrgId = string;

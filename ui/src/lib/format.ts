@@ -37,3 +37,19 @@ export function baseName(path: string): string {
   const parts = path.split(/[\\/]/);
   return parts[parts.length - 1] || path;
 }
+
+/** The status line's words for the model's availability (never colour alone). */
+export function modelLabel(model: string | null): string {
+  switch (model) {
+    case "ready":
+      return "online";
+    case "no_api_key":
+      return "offline (no API key)";
+    case "keychain_unavailable":
+      return "offline (keychain unavailable)";
+    case "paused":
+      return "paused after errors (rules in use)";
+    default:
+      return "checking…";
+  }
+}

@@ -1,0 +1,225 @@
+//! The usage ledger: every model request becomes a priced `UsageRecord`. Records are batched in memory and written
+//! to the sink (the store's `usage_ledger` table) when enough have gathered, when enough time has passed, on
+//! [`LedgerWriter::flush`] and when the writer is dropped, so a clean exit loses none. A failed write keeps the batch
+//! for the next flush.
+
+use chrono::{DateTime, Utc};
+use pactwise_domain::usage::UsageRecord;
+use pactwise_domain::{Clock, OrgId, UserId};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Where ledger batches go. The store implements it with one transaction per batch.
+pub trait UsageLedger: Send + Sync {
+    fn record_batch(&self, records: &[UsageRecord]) -> Result<(), LedgerError>;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the usage ledger could not be written: {0}")]
+pub struct LedgerError(pub String);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LedgerPolicy {
+    /// Flush as soon as this many records are waiting.
+    pub flush_at_count: usize,
+    /// Flush when the oldest unflushed record is this old (checked on each record and by [`LedgerWriter::flush_if_due`]).
+    pub flush_every: Duration,
+}
+
+impl Default for LedgerPolicy {
+    fn default() -> Self {
+        Self { flush_at_count: 32, flush_every: Duration::from_secs(5) }
+    }
+}
+
+struct Pending {
+    records: Vec<UsageRecord>,
+    last_flush: DateTime<Utc>,
+}
+
+/// Batches records for a [`UsageLedger`].
+pub struct LedgerWriter {
+    sink: Arc<dyn UsageLedger>,
+    policy: LedgerPolicy,
+    clock: Arc<dyn Clock>,
+    pending: Mutex<Pending>,
+}
+
+impl LedgerWriter {
+    pub fn new(sink: Arc<dyn UsageLedger>, policy: LedgerPolicy, clock: Arc<dyn Clock>) -> Self {
+        let last_flush = clock.now();
+        Self { sink, policy, clock, pending: Mutex::new(Pending { records: Vec::new(), last_flush }) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Add a record; flushes when the batch is full or due.
+    pub fn record(&self, record: UsageRecord) {
+        let mut pending = self.lock();
+        pending.records.push(record);
+        if pending.records.len() >= self.policy.flush_at_count || self.due(&pending) {
+            self.flush_locked(&mut pending).ok();
+        }
+    }
+
+    fn due(&self, pending: &Pending) -> bool {
+        let waited = (self.clock.now() - pending.last_flush).to_std().unwrap_or(Duration::ZERO);
+        !pending.records.is_empty() && waited >= self.policy.flush_every
+    }
+
+    /// Flush if the time limit has passed; a background task calls this periodically.
+    pub fn flush_if_due(&self) -> Result<(), LedgerError> {
+        let mut pending = self.lock();
+        if self.due(&pending) { self.flush_locked(&mut pending) } else { Ok(()) }
+    }
+
+    /// Write everything waiting now.
+    pub fn flush(&self) -> Result<(), LedgerError> {
+        let mut pending = self.lock();
+        self.flush_locked(&mut pending)
+    }
+
+    fn flush_locked(&self, pending: &mut Pending) -> Result<(), LedgerError> {
+        if pending.records.is_empty() {
+            pending.last_flush = self.clock.now();
+            return Ok(());
+        }
+        match self.sink.record_batch(&pending.records) {
+            Ok(()) => {
+                tracing::debug!(records = pending.records.len(), "usage ledger batch written");
+                pending.records.clear();
+                pending.last_flush = self.clock.now();
+                Ok(())
+            }
+            Err(error) => {
+                tracing::error!(records = pending.records.len(), %error, "usage ledger batch kept for the next flush");
+                Err(error)
+            }
+        }
+    }
+
+    /// Records not yet written.
+    pub fn pending_len(&self) -> usize {
+        self.lock().records.len()
+    }
+
+    /// The cost of unwritten records of this organization (and user, if given) since `since`; budget checks add it
+    /// to what the store knows so spending between flushes counts too.
+    pub fn pending_cost_micros(&self, org: OrgId, user: Option<UserId>, since: DateTime<Utc>) -> i64 {
+        self.lock()
+            .records
+            .iter()
+            .filter(|r| r.org == org && r.at >= since && (user.is_none() || r.user == user))
+            .map(|r| r.cost_micros)
+            .sum()
+    }
+}
+
+impl Drop for LedgerWriter {
+    fn drop(&mut self) {
+        let mut pending = self.lock();
+        let waiting = pending.records.len();
+        if waiting > 0 && self.flush_locked(&mut pending).is_err() {
+            tracing::error!(records = waiting, "usage ledger records could not be written at shutdown");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::InMemoryUsage;
+    use chrono::TimeZone;
+    use pactwise_domain::FixedClock;
+    use pactwise_domain::usage::{TokenUsage, UsageOutcome};
+
+    fn record(org: OrgId, at: DateTime<Utc>, cost: i64) -> UsageRecord {
+        UsageRecord {
+            org,
+            user: None,
+            purpose: "test".into(),
+            model: "claude-haiku-5-5".into(),
+            tokens: TokenUsage::default(),
+            cost_micros: cost,
+            latency_ms: 0,
+            outcome: UsageOutcome::Ok,
+            at,
+        }
+    }
+
+    fn setup(count: usize, secs: u64) -> (Arc<InMemoryUsage>, Arc<FixedClock>, LedgerWriter) {
+        let clock = Arc::new(FixedClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap()));
+        let sink = Arc::new(InMemoryUsage::new());
+        let writer = LedgerWriter::new(
+            sink.clone(),
+            LedgerPolicy { flush_at_count: count, flush_every: Duration::from_secs(secs) },
+            clock.clone(),
+        );
+        (sink, clock, writer)
+    }
+
+    #[test]
+    fn a_full_batch_is_written_in_one_call() {
+        let (sink, clock, writer) = setup(3, 60);
+        let org = OrgId::new();
+        writer.record(record(org, clock.now(), 1));
+        writer.record(record(org, clock.now(), 2));
+        assert_eq!(sink.records().len(), 0);
+        writer.record(record(org, clock.now(), 3));
+        assert_eq!(sink.records().len(), 3);
+        assert_eq!(sink.batch_sizes(), vec![3]);
+        assert_eq!(writer.pending_len(), 0);
+    }
+
+    #[test]
+    fn waiting_records_are_written_once_the_interval_has_passed() {
+        let (sink, clock, writer) = setup(100, 5);
+        let org = OrgId::new();
+        writer.record(record(org, clock.now(), 1));
+        writer.flush_if_due().unwrap();
+        assert_eq!(sink.records().len(), 0);
+        clock.advance(chrono::Duration::seconds(5));
+        writer.flush_if_due().unwrap();
+        assert_eq!(sink.records().len(), 1);
+    }
+
+    #[test]
+    fn dropping_the_writer_writes_what_is_waiting() {
+        let (sink, clock, writer) = setup(100, 60);
+        let org = OrgId::new();
+        writer.record(record(org, clock.now(), 5));
+        writer.record(record(org, clock.now(), 6));
+        drop(writer);
+        assert_eq!(sink.records().iter().map(|r| r.cost_micros).sum::<i64>(), 11);
+    }
+
+    #[test]
+    fn a_failed_write_keeps_the_batch_for_the_next_flush() {
+        let (sink, clock, writer) = setup(100, 60);
+        let org = OrgId::new();
+        writer.record(record(org, clock.now(), 5));
+        sink.fail_writes(true);
+        assert!(writer.flush().is_err());
+        assert_eq!(writer.pending_len(), 1);
+        sink.fail_writes(false);
+        writer.flush().unwrap();
+        assert_eq!(sink.records().len(), 1);
+        assert_eq!(writer.pending_len(), 0);
+    }
+
+    #[test]
+    fn pending_cost_counts_only_the_organization_user_and_period_asked_for() {
+        let (_sink, clock, writer) = setup(100, 60);
+        let org = OrgId::new();
+        let user = UserId::new();
+        let start = clock.now();
+        writer.record(UsageRecord { user: Some(user), ..record(org, start, 7) });
+        writer.record(record(org, start, 3));
+        writer.record(record(OrgId::new(), start, 100));
+        writer.record(record(org, start - chrono::Duration::days(40), 1000));
+        assert_eq!(writer.pending_cost_micros(org, None, start - chrono::Duration::days(1)), 10);
+        assert_eq!(writer.pending_cost_micros(org, Some(user), start - chrono::Duration::days(1)), 7);
+    }
+}
