@@ -2,6 +2,7 @@
 //! `pactwise` CLI), returning typed results or an [`ApiError`] whose `code` the UI branches on. The session's
 //! [`OrgScope`] is the only source of the organization; no function here takes an organization id for tenant data.
 
+mod checklists;
 mod demo;
 mod documents;
 mod error;
@@ -9,6 +10,7 @@ mod intake;
 mod model;
 mod session;
 
+pub use checklists::{checklist_export, checklist_stats};
 pub use demo::DemoReport;
 pub use documents::{
     DocumentQuery, ImportFailure, ImportOptions, ImportProgress, ImportReport, ImportStage, ImportedDocument,

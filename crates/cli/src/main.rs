@@ -55,11 +55,24 @@ enum Command {
     },
     /// Seed the demo organization with a few contracts and switch to it
     Demo,
+    /// The checklist library: `export` prints the whole catalog, `stats` its counts
+    Checklists {
+        #[command(subcommand)]
+        what: ChecklistCommand,
+    },
     /// Settings of this installation and organization
     Settings {
         #[command(subcommand)]
         setting: SettingCommand,
     },
+}
+
+#[derive(Subcommand)]
+enum ChecklistCommand {
+    /// The whole catalog: every type and item with all fields, the version and the content hash
+    Export,
+    /// Counts per type, section, risk level and CUAD category, and optional-field coverage
+    Stats,
 }
 
 #[derive(Subcommand)]
@@ -141,6 +154,10 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<Outcome, ApiError> {
+    if let Command::Checklists { what } = &cli.command {
+        // The library is built into the program: no data directory needed.
+        return checklists(what);
+    }
     let root = pactwise_api::resolve_data_dir(cli.data_dir)?;
     let api = Api::open(root)?;
     let outcome = dispatch(&api, cli.command).await;
@@ -193,7 +210,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     Ok(single(doc, "Restored"))
                 }
                 Command::Settings { setting } => settings(api, &scope, setting).await,
-                Command::Demo => unreachable!("handled above"),
+                Command::Demo | Command::Checklists { .. } => unreachable!("handled above"),
             }
         }
     }
@@ -233,6 +250,31 @@ async fn settings(api: &Api, scope: &pactwise_api::OrgScope, setting: SettingCom
                 json!({ "budgets": budgets }),
                 format!("Budget set: {subject}, {period}, ${:.2}", limit as f64 / 1e6),
             ))
+        }
+    }
+}
+
+fn checklists(what: &ChecklistCommand) -> Result<Outcome, ApiError> {
+    match what {
+        ChecklistCommand::Export => {
+            let catalog = serde_json::to_value(pactwise_api::checklist_export()?)
+                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+            let text = serde_json::to_string_pretty(&catalog).unwrap_or_default();
+            Ok(Outcome::ok(catalog, text))
+        }
+        ChecklistCommand::Stats => {
+            let stats = serde_json::to_value(pactwise_api::checklist_stats()?)
+                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+            let text = format!(
+                "{} types, {} items (catalog {} {})\n{}",
+                stats["type_count"],
+                stats["item_count"],
+                stats["catalog"]["version"].as_str().unwrap_or("?"),
+                &stats["catalog"]["hash"].as_str().unwrap_or("?")
+                    [..12.min(stats["catalog"]["hash"].as_str().unwrap_or("?").len())],
+                serde_json::to_string_pretty(&stats["by_risk"]).unwrap_or_default()
+            );
+            Ok(Outcome::ok(stats, text))
         }
     }
 }

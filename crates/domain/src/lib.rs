@@ -1,9 +1,11 @@
-//! Plain types shared by every Pactwise crate: typed ids, roles, documents and their media types, the stable error
-//! codes the UI branches on, and the `Clock` through which time comes in. No I/O lives here.
+//! Plain types shared by every Pactwise crate: typed ids, roles, documents and their media types, the checklist
+//! library's types (contract types, sections, items, CUAD categories), the stable error codes the UI branches on,
+//! and the `Clock` through which time comes in. No I/O lives here.
 //!
 //! The tenant scope (`OrgScope`) is deliberately *not* here: Rust privacy is per crate, and the scope must be
 //! constructible only from an authenticated session, so it lives in `pactwise-store` next to the sessions table.
 
+pub mod checklist;
 pub mod clock;
 pub mod document;
 pub mod error;
@@ -11,6 +13,10 @@ pub mod ids;
 pub mod role;
 pub mod usage;
 
+pub use checklist::{
+    CatalogVersion, ChecklistItem, ContractType, CuadCategory, CuadType, Guidance, ItemSignals, RegulatoryRef,
+    RiskLevel, Section, Signals,
+};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use document::{Document, ImportOutcome, MediaType};
 pub use error::ErrorCode;

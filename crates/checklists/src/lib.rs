@@ -1,0 +1,248 @@
+//! The checklist library: the 34 contract types and their checklist items, loaded from the data files in
+//! `checklists/` (embedded into the binary at compile time, or read from a directory for tools and tests), validated
+//! (structure, ids, sections, every pattern is valid `regex` syntax, matched case-insensitively) and indexed for
+//! lookup by type, section and item. Owns the catalog version and content hash recorded with every evaluation, the
+//! compiled patterns the classifier and offline evaluator use (compiled once, on first use), and the export and
+//! statistics the CLI prints.
+//! Imports only `pactwise-domain`; no store, no network.
+
+mod compiled;
+mod report;
+mod similarity;
+mod validate;
+
+pub use compiled::{CompiledItemSignals, CompiledTypeSignals, compile_pattern};
+pub use report::{
+    CatalogExport, CatalogStats, CuadCategoryCount, FieldCount, FieldCoverage, RiskCounts, SectionStats, TypeStats,
+};
+pub use similarity::{QuestionPair, closest_question_pair, question_similarity, question_tokens};
+pub use validate::Problem;
+
+use pactwise_domain::{CatalogVersion, ChecklistItem, ContractType, ErrorCode, Section};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+}
+
+/// Why the checklist library could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("cannot read {path}: {source}; check that the checklists directory exists and is readable")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "the checklist library has {} problem(s); fix the data files (checklists/schema.json describes them):\n{}",
+        .problems.len(),
+        render_problems(.problems)
+    )]
+    Invalid { problems: Vec<Problem> },
+}
+
+impl CatalogError {
+    /// The stable code for the UI and the CLI. The embedded library is checked by this crate's tests, so at run time
+    /// `Invalid` means a library directory given by a person or tool is broken.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            CatalogError::Read { .. } => ErrorCode::FileUnreadable,
+            CatalogError::Invalid { .. } => ErrorCode::InvalidInput,
+        }
+    }
+}
+
+fn render_problems(problems: &[Problem]) -> String {
+    let mut text = String::new();
+    for problem in problems {
+        let _ = writeln!(text, "  - {problem}");
+    }
+    text
+}
+
+/// `checklists/catalog.toml`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    version: String,
+}
+
+/// The loaded, validated and indexed checklist library. Types are ordered by id; items keep their file order.
+#[derive(Debug)]
+pub struct Catalog {
+    version: CatalogVersion,
+    types: Vec<ContractType>,
+    /// Parallel to `types`: compiled on first use.
+    type_signals: Vec<OnceLock<CompiledTypeSignals>>,
+    /// Parallel to `types[t].items`: compiled on first use.
+    item_signals: Vec<Vec<OnceLock<CompiledItemSignals>>>,
+    type_index: HashMap<String, usize>,
+    item_index: HashMap<String, (usize, usize)>,
+}
+
+impl Catalog {
+    /// The library embedded in this binary at compile time.
+    pub fn load() -> Result<Catalog, CatalogError> {
+        let files = embedded::TYPE_FILES.iter().map(|(name, text)| ((*name).to_owned(), (*text).to_owned())).collect();
+        Catalog::from_sources(embedded::CATALOG_TOML, files)
+    }
+
+    /// The library in a directory laid out like `checklists/`: `catalog.toml` and `types/*.toml`.
+    pub fn from_dir(dir: impl AsRef<Path>) -> Result<Catalog, CatalogError> {
+        let dir = dir.as_ref();
+        let read = |path: PathBuf| fs::read_to_string(&path).map_err(|source| CatalogError::Read { path, source });
+        let catalog_toml = read(dir.join("catalog.toml"))?;
+        let types_dir = dir.join("types");
+        let entries =
+            fs::read_dir(&types_dir).map_err(|source| CatalogError::Read { path: types_dir.clone(), source })?;
+        let mut paths = Vec::new();
+        for entry in entries {
+            let path = entry.map_err(|source| CatalogError::Read { path: types_dir.clone(), source })?.path();
+            if path.extension().is_some_and(|ext| ext == "toml") {
+                paths.push(path);
+            }
+        }
+        paths.sort();
+        let mut files = Vec::with_capacity(paths.len());
+        for path in paths {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            files.push((name, read(path)?));
+        }
+        Catalog::from_sources(&catalog_toml, files)
+    }
+
+    /// Parses, validates and indexes the library from its texts: `catalog.toml` and (file name, text) of each type.
+    /// Every problem found is reported at once, not only the first.
+    pub fn from_sources(catalog_toml: &str, files: Vec<(String, String)>) -> Result<Catalog, CatalogError> {
+        let _span = tracing::info_span!("checklists.load", files = files.len()).entered();
+        let mut problems = Vec::new();
+
+        let version = match toml::from_str::<CatalogFile>(catalog_toml) {
+            Ok(file) => {
+                validate::check_version(&file.version, &mut problems);
+                file.version
+            }
+            Err(error) => {
+                problems.push(Problem::new("catalog.toml", "", format!("not a valid catalog file: {error}")));
+                String::new()
+            }
+        };
+
+        let mut types = Vec::with_capacity(files.len());
+        for (name, text) in files {
+            let mut contract_type = match toml::from_str::<ContractType>(&text) {
+                Ok(contract_type) => contract_type,
+                Err(error) => {
+                    problems.push(Problem::new(&name, "", format!("not a valid checklist file: {error}")));
+                    continue;
+                }
+            };
+            validate::fill_item_types(&name, &mut contract_type, &mut problems);
+            validate::check_type(&name, &contract_type, &mut problems);
+            compiled::check_type_patterns(&name, &contract_type, &mut problems);
+            types.push(contract_type);
+        }
+        validate::check_library(&types, &mut problems);
+        if !problems.is_empty() {
+            tracing::warn!(problems = problems.len(), "checklist library is invalid");
+            return Err(CatalogError::Invalid { problems });
+        }
+
+        types.sort_by(|a, b| a.id.cmp(&b.id));
+        let type_signals = types.iter().map(|_| OnceLock::new()).collect();
+        let item_signals = types.iter().map(|t| t.items.iter().map(|_| OnceLock::new()).collect()).collect();
+
+        let mut type_index = HashMap::with_capacity(types.len());
+        let mut item_index = HashMap::new();
+        for (t, contract_type) in types.iter().enumerate() {
+            type_index.insert(contract_type.id.clone(), t);
+            for (i, item) in contract_type.items.iter().enumerate() {
+                item_index.insert(item.id.clone(), (t, i));
+            }
+        }
+        let hash = content_hash(&types);
+        tracing::debug!(types = types.len(), items = item_index.len(), %hash, "checklist library loaded");
+        Ok(Catalog {
+            version: CatalogVersion { version, hash },
+            types,
+            type_signals,
+            item_signals,
+            type_index,
+            item_index,
+        })
+    }
+
+    /// The version and content hash to record with every evaluation.
+    pub fn version(&self) -> &CatalogVersion {
+        &self.version
+    }
+
+    /// Every type, ordered by id.
+    pub fn types(&self) -> &[ContractType] {
+        &self.types
+    }
+
+    /// Every item of every type (types by id, items in review order).
+    pub fn items(&self) -> impl Iterator<Item = &ChecklistItem> {
+        self.types.iter().flat_map(|t| t.items.iter())
+    }
+
+    pub fn item_count(&self) -> usize {
+        self.item_index.len()
+    }
+
+    pub fn contract_type(&self, type_id: &str) -> Option<&ContractType> {
+        self.type_index.get(type_id).map(|&t| &self.types[t])
+    }
+
+    pub fn section(&self, type_id: &str, section_id: &str) -> Option<&Section> {
+        self.contract_type(type_id)?.sections.iter().find(|s| s.id == section_id)
+    }
+
+    /// The items of one section, in review order; `None` if the type or section does not exist.
+    pub fn section_items(&self, type_id: &str, section_id: &str) -> Option<Vec<&ChecklistItem>> {
+        let contract_type = self.contract_type(type_id)?;
+        contract_type.sections.iter().find(|s| s.id == section_id)?;
+        Some(contract_type.items.iter().filter(|item| item.section == section_id).collect())
+    }
+
+    pub fn item(&self, item_id: &str) -> Option<&ChecklistItem> {
+        self.item_index.get(item_id).map(|&(t, i)| &self.types[t].items[i])
+    }
+
+    /// The type's classifier patterns, compiled (on the first call for the type, then kept).
+    pub fn type_signals(&self, type_id: &str) -> Option<&CompiledTypeSignals> {
+        let &t = self.type_index.get(type_id)?;
+        Some(self.type_signals[t].get_or_init(|| CompiledTypeSignals::compile(&self.types[t].signals)))
+    }
+
+    /// The item's evaluator patterns, compiled (on the first call for the item, then kept).
+    pub fn item_signals(&self, item_id: &str) -> Option<&CompiledItemSignals> {
+        let &(t, i) = self.item_index.get(item_id)?;
+        Some(self.item_signals[t][i].get_or_init(|| CompiledItemSignals::compile(&self.types[t].items[i])))
+    }
+}
+
+/// SHA-256 (lowercase hex) of the canonical serialization: the types ordered by id, serialized as compact JSON with
+/// fields in declaration order. Formatting, comments and key order in the TOML files do not change it.
+fn content_hash(types: &[ContractType]) -> String {
+    let canonical = serde_json::to_vec(types).expect("checklist types serialize to JSON");
+    hex::encode(Sha256::digest(&canonical))
+}
+
+/// The whole embedded catalog, for `pactwise checklists export --json`.
+pub fn export() -> Result<CatalogExport, CatalogError> {
+    Ok(Catalog::load()?.export())
+}
+
+/// Counts and field coverage of the embedded catalog, for `pactwise checklists stats --json`.
+pub fn stats() -> Result<CatalogStats, CatalogError> {
+    Ok(Catalog::load()?.stats())
+}
