@@ -28,6 +28,10 @@ pub struct ImportedDocument {
     pub file: String,
     pub document: Document,
     pub outcome: ImportOutcome,
+    /// Pages extracted and stored with the document (None when extraction failed).
+    pub page_count: Option<u32>,
+    /// Why the pages could not be extracted; the document is kept and can be extracted again.
+    pub extraction_error: Option<ApiError>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
@@ -48,6 +52,8 @@ pub struct ImportReport {
 pub enum ImportStage {
     Checking,
     Copying,
+    /// Reading pages (text layer or OCR): `page` of `pages`.
+    Extracting,
     Done,
     Failed,
 }
@@ -59,6 +65,9 @@ pub struct ImportProgress {
     pub total: u32,
     pub file: String,
     pub stage: ImportStage,
+    /// While extracting: pages done and the page count (0 otherwise).
+    pub page: u32,
+    pub pages: u32,
 }
 
 impl Api {
@@ -85,13 +94,23 @@ impl Api {
         let mut report = ImportReport::default();
         for (i, path) in paths.into_iter().enumerate() {
             let file = path.display().to_string();
-            let tell = |stage| progress(ImportProgress { index: i as u32 + 1, total, file: file.clone(), stage });
+            let tell_pages = |stage, page, pages| {
+                progress(ImportProgress { index: i as u32 + 1, total, file: file.clone(), stage, page, pages })
+            };
+            let tell = |stage| tell_pages(stage, 0, 0);
             tell(ImportStage::Checking);
             match self.import_one(scope, &path, max_bytes, &tell).await {
                 Ok((document, outcome)) => {
                     tracing::info!(file = %file, document = %document.id, ?outcome, "imported");
+                    let (page_count, extraction_error) = match self.ensure_pages(scope, &document, &tell_pages).await {
+                        Ok(n) => (Some(n), None),
+                        Err(e) => {
+                            tracing::warn!(file = %file, code = %e.code, "extraction failed; the document is kept");
+                            (None, Some(e))
+                        }
+                    };
                     tell(ImportStage::Done);
-                    report.imported.push(ImportedDocument { file, document, outcome });
+                    report.imported.push(ImportedDocument { file, document, outcome, page_count, extraction_error });
                 }
                 Err(error) => {
                     tracing::warn!(file = %file, code = %error.code, "import refused");
@@ -129,6 +148,59 @@ impl Api {
         let new = NewDocument { name, media_type, size: stored.size, content_hash: stored.hash };
         let s = scope.clone();
         Ok(self.db.call(move |store| store.documents().record(&s, &new)).await?)
+    }
+
+    /// Extracts the document's pages and stores them with it, unless they are stored already (a document is
+    /// extracted once). Returns the page count.
+    async fn ensure_pages(
+        &self,
+        scope: &OrgScope,
+        document: &Document,
+        tell: &(dyn Fn(ImportStage, u32, u32) + Send + Sync),
+    ) -> Result<u32, ApiError> {
+        let s = scope.clone();
+        let id = document.id;
+        if let Some(n) = self.db.call(move |store| store.pages().page_count(&s, id)).await? {
+            return Ok(n);
+        }
+        let (sender, mut updates) = tokio::sync::mpsc::unbounded_channel::<pactwise_domain::page::Progress>();
+        let extractor = self.extractor.clone();
+        let blobs = self.blobs.clone();
+        let hash = document.content_hash.clone();
+        let media_type = document.media_type;
+        let mut job = tokio::task::spawn_blocking(move || {
+            let bytes = blobs.read(&hash).map_err(ApiError::from)?;
+            let send = move |p: pactwise_domain::page::Progress| {
+                let _ = sender.send(p);
+            };
+            let options = pactwise_extract::ExtractOptions { progress: &send, ..Default::default() };
+            extractor
+                .extract_bytes(&bytes, Some(media_type), &options)
+                .map_err(|e| ApiError::new(e.code(), e.to_string()))
+        });
+        tell(ImportStage::Extracting, 0, 0);
+        let extracted = loop {
+            tokio::select! {
+                Some(p) = updates.recv() => tell(ImportStage::Extracting, p.done, p.total),
+                joined = &mut job => break joined,
+            }
+        };
+        let extracted = extracted
+            .map_err(|e| ApiError::new(ErrorCode::Internal, format!("extraction was interrupted ({e})")))??;
+        let pages = extracted.pages.len() as u32;
+        let s = scope.clone();
+        self.db.call(move |store| store.pages().save(&s, id, &extracted)).await?;
+        Ok(pages)
+    }
+
+    /// The stored pages of a live document of the session's organization (None: not extracted).
+    pub async fn document_pages(
+        &self,
+        scope: &OrgScope,
+        id: DocumentId,
+    ) -> Result<Option<pactwise_domain::page::ExtractedDocument>, ApiError> {
+        let s = scope.clone();
+        Ok(self.db.call(move |store| store.pages().load(&s, id)).await?)
     }
 
     pub async fn list_documents(&self, scope: &OrgScope, query: DocumentQuery) -> Result<Vec<Document>, ApiError> {

@@ -6,6 +6,7 @@ mod checklists;
 mod demo;
 mod documents;
 mod error;
+mod extract;
 mod intake;
 mod model;
 mod session;
@@ -17,6 +18,7 @@ pub use documents::{
     MAX_IMPORT_BYTES_SETTING, parse_document_id,
 };
 pub use error::ApiError;
+pub use extract::{ExtractRequest, extract_file};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
 pub use model::{ModelAvailability, ModelBudget};
 pub use pactwise_store::OrgScope;
@@ -73,6 +75,8 @@ pub struct Api {
     data_dir: DataDir,
     model: Arc<ModelClient>,
     keys: Arc<dyn ApiKeySource>,
+    /// One extractor per process: pdfium is bound once and OCR workers are reused across documents.
+    extractor: Arc<pactwise_extract::Extractor>,
 }
 
 impl Api {
@@ -96,6 +100,7 @@ impl Api {
             data_dir,
             model: Arc::new(client),
             keys,
+            extractor: Arc::new(pactwise_extract::Extractor::new(pactwise_extract::ExtractConfig::from_env())),
         })
     }
 

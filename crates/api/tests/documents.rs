@@ -110,19 +110,22 @@ async fn bad_files_get_clear_errors_and_write_nothing() {
 async fn a_bad_file_does_not_stop_the_good_ones_and_progress_is_reported() {
     let tmp = tempfile::tempdir().unwrap();
     let (api, scope) = open(tmp.path()).await;
-    let good = write(tmp.path(), "good.pdf", PDF);
+    let good = write(tmp.path(), "good.txt", b"MASTER SERVICES AGREEMENT\n\nThe Supplier shall perform the Services.");
     let empty = write(tmp.path(), "empty.txt", b"");
     let seen = Mutex::new(Vec::new());
     let record = |p: ImportProgress| seen.lock().unwrap().push((p.index, p.total, p.stage));
     let report = api.import_documents(&scope, vec![empty, good], ImportOptions::default(), &record).await.unwrap();
     assert_eq!((report.imported.len(), report.failed.len()), (1, 1));
+    let mut seen = seen.into_inner().unwrap();
+    seen.dedup();
     assert_eq!(
-        seen.into_inner().unwrap(),
+        seen,
         vec![
             (1, 2, ImportStage::Checking),
             (1, 2, ImportStage::Failed),
             (2, 2, ImportStage::Checking),
             (2, 2, ImportStage::Copying),
+            (2, 2, ImportStage::Extracting),
             (2, 2, ImportStage::Done),
         ]
     );
@@ -194,4 +197,54 @@ fn api_futures_are_send(api: &Api, scope: &OrgScope) {
     send(api.session_info(scope));
     send(api.local_session());
     send(api.seed_demo());
+}
+
+#[tokio::test]
+async fn imported_pages_are_stored_with_the_document_and_extracted_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (api, scope) = open(tmp.path()).await;
+    let text = "LEASE\n\nThe Tenant shall pay the Rent monthly in advance.\n\n".repeat(120);
+    let file = write(tmp.path(), "lease.txt", text.as_bytes());
+    let first = api.import_documents(&scope, vec![file.clone()], ImportOptions::default(), &quiet).await.unwrap();
+    let imported = &first.imported[0];
+    assert!(imported.extraction_error.is_none());
+    let pages = imported.page_count.expect("pages stored");
+    assert!(pages >= 2);
+    let stored = api.document_pages(&scope, imported.document.id).await.unwrap().expect("extraction stored");
+    assert_eq!(stored.pages.len() as u32, pages);
+    assert!(stored.pages.iter().all(|p| p.synthetic));
+    assert_eq!(stored.content_hash, imported.document.content_hash);
+    // The second import finds the stored pages: no "extracting" step.
+    let stages = Mutex::new(Vec::new());
+    let record = |p: ImportProgress| stages.lock().unwrap().push(p.stage);
+    let again = api.import_documents(&scope, vec![file], ImportOptions::default(), &record).await.unwrap();
+    assert_eq!(again.imported[0].page_count, Some(pages));
+    assert!(!stages.into_inner().unwrap().contains(&ImportStage::Extracting));
+}
+
+#[tokio::test]
+async fn a_document_whose_pages_cannot_be_read_is_kept_with_the_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (api, scope) = open(tmp.path()).await;
+    let file = write(tmp.path(), "damaged.pdf", PDF);
+    let report = api.import_documents(&scope, vec![file], ImportOptions::default(), &quiet).await.unwrap();
+    let imported = &report.imported[0];
+    assert_eq!(imported.page_count, None);
+    let error = imported.extraction_error.as_ref().expect("the reason is reported");
+    assert!(
+        matches!(error.code, ErrorCode::FileCorrupt | ErrorCode::FileEmpty | ErrorCode::DependencyMissing),
+        "{error:?}"
+    );
+    assert_eq!(api.list_documents(&scope, DocumentQuery::default()).await.unwrap().len(), 1, "the document is kept");
+    assert!(api.document_pages(&scope, imported.document.id).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn another_organizations_pages_are_not_readable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (api, org_a) = open(tmp.path()).await;
+    let (org_b, _) = api.seed_demo().await.unwrap();
+    let b_doc = api.list_documents(&org_b, DocumentQuery::default()).await.unwrap()[0].id;
+    assert!(api.document_pages(&org_b, b_doc).await.unwrap().is_none(), "demo documents are not extracted at seeding");
+    assert_eq!(api.document_pages(&org_a, b_doc).await.unwrap_err().code, ErrorCode::NotFound);
 }

@@ -29,6 +29,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Extract a file's pages (text layer, OCR for scans) and print them, without keeping the file
+    Extract {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Password of a protected PDF
+        #[arg(long)]
+        password: Option<String>,
+        /// Refuse documents with more pages than this [default: 2000]
+        #[arg(long, value_name = "N")]
+        max_pages: Option<usize>,
+    },
     /// Import files (PDF, DOCX, TXT, PNG, JPEG, TIFF) into the current organization
     Import {
         #[arg(required = true, value_name = "FILE")]
@@ -133,8 +144,25 @@ fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes.round() as u64)
 }
 
+/// Tesseract must not start OpenMP threads of its own (pages run on our workers instead), and the variable only
+/// works if set before the process starts: commands that may OCR re-run the program with it set.
+fn rerun_with_omp_limit() -> Option<ExitCode> {
+    if std::env::var("OMP_THREAD_LIMIT").as_deref() == Ok("1") {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let status =
+        std::process::Command::new(exe).args(std::env::args_os().skip(1)).env("OMP_THREAD_LIMIT", "1").status().ok()?;
+    Some(ExitCode::from(status.code().unwrap_or(1).clamp(0, 255) as u8))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Extract { .. } | Command::Import { .. })
+        && let Some(code) = rerun_with_omp_limit()
+    {
+        return code;
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -157,6 +185,14 @@ async fn run(cli: Cli) -> Result<Outcome, ApiError> {
     if let Command::Checklists { what } = &cli.command {
         // The library is built into the program: no data directory needed.
         return checklists(what);
+    }
+    if let Command::Extract { file, password, max_pages } = cli.command {
+        // Extraction keeps nothing: no data directory needed.
+        let request = pactwise_api::ExtractRequest { password, max_pages };
+        let report = pactwise_api::extract_file(&file, request, progress_bar).await?;
+        let json = serde_json::to_value(&report).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        let text = format!("{}: {} pages", file.display(), json["page_count"]);
+        return Ok(Outcome::ok(json, text));
     }
     let root = pactwise_api::resolve_data_dir(cli.data_dir)?;
     let api = Api::open(root)?;
@@ -186,7 +222,12 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     let progress = |p: ImportProgress| match p.stage {
                         ImportStage::Done => eprintln!("[{}/{}] imported {}", p.index, p.total, p.file),
                         ImportStage::Failed => eprintln!("[{}/{}] could not import {}", p.index, p.total, p.file),
-                        ImportStage::Checking | ImportStage::Copying => {}
+                        ImportStage::Extracting if p.pages > 0 => progress_bar(pactwise_domain::page::Progress {
+                            phase: pactwise_domain::page::ProgressPhase::Reading,
+                            done: p.page,
+                            total: p.pages,
+                        }),
+                        ImportStage::Checking | ImportStage::Copying | ImportStage::Extracting => {}
                     };
                     let report =
                         api.import_documents(&scope, files, ImportOptions { max_bytes: max_size }, &progress).await?;
@@ -210,7 +251,9 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     Ok(single(doc, "Restored"))
                 }
                 Command::Settings { setting } => settings(api, &scope, setting).await,
-                Command::Demo | Command::Checklists { .. } => unreachable!("handled above"),
+                Command::Demo | Command::Checklists { .. } | Command::Extract { .. } => {
+                    unreachable!("handled above")
+                }
             }
         }
     }
@@ -251,6 +294,23 @@ async fn settings(api: &Api, scope: &pactwise_api::OrgScope, setting: SettingCom
                 format!("Budget set: {subject}, {period}, ${:.2}", limit as f64 / 1e6),
             ))
         }
+    }
+}
+
+/// Page i of n on stderr, redrawn in place.
+fn progress_bar(p: pactwise_domain::page::Progress) {
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return;
+    }
+    let label = match p.phase {
+        pactwise_domain::page::ProgressPhase::Reading => "reading",
+        pactwise_domain::page::ProgressPhase::Ocr => "ocr",
+    };
+    let width = 30usize;
+    let filled = (p.done as usize * width).checked_div(p.total as usize).unwrap_or(width).min(width);
+    eprint!("\r{label:>7} [{}{}] page {}/{}", "#".repeat(filled), " ".repeat(width - filled), p.done, p.total);
+    if p.done >= p.total {
+        eprintln!();
     }
 }
 

@@ -4,6 +4,7 @@
 use pactwise_api::{ApiError, ImportReport};
 use pactwise_domain::{Document, ErrorCode};
 use serde_json::{Value, json};
+use std::io::Write;
 use std::process::ExitCode;
 
 pub struct Outcome {
@@ -19,10 +20,12 @@ impl Outcome {
     }
 
     pub fn print(self, as_json: bool) -> ExitCode {
+        // A closed stdout (`pactwise ... | head`) is not an error worth a panic.
+        let mut out = std::io::stdout().lock();
         if as_json {
-            println!("{}", self.json);
+            let _ = writeln!(out, "{}", self.json);
         } else if !self.text.is_empty() {
-            println!("{}", self.text);
+            let _ = writeln!(out, "{}", self.text);
         }
         if self.refused { ExitCode::from(2) } else { ExitCode::SUCCESS }
     }
@@ -30,7 +33,7 @@ impl Outcome {
 
 pub fn fail(as_json: bool, error: &ApiError) -> ExitCode {
     if as_json {
-        println!("{}", json!({ "error": error }));
+        let _ = writeln!(std::io::stdout().lock(), "{}", json!({ "error": error }));
     }
     eprintln!("error: {}", error.message);
     exit_code(error.code)
@@ -48,7 +51,15 @@ pub fn import_outcome(report: &ImportReport) -> Outcome {
             pactwise_domain::ImportOutcome::Existing => "already imported",
             pactwise_domain::ImportOutcome::Restored => "restored from the trash",
         };
-        lines.push(format!("{how}: {} → {}", i.file, i.document.id));
+        let pages = match (&i.page_count, &i.extraction_error) {
+            (Some(n), _) => format!(" ({n} page{})", if *n == 1 { "" } else { "s" }),
+            (None, Some(e)) => {
+                eprintln!("warning: {} is kept, but its pages could not be read: {}", i.file, e.message);
+                " (pages not readable)".to_string()
+            }
+            (None, None) => String::new(),
+        };
+        lines.push(format!("{how}: {} → {}{pages}", i.file, i.document.id));
     }
     for f in &report.failed {
         eprintln!("error: {}", f.error.message);

@@ -196,3 +196,52 @@ fn checklists_export_and_stats_print_the_whole_library() {
     assert_eq!((stats["type_count"].as_u64(), stats["item_count"].as_u64()), (Some(34), Some(831)));
     assert_eq!(stats["catalog"], export["catalog"]);
 }
+
+#[test]
+fn extract_prints_pages_with_source_confidence_kind_and_char_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("terms.txt");
+    let para = "The Supplier shall deliver the Goods to the Delivery Point on the Delivery Date.\n\n";
+    std::fs::write(&file, para.repeat(80)).unwrap();
+    let out = pactwise(tmp.path(), &["extract", file.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = json_of(&out);
+    assert_eq!(report["file"], "terms.txt");
+    let pages = report["pages"].as_array().unwrap();
+    assert!(pages.len() >= 2, "about 3,000 characters a page");
+    assert_eq!(report["page_count"].as_u64(), Some(pages.len() as u64));
+    for (i, page) in pages.iter().enumerate() {
+        assert_eq!(page["number"].as_u64(), Some(i as u64 + 1));
+        assert_eq!((page["source"].as_str(), page["confidence_kind"].as_str()), (Some("text"), Some("none")));
+        assert!(page["confidence"].is_null());
+        assert_eq!(page["synthetic"], true, "no explicit breaks: synthetic pages");
+        assert_eq!(page["char_count"].as_u64(), Some(page["text"].as_str().unwrap().chars().count() as u64));
+    }
+}
+
+#[test]
+fn extract_refuses_a_broken_pdf_as_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("broken.pdf");
+    std::fs::write(&file, b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 2 0 R").unwrap();
+    let out = pactwise(tmp.path(), &["extract", file.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let code = json_of(&out)["error"]["code"].as_str().unwrap().to_string();
+    assert!(["file_corrupt", "file_empty"].contains(&code.as_str()), "{code}");
+}
+
+#[test]
+fn extract_reads_a_real_contract_pdf_from_its_text_layer() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/cuad/pdfs");
+    let Some(pdf) = std::fs::read_dir(&root).ok().and_then(|mut d| d.find_map(|e| e.ok().map(|e| e.path()))) else {
+        eprintln!("skipped: {} is absent", root.display());
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = pactwise(tmp.path(), &["extract", pdf.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = json_of(&out);
+    let pages = report["pages"].as_array().unwrap();
+    assert!(!pages.is_empty());
+    assert!(pages.iter().map(|p| p["char_count"].as_u64().unwrap()).sum::<u64>() > 1000);
+}

@@ -16,12 +16,22 @@ pub enum ErrorCode {
     Unauthenticated,
     /// A file could not be read (missing, permissions, a directory).
     FileUnreadable,
-    /// A file has no bytes.
+    /// A file has no bytes, or no pages.
     FileEmpty,
     /// A file is larger than the configured import limit.
     FileTooLarge,
     /// A file's type is not one Pactwise can take in.
     UnsupportedFileType,
+    /// A file is password-protected and no (or a wrong) password was given.
+    FileEncrypted,
+    /// A file is damaged, truncated, or not what its name says.
+    FileCorrupt,
+    /// A document has more pages than the configured limit.
+    TooManyPages,
+    /// A file would expand past a safety limit (image pixels, DOCX uncompressed size).
+    ResourceLimit,
+    /// A required external library is not installed (e.g. libpdfium: run `make setup`).
+    DependencyMissing,
     /// The data directory's database is newer than this program.
     SchemaTooNew,
     /// The data directory could not be opened or written.
@@ -56,6 +66,11 @@ impl ErrorCode {
             ErrorCode::FileEmpty => "file_empty",
             ErrorCode::FileTooLarge => "file_too_large",
             ErrorCode::UnsupportedFileType => "unsupported_file_type",
+            ErrorCode::FileEncrypted => "file_encrypted",
+            ErrorCode::FileCorrupt => "file_corrupt",
+            ErrorCode::TooManyPages => "too_many_pages",
+            ErrorCode::ResourceLimit => "resource_limit",
+            ErrorCode::DependencyMissing => "dependency_missing",
             ErrorCode::SchemaTooNew => "schema_too_new",
             ErrorCode::Storage => "storage",
             ErrorCode::Internal => "internal",
@@ -79,6 +94,10 @@ impl ErrorCode {
                 | ErrorCode::FileEmpty
                 | ErrorCode::FileTooLarge
                 | ErrorCode::UnsupportedFileType
+                | ErrorCode::FileEncrypted
+                | ErrorCode::FileCorrupt
+                | ErrorCode::TooManyPages
+                | ErrorCode::ResourceLimit
         )
     }
 }

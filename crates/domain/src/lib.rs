@@ -10,6 +10,7 @@ pub mod clock;
 pub mod document;
 pub mod error;
 pub mod ids;
+pub mod page;
 pub mod role;
 pub mod usage;
 
@@ -21,4 +22,5 @@ pub use clock::{Clock, FixedClock, SystemClock};
 pub use document::{Document, ImportOutcome, MediaType};
 pub use error::ErrorCode;
 pub use ids::{DocumentId, OrgId, SessionId, UserId};
+pub use page::{CharBox, Confidence, ConfidenceKind, ExtractedDocument, Page, PageSource, Progress, ProgressPhase};
 pub use role::Role;

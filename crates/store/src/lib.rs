@@ -10,6 +10,7 @@ mod db;
 mod documents;
 mod error;
 mod migrations;
+mod pages;
 mod platform;
 mod scope;
 mod sessions;
@@ -25,6 +26,7 @@ pub use documents::{Documents, NewDocument};
 pub use error::StoreError;
 pub use migrations::SCHEMA_VERSION;
 pub use pactwise_domain::ImportOutcome;
+pub use pages::Pages;
 pub use platform::{Platform, SessionOrg};
 pub use scope::OrgScope;
 pub use sessions::Sessions;
@@ -93,6 +95,11 @@ impl Store {
 
     pub fn settings(&self) -> Settings<'_> {
         Settings::new(self)
+    }
+
+    /// Extracted pages of documents.
+    pub fn pages(&self) -> Pages<'_> {
+        Pages::new(self)
     }
 
     /// The model usage ledger and budgets.

@@ -7,6 +7,7 @@ use rusqlite::Connection;
 const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_foundation", include_str!("../migrations/0001_foundation.sql")),
     ("0002_model_usage", include_str!("../migrations/0002_model_usage.sql")),
+    ("0003_document_pages", include_str!("../migrations/0003_document_pages.sql")),
 ];
 
 /// The schema version this build writes.
@@ -61,6 +62,8 @@ mod tests {
             "settings",
             "usage_ledger",
             "model_budgets",
+            "document_extractions",
+            "document_pages",
         ] {
             assert!(tables.iter().any(|x| x == t), "missing table {t}: {tables:?}");
         }

@@ -95,12 +95,22 @@ export type ErrorCode =
 "unauthenticated" | 
 /**  A file could not be read (missing, permissions, a directory). */
 "file_unreadable" | 
-/**  A file has no bytes. */
+/**  A file has no bytes, or no pages. */
 "file_empty" | 
 /**  A file is larger than the configured import limit. */
 "file_too_large" | 
 /**  A file's type is not one Pactwise can take in. */
 "unsupported_file_type" | 
+/**  A file is password-protected and no (or a wrong) password was given. */
+"file_encrypted" | 
+/**  A file is damaged, truncated, or not what its name says. */
+"file_corrupt" | 
+/**  A document has more pages than the configured limit. */
+"too_many_pages" | 
+/**  A file would expand past a safety limit (image pixels, DOCX uncompressed size). */
+"resource_limit" | 
+/**  A required external library is not installed (e.g. libpdfium: run `make setup`). */
+"dependency_missing" | 
 /**  The data directory's database is newer than this program. */
 "schema_too_new" | 
 /**  The data directory could not be opened or written. */
@@ -139,6 +149,9 @@ export type ImportProgress = {
 	total: number,
 	file: string,
 	stage: ImportStage,
+	/**  While extracting: pages done and the page count (0 otherwise). */
+	page: number,
+	pages: number,
 };
 
 /**  Progress of an import, sent while `import_documents` runs. */
@@ -159,7 +172,9 @@ export type ImportReport_Serialize = {
 	failed: ImportFailure[],
 };
 
-export type ImportStage = "checking" | "copying" | "done" | "failed";
+export type ImportStage = "checking" | "copying" | 
+/**  Reading pages (text layer or OCR): `page` of `pages`. */
+"extracting" | "done" | "failed";
 
 export type ImportedDocument = ImportedDocument_Serialize | ImportedDocument_Deserialize;
 
@@ -168,6 +183,10 @@ export type ImportedDocument_Deserialize = {
 	file: string,
 	document: Document_Deserialize,
 	outcome: ImportOutcome,
+	/**  Pages extracted and stored with the document (None when extraction failed). */
+	page_count?: number | null,
+	/**  Why the pages could not be extracted; the document is kept and can be extracted again. */
+	extraction_error?: ApiError | null,
 };
 
 export type ImportedDocument_Serialize = {
@@ -175,6 +194,10 @@ export type ImportedDocument_Serialize = {
 	file: string,
 	document: Document_Serialize,
 	outcome: ImportOutcome,
+	/**  Pages extracted and stored with the document (None when extraction failed). */
+	page_count: number | null,
+	/**  Why the pages could not be extracted; the document is kept and can be extracted again. */
+	extraction_error: ApiError | null,
 };
 
 /**  The kinds of file Pactwise takes in. Detected from the file's bytes (magic numbers), not trusted from its name. */

@@ -1,0 +1,162 @@
+//! Extracted pages, stored with their document so a document is extracted once. Every function takes the caller's
+//! scope and checks that the document is the organization's and not deleted.
+
+use crate::time::to_sql;
+use crate::{OrgScope, Store, StoreError};
+use pactwise_domain::DocumentId;
+use pactwise_domain::page::{CharBox, Confidence, ExtractedDocument, Page, PageSource};
+use rusqlite::{OptionalExtension, params};
+
+pub struct Pages<'s> {
+    store: &'s Store,
+}
+
+impl<'s> Pages<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Pages { store }
+    }
+
+    fn content_hash(&self, scope: &OrgScope, id: DocumentId) -> Result<String, StoreError> {
+        self.store
+            .conn()
+            .query_row(
+                "SELECT content_hash FROM documents WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL",
+                params![id.to_string(), scope.org().to_string()],
+                |r| r.get(0),
+            )
+            .optional()?
+            .ok_or(StoreError::NotFound)
+    }
+
+    /// Stores a document's pages (replacing any earlier extraction) in one transaction.
+    pub fn save(&self, scope: &OrgScope, id: DocumentId, doc: &ExtractedDocument) -> Result<(), StoreError> {
+        scope.require_document_editor()?;
+        self.content_hash(scope, id)?;
+        let tx = self.store.conn().unchecked_transaction()?;
+        let json = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_else(|_| "[]".into());
+        tx.execute("DELETE FROM document_extractions WHERE document_id = ?1", [id.to_string()])?;
+        tx.execute(
+            "INSERT INTO document_extractions (document_id, media_type, page_count, synthetic, headers_json, footers_json,
+                 extracted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                id.to_string(),
+                doc.media_type.as_str(),
+                doc.pages.len() as i64,
+                doc.synthetic as i64,
+                json(&doc.headers),
+                json(&doc.footers),
+                to_sql(self.store.clock().now())
+            ],
+        )?;
+        {
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO document_pages (document_id, number, text, source, confidence, confidence_kind, synthetic,
+                     width, height, rotation, char_boxes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?;
+            for p in &doc.pages {
+                let kind = match p.confidence {
+                    Confidence::Measured(_) => "measured",
+                    Confidence::Estimated(_) => "estimated",
+                    Confidence::None => "none",
+                };
+                insert.execute(params![
+                    id.to_string(),
+                    p.number,
+                    p.text,
+                    p.source.as_str(),
+                    p.confidence.value().map(f64::from),
+                    kind,
+                    p.synthetic as i64,
+                    f64::from(p.width),
+                    f64::from(p.height),
+                    p.rotation,
+                    CharBox::encode_all(&p.char_boxes),
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The stored extraction of a live document of the organization, if it was extracted.
+    pub fn load(&self, scope: &OrgScope, id: DocumentId) -> Result<Option<ExtractedDocument>, StoreError> {
+        let content_hash = self.content_hash(scope, id)?;
+        let head = self
+            .store
+            .conn()
+            .query_row(
+                "SELECT media_type, synthetic, headers_json, footers_json FROM document_extractions WHERE document_id = ?1",
+                [id.to_string()],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)),
+            )
+            .optional()?;
+        let Some((media_type, synthetic, headers, footers)) = head else {
+            return Ok(None);
+        };
+        let corrupt = |what: &str| StoreError::Corrupt(format!("document_pages of {id}: {what}"));
+        let mut stmt = self.store.conn().prepare(
+            "SELECT number, text, source, confidence, confidence_kind, synthetic, width, height, rotation, char_boxes
+             FROM document_pages WHERE document_id = ?1 ORDER BY number",
+        )?;
+        let rows = stmt.query_map([id.to_string()], |r| {
+            Ok((
+                r.get::<_, u32>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<f64>>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, i64>(5)?,
+                r.get::<_, f64>(6)?,
+                r.get::<_, f64>(7)?,
+                r.get::<_, u16>(8)?,
+                r.get::<_, Vec<u8>>(9)?,
+            ))
+        })?;
+        let mut pages = Vec::new();
+        for row in rows {
+            let (number, text, source, value, kind, page_synthetic, width, height, rotation, boxes) = row?;
+            let source = match source.as_str() {
+                "text" => PageSource::Text,
+                "ocr" => PageSource::Ocr,
+                other => return Err(corrupt(&format!("source {other:?}"))),
+            };
+            let confidence = match (kind.as_str(), value) {
+                ("measured", Some(v)) => Confidence::Measured(v as f32),
+                ("estimated", Some(v)) => Confidence::Estimated(v as f32),
+                ("none", None) => Confidence::None,
+                _ => return Err(corrupt("confidence")),
+            };
+            pages.push(Page {
+                number,
+                text,
+                source,
+                confidence,
+                synthetic: page_synthetic != 0,
+                width: width as f32,
+                height: height as f32,
+                rotation,
+                char_boxes: CharBox::decode_all(&boxes).ok_or_else(|| corrupt("char boxes"))?,
+            });
+        }
+        Ok(Some(ExtractedDocument {
+            media_type: media_type.parse().map_err(|_| corrupt("media type"))?,
+            content_hash,
+            pages,
+            synthetic: synthetic != 0,
+            headers: serde_json::from_str(&headers).map_err(|_| corrupt("headers"))?,
+            footers: serde_json::from_str(&footers).map_err(|_| corrupt("footers"))?,
+        }))
+    }
+
+    /// How many pages the document's stored extraction has (None: not extracted yet).
+    pub fn page_count(&self, scope: &OrgScope, id: DocumentId) -> Result<Option<u32>, StoreError> {
+        self.content_hash(scope, id)?;
+        Ok(self
+            .store
+            .conn()
+            .query_row("SELECT page_count FROM document_extractions WHERE document_id = ?1", [id.to_string()], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+}
