@@ -149,41 +149,34 @@ impl<'s> Documents<'s> {
 
     /// Moves a live document to the trash.
     pub fn soft_delete(&self, scope: &OrgScope, id: DocumentId) -> Result<Document, StoreError> {
-        scope.require_document_editor()?;
-        let tx = self.store.conn().unchecked_transaction()?;
-        let now = to_sql(self.store.clock().now());
-        let changed = tx.execute(
-            "UPDATE documents SET deleted_at = ?3, deleted_by = ?4
-             WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL",
-            params![id.to_string(), scope.org().to_string(), now, scope.user().to_string()],
-        )?;
-        if changed == 0 {
-            return Err(StoreError::NotFound);
-        }
-        append_audit(&tx, scope, &now, "document.deleted", "document", Some(&id.to_string()), &json!({}))?;
-        let doc = tx.query_row(
-            &format!("SELECT {COLUMNS} FROM documents WHERE id = ?1 AND org_id = ?2"),
-            params![id.to_string(), scope.org().to_string()],
-            document_from_row,
-        )?;
-        tx.commit()?;
-        Ok(doc)
+        self.set_deleted(scope, id, true)
     }
 
     /// Brings a document back from the trash.
     pub fn restore(&self, scope: &OrgScope, id: DocumentId) -> Result<Document, StoreError> {
+        self.set_deleted(scope, id, false)
+    }
+
+    /// Moves a document into (`delete`) or out of the trash, with its audit entry, in one transaction. A document
+    /// that is not in the state to change from (or is another organization's) is `NotFound`.
+    fn set_deleted(&self, scope: &OrgScope, id: DocumentId, delete: bool) -> Result<Document, StoreError> {
         scope.require_document_editor()?;
         let tx = self.store.conn().unchecked_transaction()?;
         let now = to_sql(self.store.clock().now());
-        let changed = tx.execute(
-            "UPDATE documents SET deleted_at = NULL, deleted_by = NULL
-             WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NOT NULL",
-            params![id.to_string(), scope.org().to_string()],
-        )?;
+        let (org, doc_id) = (scope.org().to_string(), id.to_string());
+        let (changed, action) = if delete {
+            let sql = "UPDATE documents SET deleted_at = ?3, deleted_by = ?4
+                       WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL";
+            (tx.execute(sql, params![doc_id, org, now, scope.user().to_string()])?, "document.deleted")
+        } else {
+            let sql = "UPDATE documents SET deleted_at = NULL, deleted_by = NULL
+                       WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NOT NULL";
+            (tx.execute(sql, params![doc_id, org])?, "document.restored")
+        };
         if changed == 0 {
             return Err(StoreError::NotFound);
         }
-        append_audit(&tx, scope, &now, "document.restored", "document", Some(&id.to_string()), &json!({}))?;
+        append_audit(&tx, scope, &now, action, "document", Some(&id.to_string()), &json!({}))?;
         let doc = tx.query_row(
             &format!("SELECT {COLUMNS} FROM documents WHERE id = ?1 AND org_id = ?2"),
             params![id.to_string(), scope.org().to_string()],
