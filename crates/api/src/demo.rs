@@ -38,7 +38,7 @@ impl Api {
             .iter()
             .map(|(name, text)| Ok((name.to_string(), blobs.put_bytes(text.as_bytes())?)))
             .collect::<Result<_, pactwise_store::StoreError>>()?;
-        Ok(self
+        let (scope, report) = self
             .db
             .call(move |store| {
                 let local = open_local(store)?;
@@ -60,6 +60,12 @@ impl Api {
                 let documents = store.documents().list(&scope)?.len() as u32;
                 Ok((scope, DemoReport { organization: DEMO_ORGANIZATION.to_string(), documents, created }))
             })
-            .await?)
+            .await?;
+        // Like any import, the demo documents have their pages stored (a document is extracted once).
+        let quiet = |_: crate::ImportStage, _: u32, _: u32| {};
+        for doc in self.list_documents(&scope, crate::DocumentQuery::default()).await? {
+            self.ensure_pages(&scope, &doc, &quiet).await?;
+        }
+        Ok((scope, report))
     }
 }

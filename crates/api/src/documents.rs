@@ -152,7 +152,7 @@ impl Api {
 
     /// Extracts the document's pages and stores them with it, unless they are stored already (a document is
     /// extracted once). Returns the page count.
-    async fn ensure_pages(
+    pub(crate) async fn ensure_pages(
         &self,
         scope: &OrgScope,
         document: &Document,
