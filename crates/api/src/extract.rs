@@ -14,8 +14,9 @@ pub struct ExtractRequest {
     pub max_pages: Option<usize>,
 }
 
-fn intake_error(e: pactwise_extract::IntakeError) -> ApiError {
-    ApiError::new(e.code(), e.to_string())
+/// The error, naming the file it is about.
+fn intake_error(path: &Path, e: pactwise_extract::IntakeError) -> ApiError {
+    ApiError::new(e.code(), format!("{}: {e}", path.display()))
 }
 
 /// Extracts a file's pages (OCR for pages without a text layer) and reports them in the CLI contract's shape.
@@ -34,7 +35,7 @@ pub async fn extract_file(
             ocr: true,
             progress: &progress,
         };
-        let doc = extractor.extract_file(&path, &options).map_err(intake_error)?;
+        let doc = extractor.extract_file(&path, &options).map_err(|e| intake_error(&path, e))?;
         let name =
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
         Ok(ExtractReport::new(name, &doc))

@@ -226,8 +226,12 @@ fn extract_refuses_a_broken_pdf_as_bad_input() {
     std::fs::write(&file, b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 2 0 R").unwrap();
     let out = pactwise(tmp.path(), &["extract", file.to_str().unwrap(), "--json"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
-    let code = json_of(&out)["error"]["code"].as_str().unwrap().to_string();
-    assert!(["file_corrupt", "file_empty"].contains(&code.as_str()), "{code}");
+    let error = &json_of(&out)["error"];
+    let code = error["code"].as_str().unwrap();
+    assert!(["file_corrupt", "file_empty"].contains(&code), "{code}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("broken.pdf"), "names the file: {message}");
+    assert!(!message.contains("Pdfium"), "no library internals: {message}");
 }
 
 #[test]

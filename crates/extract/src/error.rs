@@ -24,7 +24,10 @@ pub enum IntakeError {
     WrongPassword,
     #[error("the file is not a PDF although it is named .pdf (it starts with {magic:?})")]
     NotAPdf { magic: String },
-    #[error("the {format} file is damaged or truncated and cannot be read ({detail})")]
+    #[error(
+        "the {format} file is damaged or truncated and cannot be read ({detail}); open it in the program that made it \
+         and save or export it again, or get a fresh copy"
+    )]
     Corrupt { format: &'static str, detail: String },
     #[error("the document has {pages} pages, more than the limit of {limit}; raise the page limit to take it in")]
     TooManyPages { pages: usize, limit: usize },

@@ -46,8 +46,23 @@ pub(crate) fn open<'a>(
         PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::SecurityError) => {
             IntakeError::Unsupported { what: "a PDF with an unsupported security handler".to_owned() }
         }
-        other => IntakeError::Corrupt { format: "PDF", detail: other.to_string() },
+        other => {
+            tracing::debug!(error = ?other, "pdfium could not load the PDF");
+            IntakeError::Corrupt { format: "PDF", detail: describe_load_error(&other).to_owned() }
+        }
     })
+}
+
+/// Words for a person, not pdfium's enum names (those go to the debug log).
+fn describe_load_error(e: &PdfiumError) -> &'static str {
+    match e {
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::FormatError) => {
+            "its internal structure is broken or cut off"
+        }
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::FileError) => "the PDF reader could not open it",
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::PageError) => "one of its pages is broken",
+        _ => "the PDF reader could not parse it",
+    }
 }
 
 #[tracing::instrument(level = "info", skip_all)]
