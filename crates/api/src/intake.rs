@@ -101,22 +101,22 @@ fn extension(path: &Path) -> String {
     path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default()
 }
 
-/// Recognises the type from the first bytes (and, for DOCX, the zip's directory at the end of the file).
+/// Recognises the type from the first bytes with the intake crate's detection (the one that decides how the
+/// file is read), then adds what only the file's name and the zip's directory can tell: a zip that is not a Word
+/// document, an old Office file, text under a name that is not a text file's, RTF.
 pub(crate) fn sniff(path: &Path, head: &[u8], tail: &[u8]) -> Result<MediaType, ApiError> {
     let ext = extension(path);
     let shown = path.display();
-    let found = if head.starts_with(b"%PDF-") {
-        Some(MediaType::Pdf)
-    } else if head.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some(MediaType::Png)
-    } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some(MediaType::Jpeg)
-    } else if head.starts_with(b"II*\0") || head.starts_with(b"MM\0*") {
-        Some(MediaType::Tiff)
-    } else if head.starts_with(b"PK\x03\x04") {
-        if contains(tail, b"word/document.xml") || contains(head, b"word/document.xml") {
-            Some(MediaType::Docx)
-        } else {
+    if head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedFileType,
+            format!(
+                "{shown} is an old Word (.doc) or Office file; save it as .docx or PDF and import that. {SUPPORTED}"
+            ),
+        ));
+    }
+    let found = match pactwise_extract::sniff_media_type(head) {
+        Some(MediaType::Docx) if !(contains(tail, b"word/document.xml") || contains(head, b"word/document.xml")) => {
             return Err(ApiError::new(
                 ErrorCode::UnsupportedFileType,
                 format!(
@@ -124,17 +124,10 @@ pub(crate) fn sniff(path: &Path, head: &[u8], tail: &[u8]) -> Result<MediaType, 
                 ),
             ));
         }
-    } else if head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
-        return Err(ApiError::new(
-            ErrorCode::UnsupportedFileType,
-            format!(
-                "{shown} is an old Word (.doc) or Office file; save it as .docx or PDF and import that. {SUPPORTED}"
-            ),
-        ));
-    } else if looks_like_text(head) && matches!(ext.as_str(), "txt" | "text" | "md" | "") {
-        Some(MediaType::Txt)
-    } else {
-        None
+        Some(MediaType::Txt) if head.starts_with(b"{\\rtf") || !matches!(ext.as_str(), "txt" | "text" | "md" | "") => {
+            None
+        }
+        other => other,
     };
     match found {
         Some(m) => Ok(m),
@@ -158,18 +151,6 @@ fn preview(head: &[u8]) -> String {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-/// UTF-8 (a multi-byte character cut at the end of the sample is fine) with no NUL bytes and no RTF/HTML markers.
-fn looks_like_text(head: &[u8]) -> bool {
-    let body = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-    if body.contains(&0) || body.starts_with(b"{\\rtf") {
-        return false;
-    }
-    match std::str::from_utf8(body) {
-        Ok(_) => true,
-        Err(e) => e.error_len().is_none() && e.valid_up_to() + 4 > body.len(),
-    }
 }
 
 #[cfg(test)]
@@ -205,11 +186,13 @@ mod tests {
     }
 
     #[test]
-    fn a_multibyte_character_cut_by_the_sample_is_still_text() {
-        let mut bytes = "résumé ".repeat(10).into_bytes();
-        bytes.push(0xC3);
-        assert!(looks_like_text(&bytes));
-        assert!(!looks_like_text(&[0xC3, 0x28, b'a', b'b', b'c', b'd', b'e']));
+    fn text_the_extractor_can_decode_is_taken_in_under_a_text_name() {
+        // UTF-16 with a byte-order mark and Windows-1252 are read by the TXT extractor, so import takes them too.
+        let utf16: Vec<u8> =
+            [0xFF, 0xFE].into_iter().chain("Lease".encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        assert_eq!(sniffed("lease.txt", &utf16), Ok(MediaType::Txt));
+        assert_eq!(sniffed("caf\u{e9}.txt", b"Caf\xe9 supply terms"), Ok(MediaType::Txt));
+        assert_eq!(sniffed("lease.csv", &utf16), Err(ErrorCode::UnsupportedFileType));
     }
 
     #[test]
