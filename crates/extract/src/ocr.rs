@@ -54,18 +54,22 @@ impl OcrPool {
         }
         let (queue, jobs) = mpsc::channel::<Job>();
         let jobs = Arc::new(Mutex::new(jobs));
-        let workers = (0..size)
-            .map(|n| {
+        let workers: Vec<_> = (0..size)
+            .filter_map(|n| {
                 let jobs = Arc::clone(&jobs);
                 let tessdata = tessdata.clone();
                 let language = language.clone();
                 std::thread::Builder::new()
                     .name(format!("ocr-{n}"))
                     .spawn(move || work(&jobs, tessdata, &language))
-                    .expect("spawning an OCR worker thread")
+                    .map_err(|e| tracing::error!(worker = n, error = %e, "could not start an OCR worker thread"))
+                    .ok()
             })
             .collect();
-        OcrPool { queue: Some(queue), workers, size }
+        // With no worker at all, OCR reports itself unavailable instead of waiting forever.
+        let size = workers.len();
+        let queue = (size > 0).then_some(queue);
+        OcrPool { queue, workers, size }
     }
 
     /// Recognises every page the iterator yields (an `Err` is a page that could not be rendered), calling `progress`
@@ -75,7 +79,10 @@ impl OcrPool {
         pages: impl Iterator<Item = Result<OcrImage, String>>,
         progress: impl Fn(u32),
     ) -> Result<Vec<(usize, OcrResult)>, IntakeError> {
-        let queue = self.queue.as_ref().ok_or_else(|| IntakeError::OcrUnavailable { detail: "stopped".into() })?;
+        let queue = self
+            .queue
+            .as_ref()
+            .ok_or_else(|| IntakeError::OcrUnavailable { detail: "no OCR worker thread could be started".into() })?;
         let (reply, replies) = mpsc::channel();
         let mut results = Vec::new();
         let mut in_flight = 0usize;
