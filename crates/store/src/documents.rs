@@ -47,6 +47,15 @@ fn document_from_row(row: &Row<'_>) -> rusqlite::Result<Document> {
     })
 }
 
+/// The document as it stands inside a transaction, deleted or not (after a change, to return it).
+fn read_in(tx: &rusqlite::Transaction<'_>, scope: &OrgScope, id: DocumentId) -> Result<Document, StoreError> {
+    Ok(tx.query_row(
+        &format!("SELECT {COLUMNS} FROM documents WHERE id = ?1 AND org_id = ?2"),
+        params![id.to_string(), scope.org().to_string()],
+        document_from_row,
+    )?)
+}
+
 impl<'s> Documents<'s> {
     pub(crate) fn new(store: &'s Store) -> Self {
         Documents { store }
@@ -106,11 +115,7 @@ impl<'s> Documents<'s> {
                 &json!({"name": new.name, "content_hash": new.content_hash, "size": new.size}),
             )?;
         }
-        let doc = tx.query_row(
-            &format!("SELECT {COLUMNS} FROM documents WHERE id = ?1 AND org_id = ?2"),
-            params![id.to_string(), scope.org().to_string()],
-            document_from_row,
-        )?;
+        let doc = read_in(&tx, scope, id)?;
         tx.commit()?;
         Ok((doc, outcome))
     }
@@ -177,11 +182,7 @@ impl<'s> Documents<'s> {
             return Err(StoreError::NotFound);
         }
         append_audit(&tx, scope, &now, action, "document", Some(&id.to_string()), &json!({}))?;
-        let doc = tx.query_row(
-            &format!("SELECT {COLUMNS} FROM documents WHERE id = ?1 AND org_id = ?2"),
-            params![id.to_string(), scope.org().to_string()],
-            document_from_row,
-        )?;
+        let doc = read_in(&tx, scope, id)?;
         tx.commit()?;
         Ok(doc)
     }
