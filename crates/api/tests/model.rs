@@ -46,7 +46,8 @@ async fn a_model_call_is_priced_into_the_stores_ledger_for_the_sessions_organiza
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].0, scope.org().to_string());
     assert_eq!(rows[0].1, "api_test");
-    assert!(rows[0].2 >= 0);
+    // The fake reports 100 input and 20 output tokens: 100 × $0.10/M + 20 × $0.50/M = 20 micro-dollars.
+    assert_eq!(rows[0].2, 20);
 }
 
 #[tokio::test]

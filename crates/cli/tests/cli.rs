@@ -249,3 +249,17 @@ fn extract_reads_a_real_contract_pdf_from_its_text_layer() {
     assert!(!pages.is_empty());
     assert!(pages.iter().map(|p| p["char_count"].as_u64().unwrap()).sum::<u64>() > 1000);
 }
+
+#[test]
+fn a_data_directory_that_cannot_be_used_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let not_a_dir = tmp.path().join("a-file");
+    std::fs::write(&not_a_dir, b"x").unwrap();
+    let out = pactwise(&not_a_dir, &["documents", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let error = &json_of(&out)["error"];
+    assert_eq!(error["code"], "storage");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("a-file") && message.contains("--data-dir"), "names it and says what to do: {message}");
+    assert_eq!(std::fs::read(&not_a_dir).unwrap(), b"x", "the file is left as it was");
+}
