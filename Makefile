@@ -92,7 +92,8 @@ run: build
 	$(CLI) demo
 	@if [ -z "$${DISPLAY:-}" ]; then \
 		echo "No display: starting Xvfb on :99 (the window renders there)."; \
-		(Xvfb :99 -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &); sleep 1; export DISPLAY=:99; \
+		(Xvfb :99 -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &); export DISPLAY=:99; \
+		for _ in $$(seq 1 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done; \
 		exec $(APP); \
 	else exec $(APP); fi
 
