@@ -11,6 +11,7 @@ pub mod document;
 pub mod error;
 pub mod ids;
 pub mod page;
+pub mod review;
 pub mod role;
 pub mod usage;
 
@@ -23,4 +24,8 @@ pub use document::{Document, ImportOutcome, MediaType};
 pub use error::ErrorCode;
 pub use ids::{DocumentId, OrgId, SessionId, UserId};
 pub use page::{CharBox, Confidence, ConfidenceKind, ExtractedDocument, Page, PageSource, Progress, ProgressPhase};
+pub use review::{
+    Classification, Extracted, Extractions, GateDecision, GateReason, ItemFinding, ItemStatus, Method, Quote,
+    RejectedExtraction, Route,
+};
 pub use role::Role;

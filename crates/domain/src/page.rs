@@ -154,6 +154,21 @@ pub struct Page {
 }
 
 impl Page {
+    /// A page of plain text with no layout: what a TXT file gives (boundary made by us), and handy in tests.
+    pub fn plain(number: u32, text: impl Into<String>) -> Page {
+        Page {
+            number,
+            text: text.into(),
+            source: PageSource::Text,
+            confidence: Confidence::None,
+            synthetic: true,
+            width: 0.0,
+            height: 0.0,
+            rotation: 0,
+            char_boxes: Vec::new(),
+        }
+    }
+
     /// Number of characters (Unicode scalar values) of the text.
     pub fn char_count(&self) -> usize {
         self.text.chars().count()
