@@ -32,6 +32,12 @@ pub struct ImportedDocument {
     pub page_count: Option<u32>,
     /// Why the pages could not be extracted; the document is kept and can be extracted again.
     pub extraction_error: Option<ApiError>,
+    /// Where the review gate sent the document (`person` or `auto`), once the pipeline ran.
+    pub route: Option<String>,
+    /// The gate's reason when it routed the document to a person.
+    pub route_reason: Option<String>,
+    /// Why the pipeline could not run; the document is kept and its pipeline resumes on the next run.
+    pub review_error: Option<ApiError>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
@@ -54,6 +60,8 @@ pub enum ImportStage {
     Copying,
     /// Reading pages (text layer or OCR): `page` of `pages`.
     Extracting,
+    /// Classifying, pre-filling the checklist and routing (the document pipeline).
+    Reviewing,
     Done,
     Failed,
 }
@@ -109,8 +117,31 @@ impl Api {
                             (None, Some(e))
                         }
                     };
+                    tell(ImportStage::Reviewing);
+                    let (route, route_reason, review_error) = match self
+                        .run_pipeline(scope, document.id, crate::ReviewMode::Auto, None)
+                        .await
+                    {
+                        Ok(review) => {
+                            let gate = review.gate.as_ref();
+                            (gate.map(|g| g.route.clone()), gate.and_then(|g| g.reason.clone()), None)
+                        }
+                        Err(e) => {
+                            tracing::warn!(file = %file, code = %e.code, "the pipeline could not run; the document is kept");
+                            (None, None, Some(e))
+                        }
+                    };
                     tell(ImportStage::Done);
-                    report.imported.push(ImportedDocument { file, document, outcome, page_count, extraction_error });
+                    report.imported.push(ImportedDocument {
+                        file,
+                        document,
+                        outcome,
+                        page_count,
+                        extraction_error,
+                        route,
+                        route_reason,
+                        review_error,
+                    });
                 }
                 Err(error) => {
                     tracing::warn!(file = %file, code = %error.code, "import refused");

@@ -9,6 +9,7 @@ mod error;
 mod extract;
 mod intake;
 mod model;
+mod review;
 mod session;
 
 pub use checklists::{checklist_export, checklist_stats};
@@ -21,7 +22,12 @@ pub use error::ApiError;
 pub use extract::{ExtractRequest, extract_file};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
 pub use model::{ModelAvailability, ModelBudget};
+pub use pactwise_pipeline::{Stage, Thresholds};
 pub use pactwise_store::OrgScope;
+pub use review::{
+    CorrectionInput, DocumentReview, OWN_NAMES_KEY, QueueEntry, ReviewGate, ReviewItem, ReviewMode, ReviewStage,
+    ReviewType, StoreLog, catalog,
+};
 pub use session::SessionInfo;
 
 use pactwise_domain::{Clock, SystemClock};

@@ -126,6 +126,7 @@ async fn a_bad_file_does_not_stop_the_good_ones_and_progress_is_reported() {
             (2, 2, ImportStage::Checking),
             (2, 2, ImportStage::Copying),
             (2, 2, ImportStage::Extracting),
+            (2, 2, ImportStage::Reviewing),
             (2, 2, ImportStage::Done),
         ]
     );

@@ -7,7 +7,8 @@ mod output;
 use clap::{Parser, Subcommand};
 use output::{Outcome, fail};
 use pactwise_api::{Api, ApiError, DocumentQuery, ImportOptions, ImportProgress, ImportStage, parse_document_id};
-use pactwise_domain::{Document, ErrorCode};
+use pactwise_api::{CorrectionInput, ReviewMode};
+use pactwise_domain::{Document, ErrorCode, ItemStatus, Quote};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,6 +65,50 @@ enum Command {
         #[arg(value_name = "ID")]
         id: String,
     },
+    /// Run the document pipeline on a file without keeping it: type, checklist items, gate route, extractions
+    Review {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Rules only: no model calls even when a key is set
+        #[arg(long)]
+        offline: bool,
+        /// Run the whole state machine with no model calls and say which route the document would take
+        #[arg(long, conflicts_with = "offline")]
+        dry_run: bool,
+    },
+    /// Documents the review gate routed to a person, with the reason
+    Queue,
+    /// Show an imported document's review (type, items, gate, stages); --rerun runs a stage and those after again
+    Pipeline {
+        #[arg(value_name = "ID")]
+        id: String,
+        /// classify, checklist, gate or finalize
+        #[arg(long, value_name = "STAGE")]
+        rerun: Option<String>,
+        /// Rules only for the stages that run
+        #[arg(long)]
+        offline: bool,
+    },
+    /// Confirm or correct one checklist item of an imported document (saved at once, audited, wins over re-runs)
+    Correct {
+        #[arg(value_name = "ID")]
+        id: String,
+        #[arg(long, value_name = "ITEM")]
+        item: String,
+        /// Confirm the pre-filled answer as it is
+        #[arg(long, conflicts_with = "status")]
+        confirm: bool,
+        /// present, partial, absent or not_evaluated
+        #[arg(long)]
+        status: Option<String>,
+        /// Supporting words, exactly as on the page (needs --page)
+        #[arg(long, requires = "page")]
+        quote: Option<String>,
+        #[arg(long)]
+        page: Option<u32>,
+        #[arg(long)]
+        note: Option<String>,
+    },
     /// Seed the demo organization with a few contracts and switch to it
     Demo,
     /// The checklist library: `export` prints the whole catalog, `stats` its counts
@@ -95,6 +140,11 @@ enum SettingCommand {
     },
     /// Show whether model calls can be made (no key, keychain unavailable, ready)
     Model,
+    /// Show the review gate's thresholds; --set NAME=VALUE changes one (owners and admins)
+    Thresholds {
+        #[arg(long, value_name = "NAME=VALUE")]
+        set: Vec<String>,
+    },
     /// Set the organization's model budget, in US dollars per period
     Budget {
         /// organization, each_user, or a user id
@@ -107,6 +157,15 @@ enum SettingCommand {
         #[arg(long, value_name = "USD", value_parser = parse_dollars)]
         limit: i64,
     },
+}
+
+fn parse_stage(text: &str) -> Result<pactwise_api::Stage, ApiError> {
+    pactwise_api::Stage::parse(text).ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::InvalidInput,
+            format!("{text:?} is not a stage; use classify, checklist, gate or finalize"),
+        )
+    })
 }
 
 fn parse_dollars(text: &str) -> Result<i64, String> {
@@ -158,7 +217,7 @@ fn rerun_with_omp_limit() -> Option<ExitCode> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Extract { .. } | Command::Import { .. })
+    if matches!(cli.command, Command::Extract { .. } | Command::Import { .. } | Command::Review { .. })
         && let Some(code) = rerun_with_omp_limit()
     {
         return code;
@@ -227,6 +286,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                             done: p.page,
                             total: p.pages,
                         }),
+                        ImportStage::Reviewing => eprintln!("[{}/{}] reviewing {}", p.index, p.total, p.file),
                         ImportStage::Checking | ImportStage::Copying | ImportStage::Extracting => {}
                     };
                     let report =
@@ -251,6 +311,50 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     Ok(single(doc, "Restored"))
                 }
                 Command::Settings { setting } => settings(api, &scope, setting).await,
+                Command::Review { file, offline, dry_run } => {
+                    let mode = match (offline, dry_run) {
+                        (_, true) => ReviewMode::DryRun,
+                        (true, false) => ReviewMode::Offline,
+                        (false, false) => ReviewMode::Auto,
+                    };
+                    let review = api.review_file(&scope, &file, mode).await?;
+                    Ok(output::review_outcome(&review))
+                }
+                Command::Queue => {
+                    let queue = api.review_queue(&scope).await?;
+                    Ok(output::queue_outcome(&queue))
+                }
+                Command::Pipeline { id, rerun, offline } => {
+                    let id = parse_document_id(&id)?;
+                    let review = match rerun {
+                        None if !offline => api.document_review(&scope, id).await?,
+                        rerun => {
+                            let stage = rerun.as_deref().map(parse_stage).transpose()?;
+                            let mode = if offline { ReviewMode::Offline } else { ReviewMode::Auto };
+                            api.run_pipeline(&scope, id, mode, stage).await?
+                        }
+                    };
+                    Ok(output::review_outcome(&review))
+                }
+                Command::Correct { id, item, confirm, status, quote, page, note } => {
+                    let status = status
+                        .map(|s| {
+                            ItemStatus::parse(&s).ok_or_else(|| {
+                                ApiError::new(
+                                    ErrorCode::InvalidInput,
+                                    format!("{s:?} is not a status; use present, partial, absent or not_evaluated"),
+                                )
+                            })
+                        })
+                        .transpose()?;
+                    if !confirm && status.is_none() {
+                        return Err(ApiError::new(ErrorCode::InvalidInput, "give --confirm or --status STATUS"));
+                    }
+                    let quote = quote.zip(page).map(|(text, page)| Quote { text, page });
+                    let input = CorrectionInput { item_id: item, confirm, status, quote, note };
+                    let review = api.correct_item(&scope, parse_document_id(&id)?, input).await?;
+                    Ok(output::review_outcome(&review))
+                }
                 Command::Demo | Command::Checklists { .. } | Command::Extract { .. } => {
                     unreachable!("handled above")
                 }
@@ -285,6 +389,30 @@ async fn settings(api: &Api, scope: &pactwise_api::OrgScope, setting: SettingCom
                 json!({ "model": status }),
                 format!("Model: {}", serde_json::to_value(status).unwrap_or_default().as_str().unwrap_or("unknown")),
             ))
+        }
+        SettingCommand::Thresholds { set } => {
+            let mut thresholds = api.thresholds(scope).await?;
+            for pair in set {
+                let (name, value) = pair.split_once('=').ok_or_else(|| {
+                    ApiError::new(
+                        ErrorCode::InvalidInput,
+                        format!("{pair:?}: write NAME=VALUE, e.g. critical_min_confidence=0.8"),
+                    )
+                })?;
+                let value: f32 = value.trim().parse().map_err(|_| {
+                    ApiError::new(
+                        ErrorCode::InvalidInput,
+                        format!("{value:?} is not a number; use a value from 0 to 1"),
+                    )
+                })?;
+                thresholds = api.set_threshold(scope, name.trim(), value).await?;
+            }
+            let json = serde_json::to_value(thresholds).unwrap_or_default();
+            let text = json
+                .as_object()
+                .map(|o| o.iter().map(|(k, v)| format!("{k:32} {v}")).collect::<Vec<_>>().join("\n"))
+                .unwrap_or_default();
+            Ok(Outcome::ok(json!({ "thresholds": json }), text))
         }
         SettingCommand::Budget { subject, period, limit } => {
             api.set_model_budget(scope, &subject, &period, limit).await?;

@@ -88,3 +88,66 @@ pub fn document_table(docs: &[Document]) -> String {
     }
     out.trim_end().to_string()
 }
+
+/// A review: the JSON of the CLI contract, and a short text summary.
+pub fn review_outcome(review: &pactwise_api::DocumentReview) -> Outcome {
+    let mut lines = Vec::new();
+    match &review.contract_type {
+        Some(t) => lines.push(format!("Type: {} ({}, {} {:.0}%)", t.name, t.id, t.method, t.confidence * 100.0)),
+        None => lines.push("Type: not classified".to_string()),
+    }
+    if let Some(g) = &review.gate {
+        lines.push(format!(
+            "Route: {}{} — {}",
+            g.route,
+            g.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default(),
+            g.detail
+        ));
+    }
+    let count = |s: pactwise_domain::ItemStatus| review.items.iter().filter(|i| i.status == s).count();
+    lines.push(format!(
+        "Items: {} ({} present, {} partial, {} absent, {} not evaluated); {} verified quotes, {} rejected",
+        review.items.len(),
+        count(pactwise_domain::ItemStatus::Present),
+        count(pactwise_domain::ItemStatus::Partial),
+        count(pactwise_domain::ItemStatus::Absent),
+        count(pactwise_domain::ItemStatus::NotEvaluated),
+        review.items.iter().filter(|i| i.verified).count(),
+        review.rejected.len()
+    ));
+    if let Some(law) = &review.extractions.governing_law {
+        lines.push(format!("Governing law: {}", law.value));
+    }
+    if let Some(c) = &review.counterparty {
+        lines.push(format!("Counterparty: {c}"));
+    }
+    if let Some(n) = review.planned_model_calls {
+        lines.push(format!("Dry run: a model run would make {n} model call(s)"));
+    }
+    if let Some(stage) = &review.halted_at {
+        lines.push(format!("Stopped at the {stage} stage; see its reason in --json output"));
+    }
+    Outcome::ok(serde_json::to_value(review).unwrap_or_default(), lines.join("\n"))
+}
+
+/// The review queue.
+pub fn queue_outcome(queue: &[pactwise_api::QueueEntry]) -> Outcome {
+    let text = if queue.is_empty() {
+        "No documents wait for a person.".to_string()
+    } else {
+        queue
+            .iter()
+            .map(|q| {
+                format!(
+                    "{}  {:40}  {:24}  {}",
+                    q.document,
+                    q.name,
+                    q.type_name.as_deref().unwrap_or("-"),
+                    q.reason.as_deref().unwrap_or("-")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    Outcome::ok(json!({ "queue": queue }), text)
+}

@@ -41,6 +41,8 @@ pub enum Method {
     Model,
     /// The offline, rule-based path (keyword classifier, signal-driven evaluator).
     Rules,
+    /// A person confirmed or corrected it.
+    Person,
 }
 
 impl Method {
@@ -48,6 +50,7 @@ impl Method {
         match self {
             Method::Model => "model",
             Method::Rules => "rules",
+            Method::Person => "person",
         }
     }
 }
@@ -70,6 +73,9 @@ pub struct ItemFinding {
     pub method: Method,
     /// Why the item has no answer, or what the rule matched; for the citation pane.
     pub reason: Option<String>,
+    /// The item's red flags (from the catalog's list) that the evidence triggers.
+    #[serde(default)]
+    pub red_flags: Vec<String>,
 }
 
 /// A quote that failed verification: never shown as a quote, listed for the reviewer.

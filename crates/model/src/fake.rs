@@ -159,6 +159,30 @@ impl FakeReply {
         self
     }
 
+    /// The same reply after a pause of `ms` milliseconds (a fixed latency per call).
+    pub fn with_delay(mut self, ms: u64) -> Self {
+        match &mut self {
+            FakeReply::Text { delay_ms, .. }
+            | FakeReply::ToolUse { delay_ms, .. }
+            | FakeReply::ForcedTool { delay_ms, .. }
+            | FakeReply::Refusal { delay_ms, .. }
+            | FakeReply::MaxTokens { delay_ms, .. }
+            | FakeReply::Error { delay_ms, .. } => *delay_ms = ms,
+        }
+        self
+    }
+
+    fn usage(&self) -> Option<FakeUsage> {
+        match self {
+            FakeReply::Text { usage, .. }
+            | FakeReply::ToolUse { usage, .. }
+            | FakeReply::ForcedTool { usage, .. }
+            | FakeReply::Refusal { usage, .. }
+            | FakeReply::MaxTokens { usage, .. } => Some(*usage),
+            FakeReply::Error { .. } => None,
+        }
+    }
+
     fn delay_ms(&self) -> u64 {
         match self {
             FakeReply::Text { delay_ms, .. }
@@ -182,9 +206,34 @@ pub enum WhenExhausted {
     RepeatLast,
 }
 
+/// A reply chosen by what the request says: the first rule whose `when_contains` occurs in the text of the
+/// request's messages answers it (at most `times` times when set), before the replies in order are used. This is how
+/// concurrent calls (checklist sections) get their own answers whatever order they arrive in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FakeRule {
+    pub when_contains: String,
+    pub reply: FakeReply,
+    #[serde(default)]
+    pub times: Option<u32>,
+}
+
+impl FakeRule {
+    /// Answer every request whose messages contain `needle` with `reply`.
+    pub fn new(needle: impl Into<String>, reply: FakeReply) -> Self {
+        FakeRule { when_contains: needle.into(), reply, times: None }
+    }
+}
+
 /// A script: replies in order, what to do after, and optionally the one key to accept.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FakeScript {
+    #[serde(default)]
+    pub rules: Vec<FakeRule>,
+    /// Report usage as the real API's prompt cache would: tokens (about 4 characters each) up to the last
+    /// `cache_control` marker (tools, then system, then messages) are written to the cache the first time that exact
+    /// prefix is answered and read from it afterwards; the rest is uncached input. Output tokens come from the reply.
+    #[serde(default)]
+    pub simulate_cache: bool,
     pub replies: Vec<FakeReply>,
     #[serde(default)]
     pub when_exhausted: WhenExhausted,
@@ -210,10 +259,16 @@ pub struct LoggedRequest {
     pub had_api_key: bool,
     /// The status the fake answered with.
     pub status: u16,
+    /// The usage the fake reported (successful replies).
+    #[serde(default)]
+    pub usage: Option<FakeUsage>,
 }
 
 #[derive(Default)]
 struct FakeState {
+    rules: Mutex<Vec<FakeRule>>,
+    simulate_cache: bool,
+    cached_prefixes: Mutex<HashSet<String>>,
     replies: Mutex<VecDeque<FakeReply>>,
     last: Mutex<Option<FakeReply>>,
     when_exhausted: WhenExhausted,
@@ -241,6 +296,9 @@ impl FakeModelServer {
     /// Start on `127.0.0.1:port` (0 for any free port).
     pub async fn start_on_port(script: FakeScript, port: u16) -> std::io::Result<Self> {
         let state = Arc::new(FakeState {
+            rules: Mutex::new(script.rules),
+            simulate_cache: script.simulate_cache,
+            cached_prefixes: Mutex::new(HashSet::new()),
             replies: Mutex::new(script.replies.into()),
             last: Mutex::new(None),
             when_exhausted: script.when_exhausted,
@@ -330,17 +388,23 @@ async fn messages(State(state): State<Arc<FakeState>>, headers: HeaderMap, body:
     let had_api_key = headers.get("x-api-key").is_some();
     let anthropic_version = headers.get("anthropic-version").and_then(|v| v.to_str().ok()).map(str::to_string);
     let checked = check_request(&state, &headers, &parsed);
+    let mut reported = None;
     let (response, status) = match checked {
         Err((status, kind, message)) => (error_response(status, kind, &message, None, number), status),
         Ok(()) => {
-            let reply = next_reply(&state);
+            let reply = rule_reply(&state, &parsed).or_else(|| next_reply(&state));
             match reply {
                 None => (error_response(500, "api_error", "the fake server's script is used up", None, number), 500),
-                Some(reply) => {
+                Some(mut reply) => {
                     let delay = reply.delay_ms();
                     if delay > 0 {
                         tokio::time::sleep(Duration::from_millis(delay)).await;
                     }
+                    if state.simulate_cache {
+                        let output = reply.usage().map_or(20, |u| u.output_tokens);
+                        reply = reply.with_usage(cache_usage(&state, &parsed, output));
+                    }
+                    reported = reply.usage();
                     render(&reply, &parsed, number)
                 }
             }
@@ -352,8 +416,97 @@ async fn messages(State(state): State<Arc<FakeState>>, headers: HeaderMap, body:
         anthropic_version,
         had_api_key,
         status,
+        usage: reported.filter(|_| status == 200),
     });
     response
+}
+
+/// The text of every block of the request's messages, joined.
+fn request_text(body: &Value) -> String {
+    fn collect(value: &Value, out: &mut String) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(text)) = map.get("text") {
+                    out.push_str(text);
+                    out.push('\n');
+                }
+                for (key, v) in map {
+                    if key != "text" {
+                        collect(v, out);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| collect(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    if let Some(messages) = body.get("messages") {
+        collect(messages, &mut out);
+    }
+    out
+}
+
+fn rule_reply(state: &FakeState, body: &Value) -> Option<FakeReply> {
+    let mut rules = lock(&state.rules);
+    if rules.is_empty() {
+        return None;
+    }
+    let text = request_text(body);
+    let index = rules.iter().position(|r| r.times != Some(0) && text.contains(&r.when_contains))?;
+    let rule = &mut rules[index];
+    if let Some(times) = rule.times.as_mut() {
+        *times -= 1;
+    }
+    Some(rule.reply.clone())
+}
+
+/// Usage as the prompt cache would report it (see [`FakeScript::simulate_cache`]).
+fn cache_usage(state: &FakeState, body: &Value, output_tokens: u32) -> FakeUsage {
+    // The prompt in cache order: tools, system, messages; each block rendered as JSON text without its marker.
+    let mut blocks: Vec<(String, bool)> = Vec::new();
+    let mut push = |v: &Value| {
+        let marked = v.get("cache_control").is_some();
+        let mut v = v.clone();
+        if let Some(map) = v.as_object_mut() {
+            map.remove("cache_control");
+        }
+        blocks.push((v.to_string(), marked));
+    };
+    for tool in body.get("tools").and_then(Value::as_array).into_iter().flatten() {
+        push(tool);
+    }
+    match body.get("system") {
+        Some(Value::Array(items)) => items.iter().for_each(&mut push),
+        Some(Value::String(text)) => push(&json!({"type": "text", "text": text})),
+        _ => {}
+    }
+    for message in body.get("messages").and_then(Value::as_array).into_iter().flatten() {
+        match message.get("content") {
+            Some(Value::Array(items)) => items.iter().for_each(&mut push),
+            Some(other) => push(other),
+            None => {}
+        }
+    }
+    let tokens = |chars: usize| (chars / 4) as u32;
+    let total: usize = blocks.iter().map(|(b, _)| b.len()).sum();
+    let Some(last_marker) = blocks.iter().rposition(|(_, marked)| *marked) else {
+        return FakeUsage { input_tokens: tokens(total), output_tokens, ..FakeUsage::default() };
+    };
+    let prefix: String = blocks[..=last_marker].iter().map(|(b, _)| b.as_str()).collect();
+    let prefix_len = prefix.len();
+    let seen = !lock(&state.cached_prefixes).insert(prefix);
+    let rest = tokens(total - prefix_len);
+    if seen {
+        FakeUsage { input_tokens: rest, output_tokens, cache_read_tokens: tokens(prefix_len), ..FakeUsage::default() }
+    } else {
+        FakeUsage {
+            input_tokens: rest,
+            output_tokens,
+            cache_write_5m_tokens: tokens(prefix_len),
+            ..FakeUsage::default()
+        }
+    }
 }
 
 fn next_reply(state: &FakeState) -> Option<FakeReply> {

@@ -1,7 +1,7 @@
 //! The fake server itself: it checks requests the way the real API does for this model, answers in the same wire
 //! format, logs requests without keys, and its binary serves a script from a file.
 
-use pactwise_model::fake::{FakeModelServer, FakeReply, FakeScript, FakeUsage, WhenExhausted};
+use pactwise_model::fake::{FakeModelServer, FakeReply, FakeRule, FakeScript, FakeUsage, WhenExhausted};
 use serde_json::{Value, json};
 
 fn body() -> Value {
@@ -107,6 +107,7 @@ async fn the_fake_answers_in_the_wire_format_with_cache_usage_and_logs_without_k
         replies: vec![FakeReply::text("hello").with_usage(usage), FakeReply::error_with_retry_after(429, "3")],
         when_exhausted: WhenExhausted::RepeatLast,
         api_key: None,
+        ..FakeScript::default()
     })
     .await
     .unwrap();
@@ -206,4 +207,39 @@ fn the_demo_script_shipped_with_the_crate_parses() {
     assert_eq!(script.replies.len(), 6);
     assert_eq!(script.when_exhausted, WhenExhausted::RepeatLast);
     assert!(matches!(script.replies[1], FakeReply::Error { status: 429, .. }));
+}
+
+fn with_prefix(prefix: &str, question: &str) -> Value {
+    json!({"model": "claude-haiku-5-5", "max_tokens": 16, "messages": [{"role": "user", "content": [
+        {"type": "text", "text": prefix, "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": question}
+    ]}]})
+}
+
+#[tokio::test]
+async fn rules_answer_by_what_the_request_says_and_the_cache_is_simulated_per_prefix() {
+    let script = FakeScript {
+        rules: vec![
+            FakeRule { times: Some(1), ..FakeRule::new("section A", FakeReply::text("answer A")) },
+            FakeRule::new("section B", FakeReply::text("answer B")),
+        ],
+        simulate_cache: true,
+        ..FakeScript::new(vec![FakeReply::text("in order")])
+    };
+    let server = FakeModelServer::start(script).await.unwrap();
+    let key = Some("sk-ant-fake-key-1");
+    let prefix = "x".repeat(4_000);
+    let (_, _, b) = post(&server, key, &with_prefix(&prefix, "section B please")).await;
+    assert_eq!(b["content"][0]["text"], "answer B");
+    assert_eq!(b["usage"]["cache_creation_input_tokens"], 1_000 + 6, "the first time, the prefix is written");
+    let (_, _, a) = post(&server, key, &with_prefix(&prefix, "section A please")).await;
+    assert_eq!(a["content"][0]["text"], "answer A");
+    assert!(a["usage"]["cache_read_input_tokens"].as_u64().unwrap() >= 1_000, "then read: {a}");
+    assert_eq!(a["usage"]["cache_creation_input_tokens"], 0);
+    // The A rule was for one answer only; the in-order replies come next.
+    let (_, _, again) = post(&server, key, &with_prefix(&prefix, "section A please")).await;
+    assert_eq!(again["content"][0]["text"], "in order");
+    let logged = server.message_requests();
+    assert_eq!(logged.len(), 3);
+    assert!(logged.iter().all(|r| r.usage.is_some()));
 }

@@ -180,6 +180,7 @@ mod tests {
             quote: Some(Quote { text: quote.into(), page }),
             method: pactwise_domain::Method::Model,
             reason: None,
+            red_flags: Vec::new(),
         }
     }
 }

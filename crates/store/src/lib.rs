@@ -12,6 +12,7 @@ mod error;
 mod migrations;
 mod pages;
 mod platform;
+mod reviews;
 mod scope;
 mod sessions;
 mod settings;
@@ -28,6 +29,9 @@ pub use migrations::SCHEMA_VERSION;
 pub use pactwise_domain::ImportOutcome;
 pub use pages::Pages;
 pub use platform::{Platform, SessionOrg};
+pub use reviews::{
+    ContractRow, Correction, NewCorrection, QueueRow, Reviews, StageRow, Vendor, VendorDecision, normalized_vendor_name,
+};
 pub use scope::OrgScope;
 pub use sessions::Sessions;
 pub use settings::Settings;
@@ -103,6 +107,10 @@ impl Store {
     }
 
     /// The model usage ledger and budgets.
+    pub fn reviews(&self) -> Reviews<'_> {
+        Reviews::new(self)
+    }
+
     pub fn usage(&self) -> Usage<'_> {
         Usage::new(self)
     }

@@ -8,6 +8,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_foundation", include_str!("../migrations/0001_foundation.sql")),
     ("0002_model_usage", include_str!("../migrations/0002_model_usage.sql")),
     ("0003_document_pages", include_str!("../migrations/0003_document_pages.sql")),
+    ("0004_pipeline", include_str!("../migrations/0004_pipeline.sql")),
 ];
 
 /// The schema version this build writes.
@@ -64,6 +65,10 @@ mod tests {
             "model_budgets",
             "document_extractions",
             "document_pages",
+            "pipeline_stages",
+            "review_corrections",
+            "vendors",
+            "contracts",
         ] {
             assert!(tables.iter().any(|x| x == t), "missing table {t}: {tables:?}");
         }

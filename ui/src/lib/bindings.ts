@@ -174,7 +174,9 @@ export type ImportReport_Serialize = {
 
 export type ImportStage = "checking" | "copying" | 
 /**  Reading pages (text layer or OCR): `page` of `pages`. */
-"extracting" | "done" | "failed";
+"extracting" | 
+/**  Classifying, pre-filling the checklist and routing (the document pipeline). */
+"reviewing" | "done" | "failed";
 
 export type ImportedDocument = ImportedDocument_Serialize | ImportedDocument_Deserialize;
 
@@ -187,6 +189,12 @@ export type ImportedDocument_Deserialize = {
 	page_count?: number | null,
 	/**  Why the pages could not be extracted; the document is kept and can be extracted again. */
 	extraction_error?: ApiError | null,
+	/**  Where the review gate sent the document (`person` or `auto`), once the pipeline ran. */
+	route?: string | null,
+	/**  The gate's reason when it routed the document to a person. */
+	route_reason?: string | null,
+	/**  Why the pipeline could not run; the document is kept and its pipeline resumes on the next run. */
+	review_error?: ApiError | null,
 };
 
 export type ImportedDocument_Serialize = {
@@ -198,6 +206,12 @@ export type ImportedDocument_Serialize = {
 	page_count: number | null,
 	/**  Why the pages could not be extracted; the document is kept and can be extracted again. */
 	extraction_error: ApiError | null,
+	/**  Where the review gate sent the document (`person` or `auto`), once the pipeline ran. */
+	route: string | null,
+	/**  The gate's reason when it routed the document to a person. */
+	route_reason: string | null,
+	/**  Why the pipeline could not run; the document is kept and its pipeline resumes on the next run. */
+	review_error: ApiError | null,
 };
 
 /**  The kinds of file Pactwise takes in. Detected from the file's bytes (magic numbers), not trusted from its name. */

@@ -68,6 +68,7 @@ pub fn evaluate(catalog: &Catalog, contract_type: &ContractType, index: &Contrac
                     quote: Some(Quote { text: page.text[range].to_owned(), page: page.number }),
                     method: Method::Rules,
                     reason: Some("a present signal matched".into()),
+                    red_flags: Vec::new(),
                 },
                 None => ItemFinding {
                     item_id: item.id.clone(),
@@ -76,6 +77,7 @@ pub fn evaluate(catalog: &Catalog, contract_type: &ContractType, index: &Contrac
                     quote: None,
                     method: Method::Rules,
                     reason: Some("no signal matched".into()),
+                    red_flags: Vec::new(),
                 },
             }
         })

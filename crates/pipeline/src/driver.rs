@@ -1,0 +1,281 @@
+//! The thin driver: loads the stage records, feeds events to [`crate::machine::step`] and carries out its
+//! commands — recording a stage as running, running it, recording its outcome. Where records live is the
+//! [`StageLog`]'s business: the store for an imported document, memory for `pactwise review` (which keeps nothing).
+
+use crate::machine::{Command, Event, PipelineState, Stage, StageStatus, step};
+use crate::model_path::CallFigures;
+use crate::offline::ContractIndex;
+use crate::stages::{
+    ChecklistOutput, ContractPlan, FinalizeOutput, ItemCorrection, Runner, StageResult, apply_corrections, parse_output,
+};
+use pactwise_domain::usage::TokenUsage;
+use pactwise_domain::{Classification, GateDecision, ItemFinding, Page, RejectedExtraction};
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::time::Instant;
+
+/// One stage's record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageRecord {
+    pub stage: Stage,
+    pub status: StageStatus,
+    pub attempt: u32,
+    pub model: Option<String>,
+    pub tokens: TokenUsage,
+    pub latency_ms: u64,
+    pub outcome: Option<String>,
+    pub reason: Option<String>,
+    pub output: Option<serde_json::Value>,
+}
+
+/// Where the driver keeps stage records, reads corrections and writes the contract record.
+pub trait StageLog {
+    type Error: std::fmt::Display;
+    fn load(&mut self) -> impl Future<Output = Result<Vec<StageRecord>, Self::Error>> + Send;
+    fn save(&mut self, record: StageRecord) -> impl Future<Output = Result<(), Self::Error>> + Send;
+    fn clear(&mut self, stages: Vec<Stage>) -> impl Future<Output = Result<(), Self::Error>> + Send;
+    fn corrections(&mut self) -> impl Future<Output = Result<Vec<ItemCorrection>, Self::Error>> + Send;
+    fn write_contract(
+        &mut self,
+        plan: ContractPlan,
+    ) -> impl Future<Output = Result<FinalizeOutput, Self::Error>> + Send;
+}
+
+/// Why the driver could not go on (the stage log failed; stage failures are recorded, not returned).
+#[derive(Debug, thiserror::Error)]
+#[error("the pipeline's records could not be read or written: {0}")]
+pub struct DriverError(pub String);
+
+/// Everything known about a document after the driver stops.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PipelineReport {
+    pub stages: Vec<StageRecord>,
+    pub classification: Option<Classification>,
+    /// With people's corrections applied.
+    pub findings: Vec<ItemFinding>,
+    pub rejected: Vec<RejectedExtraction>,
+    pub checklist: Option<ChecklistOutput>,
+    pub gate: Option<GateDecision>,
+    pub finalize: Option<FinalizeOutput>,
+    /// The stage that failed, if the pipeline stopped.
+    pub halted_at: Option<Stage>,
+}
+
+/// Runs (or resumes) the pipeline of one document. `rerun` asks for a stage and everything after it to run again.
+pub async fn run<L: StageLog>(
+    runner: &Runner,
+    log: &mut L,
+    pages: &[Page],
+    ocr_failed: bool,
+    rerun: Option<Stage>,
+) -> Result<PipelineReport, DriverError> {
+    let err = |e: L::Error| DriverError(e.to_string());
+    let mut records: Vec<StageRecord> = log.load().await.map_err(err)?;
+    let mut state = PipelineState::default();
+    for r in &records {
+        state.statuses[Stage::ALL.iter().position(|s| *s == r.stage).unwrap_or(0)] = r.status;
+    }
+    let index = ContractIndex::build(pages);
+    let mut event = rerun.map_or(Event::Resume, Event::Rerun);
+    let mut halted_at = None;
+    'outer: loop {
+        let (next_state, commands) = step(state, event);
+        state = next_state;
+        for command in commands {
+            match command {
+                Command::Clear(stages) => {
+                    records.retain(|r| !stages.contains(&r.stage));
+                    log.clear(stages).await.map_err(err)?;
+                }
+                Command::Run(stage) => {
+                    let attempt = records.iter().find(|r| r.stage == stage).map_or(0, |r| r.attempt) + 1;
+                    let running = StageRecord {
+                        stage,
+                        status: StageStatus::Running,
+                        attempt,
+                        model: None,
+                        tokens: TokenUsage::default(),
+                        latency_ms: 0,
+                        outcome: None,
+                        reason: None,
+                        output: None,
+                    };
+                    log.save(running.clone()).await.map_err(err)?;
+                    upsert(&mut records, running);
+                    let started = Instant::now();
+                    let span = tracing::info_span!("pipeline_stage", stage = stage.as_str(), attempt);
+                    let result = {
+                        let _enter = span.enter();
+                        tracing::info!("stage started");
+                        drop(_enter);
+                        run_stage(runner, log, stage, &index, pages, ocr_failed, &records).await
+                    };
+                    let result = match result {
+                        Ok(r) => r,
+                        Err(e) => return Err(e),
+                    };
+                    let elapsed = started.elapsed().as_millis() as u64;
+                    tracing::info!(
+                        stage = stage.as_str(),
+                        status = result.status.as_str(),
+                        outcome = %result.outcome,
+                        calls = result.figures.calls,
+                        input_tokens = result.figures.tokens.input,
+                        output_tokens = result.figures.tokens.output,
+                        latency_ms = elapsed,
+                        "stage finished"
+                    );
+                    let record = StageRecord {
+                        stage,
+                        status: result.status,
+                        attempt,
+                        model: result.model,
+                        tokens: result.figures.tokens,
+                        latency_ms: elapsed,
+                        outcome: Some(result.outcome),
+                        reason: result.reason,
+                        output: Some(result.output),
+                    };
+                    log.save(record.clone()).await.map_err(err)?;
+                    upsert(&mut records, record);
+                    event = Event::Finished(stage, result.status);
+                    continue 'outer;
+                }
+                Command::Complete => break 'outer,
+                Command::Halt(stage) => {
+                    halted_at = Some(stage);
+                    break 'outer;
+                }
+            }
+        }
+        break;
+    }
+    report(log, records, halted_at).await
+}
+
+fn upsert(records: &mut Vec<StageRecord>, record: StageRecord) {
+    match records.iter_mut().find(|r| r.stage == record.stage) {
+        Some(r) => *r = record,
+        None => records.push(record),
+    }
+}
+
+fn output_of(records: &[StageRecord], stage: Stage) -> Option<&serde_json::Value> {
+    records.iter().find(|r| r.stage == stage && r.status.is_finished()).and_then(|r| r.output.as_ref())
+}
+
+async fn run_stage<L: StageLog>(
+    runner: &Runner,
+    log: &mut L,
+    stage: Stage,
+    index: &ContractIndex,
+    pages: &[Page],
+    ocr_failed: bool,
+    records: &[StageRecord],
+) -> Result<StageResult, DriverError> {
+    let err = |e: L::Error| DriverError(e.to_string());
+    let classification = || parse_output::<Classification>(Stage::Classify, output_of(records, Stage::Classify));
+    let checklist = || parse_output::<ChecklistOutput>(Stage::Checklist, output_of(records, Stage::Checklist));
+    Ok(match stage {
+        Stage::Classify => runner.classify(index).await,
+        Stage::Checklist => match classification() {
+            Ok(c) => runner.checklist(index, &c).await,
+            Err(reason) => failed(reason),
+        },
+        Stage::Gate => match (classification(), checklist()) {
+            (Ok(c), Ok(k)) => {
+                let corrections = log.corrections().await.map_err(err)?;
+                runner.gate(pages, ocr_failed, &c, &k, &corrections)
+            }
+            (Err(reason), _) | (_, Err(reason)) => failed(reason),
+        },
+        Stage::Finalize => match checklist() {
+            Ok(k) => {
+                let plan = runner.finalize_plan(&k);
+                let outcome = log.write_contract(plan).await.map_err(err)?;
+                StageResult {
+                    status: StageStatus::Done,
+                    model: None,
+                    figures: CallFigures::default(),
+                    outcome: outcome.vendor_match.clone(),
+                    reason: None,
+                    output: serde_json::to_value(&outcome).unwrap_or_default(),
+                }
+            }
+            Err(reason) => failed(reason),
+        },
+    })
+}
+
+fn failed(reason: String) -> StageResult {
+    StageResult {
+        status: StageStatus::Failed,
+        model: None,
+        figures: CallFigures::default(),
+        outcome: "failed".into(),
+        reason: Some(reason),
+        output: serde_json::Value::Null,
+    }
+}
+
+/// Builds the report from the records, with the current corrections applied.
+pub async fn report<L: StageLog>(
+    log: &mut L,
+    mut records: Vec<StageRecord>,
+    halted_at: Option<Stage>,
+) -> Result<PipelineReport, DriverError> {
+    records.sort_by_key(|r| r.stage);
+    let classification = parse_output::<Classification>(Stage::Classify, output_of(&records, Stage::Classify)).ok();
+    let checklist = parse_output::<ChecklistOutput>(Stage::Checklist, output_of(&records, Stage::Checklist)).ok();
+    let gate = parse_output::<GateDecision>(Stage::Gate, output_of(&records, Stage::Gate)).ok();
+    let finalize = parse_output::<FinalizeOutput>(Stage::Finalize, output_of(&records, Stage::Finalize)).ok();
+    let corrections = log.corrections().await.map_err(|e| DriverError(e.to_string()))?;
+    let findings = checklist.as_ref().map(|k| apply_corrections(&k.findings, &corrections)).unwrap_or_default();
+    let rejected = checklist.as_ref().map(|k| k.rejected.clone()).unwrap_or_default();
+    Ok(PipelineReport { stages: records, classification, findings, rejected, checklist, gate, finalize, halted_at })
+}
+
+/// A stage log in memory: `pactwise review` and dry runs, which keep nothing.
+#[derive(Debug, Default)]
+pub struct MemoryLog {
+    pub records: Vec<StageRecord>,
+    pub corrections: Vec<ItemCorrection>,
+    pub plan: Option<ContractPlan>,
+}
+
+impl StageLog for MemoryLog {
+    type Error = std::convert::Infallible;
+
+    async fn load(&mut self) -> Result<Vec<StageRecord>, Self::Error> {
+        Ok(self.records.clone())
+    }
+
+    async fn save(&mut self, record: StageRecord) -> Result<(), Self::Error> {
+        upsert(&mut self.records, record);
+        Ok(())
+    }
+
+    async fn clear(&mut self, stages: Vec<Stage>) -> Result<(), Self::Error> {
+        self.records.retain(|r| !stages.contains(&r.stage));
+        Ok(())
+    }
+
+    async fn corrections(&mut self) -> Result<Vec<ItemCorrection>, Self::Error> {
+        Ok(self.corrections.clone())
+    }
+
+    async fn write_contract(&mut self, plan: ContractPlan) -> Result<FinalizeOutput, Self::Error> {
+        let vendor_match = match (&plan.counterparty, plan.create_vendor) {
+            (None, _) => "none",
+            (Some(_), true) => "would_create_or_link",
+            (Some(_), false) => "needs_review",
+        };
+        let output = FinalizeOutput {
+            counterparty: plan.counterparty.as_ref().map(|c| c.value.clone()),
+            vendor_match: vendor_match.into(),
+            vendor: None,
+        };
+        self.plan = Some(plan);
+        Ok(output)
+    }
+}

@@ -1,0 +1,495 @@
+//! The document pipeline's records: each stage's status and output per document, human corrections (append-only;
+//! the latest per item wins), the contract record with its extractions, and vendors. Stage outputs are JSON owned
+//! by `pactwise-pipeline`; the store keeps them, scoped to the organization, and never interprets them beyond the
+//! gate's route for the review queue. Every function takes the caller's scope and checks that the document is the
+//! organization's and not deleted.
+
+use crate::audit::append_audit;
+use crate::time::{from_sql, from_sql_opt, to_sql};
+use crate::{OrgScope, Store, StoreError};
+use chrono::{DateTime, Utc};
+use pactwise_domain::{DocumentId, UserId};
+use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
+
+pub struct Reviews<'s> {
+    store: &'s Store,
+}
+
+/// One stage's record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageRow {
+    pub stage: String,
+    pub status: String,
+    pub attempt: u32,
+    pub model: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub latency_ms: u64,
+    pub outcome: Option<String>,
+    pub reason: Option<String>,
+    pub output: Option<Value>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A person's confirmation or correction of one item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Correction {
+    pub id: String,
+    pub item_id: String,
+    pub kind: String,
+    pub status: String,
+    pub quote: Option<(String, u32)>,
+    pub note: Option<String>,
+    pub user: UserId,
+    pub at: DateTime<Utc>,
+}
+
+/// What a person sends to confirm or correct an item; who and when come from the scope and the clock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCorrection {
+    pub item_id: String,
+    pub kind: String,
+    pub status: String,
+    pub quote: Option<(String, u32)>,
+    pub note: Option<String>,
+}
+
+/// A document routed to a person, with the outputs the queue shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueRow {
+    pub document: DocumentId,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+    pub gate: Value,
+    pub classify: Option<Value>,
+    pub checklist_summary: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vendor {
+    pub id: String,
+    pub name: String,
+}
+
+/// The contract record as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContractRow {
+    pub document: DocumentId,
+    pub type_id: String,
+    pub counterparty: Option<String>,
+    pub extractions: Value,
+    pub vendor: Option<Vendor>,
+    pub vendor_link: Option<String>,
+    pub vendor_match: String,
+    pub finalized_by: Option<UserId>,
+    pub finalized_at: Option<DateTime<Utc>>,
+}
+
+/// What finalize asks for the vendor link; a link a person set is never replaced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VendorDecision {
+    /// Link to the vendor with this normalised name if it exists; create it when `create` (high confidence).
+    Match { name: String, normalized: String, create: bool },
+    /// No counterparty to match.
+    None,
+}
+
+pub fn normalized_vendor_name(name: &str) -> String {
+    name.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+impl<'s> Reviews<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Reviews { store }
+    }
+
+    fn check_document(&self, scope: &OrgScope, id: DocumentId) -> Result<(), StoreError> {
+        self.store
+            .conn()
+            .query_row(
+                "SELECT 1 FROM documents WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL",
+                params![id.to_string(), scope.org().to_string()],
+                |_| Ok(()),
+            )
+            .optional()?
+            .ok_or(StoreError::NotFound)
+    }
+
+    /// The stage records of a document, in no particular order.
+    pub fn stages(&self, scope: &OrgScope, id: DocumentId) -> Result<Vec<StageRow>, StoreError> {
+        self.check_document(scope, id)?;
+        let mut stmt = self.store.conn().prepare_cached(
+            "SELECT stage, status, attempt, model, input_tokens, output_tokens, cache_read_tokens, latency_ms, outcome,
+                    reason, output_json, updated_at
+             FROM pipeline_stages WHERE document_id = ?1 AND org_id = ?2",
+        )?;
+        let rows = stmt.query_map(params![id.to_string(), scope.org().to_string()], |r| {
+            let output: Option<String> = r.get(10)?;
+            Ok(StageRow {
+                stage: r.get(0)?,
+                status: r.get(1)?,
+                attempt: r.get(2)?,
+                model: r.get(3)?,
+                input_tokens: r.get::<_, i64>(4)? as u64,
+                output_tokens: r.get::<_, i64>(5)? as u64,
+                cache_read_tokens: r.get::<_, i64>(6)? as u64,
+                latency_ms: r.get::<_, i64>(7)? as u64,
+                outcome: r.get(8)?,
+                reason: r.get(9)?,
+                output: output.and_then(|s| serde_json::from_str(&s).ok()),
+                updated_at: from_sql(&r.get::<_, String>(11)?)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Writes (inserts or replaces) one stage's record.
+    pub fn save_stage(&self, scope: &OrgScope, id: DocumentId, row: &StageRow) -> Result<(), StoreError> {
+        scope.require_document_editor()?;
+        self.check_document(scope, id)?;
+        self.store.conn().execute(
+            "INSERT INTO pipeline_stages (org_id, document_id, stage, status, attempt, model, input_tokens,
+                 output_tokens, cache_read_tokens, latency_ms, outcome, reason, output_json, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+             ON CONFLICT (document_id, stage) DO UPDATE SET status = excluded.status, attempt = excluded.attempt,
+                 model = excluded.model, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+                 cache_read_tokens = excluded.cache_read_tokens, latency_ms = excluded.latency_ms,
+                 outcome = excluded.outcome, reason = excluded.reason, output_json = excluded.output_json,
+                 updated_at = excluded.updated_at",
+            params![
+                scope.org().to_string(),
+                id.to_string(),
+                row.stage,
+                row.status,
+                row.attempt,
+                row.model,
+                row.input_tokens as i64,
+                row.output_tokens as i64,
+                row.cache_read_tokens as i64,
+                row.latency_ms as i64,
+                row.outcome,
+                row.reason,
+                row.output.as_ref().map(Value::to_string),
+                to_sql(self.store.clock().now()),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Forgets the records of the named stages (a re-run that was asked for), in one transaction.
+    pub fn clear_stages(&self, scope: &OrgScope, id: DocumentId, stages: &[&str]) -> Result<(), StoreError> {
+        scope.require_document_editor()?;
+        self.check_document(scope, id)?;
+        let tx = self.store.conn().unchecked_transaction()?;
+        for stage in stages {
+            tx.execute(
+                "DELETE FROM pipeline_stages WHERE document_id = ?1 AND org_id = ?2 AND stage = ?3",
+                params![id.to_string(), scope.org().to_string(), stage],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Records a person's confirmation or correction, with its audit entry, in one transaction. The person is the
+    /// session's user.
+    pub fn add_correction(
+        &self,
+        scope: &OrgScope,
+        id: DocumentId,
+        correction: &NewCorrection,
+    ) -> Result<Correction, StoreError> {
+        scope.require_document_editor()?;
+        self.check_document(scope, id)?;
+        let now = self.store.clock().now();
+        let at = to_sql(now);
+        let row_id = uuid::Uuid::now_v7().to_string();
+        let tx = self.store.conn().unchecked_transaction()?;
+        tx.execute(
+            "INSERT INTO review_corrections (id, org_id, document_id, item_id, kind, status, quote_text, quote_page,
+                 note, user_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                row_id,
+                scope.org().to_string(),
+                id.to_string(),
+                correction.item_id,
+                correction.kind,
+                correction.status,
+                correction.quote.as_ref().map(|q| q.0.clone()),
+                correction.quote.as_ref().map(|q| q.1),
+                correction.note,
+                scope.user().to_string(),
+                at,
+            ],
+        )?;
+        append_audit(
+            &tx,
+            scope,
+            &at,
+            &format!("review.{}", correction.kind),
+            "document",
+            Some(&id.to_string()),
+            &serde_json::json!({"item": correction.item_id, "status": correction.status,
+                "quote_page": correction.quote.as_ref().map(|q| q.1), "note": correction.note}),
+        )?;
+        tx.commit()?;
+        Ok(Correction {
+            id: row_id,
+            item_id: correction.item_id.clone(),
+            kind: correction.kind.clone(),
+            status: correction.status.clone(),
+            quote: correction.quote.clone(),
+            note: correction.note.clone(),
+            user: scope.user(),
+            at: now,
+        })
+    }
+
+    /// Every correction of a document, oldest first (so the last one per item is the one in force).
+    pub fn corrections(&self, scope: &OrgScope, id: DocumentId) -> Result<Vec<Correction>, StoreError> {
+        self.check_document(scope, id)?;
+        let mut stmt = self.store.conn().prepare_cached(
+            "SELECT id, item_id, kind, status, quote_text, quote_page, note, user_id, created_at
+             FROM review_corrections WHERE document_id = ?1 AND org_id = ?2 ORDER BY created_at, id",
+        )?;
+        let rows = stmt.query_map(params![id.to_string(), scope.org().to_string()], |r| {
+            let quote_text: Option<String> = r.get(4)?;
+            let quote_page: Option<u32> = r.get(5)?;
+            let user: String = r.get(7)?;
+            Ok(Correction {
+                id: r.get(0)?,
+                item_id: r.get(1)?,
+                kind: r.get(2)?,
+                status: r.get(3)?,
+                quote: quote_text.zip(quote_page),
+                note: r.get(6)?,
+                user: user.parse().map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(7, rusqlite::types::Type::Text, Box::new(e))
+                })?,
+                at: from_sql(&r.get::<_, String>(8)?)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Documents the gate routed to a person whose contract is not finalized, newest first.
+    pub fn queue(&self, scope: &OrgScope) -> Result<Vec<QueueRow>, StoreError> {
+        let mut stmt = self.store.conn().prepare_cached(
+            "SELECT d.id, d.name, d.created_at, g.output_json,
+                    (SELECT output_json FROM pipeline_stages c WHERE c.document_id = d.id AND c.stage = 'classify'),
+                    (SELECT json_extract(output_json, '$.summary') FROM pipeline_stages k
+                       WHERE k.document_id = d.id AND k.stage = 'checklist')
+             FROM documents d
+             JOIN pipeline_stages g ON g.document_id = d.id AND g.stage = 'gate' AND g.status IN ('done', 'degraded')
+             LEFT JOIN contracts k ON k.document_id = d.id
+             WHERE d.org_id = ?1 AND g.org_id = ?1 AND d.deleted_at IS NULL
+               AND json_extract(g.output_json, '$.route') = 'person' AND k.finalized_at IS NULL
+             ORDER BY d.created_at DESC, d.id",
+        )?;
+        let rows = stmt.query_map([scope.org().to_string()], |r| {
+            let id: String = r.get(0)?;
+            let parse = |s: Option<String>| s.and_then(|s| serde_json::from_str::<Value>(&s).ok());
+            Ok(QueueRow {
+                document: id.parse().map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+                })?,
+                name: r.get(1)?,
+                created_at: from_sql(&r.get::<_, String>(2)?)?,
+                gate: parse(r.get(3)?).unwrap_or(Value::Null),
+                classify: parse(r.get(4)?),
+                checklist_summary: parse(r.get(5)?),
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Writes the contract record. The vendor link: a link a person set is kept as it is; otherwise the counterparty
+    /// is matched to an existing vendor by normalised name, or a vendor is created when the decision allows it, or
+    /// the match is left for review. One transaction, with an audit entry when a vendor is created.
+    pub fn save_contract(
+        &self,
+        scope: &OrgScope,
+        id: DocumentId,
+        type_id: &str,
+        counterparty: Option<&str>,
+        extractions: &Value,
+        vendor: &VendorDecision,
+    ) -> Result<ContractRow, StoreError> {
+        scope.require_document_editor()?;
+        self.check_document(scope, id)?;
+        let at = to_sql(self.store.clock().now());
+        let org = scope.org().to_string();
+        let tx = self.store.conn().unchecked_transaction()?;
+        let existing: Option<(Option<String>, Option<String>)> = tx
+            .query_row(
+                "SELECT vendor_id, vendor_link FROM contracts WHERE document_id = ?1 AND org_id = ?2",
+                params![id.to_string(), org],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let person_link = existing.as_ref().and_then(|(v, l)| (l.as_deref() == Some("person")).then(|| v.clone()));
+        let (vendor_id, link, matched): (Option<String>, Option<&str>, &str) = if let Some(v) = person_link {
+            (v, Some("person"), "linked")
+        } else {
+            match vendor {
+                VendorDecision::None => (None, None, "none"),
+                VendorDecision::Match { name, normalized, create } => {
+                    let found: Option<String> = tx
+                        .query_row(
+                            "SELECT id FROM vendors WHERE org_id = ?1 AND normalized_name = ?2 AND deleted_at IS NULL",
+                            params![org, normalized],
+                            |r| r.get(0),
+                        )
+                        .optional()?;
+                    match (found, create) {
+                        (Some(v), _) => (Some(v), Some("auto"), "linked"),
+                        (None, true) => {
+                            let v = uuid::Uuid::now_v7().to_string();
+                            tx.execute(
+                                "INSERT INTO vendors (id, org_id, name, normalized_name, created_by, created_at)
+                                 VALUES (?1, ?2, ?3, ?4, 'pipeline', ?5)",
+                                params![v, org, name, normalized, at],
+                            )?;
+                            append_audit(
+                                &tx,
+                                scope,
+                                &at,
+                                "vendor.create",
+                                "vendor",
+                                Some(&v),
+                                &serde_json::json!({"name": name, "from_document": id.to_string()}),
+                            )?;
+                            (Some(v), Some("auto"), "created")
+                        }
+                        (None, false) => (None, None, "needs_review"),
+                    }
+                }
+            }
+        };
+        tx.execute(
+            "INSERT INTO contracts (document_id, org_id, type_id, counterparty, extractions_json, vendor_id, vendor_link,
+                 vendor_match, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT (document_id) DO UPDATE SET type_id = excluded.type_id, counterparty = excluded.counterparty,
+                 extractions_json = excluded.extractions_json, vendor_id = excluded.vendor_id,
+                 vendor_link = excluded.vendor_link, vendor_match = excluded.vendor_match,
+                 updated_at = excluded.updated_at",
+            params![id.to_string(), org, type_id, counterparty, extractions.to_string(), vendor_id, link, matched, at],
+        )?;
+        tx.commit()?;
+        self.contract(scope, id)?.ok_or(StoreError::NotFound)
+    }
+
+    /// A person links the contract to a vendor of the organization; later pipeline runs keep this link.
+    pub fn link_vendor(&self, scope: &OrgScope, id: DocumentId, vendor_id: &str) -> Result<(), StoreError> {
+        scope.require_document_editor()?;
+        self.check_document(scope, id)?;
+        let at = to_sql(self.store.clock().now());
+        let tx = self.store.conn().unchecked_transaction()?;
+        let exists: Option<i64> = tx
+            .query_row(
+                "SELECT 1 FROM vendors WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL",
+                params![vendor_id, scope.org().to_string()],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if exists.is_none() {
+            return Err(StoreError::NotFound);
+        }
+        let changed = tx.execute(
+            "UPDATE contracts SET vendor_id = ?1, vendor_link = 'person', vendor_match = 'linked', updated_at = ?2
+             WHERE document_id = ?3 AND org_id = ?4",
+            params![vendor_id, at, id.to_string(), scope.org().to_string()],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound);
+        }
+        append_audit(
+            &tx,
+            scope,
+            &at,
+            "contract.link_vendor",
+            "document",
+            Some(&id.to_string()),
+            &serde_json::json!({"vendor": vendor_id}),
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Creates a vendor by hand (a person's action).
+    pub fn create_vendor(&self, scope: &OrgScope, name: &str) -> Result<Vendor, StoreError> {
+        scope.require_document_editor()?;
+        let at = to_sql(self.store.clock().now());
+        let id = uuid::Uuid::now_v7().to_string();
+        let tx = self.store.conn().unchecked_transaction()?;
+        tx.execute(
+            "INSERT INTO vendors (id, org_id, name, normalized_name, created_by, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![id, scope.org().to_string(), name, normalized_vendor_name(name), scope.user().to_string(), at],
+        )?;
+        append_audit(&tx, scope, &at, "vendor.create", "vendor", Some(&id), &serde_json::json!({"name": name}))?;
+        tx.commit()?;
+        Ok(Vendor { id, name: name.to_owned() })
+    }
+
+    /// The organization's vendors, by name.
+    pub fn vendors(&self, scope: &OrgScope) -> Result<Vec<Vendor>, StoreError> {
+        let mut stmt = self.store.conn().prepare_cached(
+            "SELECT id, name FROM vendors WHERE org_id = ?1 AND deleted_at IS NULL ORDER BY normalized_name",
+        )?;
+        let rows = stmt.query_map([scope.org().to_string()], |r| Ok(Vendor { id: r.get(0)?, name: r.get(1)? }))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The contract record of a document, if finalize has written one.
+    pub fn contract(&self, scope: &OrgScope, id: DocumentId) -> Result<Option<ContractRow>, StoreError> {
+        self.check_document(scope, id)?;
+        self.store
+            .conn()
+            .query_row(
+                "SELECT c.type_id, c.counterparty, c.extractions_json, c.vendor_id, v.name, c.vendor_link,
+                        c.vendor_match, c.finalized_by, c.finalized_at
+                 FROM contracts c LEFT JOIN vendors v ON v.id = c.vendor_id AND v.org_id = c.org_id
+                 WHERE c.document_id = ?1 AND c.org_id = ?2",
+                params![id.to_string(), scope.org().to_string()],
+                |r| {
+                    let vendor_id: Option<String> = r.get(3)?;
+                    let vendor_name: Option<String> = r.get(4)?;
+                    let finalized_by: Option<String> = r.get(7)?;
+                    Ok(ContractRow {
+                        document: id,
+                        type_id: r.get(0)?,
+                        counterparty: r.get(1)?,
+                        extractions: serde_json::from_str(&r.get::<_, String>(2)?).unwrap_or(Value::Null),
+                        vendor: vendor_id.zip(vendor_name).map(|(id, name)| Vendor { id, name }),
+                        vendor_link: r.get(5)?,
+                        vendor_match: r.get(6)?,
+                        finalized_by: finalized_by.and_then(|u| u.parse().ok()),
+                        finalized_at: from_sql_opt(r.get(8)?)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(StoreError::from)
+    }
+
+    /// A person finalizes the review: stamped with the session's user.
+    pub fn mark_finalized(&self, scope: &OrgScope, id: DocumentId) -> Result<(), StoreError> {
+        scope.require_document_editor()?;
+        self.check_document(scope, id)?;
+        let at = to_sql(self.store.clock().now());
+        let tx = self.store.conn().unchecked_transaction()?;
+        let changed = tx.execute(
+            "UPDATE contracts SET finalized_by = ?1, finalized_at = ?2 WHERE document_id = ?3 AND org_id = ?4",
+            params![scope.user().to_string(), at, id.to_string(), scope.org().to_string()],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound);
+        }
+        append_audit(&tx, scope, &at, "review.finalize", "document", Some(&id.to_string()), &Value::Null)?;
+        tx.commit()?;
+        Ok(())
+    }
+}
