@@ -9,6 +9,19 @@ const COMMANDS: &[&str] = &[
     "model_availability",
     "set_api_key",
     "clear_api_key",
+    "review_queue",
+    "document_review",
+    "rerun_pipeline",
+    "page_layout",
+    "checklist_type",
+    "correct_item",
+    "finalize_review",
+    "export_review",
+    "vendors",
+    "review_thresholds",
+    "set_review_threshold",
+    "own_names",
+    "set_own_names",
 ];
 
 fn main() {

@@ -2,8 +2,11 @@
 
 use crate::AppState;
 use pactwise_api::{
-    ApiError, DocumentQuery, ImportOptions, ImportProgress, ImportReport, ModelAvailability, SessionInfo,
+    ApiError, CorrectionInput, DocumentQuery, DocumentReview, ExportedReview, FinalizeInput, ImportOptions,
+    ImportProgress, ImportReport, MemoFormat, ModelAvailability, PageLayout, QueueEntry, ReviewMode, SessionInfo,
+    Stage, Thresholds,
 };
+use pactwise_domain::ContractType;
 use pactwise_domain::{Document, DocumentId};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -81,6 +84,122 @@ async fn clear_api_key(state: State<'_, AppState>) -> Result<ModelAvailability, 
     api.clear_api_key(&scope).await
 }
 
+#[tauri::command]
+#[specta::specta]
+async fn review_queue(state: State<'_, AppState>) -> Result<Vec<QueueEntry>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.review_queue(&scope).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn document_review(state: State<'_, AppState>, id: DocumentId) -> Result<DocumentReview, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.document_review(&scope, id).await
+}
+
+/// Runs the pipeline again from `stage` (all of it when none), with the model when it is available.
+#[tauri::command]
+#[specta::specta]
+async fn rerun_pipeline(
+    state: State<'_, AppState>,
+    id: DocumentId,
+    stage: Option<Stage>,
+) -> Result<DocumentReview, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.run_pipeline(&scope, id, ReviewMode::Auto, Some(stage.unwrap_or(Stage::Classify))).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn page_layout(state: State<'_, AppState>, id: DocumentId, page: u32) -> Result<PageLayout, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.page_layout(&scope, id, page).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn checklist_type(state: State<'_, AppState>, type_id: String) -> Result<ContractType, ApiError> {
+    let (api, _) = state.session().await?;
+    api.checklist_type(&type_id)
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn correct_item(
+    state: State<'_, AppState>,
+    id: DocumentId,
+    input: CorrectionInput,
+) -> Result<DocumentReview, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.correct_item(&scope, id, input).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn finalize_review(
+    state: State<'_, AppState>,
+    id: DocumentId,
+    input: FinalizeInput,
+) -> Result<DocumentReview, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.finalize_review(&scope, id, input).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn export_review(
+    state: State<'_, AppState>,
+    id: DocumentId,
+    format: MemoFormat,
+    path: String,
+) -> Result<ExportedReview, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.export_review(&scope, id, format, PathBuf::from(path)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn vendors(state: State<'_, AppState>) -> Result<Vec<VendorEntry>, ApiError> {
+    let (api, scope) = state.session().await?;
+    Ok(api.vendors(&scope).await?.into_iter().map(|v| VendorEntry { id: v.id, name: v.name }).collect())
+}
+
+/// A vendor of the organization.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type)]
+pub struct VendorEntry {
+    pub id: String,
+    pub name: String,
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn review_thresholds(state: State<'_, AppState>) -> Result<Thresholds, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.thresholds(&scope).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn set_review_threshold(state: State<'_, AppState>, name: String, value: f32) -> Result<Thresholds, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.set_threshold(&scope, &name, value).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn own_names(state: State<'_, AppState>) -> Result<Vec<String>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.own_names(&scope).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn set_own_names(state: State<'_, AppState>, names: Vec<String>) -> Result<Vec<String>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.set_own_names(&scope, names).await
+}
+
 /// The commands and events the UI may use; also what the TypeScript bindings are generated from.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
@@ -93,6 +212,19 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             model_availability,
             set_api_key,
             clear_api_key,
+            review_queue,
+            document_review,
+            rerun_pipeline,
+            page_layout,
+            checklist_type,
+            correct_item,
+            finalize_review,
+            export_review,
+            vendors,
+            review_thresholds,
+            set_review_threshold,
+            own_names,
+            set_own_names,
         ])
         .events(tauri_specta::collect_events![ImportProgressEvent])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.

@@ -68,12 +68,54 @@ fn init_logging(root: &std::path::Path) -> Option<tracing_appender::non_blocking
     Some(guard)
 }
 
+/// Serves `pwpage://localhost/<document id>/<page>?scale=<zoom>`: a page rendered by pdfium (cached) as PNG.
+async fn page_image_response(app: &tauri::AppHandle, uri: &tauri::http::Uri) -> tauri::http::Response<Vec<u8>> {
+    use tauri::http::{Response, StatusCode, header};
+    let state = app.state::<AppState>();
+    let mut parts = uri.path().trim_start_matches('/').split('/');
+    let id = parts.next().and_then(|s| s.parse::<pactwise_domain::DocumentId>().ok());
+    let page = parts.next().and_then(|s| s.parse::<u32>().ok());
+    let scale = uri
+        .query()
+        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("scale=")))
+        .and_then(|v| v.parse::<f32>().ok())
+        .unwrap_or(1.5);
+    let result = match (id, page) {
+        (Some(id), Some(page)) => match state.session().await {
+            Ok((api, scope)) => api.page_image(&scope, id, page, scale).await,
+            Err(e) => Err(e),
+        },
+        _ => Err(ApiError::new(pactwise_domain::ErrorCode::InvalidInput, "expected /<document id>/<page>")),
+    };
+    let response = match result {
+        Ok(png) => Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "image/png")
+            .header(header::CACHE_CONTROL, "private, max-age=3600")
+            .body(png),
+        Err(e) => {
+            tracing::warn!(code = %e.code, uri = %uri, "page image not served");
+            Response::builder()
+                .status(StatusCode::NOT_FOUND)
+                .header(header::CONTENT_TYPE, "text/plain")
+                .body(e.message.into_bytes())
+        }
+    };
+    response.unwrap_or_else(|_| Response::new(Vec::new()))
+}
+
 pub fn run() {
     let (state, _log_guard) = open_state();
     let builder = specta_builder();
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
+        .register_asynchronous_uri_scheme_protocol("pwpage", |ctx, request, responder| {
+            let app = ctx.app_handle().clone();
+            tauri::async_runtime::spawn(async move {
+                responder.respond(page_image_response(&app, request.uri()).await);
+            });
+        })
         .setup(move |app| {
             builder.mount_events(app);
             if let Ok((api, _)) = &state.opened {

@@ -8,9 +8,11 @@ mod documents;
 mod error;
 mod extract;
 mod intake;
+mod memo;
 mod model;
 mod review;
 mod session;
+mod workspace;
 
 pub use checklists::{checklist_export, checklist_stats};
 pub use demo::DemoReport;
@@ -21,6 +23,7 @@ pub use documents::{
 pub use error::ApiError;
 pub use extract::{ExtractRequest, extract_file};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
+pub use memo::MemoFormat;
 pub use model::{ModelAvailability, ModelBudget};
 pub use pactwise_pipeline::{Stage, Thresholds};
 pub use pactwise_store::OrgScope;
@@ -29,6 +32,7 @@ pub use review::{
     ReviewType, StoreLog, catalog,
 };
 pub use session::SessionInfo;
+pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, text_runs};
 
 use pactwise_domain::{Clock, SystemClock};
 use pactwise_model::{ApiKeySource, KeyringApiKeySource, ModelClient, ModelConfig};

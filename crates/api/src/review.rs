@@ -68,6 +68,10 @@ pub struct ReviewItem {
     pub method: String,
     pub reason: Option<String>,
     pub red_flags: Vec<String>,
+    /// The latest person's note, who confirmed or corrected the item and when (RFC 3339).
+    pub note: Option<String>,
+    pub confirmed_by: Option<String>,
+    pub confirmed_at: Option<String>,
 }
 
 /// A stage's record as shown.
@@ -114,6 +118,11 @@ pub struct DocumentReview {
     pub planned_model_calls: Option<u32>,
     /// The stage the pipeline stopped at, if one failed.
     pub halted_at: Option<String>,
+    /// The vendor linked to the contract and whether a person set the link.
+    pub vendor: Option<String>,
+    pub vendor_link: Option<String>,
+    pub finalized_by: Option<String>,
+    pub finalized_at: Option<String>,
 }
 
 /// A document in the review queue.
@@ -339,7 +348,9 @@ impl Api {
         let report = pactwise_pipeline::run(&runner, &mut log, &pages, ocr_failed, rerun)
             .await
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
-        Ok(present(&runner, report, None, Some(id)))
+        let mut review = present(&runner, report, None, Some(id));
+        self.add_people(scope, id, &mut review).await?;
+        Ok(review)
     }
 
     /// A document's review as recorded (no stage runs).
@@ -352,7 +363,44 @@ impl Api {
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
         let mut review = present(&runner, report, None, Some(id));
         review.mode = "recorded".into();
+        self.add_people(scope, id, &mut review).await?;
         Ok(review)
+    }
+
+    /// Who confirmed each item, the notes, the vendor link and the finalize stamp.
+    async fn add_people(&self, scope: &OrgScope, id: DocumentId, review: &mut DocumentReview) -> Result<(), ApiError> {
+        let s = scope.clone();
+        let (corrections, contract) = self
+            .db
+            .call(move |store| {
+                let reviews = store.reviews();
+                let mut named = Vec::new();
+                for c in reviews.corrections(&s, id)? {
+                    let name = store.platform().user_name(c.user).unwrap_or_else(|_| c.user.to_string());
+                    named.push((c, name));
+                }
+                let contract = reviews.contract(&s, id)?;
+                let finalizer = contract
+                    .as_ref()
+                    .and_then(|c| c.finalized_by)
+                    .map(|u| store.platform().user_name(u).unwrap_or_else(|_| u.to_string()));
+                Ok((named, contract.map(|c| (c, finalizer))))
+            })
+            .await?;
+        for item in &mut review.items {
+            if let Some((c, name)) = corrections.iter().rev().find(|(c, _)| c.item_id == item.id) {
+                item.note = c.note.clone();
+                item.confirmed_by = Some(name.clone());
+                item.confirmed_at = Some(c.at.to_rfc3339());
+            }
+        }
+        if let Some((c, finalizer)) = contract {
+            review.vendor = c.vendor.map(|v| v.name);
+            review.vendor_link = c.vendor_link;
+            review.finalized_by = finalizer;
+            review.finalized_at = c.finalized_at.map(|t| t.to_rfc3339());
+        }
+        Ok(())
     }
 
     async fn stored_pages(&self, scope: &OrgScope, id: DocumentId) -> Result<Vec<Page>, ApiError> {
@@ -500,6 +548,9 @@ fn present(
                     method: f.map_or("none", |f| f.method.as_str()).into(),
                     reason: f.and_then(|f| f.reason.clone()).or_else(|| f.is_none().then(|| "not_run".to_owned())),
                     red_flags: f.map(|f| f.red_flags.clone()).unwrap_or_default(),
+                    note: None,
+                    confirmed_by: None,
+                    confirmed_at: None,
                 }
             })
             .collect(),
@@ -557,5 +608,9 @@ fn present(
         .into(),
         planned_model_calls: None,
         halted_at: report.halted_at.map(|s| s.as_str().to_owned()),
+        vendor: None,
+        vendor_link: None,
+        finalized_by: None,
+        finalized_at: None,
     }
 }

@@ -221,3 +221,65 @@ async fn thresholds_live_in_the_store_and_are_validated() {
     assert_eq!(err.code, pactwise_domain::ErrorCode::InvalidInput);
     assert_eq!(api.thresholds(&scope).await.unwrap().critical_min_confidence, 0.8, "a refused value changes nothing");
 }
+
+#[tokio::test]
+async fn finalize_needs_every_critical_item_confirmed_and_the_memo_exports_as_docx_and_pdf() {
+    let (tmp, api, _server) = api_with(vec![]).await;
+    let scope = api.local_session().await.unwrap();
+    let none = |_| {};
+    let report = api.import_documents(&scope, vec![msa()], ImportOptions::default(), &none).await.unwrap();
+    let id = report.imported[0].document.id;
+    let review = api.document_review(&scope, id).await.unwrap();
+    let t = catalog().unwrap().contract_type(&review.contract_type.as_ref().unwrap().id).unwrap().clone();
+    let critical: Vec<String> =
+        t.items.iter().filter(|i| i.risk == pactwise_domain::RiskLevel::Critical).map(|i| i.id.clone()).collect();
+    assert!(critical.len() >= 2);
+    let err = api.finalize_review(&scope, id, Default::default()).await.unwrap_err();
+    assert_eq!(err.code, pactwise_domain::ErrorCode::ReviewIncomplete);
+    assert!(err.message.contains(&critical[0]), "{}", err.message);
+    let export_early =
+        api.export_review(&scope, id, pactwise_api::MemoFormat::Docx, tmp.path().join("early.docx")).await.unwrap_err();
+    assert_eq!(export_early.code, pactwise_domain::ErrorCode::ReviewIncomplete);
+
+    for item in &critical {
+        let input = CorrectionInput { item_id: item.clone(), confirm: true, status: None, quote: None, note: None };
+        api.correct_item(&scope, id, input).await.unwrap();
+    }
+    let finalized = api
+        .finalize_review(
+            &scope,
+            id,
+            pactwise_api::FinalizeInput { vendor_id: None, new_vendor_name: Some("Fabrikam Consulting Group".into()) },
+        )
+        .await
+        .unwrap();
+    assert!(finalized.finalized_at.is_some());
+    assert_eq!(finalized.vendor.as_deref(), Some("Fabrikam Consulting Group"));
+    assert_eq!(finalized.vendor_link.as_deref(), Some("person"));
+    assert!(finalized.items.iter().filter(|i| critical.contains(&i.id)).all(|i| i.confirmed_by.is_some()));
+    // A re-run keeps the person's vendor link.
+    let rerun = api.run_pipeline(&scope, id, ReviewMode::Offline, Some(Stage::Finalize)).await.unwrap();
+    assert_eq!(
+        (rerun.vendor.as_deref(), rerun.vendor_link.as_deref()),
+        (Some("Fabrikam Consulting Group"), Some("person"))
+    );
+
+    let docx = tmp.path().join("memo.docx");
+    api.export_review(&scope, id, pactwise_api::MemoFormat::Docx, docx.clone()).await.unwrap();
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(&docx).unwrap()).unwrap();
+    let mut xml = String::new();
+    std::io::Read::read_to_string(&mut archive.by_name("word/document.xml").unwrap(), &mut xml).unwrap();
+    assert!(xml.contains("Contract review memo"));
+    assert!(xml.contains("Confirmed by"));
+    let pdfium = std::path::Path::new(pactwise_extract::DEFAULT_PDFIUM_PATH);
+    if pdfium.exists() {
+        let pdf = tmp.path().join("memo.pdf");
+        api.export_review(&scope, id, pactwise_api::MemoFormat::Pdf, pdf.clone()).await.unwrap();
+        let report = pactwise_api::extract_file(&pdf, Default::default(), |_| {}).await.unwrap();
+        let text: String = report.pages.iter().map(|p| p.text.clone()).collect::<Vec<_>>().join("\n");
+        assert!(text.contains("Contract review memo"), "{text}");
+        assert!(text.contains("Critical items"));
+    } else {
+        eprintln!("PDF export skipped: libpdfium is not installed (run make setup)");
+    }
+}

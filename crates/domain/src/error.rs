@@ -53,6 +53,8 @@ pub enum ErrorCode {
     ModelInvalidOutput,
     /// A tool-using conversation reached its iteration cap without a final answer.
     ModelToolLoopCap,
+    /// A review cannot be finalized yet (critical items not confirmed), or exported before it is finalized.
+    ReviewIncomplete,
 }
 
 impl ErrorCode {
@@ -81,6 +83,7 @@ impl ErrorCode {
             ErrorCode::ModelTruncated => "model_truncated",
             ErrorCode::ModelInvalidOutput => "model_invalid_output",
             ErrorCode::ModelToolLoopCap => "model_tool_loop_cap",
+            ErrorCode::ReviewIncomplete => "review_incomplete",
         }
     }
 
@@ -98,6 +101,7 @@ impl ErrorCode {
                 | ErrorCode::FileCorrupt
                 | ErrorCode::TooManyPages
                 | ErrorCode::ResourceLimit
+                | ErrorCode::ReviewIncomplete
         )
     }
 }
@@ -126,6 +130,7 @@ mod tests {
             ErrorCode::ModelTruncated,
             ErrorCode::ModelInvalidOutput,
             ErrorCode::ModelToolLoopCap,
+            ErrorCode::ReviewIncomplete,
         ] {
             assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{}\"", code.as_str()));
         }

@@ -15,6 +15,20 @@ export const commands = {
 	/**  Stores the API key in the OS keychain; the key is never sent back to the UI. */
 	setApiKey: (key: string) => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("set_api_key", { key })),
 	clearApiKey: () => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("clear_api_key")),
+	reviewQueue: () => typedError<QueueEntry_Serialize[], ApiError>(__TAURI_INVOKE("review_queue")),
+	documentReview: (id: DocumentId) => typedError<DocumentReview_Serialize, ApiError>(__TAURI_INVOKE("document_review", { id })),
+	/**  Runs the pipeline again from `stage` (all of it when none), with the model when it is available. */
+	rerunPipeline: (id: DocumentId, stage: Stage | null) => typedError<DocumentReview_Serialize, ApiError>(__TAURI_INVOKE("rerun_pipeline", { id, stage })),
+	pageLayout: (id: DocumentId, page: number) => typedError<PageLayout, ApiError>(__TAURI_INVOKE("page_layout", { id, page })),
+	checklistType: (typeId: string) => typedError<ContractType_Serialize, ApiError>(__TAURI_INVOKE("checklist_type", { typeId })),
+	correctItem: (id: DocumentId, input: CorrectionInput_Deserialize) => typedError<DocumentReview_Serialize, ApiError>(__TAURI_INVOKE("correct_item", { id, input })),
+	finalizeReview: (id: DocumentId, input: FinalizeInput_Deserialize) => typedError<DocumentReview_Serialize, ApiError>(__TAURI_INVOKE("finalize_review", { id, input })),
+	exportReview: (id: DocumentId, format: MemoFormat, path: string) => typedError<ExportedReview, ApiError>(__TAURI_INVOKE("export_review", { id, format, path })),
+	vendors: () => typedError<VendorEntry[], ApiError>(__TAURI_INVOKE("vendors")),
+	reviewThresholds: () => typedError<Thresholds_Serialize, ApiError>(__TAURI_INVOKE("review_thresholds")),
+	setReviewThreshold: (name: string, value: number | null) => typedError<Thresholds_Serialize, ApiError>(__TAURI_INVOKE("set_review_threshold", { name, value })),
+	ownNames: () => typedError<string[], ApiError>(__TAURI_INVOKE("own_names")),
+	setOwnNames: (names: string[]) => typedError<string[], ApiError>(__TAURI_INVOKE("set_own_names", { names })),
 };
 
 /** Events */
@@ -32,6 +46,166 @@ export type ApiError = {
 	message: string,
 };
 
+/**  One question of a type's checklist. */
+export type ChecklistItem = ChecklistItem_Serialize | ChecklistItem_Deserialize;
+
+/**  One question of a type's checklist. */
+export type ChecklistItem_Deserialize = {
+	/**  Stable id `<type_id>.<section_id>.<slug>`, unique across the library; never changes, never reused. */
+	id: string,
+	/**
+	 *  The contract type the item belongs to. Data files may leave it out (the loader fills it from the file);
+	 *  when given it must equal the file's type id.
+	 */
+	type?: string,
+	/**  The id of one of the type's sections. */
+	section: string,
+	/**  The question the reviewer answers, naming the clause and the test. */
+	question: string,
+	risk: RiskLevel,
+	/**  What counts as present, partial and absent. */
+	guidance: Guidance,
+	/**  The CUAD category the item tests, where it tests one. */
+	cuad_category?: CuadCategory | null,
+	/**  What the market usually agrees to. */
+	benchmark?: string | null,
+	/**  Conditions that should alert the reviewer. Required for critical items. */
+	red_flags?: string[],
+	/**  Our preferred position. */
+	preferred_position?: string | null,
+	/**  A position we can accept if the preferred one is refused. */
+	fallback_position?: string | null,
+	/**  Statutes or regulations that apply, only where a real provision applies. */
+	regulatory?: RegulatoryRef[],
+	/**  Patterns for the offline evaluator. */
+	signals: ItemSignals_Deserialize,
+};
+
+/**  One question of a type's checklist. */
+export type ChecklistItem_Serialize = {
+	/**  Stable id `<type_id>.<section_id>.<slug>`, unique across the library; never changes, never reused. */
+	id: string,
+	/**
+	 *  The contract type the item belongs to. Data files may leave it out (the loader fills it from the file);
+	 *  when given it must equal the file's type id.
+	 */
+	type: string,
+	/**  The id of one of the type's sections. */
+	section: string,
+	/**  The question the reviewer answers, naming the clause and the test. */
+	question: string,
+	risk: RiskLevel,
+	/**  What counts as present, partial and absent. */
+	guidance: Guidance,
+	/**  The CUAD category the item tests, where it tests one. */
+	cuad_category: CuadCategory | null,
+	/**  What the market usually agrees to. */
+	benchmark: string | null,
+	/**  Conditions that should alert the reviewer. Required for critical items. */
+	red_flags: string[],
+	/**  Our preferred position. */
+	preferred_position: string | null,
+	/**  A position we can accept if the preferred one is refused. */
+	fallback_position: string | null,
+	/**  Statutes or regulations that apply, only where a real provision applies. */
+	regulatory: RegulatoryRef[],
+	/**  Patterns for the offline evaluator. */
+	signals: ItemSignals_Serialize,
+};
+
+/**  Counts over a checklist, for the queue and the gate's detail. */
+export type ChecklistSummary = {
+	items: number,
+	present: number,
+	partial: number,
+	absent: number,
+	not_evaluated: number,
+	red_flags: number,
+	critical: number,
+	/**  Critical items answered below the critical threshold or not evaluated. */
+	critical_unsure: number,
+	min_confidence: number | null,
+};
+
+/**  A page's confidence: the figure (0..=1) cannot be had without its kind. */
+export type Confidence = { kind: "measured"; value: number | null } | { kind: "estimated"; value: number | null } | 
+/**  Text read from the file; there is nothing to be unsure about. */
+{ kind: "none" };
+
+/**  One contract type of the catalog, exactly as one data file describes it. */
+export type ContractType = ContractType_Serialize | ContractType_Deserialize;
+
+/**  One contract type of the catalog, exactly as one data file describes it. */
+export type ContractType_Deserialize = {
+	/**  Stable snake_case id (`nda`, `msa`, `joint_venture`); never changes, never reused. Equals the file name. */
+	id: string,
+	/**  The name shown to people ("Non-Disclosure Agreement"). */
+	name: string,
+	/**  Other names the type goes by; used by the classifier and by search. */
+	aliases?: string[],
+	/**  What contracts of this type do, in a sentence or two. */
+	description: string,
+	/**  The CUAD contract type this corresponds to, for the 25 types that have one. */
+	cuad_type?: CuadType | null,
+	/**  What the offline keyword classifier looks for. */
+	signals: Signals_Deserialize,
+	/**  The sections of the checklist, in review order. */
+	sections: Section[],
+	/**  The checklist items, in review order. */
+	items: ChecklistItem_Deserialize[],
+};
+
+/**  One contract type of the catalog, exactly as one data file describes it. */
+export type ContractType_Serialize = {
+	/**  Stable snake_case id (`nda`, `msa`, `joint_venture`); never changes, never reused. Equals the file name. */
+	id: string,
+	/**  The name shown to people ("Non-Disclosure Agreement"). */
+	name: string,
+	/**  Other names the type goes by; used by the classifier and by search. */
+	aliases: string[],
+	/**  What contracts of this type do, in a sentence or two. */
+	description: string,
+	/**  The CUAD contract type this corresponds to, for the 25 types that have one. */
+	cuad_type: CuadType | null,
+	/**  What the offline keyword classifier looks for. */
+	signals: Signals_Serialize,
+	/**  The sections of the checklist, in review order. */
+	sections: Section[],
+	/**  The checklist items, in review order. */
+	items: ChecklistItem_Serialize[],
+};
+
+/**  A person's confirmation or correction of one item. */
+export type CorrectionInput = CorrectionInput_Serialize | CorrectionInput_Deserialize;
+
+/**  A person's confirmation or correction of one item. */
+export type CorrectionInput_Deserialize = {
+	item_id: string,
+	/**  Confirm the pre-filled answer as it is (`status` and `quote` are then taken from it). */
+	confirm: boolean,
+	status?: ItemStatus | null,
+	/**  Text selected in the contract; verified on its page before it is saved. */
+	quote?: Quote | null,
+	note?: string | null,
+};
+
+/**  A person's confirmation or correction of one item. */
+export type CorrectionInput_Serialize = {
+	item_id: string,
+	/**  Confirm the pre-filled answer as it is (`status` and `quote` are then taken from it). */
+	confirm: boolean,
+	status: ItemStatus | null,
+	/**  Text selected in the contract; verified on its page before it is saved. */
+	quote: Quote | null,
+	note: string | null,
+};
+
+/**  The 41 clause categories of the CUAD dataset, spelled as the dataset spells them. */
+export type CuadCategory = "Document Name" | "Parties" | "Agreement Date" | "Effective Date" | "Expiration Date" | "Renewal Term" | "Notice Period To Terminate Renewal" | "Governing Law" | "Most Favored Nation" | "Competitive Restriction Exception" | "Non-Compete" | "Exclusivity" | "No-Solicit Of Customers" | "No-Solicit Of Employees" | "Non-Disparagement" | "Termination For Convenience" | "Rofr/Rofo/Rofn" | "Change Of Control" | "Anti-Assignment" | "Revenue/Profit Sharing" | "Price Restrictions" | "Minimum Commitment" | "Volume Restriction" | "Ip Ownership Assignment" | "Joint Ip Ownership" | "License Grant" | "Non-Transferable License" | "Affiliate License-Licensor" | "Affiliate License-Licensee" | "Unlimited/All-You-Can-Eat-License" | "Irrevocable Or Perpetual License" | "Source Code Escrow" | "Post-Termination Services" | "Audit Rights" | "Uncapped Liability" | "Cap On Liability" | "Liquidated Damages" | "Warranty Duration" | "Insurance" | "Covenant Not To Sue" | "Third Party Beneficiary";
+
+/**  The 25 contract types of the CUAD dataset, spelled as the dataset spells them. */
+export type CuadType = "Affiliate" | "Agency" | "Co-Branding" | "Collaboration" | "Consulting" | "Development" | "Distributor" | "Endorsement" | "Franchise" | "Hosting" | "IP" | "Joint Venture" | "License" | "Maintenance" | "Manufacturing" | "Marketing" | "Non-Compete/Non-Solicit" | "Outsourcing" | "Promotion" | "Reseller" | "Service" | "Sponsorship" | "Strategic Alliance" | "Supply" | "Transportation";
+
 /**
  *  A document of one organization. The organization is not a field: whoever holds a `Document` got it through a
  *  scoped query, so it is the caller's organization by construction.
@@ -44,6 +218,61 @@ export type DocumentId = string;
 export type DocumentQuery = {
 	/**  List the trash (soft-deleted documents) instead of the live documents. */
 	deleted: boolean,
+};
+
+/**  A document's review: what `pactwise review --json` prints and what the review view shows. */
+export type DocumentReview = DocumentReview_Serialize | DocumentReview_Deserialize;
+
+/**  A document's review: what `pactwise review --json` prints and what the review view shows. */
+export type DocumentReview_Deserialize = {
+	file?: string | null,
+	document?: DocumentId | null,
+	type?: ReviewType | null,
+	items: ReviewItem_Deserialize[],
+	rejected: RejectedExtraction[],
+	gate?: ReviewGate_Deserialize | null,
+	extractions: Extractions_Deserialize,
+	counterparty?: string | null,
+	vendor_match?: string | null,
+	summary?: ChecklistSummary | null,
+	stages: ReviewStage_Deserialize[],
+	/**  `model`, `offline` or `dry_run`. */
+	mode: string,
+	/**  In a dry run: the model calls a model run would make (0 when no model is available). */
+	planned_model_calls?: number | null,
+	/**  The stage the pipeline stopped at, if one failed. */
+	halted_at?: string | null,
+	/**  The vendor linked to the contract and whether a person set the link. */
+	vendor?: string | null,
+	vendor_link?: string | null,
+	finalized_by?: string | null,
+	finalized_at?: string | null,
+};
+
+/**  A document's review: what `pactwise review --json` prints and what the review view shows. */
+export type DocumentReview_Serialize = {
+	file: string | null,
+	document: DocumentId | null,
+	type: ReviewType | null,
+	items: ReviewItem_Serialize[],
+	rejected: RejectedExtraction[],
+	gate: ReviewGate_Serialize | null,
+	extractions: Extractions_Serialize,
+	counterparty: string | null,
+	vendor_match: string | null,
+	summary: ChecklistSummary | null,
+	stages: ReviewStage_Serialize[],
+	/**  `model`, `offline` or `dry_run`. */
+	mode: string,
+	/**  In a dry run: the model calls a model run would make (0 when no model is available). */
+	planned_model_calls: number | null,
+	/**  The stage the pipeline stopped at, if one failed. */
+	halted_at: string | null,
+	/**  The vendor linked to the contract and whether a person set the link. */
+	vendor: string | null,
+	vendor_link: string | null,
+	finalized_by: string | null,
+	finalized_at: string | null,
 };
 
 /**
@@ -133,7 +362,88 @@ export type ErrorCode =
 /**  The model's reply did not match the required shape, even after corrective re-asks. */
 "model_invalid_output" | 
 /**  A tool-using conversation reached its iteration cap without a final answer. */
-"model_tool_loop_cap";
+"model_tool_loop_cap" | 
+/**  A review cannot be finalized yet (critical items not confirmed), or exported before it is finalized. */
+"review_incomplete";
+
+/**  Where an export was written. */
+export type ExportedReview = {
+	path: string,
+	bytes: number,
+	format: MemoFormat,
+};
+
+/**  A value extracted from the contract, with where it came from when known. */
+export type Extracted = Extracted_Serialize | Extracted_Deserialize;
+
+/**  A value extracted from the contract, with where it came from when known. */
+export type Extracted_Deserialize = {
+	value: string,
+	quote?: Quote | null,
+	confidence: number | null,
+};
+
+/**  A value extracted from the contract, with where it came from when known. */
+export type Extracted_Serialize = {
+	value: string,
+	quote: Quote | null,
+	confidence: number | null,
+};
+
+/**  The contract record's fields, as extracted (before a person confirms them). */
+export type Extractions = Extractions_Serialize | Extractions_Deserialize;
+
+/**  The contract record's fields, as extracted (before a person confirms them). */
+export type Extractions_Deserialize = {
+	parties: Extracted_Deserialize[],
+	agreement_date?: Extracted_Deserialize | null,
+	effective_date?: Extracted_Deserialize | null,
+	expiration_date?: Extracted_Deserialize | null,
+	renewal?: Extracted_Deserialize | null,
+	/**  The jurisdiction's name, e.g. "New York" or "England and Wales". */
+	governing_law?: Extracted_Deserialize | null,
+	value?: Extracted_Deserialize | null,
+	pricing?: Extracted_Deserialize | null,
+	scope?: Extracted_Deserialize | null,
+	key_terms: Extracted_Deserialize[],
+};
+
+/**  The contract record's fields, as extracted (before a person confirms them). */
+export type Extractions_Serialize = {
+	parties: Extracted_Serialize[],
+	agreement_date: Extracted_Serialize | null,
+	effective_date: Extracted_Serialize | null,
+	expiration_date: Extracted_Serialize | null,
+	renewal: Extracted_Serialize | null,
+	/**  The jurisdiction's name, e.g. "New York" or "England and Wales". */
+	governing_law: Extracted_Serialize | null,
+	value: Extracted_Serialize | null,
+	pricing: Extracted_Serialize | null,
+	scope: Extracted_Serialize | null,
+	key_terms: Extracted_Serialize[],
+};
+
+/**  What a person confirms at finalize: the vendor link (an existing vendor, a new one by name, or none). */
+export type FinalizeInput = FinalizeInput_Serialize | FinalizeInput_Deserialize;
+
+/**  What a person confirms at finalize: the vendor link (an existing vendor, a new one by name, or none). */
+export type FinalizeInput_Deserialize = {
+	vendor_id?: string | null,
+	new_vendor_name?: string | null,
+};
+
+/**  What a person confirms at finalize: the vendor link (an existing vendor, a new one by name, or none). */
+export type FinalizeInput_Serialize = {
+	vendor_id: string | null,
+	new_vendor_name: string | null,
+};
+
+/**  What the reviewer should count as present, partial and absent for one item. */
+export type Guidance = {
+	present: string,
+	partial: string,
+	absent: string,
+};
 
 export type ImportFailure = {
 	file: string,
@@ -214,8 +524,56 @@ export type ImportedDocument_Serialize = {
 	review_error: ApiError | null,
 };
 
+/**
+ *  Patterns for the offline evaluator (Rust `regex` syntax, matched case-insensitively; no look-around, no
+ *  back-references).
+ */
+export type ItemSignals = ItemSignals_Serialize | ItemSignals_Deserialize;
+
+/**
+ *  Patterns for the offline evaluator (Rust `regex` syntax, matched case-insensitively; no look-around, no
+ *  back-references).
+ */
+export type ItemSignals_Deserialize = {
+	/**  Wording that shows the clause is there. At least one pattern. */
+	present: string[],
+	/**  Wording that suggests the clause is there only in part. */
+	partial?: string[],
+	/**  Wording that expressly excludes the clause. */
+	absent?: string[],
+};
+
+/**
+ *  Patterns for the offline evaluator (Rust `regex` syntax, matched case-insensitively; no look-around, no
+ *  back-references).
+ */
+export type ItemSignals_Serialize = {
+	/**  Wording that shows the clause is there. At least one pattern. */
+	present: string[],
+	/**  Wording that suggests the clause is there only in part. */
+	partial: string[],
+	/**  Wording that expressly excludes the clause. */
+	absent: string[],
+};
+
+/**  An item's answer. */
+export type ItemStatus = "present" | "partial" | "absent" | 
+/**  No answer: the model skipped it, its section failed, or its quote could not be verified (see the reason). */
+"not_evaluated";
+
 /**  The kinds of file Pactwise takes in. Detected from the file's bytes (magic numbers), not trusted from its name. */
 export type MediaType = "pdf" | "docx" | "txt" | "png" | "jpeg" | "tiff";
+
+export type MemoFormat = "docx" | "pdf";
+
+/**  Who produced a finding or a classification. */
+export type Method = 
+/**  The model, through the gateway. */
+"model" | 
+/**  The offline, rule-based path (keyword classifier, signal-driven evaluator). */
+"rules" | 
+/**  A person confirmed or corrected it. */
+"person";
 
 /**  Whether model calls can be made now, for the status line and Settings. */
 export type ModelAvailability = 
@@ -231,11 +589,205 @@ export type ModelAvailability =
 /**  An organization (tenant). */
 export type OrgId = string;
 
+/**  A page as the contract pane shows it. */
+export type PageLayout = {
+	number: number,
+	text: string,
+	source: PageSource,
+	confidence: Confidence,
+	/**  The page boundary was made by us (TXT, DOCX): shown as text, marked as synthetic. */
+	synthetic: boolean,
+	/**  Points; zero for formats without a layout. */
+	width: number | null,
+	height: number | null,
+	/**  Whether an image of the page can be rendered (PDF and images). */
+	renderable: boolean,
+	runs: TextRun[],
+};
+
+/**  Where a page's text came from. */
+export type PageSource = 
+/**  The file's own text: a PDF text layer, a DOCX body or a plain-text file. */
+"text" | 
+/**  Optical character recognition of a rendered or scanned page. */
+"ocr";
+
+/**  A document in the review queue. */
+export type QueueEntry = QueueEntry_Serialize | QueueEntry_Deserialize;
+
+/**  A document in the review queue. */
+export type QueueEntry_Deserialize = {
+	document: DocumentId,
+	name: string,
+	imported_at: string,
+	reason?: string | null,
+	detail: string,
+	type_id?: string | null,
+	type_name?: string | null,
+	type_confidence?: number | null,
+	red_flags: number,
+	critical_unsure: number,
+	not_evaluated: number,
+	min_confidence?: number | null,
+};
+
+/**  A document in the review queue. */
+export type QueueEntry_Serialize = {
+	document: DocumentId,
+	name: string,
+	imported_at: string,
+	reason: string | null,
+	detail: string,
+	type_id: string | null,
+	type_name: string | null,
+	type_confidence: number | null,
+	red_flags: number,
+	critical_unsure: number,
+	not_evaluated: number,
+	min_confidence: number | null,
+};
+
+/**  A supporting quote and the page (1-based) it claims to be on. */
+export type Quote = {
+	text: string,
+	page: number,
+};
+
+/**  A statute or regulation that bears on an item. */
+export type RegulatoryRef = {
+	/**  The provision as lawyers cite it ("GDPR Art. 28(3)", "17 U.S.C. 204(a)"). */
+	citation: string,
+	/**  Why it matters for this item. */
+	note: string,
+};
+
+/**  A quote that failed verification: never shown as a quote, listed for the reviewer. */
+export type RejectedExtraction = {
+	item_id: string,
+	quote: string,
+	page: number,
+	reason: string,
+	method: Method,
+};
+
+/**  The gate's decision as the CLI contract has it: `route` and `reason` (null when auto), with a sentence. */
+export type ReviewGate = ReviewGate_Serialize | ReviewGate_Deserialize;
+
+/**  The gate's decision as the CLI contract has it: `route` and `reason` (null when auto), with a sentence. */
+export type ReviewGate_Deserialize = {
+	route: string,
+	reason?: string | null,
+	detail: string,
+};
+
+/**  The gate's decision as the CLI contract has it: `route` and `reason` (null when auto), with a sentence. */
+export type ReviewGate_Serialize = {
+	route: string,
+	reason: string | null,
+	detail: string,
+};
+
+/**  One item as shown (the CLI contract's shape): `quote` is always a verified quote or null. */
+export type ReviewItem = ReviewItem_Serialize | ReviewItem_Deserialize;
+
+/**  One item as shown (the CLI contract's shape): `quote` is always a verified quote or null. */
+export type ReviewItem_Deserialize = {
+	id: string,
+	section: string,
+	question: string,
+	risk: string,
+	status: ItemStatus,
+	confidence: number | null,
+	quote?: string | null,
+	page?: number | null,
+	verified: boolean,
+	/**  `model`, `rules` or `person`. */
+	method: string,
+	reason?: string | null,
+	red_flags: string[],
+	/**  The latest person's note, who confirmed or corrected the item and when (RFC 3339). */
+	note?: string | null,
+	confirmed_by?: string | null,
+	confirmed_at?: string | null,
+};
+
+/**  One item as shown (the CLI contract's shape): `quote` is always a verified quote or null. */
+export type ReviewItem_Serialize = {
+	id: string,
+	section: string,
+	question: string,
+	risk: string,
+	status: ItemStatus,
+	confidence: number | null,
+	quote: string | null,
+	page: number | null,
+	verified: boolean,
+	/**  `model`, `rules` or `person`. */
+	method: string,
+	reason: string | null,
+	red_flags: string[],
+	/**  The latest person's note, who confirmed or corrected the item and when (RFC 3339). */
+	note: string | null,
+	confirmed_by: string | null,
+	confirmed_at: string | null,
+};
+
+/**  A stage's record as shown. */
+export type ReviewStage = ReviewStage_Serialize | ReviewStage_Deserialize;
+
+/**  A stage's record as shown. */
+export type ReviewStage_Deserialize = {
+	stage: string,
+	status: string,
+	attempt: number,
+	model?: string | null,
+	input_tokens: number,
+	output_tokens: number,
+	cache_read_tokens: number,
+	latency_ms: number,
+	outcome?: string | null,
+	reason?: string | null,
+};
+
+/**  A stage's record as shown. */
+export type ReviewStage_Serialize = {
+	stage: string,
+	status: string,
+	attempt: number,
+	model: string | null,
+	input_tokens: number,
+	output_tokens: number,
+	cache_read_tokens: number,
+	latency_ms: number,
+	outcome: string | null,
+	reason: string | null,
+};
+
+/**  The type as shown: id, name, confidence and how it was chosen. */
+export type ReviewType = {
+	id: string,
+	name: string,
+	confidence: number | null,
+	/**  `model` or `keyword`. */
+	method: string,
+	reason: string,
+};
+
+/**  How much is at stake if the item is answered wrongly or the clause is missing. */
+export type RiskLevel = "critical" | "high" | "medium" | "low";
+
 /**
  *  A member's role in one organization. Owners and admins may do everything; reviewers review contracts; buyers
  *  draft RFP packages; approvers resolve workflow approvals; viewers only read.
  */
 export type Role = "owner" | "admin" | "reviewer" | "buyer" | "approver" | "viewer";
+
+/**  A section of a type's checklist ("Term and termination"). */
+export type Section = {
+	/**  snake_case, unique within the type; the middle part of its items' ids. */
+	id: string,
+	name: string,
+};
 
 /**  Who is signed in, where. Sent to the UI for the frame's header. */
 export type SessionInfo = {
@@ -247,8 +799,96 @@ export type SessionInfo = {
 	data_dir: string,
 };
 
+/**
+ *  Signals for the offline keyword classifier. All entries are regular expressions (Rust `regex` syntax, matched
+ *  case-insensitively); a plain phrase is a valid pattern.
+ */
+export type Signals = Signals_Serialize | Signals_Deserialize;
+
+/**
+ *  Signals for the offline keyword classifier. All entries are regular expressions (Rust `regex` syntax, matched
+ *  case-insensitively); a plain phrase is a valid pattern.
+ */
+export type Signals_Deserialize = {
+	/**  Patterns matched against the document's title or first heading. */
+	title_patterns: string[],
+	/**  Terms typical of this type anywhere in the text. */
+	distinctive_terms: string[],
+	/**  Terms that suggest another type. */
+	negative_cues?: string[],
+};
+
+/**
+ *  Signals for the offline keyword classifier. All entries are regular expressions (Rust `regex` syntax, matched
+ *  case-insensitively); a plain phrase is a valid pattern.
+ */
+export type Signals_Serialize = {
+	/**  Patterns matched against the document's title or first heading. */
+	title_patterns: string[],
+	/**  Terms typical of this type anywhere in the text. */
+	distinctive_terms: string[],
+	/**  Terms that suggest another type. */
+	negative_cues: string[],
+};
+
+/**  The pipeline's stages after extraction, in order. */
+export type Stage = "classify" | "checklist" | "gate" | "finalize";
+
+/**  A run of characters on one line (usually a word), placed on the page: what the text layer draws. */
+export type TextRun = {
+	/**  Character (Unicode scalar) offsets into the page's text, end exclusive. */
+	start: number,
+	end: number,
+	x: number | null,
+	y: number | null,
+	width: number | null,
+	height: number | null,
+};
+
+/**
+ *  The gate's thresholds, kept per organization in the store's settings (key [`THRESHOLDS_KEY`]) and changeable
+ *  from the CLI and Settings without a rebuild.
+ */
+export type Thresholds = Thresholds_Serialize | Thresholds_Deserialize;
+
+/**
+ *  The gate's thresholds, kept per organization in the store's settings (key [`THRESHOLDS_KEY`]) and changeable
+ *  from the CLI and Settings without a rebuild.
+ */
+export type Thresholds_Deserialize = {
+	/**  An OCR page whose measured confidence is below this sends the document to a person. */
+	ocr_min_confidence?: number | null,
+	/**  A model classification below this is unresolved. */
+	classification_min_confidence?: number | null,
+	/**  A critical item answered below this needs a person. */
+	critical_min_confidence?: number | null,
+	/**  More than this share of items not evaluated needs a person. */
+	max_not_evaluated_share?: number | null,
+};
+
+/**
+ *  The gate's thresholds, kept per organization in the store's settings (key [`THRESHOLDS_KEY`]) and changeable
+ *  from the CLI and Settings without a rebuild.
+ */
+export type Thresholds_Serialize = {
+	/**  An OCR page whose measured confidence is below this sends the document to a person. */
+	ocr_min_confidence: number | null,
+	/**  A model classification below this is unresolved. */
+	classification_min_confidence: number | null,
+	/**  A critical item answered below this needs a person. */
+	critical_min_confidence: number | null,
+	/**  More than this share of items not evaluated needs a person. */
+	max_not_evaluated_share: number | null,
+};
+
 /**  A person who can sign in. */
 export type UserId = string;
+
+/**  A vendor of the organization. */
+export type VendorEntry = {
+	id: string,
+	name: string,
+};
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {
