@@ -22,6 +22,7 @@ const COMMANDS: &[&str] = &[
     "set_review_threshold",
     "own_names",
     "set_own_names",
+    "ask_assistant",
 ];
 
 fn main() {

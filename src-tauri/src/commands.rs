@@ -200,6 +200,18 @@ async fn set_own_names(state: State<'_, AppState>, names: Vec<String>) -> Result
     api.set_own_names(&scope, names).await
 }
 
+/// Asks the Contract Assistant; the answer's citations point at passages retrieved for this question.
+#[tauri::command]
+#[specta::specta]
+async fn ask_assistant(
+    state: State<'_, AppState>,
+    question: String,
+    session: Option<String>,
+) -> Result<pactwise_api::Answer, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.ask(&scope, &question, session).await
+}
+
 /// The commands and events the UI may use; also what the TypeScript bindings are generated from.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
@@ -225,6 +237,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             set_review_threshold,
             own_names,
             set_own_names,
+            ask_assistant,
         ])
         .events(tauri_specta::collect_events![ImportProgressEvent])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.

@@ -117,6 +117,11 @@ impl Api {
                             (None, Some(e))
                         }
                     };
+                    if page_count.is_some()
+                        && let Err(e) = self.ensure_passages(scope, document.id).await
+                    {
+                        tracing::warn!(file = %file, code = %e.code, "the document could not be indexed for search");
+                    }
                     tell(ImportStage::Reviewing);
                     let (route, route_reason, review_error) = match self
                         .run_pipeline(scope, document.id, crate::ReviewMode::Auto, None)

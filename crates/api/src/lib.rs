@@ -2,6 +2,7 @@
 //! `pactwise` CLI), returning typed results or an [`ApiError`] whose `code` the UI branches on. The session's
 //! [`OrgScope`] is the only source of the organization; no function here takes an organization id for tenant data.
 
+mod assistant;
 mod checklists;
 mod demo;
 mod documents;
@@ -14,6 +15,7 @@ mod review;
 mod session;
 mod workspace;
 
+pub use assistant::CorpusImport;
 pub use checklists::{checklist_export, checklist_stats};
 pub use demo::DemoReport;
 pub use documents::{
@@ -25,13 +27,14 @@ pub use extract::{ExtractRequest, extract_file};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
 pub use memo::MemoFormat;
 pub use model::{ModelAvailability, ModelBudget};
+pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
 pub use pactwise_pipeline::{Stage, Thresholds};
 pub use pactwise_store::OrgScope;
 pub use review::{
     CorrectionInput, DocumentReview, OWN_NAMES_KEY, QueueEntry, ReviewGate, ReviewItem, ReviewMode, ReviewStage,
     ReviewType, StoreLog, catalog,
 };
-pub use session::SessionInfo;
+pub use session::{Membership, SessionInfo};
 pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, text_runs};
 
 use pactwise_domain::{Clock, SystemClock};
@@ -87,6 +90,7 @@ pub struct Api {
     keys: Arc<dyn ApiKeySource>,
     /// One extractor per process: pdfium is bound once and OCR workers are reused across documents.
     extractor: Arc<pactwise_extract::Extractor>,
+    assistant: pactwise_assistant::Assistant,
 }
 
 impl Api {
@@ -102,13 +106,17 @@ impl Api {
         let usage_store =
             Store::open(&data_dir.database(), clock.clone()).map_err(|e| ApiError::from_store_at(e, &root))?;
         let usage = Arc::new(model::StoreUsage::new(usage_store));
-        let client = ModelClient::new(model, keys.clone(), usage.clone(), usage, clock)
-            .map_err(|e| ApiError::new(e.code(), e.to_string()))?;
+        let client = Arc::new(
+            ModelClient::new(model, keys.clone(), usage.clone(), usage, clock.clone())
+                .map_err(|e| ApiError::new(e.code(), e.to_string()))?,
+        );
+        let db = Db::spawn(store);
         Ok(Api {
-            db: Db::spawn(store),
+            assistant: pactwise_assistant::Assistant::new(db.clone(), client.clone(), clock),
+            db,
             blobs: BlobStore::new(data_dir.blobs()),
             data_dir,
-            model: Arc::new(client),
+            model: client,
             keys,
             extractor: Arc::new(pactwise_extract::Extractor::new(pactwise_extract::ExtractConfig::from_env())),
         })

@@ -80,3 +80,49 @@ impl Api {
             .await?)
     }
 }
+
+/// An organization the session's user belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct Membership {
+    pub org_id: OrgId,
+    pub name: String,
+    pub role: Role,
+    pub current: bool,
+}
+
+impl Api {
+    /// The organizations the session's user belongs to.
+    pub async fn organizations(&self, scope: &OrgScope) -> Result<Vec<Membership>, ApiError> {
+        let s = scope.clone();
+        Ok(self
+            .db
+            .call(move |store| {
+                let scope = store.sessions().open(s.session())?;
+                Ok(store
+                    .platform()
+                    .organizations_of(scope.user())?
+                    .into_iter()
+                    .map(|m| Membership { current: m.org == scope.org(), org_id: m.org, name: m.name, role: m.role })
+                    .collect())
+            })
+            .await?)
+    }
+
+    /// Starts a session in another organization the user belongs to and makes it current. The organization must be
+    /// one of the user's memberships; anything else is refused like a missing one.
+    pub async fn switch_organization(&self, scope: &OrgScope, org: OrgId) -> Result<OrgScope, ApiError> {
+        let s = scope.clone();
+        Ok(self
+            .db
+            .call(move |store| {
+                let scope = store.sessions().open(s.session())?;
+                let platform = store.platform();
+                if !platform.organizations_of(scope.user())?.iter().any(|m| m.org == org) {
+                    return Err(pactwise_store::StoreError::NotFound);
+                }
+                let session = platform.start_session(scope.user(), org)?;
+                store.sessions().make_current(session)
+            })
+            .await?)
+    }
+}

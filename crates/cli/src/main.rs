@@ -109,6 +109,19 @@ enum Command {
         #[arg(long)]
         note: Option<String>,
     },
+    /// Ask the Contract Assistant about the organization's contracts (needs an API key; answers cite passages)
+    Ask {
+        #[arg(value_name = "QUESTION")]
+        question: String,
+        /// Keep the question in this assistant session (questions never see earlier turns)
+        #[arg(long)]
+        session: Option<String>,
+    },
+    /// The precedent corpus: `import DIR` adds the .md and .txt files of a folder as market examples
+    Corpus {
+        #[command(subcommand)]
+        what: CorpusCommand,
+    },
     /// Seed the demo organization with a few contracts and switch to it
     Demo,
     /// The checklist library: `export` prints the whole catalog, `stats` its counts
@@ -120,6 +133,15 @@ enum Command {
     Settings {
         #[command(subcommand)]
         setting: SettingCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum CorpusCommand {
+    /// Add a folder's .md and .txt files (recursively) to the precedent corpus
+    Import {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
     },
 }
 
@@ -319,6 +341,21 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     };
                     let review = api.review_file(&scope, &file, mode).await?;
                     Ok(output::review_outcome(&review))
+                }
+                Command::Ask { question, session } => {
+                    let answer = api.ask(&scope, &question, session).await?;
+                    Ok(output::answer_outcome(&answer))
+                }
+                Command::Corpus { what: CorpusCommand::Import { dir } } => {
+                    let report = api.corpus_import(&dir).await?;
+                    for s in &report.skipped {
+                        eprintln!("skipped {s}");
+                    }
+                    let text = format!(
+                        "{} precedent text(s) imported, {} unchanged; the corpus holds {}.",
+                        report.imported, report.unchanged, report.total
+                    );
+                    Ok(Outcome::ok(json!(report), text))
                 }
                 Command::Queue => {
                     let queue = api.review_queue(&scope).await?;

@@ -151,3 +151,23 @@ pub fn queue_outcome(queue: &[pactwise_api::QueueEntry]) -> Outcome {
     };
     Outcome::ok(json!({ "queue": queue }), text)
 }
+
+/// An assistant answer with its citations.
+pub fn answer_outcome(answer: &pactwise_api::Answer) -> Outcome {
+    let mut lines = vec![answer.text.clone()];
+    for c in &answer.citations {
+        let place = match c.page {
+            Some(page) => format!("{}, page {page}", c.title),
+            None => format!("{} ({})", c.title, c.label.as_deref().unwrap_or("market example")),
+        };
+        let excerpt: String = c.excerpt.chars().take(160).collect();
+        lines.push(format!("  [{}] {place}: {excerpt}", c.marker));
+    }
+    if !answer.contracts.is_empty() {
+        lines.push(format!(
+            "Contracts: {}",
+            answer.contracts.iter().map(|c| c.title.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Outcome::ok(serde_json::to_value(answer).unwrap_or_default(), lines.join("\n"))
+}

@@ -11,6 +11,7 @@ mod documents;
 mod error;
 mod migrations;
 mod pages;
+mod passages;
 mod platform;
 mod reviews;
 mod scope;
@@ -28,6 +29,9 @@ pub use error::StoreError;
 pub use migrations::SCHEMA_VERSION;
 pub use pactwise_domain::ImportOutcome;
 pub use pages::Pages;
+pub use passages::{
+    ContractOverview, NewAnswer, NewPassage, NewPrecedent, PassageHit, Passages, PrecedentHit, StoredCitation,
+};
 pub use platform::{Platform, SessionOrg};
 pub use reviews::{
     ContractRow, Correction, NewCorrection, QueueRow, Reviews, StageRow, Vendor, VendorDecision, normalized_vendor_name,
@@ -107,6 +111,10 @@ impl Store {
     }
 
     /// The model usage ledger and budgets.
+    pub fn passages(&self) -> Passages<'_> {
+        Passages::new(self)
+    }
+
     pub fn reviews(&self) -> Reviews<'_> {
         Reviews::new(self)
     }

@@ -9,6 +9,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0002_model_usage", include_str!("../migrations/0002_model_usage.sql")),
     ("0003_document_pages", include_str!("../migrations/0003_document_pages.sql")),
     ("0004_pipeline", include_str!("../migrations/0004_pipeline.sql")),
+    ("0005_retrieval", include_str!("../migrations/0005_retrieval.sql")),
 ];
 
 /// The schema version this build writes.
@@ -69,6 +70,12 @@ mod tests {
             "review_corrections",
             "vendors",
             "contracts",
+            "passages",
+            "passages_fts",
+            "precedents",
+            "precedent_passages",
+            "assistant_messages",
+            "assistant_citations",
         ] {
             assert!(tables.iter().any(|x| x == t), "missing table {t}: {tables:?}");
         }

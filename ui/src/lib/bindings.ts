@@ -29,6 +29,8 @@ export const commands = {
 	setReviewThreshold: (name: string, value: number | null) => typedError<Thresholds_Serialize, ApiError>(__TAURI_INVOKE("set_review_threshold", { name, value })),
 	ownNames: () => typedError<string[], ApiError>(__TAURI_INVOKE("own_names")),
 	setOwnNames: (names: string[]) => typedError<string[], ApiError>(__TAURI_INVOKE("set_own_names", { names })),
+	/**  Asks the Contract Assistant; the answer's citations point at passages retrieved for this question. */
+	askAssistant: (question: string, session: string | null) => typedError<Answer_Serialize, ApiError>(__TAURI_INVOKE("ask_assistant", { question, session })),
 };
 
 /** Events */
@@ -37,6 +39,35 @@ export const events = {
 };
 
 /* Types */
+/**  An answer with its citations. */
+export type Answer = Answer_Serialize | Answer_Deserialize;
+
+/**  An answer with its citations. */
+export type Answer_Deserialize = {
+	id: string,
+	session: string,
+	question: string,
+	text: string,
+	citations: Citation_Deserialize[],
+	contracts: NamedContract[],
+	iterations: number,
+	tool_calls: ToolCallSummary_Deserialize[],
+	prompt_version: string,
+};
+
+/**  An answer with its citations. */
+export type Answer_Serialize = {
+	id: string,
+	session: string,
+	question: string,
+	text: string,
+	citations: Citation_Serialize[],
+	contracts: NamedContract[],
+	iterations: number,
+	tool_calls: ToolCallSummary_Serialize[],
+	prompt_version: string,
+};
+
 /**
  *  An error as a person or a script sees it: a stable code to branch on and a message that says what happened and
  *  what to do. Internals (SQL, stack traces) never appear in the message; they go to the log.
@@ -125,6 +156,52 @@ export type ChecklistSummary = {
 	/**  Critical items answered below the critical threshold or not evaluated. */
 	critical_unsure: number,
 	min_confidence: number | null,
+};
+
+/**  A citation: a passage retrieved in this request and referred to by the answer. */
+export type Citation = Citation_Serialize | Citation_Deserialize;
+
+/**  Who produced a cited passage. */
+export type CitationKind = 
+/**  A passage of one of the organization's contracts. */
+"contract" | 
+/**  A market example from the precedent corpus. */
+"precedent";
+
+/**  A citation: a passage retrieved in this request and referred to by the answer. */
+export type Citation_Deserialize = {
+	/**  The marker the answer uses, e.g. `C1`. */
+	marker: string,
+	kind: CitationKind,
+	document?: DocumentId | null,
+	precedent?: string | null,
+	title: string,
+	page?: number | null,
+	/**  Character offsets into the page's text. */
+	start: number,
+	end: number,
+	/**  The passage's text as retrieved (never model-written). */
+	excerpt: string,
+	/**  "market example" for precedents. */
+	label?: string | null,
+};
+
+/**  A citation: a passage retrieved in this request and referred to by the answer. */
+export type Citation_Serialize = {
+	/**  The marker the answer uses, e.g. `C1`. */
+	marker: string,
+	kind: CitationKind,
+	document: DocumentId | null,
+	precedent: string | null,
+	title: string,
+	page: number | null,
+	/**  Character offsets into the page's text. */
+	start: number,
+	end: number,
+	/**  The passage's text as retrieved (never model-written). */
+	excerpt: string,
+	/**  "market example" for precedents. */
+	label: string | null,
 };
 
 /**  A page's confidence: the figure (0..=1) cannot be had without its kind. */
@@ -586,6 +663,12 @@ export type ModelAvailability =
 /**  Recent calls failed; model calls pause for a short cool-down and rules are used meanwhile. */
 "paused";
 
+/**  A contract a structured lookup drew on. */
+export type NamedContract = {
+	document: DocumentId,
+	title: string,
+};
+
 /**  An organization (tenant). */
 export type OrgId = string;
 
@@ -879,6 +962,25 @@ export type Thresholds_Serialize = {
 	critical_min_confidence: number | null,
 	/**  More than this share of items not evaluated needs a person. */
 	max_not_evaluated_share: number | null,
+};
+
+/**  What a tool call did, for the answer's trace. */
+export type ToolCallSummary = ToolCallSummary_Serialize | ToolCallSummary_Deserialize;
+
+/**  What a tool call did, for the answer's trace. */
+export type ToolCallSummary_Deserialize = {
+	tool: string,
+	/**  `ran`, `failed`, `invalid_input` or `not_offered`. */
+	outcome: string,
+	detail?: string | null,
+};
+
+/**  What a tool call did, for the answer's trace. */
+export type ToolCallSummary_Serialize = {
+	tool: string,
+	/**  `ran`, `failed`, `invalid_input` or `not_offered`. */
+	outcome: string,
+	detail: string | null,
 };
 
 /**  A person who can sign in. */
