@@ -12,7 +12,9 @@ fn main() {
     let library = manifest_dir.join("..").join("..").join("checklists");
     let catalog = library.join("catalog.toml");
     let types_dir = library.join("types");
+    let categories = library.join("categories.toml");
     println!("cargo::rerun-if-changed={}", catalog.display());
+    println!("cargo::rerun-if-changed={}", categories.display());
     println!("cargo::rerun-if-changed={}", types_dir.display());
 
     let mut files: Vec<PathBuf> = match fs::read_dir(&types_dir) {
@@ -27,6 +29,8 @@ fn main() {
     let mut code = String::new();
     code.push_str("/// The text of `checklists/catalog.toml`.\n");
     writeln!(code, "pub(crate) const CATALOG_TOML: &str = include_str!({});", literal(&catalog)).unwrap();
+    code.push_str("/// The text of `checklists/categories.toml` (per-category clause signals).\n");
+    writeln!(code, "pub(crate) const CATEGORIES_TOML: &str = include_str!({});", literal(&categories)).unwrap();
     code.push_str("/// (file name, text) of every `checklists/types/*.toml`, sorted by file name.\n");
     code.push_str("pub(crate) const TYPE_FILES: &[(&str, &str)] = &[\n");
     for path in &files {

@@ -6,11 +6,13 @@
 //! statistics the CLI prints.
 //! Imports only `pactwise-domain`; no store, no network.
 
+mod categories;
 mod compiled;
 mod report;
 mod similarity;
 mod validate;
 
+pub use categories::{CATEGORIES_FILE, CategorySignals, CompiledCategorySignals};
 pub use compiled::{CompiledItemSignals, CompiledTypeSignals, compile_pattern};
 pub use report::{
     CatalogExport, CatalogStats, CuadCategoryCount, FieldCount, FieldCoverage, RiskCounts, SectionStats, TypeStats,
@@ -18,7 +20,7 @@ pub use report::{
 pub use similarity::{QuestionPair, closest_question_pair, question_similarity, question_tokens};
 pub use validate::Problem;
 
-use pactwise_domain::{CatalogVersion, ChecklistItem, ContractType, ErrorCode, Section};
+use pactwise_domain::{CatalogVersion, ChecklistItem, ContractType, CuadCategory, ErrorCode, Section};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -85,13 +87,17 @@ pub struct Catalog {
     item_signals: Vec<Vec<OnceLock<CompiledItemSignals>>>,
     type_index: HashMap<String, usize>,
     item_index: HashMap<String, (usize, usize)>,
+    /// Per-CUAD-category clause signals (`categories.toml`), shared by the items of each category.
+    categories: Vec<CategorySignals>,
+    /// Parallel to `categories`: compiled on first use.
+    compiled_categories: OnceLock<Vec<CompiledCategorySignals>>,
 }
 
 impl Catalog {
     /// The library embedded in this binary at compile time.
     pub fn load() -> Result<Catalog, CatalogError> {
         let files = embedded::TYPE_FILES.iter().map(|(name, text)| ((*name).to_owned(), (*text).to_owned())).collect();
-        Catalog::from_sources(embedded::CATALOG_TOML, files)
+        Catalog::from_sources(embedded::CATALOG_TOML, files)?.with_categories(embedded::CATEGORIES_TOML)
     }
 
     /// The library in a directory laid out like `checklists/`: `catalog.toml` and `types/*.toml`.
@@ -115,7 +121,36 @@ impl Catalog {
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             files.push((name, read(path)?));
         }
-        Catalog::from_sources(&catalog_toml, files)
+        let catalog = Catalog::from_sources(&catalog_toml, files)?;
+        let categories = dir.join(CATEGORIES_FILE);
+        if categories.exists() { catalog.with_categories(&read(categories)?) } else { Ok(catalog) }
+    }
+
+    /// Adds the per-category clause signals (the text of `categories.toml`), replacing any loaded before.
+    pub fn with_categories(mut self, text: &str) -> Result<Catalog, CatalogError> {
+        let mut problems = Vec::new();
+        let categories = categories::parse(text, &mut problems);
+        if !problems.is_empty() {
+            return Err(CatalogError::Invalid { problems });
+        }
+        self.categories = categories;
+        self.compiled_categories = OnceLock::new();
+        // The category signals decide offline answers, so they are part of what the hash identifies.
+        self.version.hash = content_hash_with_categories(&self.types, &self.categories);
+        Ok(self)
+    }
+
+    /// The per-category clause signals as loaded (empty when the library has no `categories.toml`).
+    pub fn categories(&self) -> &[CategorySignals] {
+        &self.categories
+    }
+
+    /// A CUAD category's clause signals, compiled (all categories on the first call, then kept).
+    pub fn category_signals(&self, category: CuadCategory) -> Option<&CompiledCategorySignals> {
+        self.compiled_categories
+            .get_or_init(|| categories::compile_all(&self.categories))
+            .iter()
+            .find(|c| c.category == category)
     }
 
     /// Parses, validates and indexes the library from its texts: `catalog.toml` and (file name, text) of each type.
@@ -176,6 +211,8 @@ impl Catalog {
             item_signals,
             type_index,
             item_index,
+            categories: Vec::new(),
+            compiled_categories: OnceLock::new(),
         })
     }
 
@@ -234,6 +271,16 @@ impl Catalog {
 /// fields in declaration order. Formatting, comments and key order in the TOML files do not change it.
 fn content_hash(types: &[ContractType]) -> String {
     let canonical = serde_json::to_vec(types).expect("checklist types serialize to JSON");
+    hex::encode(Sha256::digest(&canonical))
+}
+
+/// The content hash of the types followed by the per-category signals (each as compact JSON).
+fn content_hash_with_categories(types: &[ContractType], categories: &[CategorySignals]) -> String {
+    if categories.is_empty() {
+        return content_hash(types);
+    }
+    let mut canonical = serde_json::to_vec(types).expect("checklist types serialize to JSON");
+    canonical.extend(serde_json::to_vec(categories).expect("category signals serialize to JSON"));
     hex::encode(Sha256::digest(&canonical))
 }
 

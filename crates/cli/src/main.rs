@@ -122,6 +122,11 @@ enum Command {
         #[command(subcommand)]
         what: CorpusCommand,
     },
+    /// Score the offline review on a labelled CUAD folder (contracts/*.txt and labels.jsonl)
+    Eval {
+        #[command(subcommand)]
+        what: EvalCommand,
+    },
     /// Seed the demo organization with a few contracts and switch to it
     Demo,
     /// The checklist library: `export` prints the whole catalog, `stats` its counts
@@ -133,6 +138,18 @@ enum Command {
     Settings {
         #[command(subcommand)]
         setting: SettingCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum EvalCommand {
+    /// Type accuracy, presence F1 per CUAD category and macro, quote precision, invented quotes, governing law
+    Cuad {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Only the first N contracts of labels.jsonl
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
     },
 }
 
@@ -179,6 +196,19 @@ enum SettingCommand {
         #[arg(long, value_name = "USD", value_parser = parse_dollars)]
         limit: i64,
     },
+}
+
+fn eval_cuad(dir: &std::path::Path, limit: Option<usize>) -> Result<Outcome, ApiError> {
+    let catalog = pactwise_api::catalog()?;
+    let report = pactwise_pipeline::eval::cuad(&catalog, dir, limit).map_err(|e| {
+        ApiError::new(
+            ErrorCode::InvalidInput,
+            format!("{e}; give a CUAD folder with contracts/*.txt and labels.jsonl (e.g. ../shared/data/cuad)"),
+        )
+    })?;
+    let json = serde_json::to_value(&report).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+    let text = output::eval_text(&json);
+    Ok(Outcome::ok(json, text))
 }
 
 fn parse_stage(text: &str) -> Result<pactwise_api::Stage, ApiError> {
@@ -266,6 +296,10 @@ async fn run(cli: Cli) -> Result<Outcome, ApiError> {
     if let Command::Checklists { what } = &cli.command {
         // The library is built into the program: no data directory needed.
         return checklists(what);
+    }
+    if let Command::Eval { what: EvalCommand::Cuad { dir, limit } } = &cli.command {
+        // Scoring reads the folder and keeps nothing: no data directory needed.
+        return eval_cuad(dir, *limit);
     }
     if let Command::Extract { file, password, max_pages } = cli.command {
         // Extraction keeps nothing: no data directory needed.
@@ -392,7 +426,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     let review = api.correct_item(&scope, parse_document_id(&id)?, input).await?;
                     Ok(output::review_outcome(&review))
                 }
-                Command::Demo | Command::Checklists { .. } | Command::Extract { .. } => {
+                Command::Demo | Command::Checklists { .. } | Command::Extract { .. } | Command::Eval { .. } => {
                     unreachable!("handled above")
                 }
             }

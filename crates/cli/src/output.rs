@@ -171,3 +171,41 @@ pub fn answer_outcome(answer: &pactwise_api::Answer) -> Outcome {
     }
     Outcome::ok(serde_json::to_value(answer).unwrap_or_default(), lines.join("\n"))
 }
+
+/// The CUAD evaluation as text: figures per category, then the totals.
+pub fn eval_text(report: &Value) -> String {
+    let mut lines = Vec::new();
+    for c in report["categories"].as_array().into_iter().flatten() {
+        if c["in_macro"].as_bool() == Some(true) {
+            lines.push(format!(
+                "  {:40} F1 {:.2}  tp {} fp {} fn {}",
+                c["category"].as_str().unwrap_or(""),
+                c["f1"].as_f64().unwrap_or(0.0),
+                c["tp"],
+                c["fp"],
+                c["fn"]
+            ));
+        }
+    }
+    let f = |k: &str| report[k].as_f64().unwrap_or(0.0);
+    lines.push(format!(
+        "contracts {}, errors {}, {:.1} s (median {:.0} ms per contract)",
+        report["contracts"],
+        report["errors"],
+        f("total_seconds"),
+        f("median_ms_per_contract")
+    ));
+    lines.push(format!(
+        "type accuracy {:.3}; presence macro-F1 {:.3}; quote precision {:.3} of {}; invented {}; governing law {:.3} ({}/{}); parties recall {:.3}",
+        f("type_accuracy"),
+        f("presence_macro_f1"),
+        f("quote_precision"),
+        report["quotes"],
+        report["invented_quotes"],
+        f("governing_law_accuracy"),
+        report["governing_law_correct"],
+        report["governing_law_labelled"],
+        f("parties_recall")
+    ));
+    lines.join("\n")
+}

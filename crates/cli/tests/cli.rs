@@ -189,11 +189,11 @@ fn checklists_export_and_stats_print_the_whole_library() {
     let types = export["types"].as_array().expect("types");
     assert_eq!(types.len(), 34);
     let items: usize = types.iter().map(|t| t["items"].as_array().unwrap().len()).sum();
-    assert_eq!(items, 831);
+    assert_eq!(items, 1032);
     assert_eq!(export["catalog"]["hash"].as_str().unwrap().len(), 64);
 
     let stats = json_of(&pactwise(tmp.path(), &["checklists", "stats", "--json"]));
-    assert_eq!((stats["type_count"].as_u64(), stats["item_count"].as_u64()), (Some(34), Some(831)));
+    assert_eq!((stats["type_count"].as_u64(), stats["item_count"].as_u64()), (Some(34), Some(1032)));
     assert_eq!(stats["catalog"], export["catalog"]);
 }
 

@@ -6,6 +6,7 @@
 //! `pactwise-api`.
 
 pub mod driver;
+pub mod eval;
 pub mod gate;
 pub mod machine;
 pub mod model_path;

@@ -1,0 +1,365 @@
+//! `eval cuad`: scores the offline path on a labelled CUAD folder (`contracts/*.txt` and `labels.jsonl`), in process,
+//! with the definitions of the pipeline issue (the same as the scorer script that runs `pactwise review --offline`):
+//! type accuracy, presence per CUAD category with precision, recall and F1, presence macro-F1, quote precision,
+//! invented quotes, governing-law accuracy and parties recall, plus the time taken (the speed benchmark).
+
+use crate::offline::{self, ContractIndex};
+use crate::verify;
+use pactwise_checklists::Catalog;
+use pactwise_domain::{Classification, CuadCategory, Extractions, ItemFinding, ItemStatus, Page, RejectedExtraction};
+use pactwise_extract::{ExtractConfig, ExtractOptions, Extractor};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Categories that name the document rather than a clause; left out of the macro-F1.
+pub const META_CATEGORIES: [&str; 4] = ["Document Name", "Parties", "Agreement Date", "Effective Date"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("cannot read {path}: {detail}; give a CUAD folder holding labels.jsonl and contracts/*.txt")]
+    Unreadable { path: PathBuf, detail: String },
+    #[error("{path} line {line} is not a CUAD label record: {detail}")]
+    BadLabels { path: PathBuf, line: usize, detail: String },
+    #[error("{path} holds no label records")]
+    NoLabels { path: PathBuf },
+}
+
+/// One labelled span of a CUAD category (character offsets into the contract text).
+#[derive(Debug, Clone, Deserialize)]
+pub struct LabelSpan {
+    pub text: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// One line of `labels.jsonl`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LabelRecord {
+    pub contract: String,
+    #[serde(rename = "type")]
+    pub contract_type: String,
+    pub clauses: BTreeMap<String, Vec<LabelSpan>>,
+    #[serde(default)]
+    pub answers: BTreeMap<String, serde_json::Value>,
+}
+
+/// Precision, recall and F1 of one category's presence over the contracts.
+#[derive(Debug, Clone, Serialize)]
+pub struct CategoryScore {
+    pub category: String,
+    pub tp: usize,
+    pub fp: usize,
+    #[serde(rename = "fn")]
+    pub false_negatives: usize,
+    pub precision: f64,
+    pub recall: f64,
+    pub f1: f64,
+    /// Counted in the macro-F1: not a meta category and at least one contract holds it.
+    pub in_macro: bool,
+}
+
+/// A contract whose type was not the labelled one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Misclassified {
+    pub contract: String,
+    pub expected: String,
+    pub predicted: String,
+}
+
+/// The figures of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct CuadReport {
+    pub contracts: usize,
+    pub errors: usize,
+    pub type_accuracy: f64,
+    pub presence_macro_f1: f64,
+    pub categories: Vec<CategoryScore>,
+    /// Of all verified quotes, the share that overlap a labelled span of their item's category (the scorer's ratio).
+    pub quote_precision: f64,
+    pub quotes: usize,
+    pub quotes_on_labelled_span: usize,
+    /// Verified quotes not found in the document text. Must be 0.
+    pub invented_quotes: usize,
+    /// Quotes verification refused (each turned its item into not_evaluated).
+    pub rejected_quotes: usize,
+    pub governing_law_accuracy: f64,
+    pub governing_law_correct: usize,
+    pub governing_law_labelled: usize,
+    pub parties_recall: f64,
+    pub parties_found: usize,
+    pub parties_labelled: usize,
+    /// Items missing from a review, or a type with no items: must be 0.
+    pub missing_items: usize,
+    pub total_seconds: f64,
+    pub median_ms_per_contract: f64,
+    pub misclassified: Vec<Misclassified>,
+}
+
+/// What the offline review produced for one contract (what `pactwise review --offline` prints, in process).
+pub struct OfflineReview {
+    pub pages: Vec<Page>,
+    pub classification: Classification,
+    pub findings: Vec<ItemFinding>,
+    pub rejected: Vec<RejectedExtraction>,
+    pub extractions: Extractions,
+}
+
+/// Runs the offline review on pages: index, classify, evaluate, verify the quotes, extract the fields.
+pub fn review_pages(catalog: &Catalog, pages: Vec<Page>) -> OfflineReview {
+    let index = ContractIndex::build(&pages);
+    let classification = offline::classify(catalog, &index);
+    let mut findings = match catalog.contract_type(&classification.type_id) {
+        Some(t) => offline::evaluate(catalog, t, &index),
+        None => Vec::new(),
+    };
+    let rejected = verify::verify_findings(&pages, &mut findings);
+    let extractions = offline::extract_fields(&index);
+    OfflineReview { pages, classification, findings, rejected, extractions }
+}
+
+/// Reads the label records of a CUAD folder.
+pub fn read_labels(dir: &Path) -> Result<Vec<LabelRecord>, EvalError> {
+    let path = dir.join("labels.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| EvalError::Unreadable { path: path.clone(), detail: e.to_string() })?;
+    let mut records = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let record = serde_json::from_str::<LabelRecord>(line).map_err(|e| EvalError::BadLabels {
+            path: path.clone(),
+            line: i + 1,
+            detail: e.to_string(),
+        })?;
+        records.push(record);
+    }
+    if records.is_empty() {
+        return Err(EvalError::NoLabels { path });
+    }
+    Ok(records)
+}
+
+/// Scores the offline path on the first `limit` contracts of a CUAD folder (all when `None`).
+pub fn cuad(catalog: &Catalog, dir: &Path, limit: Option<usize>) -> Result<CuadReport, EvalError> {
+    let records = read_labels(dir)?;
+    let take = limit.unwrap_or(records.len()).min(records.len());
+    Ok(score(catalog, dir, &records[..take], &mut |_, _| {}))
+}
+
+/// What one contract's review predicted, for inspecting a run.
+pub struct ContractOutcome<'a> {
+    pub record: &'a LabelRecord,
+    pub review: Option<&'a OfflineReview>,
+    /// Categories predicted present.
+    pub predicted: &'a BTreeSet<String>,
+}
+
+/// Scores `records`, calling `inspect` with each contract's outcome (for tools that print details).
+pub fn score(
+    catalog: &Catalog,
+    dir: &Path,
+    records: &[LabelRecord],
+    inspect: &mut dyn FnMut(&ContractOutcome<'_>, &str),
+) -> CuadReport {
+    let _span = tracing::info_span!("eval.cuad", contracts = records.len()).entered();
+    let item_categories: HashMap<&str, Option<CuadCategory>> =
+        catalog.items().map(|i| (i.id.as_str(), i.cuad_category)).collect();
+    let categories: Vec<String> = records.first().map(|r| r.clauses.keys().cloned().collect()).unwrap_or_default();
+    let mut counts: BTreeMap<String, (usize, usize, usize)> =
+        categories.iter().map(|c| (c.clone(), (0, 0, 0))).collect();
+    let mut report = CuadReport {
+        contracts: records.len(),
+        errors: 0,
+        type_accuracy: 0.0,
+        presence_macro_f1: 0.0,
+        categories: Vec::new(),
+        quote_precision: 0.0,
+        quotes: 0,
+        quotes_on_labelled_span: 0,
+        invented_quotes: 0,
+        rejected_quotes: 0,
+        governing_law_accuracy: 0.0,
+        governing_law_correct: 0,
+        governing_law_labelled: 0,
+        parties_recall: 0.0,
+        parties_found: 0,
+        parties_labelled: 0,
+        missing_items: 0,
+        total_seconds: 0.0,
+        median_ms_per_contract: 0.0,
+        misclassified: Vec::new(),
+    };
+    let mut type_ok = 0usize;
+    let mut per_contract_ms = Vec::with_capacity(records.len());
+    let started = Instant::now();
+    let reviewed = review_all(catalog, dir, records);
+    for (record, outcome) in records.iter().zip(reviewed) {
+        let Some((text, review, ms)) = outcome else {
+            report.errors += 1;
+            continue;
+        };
+        per_contract_ms.push(ms);
+
+        let predicted_type = catalog.contract_type(&review.classification.type_id);
+        if predicted_type.and_then(|t| t.cuad_type).is_some_and(|c| c.as_str() == record.contract_type) {
+            type_ok += 1;
+        } else {
+            report.misclassified.push(Misclassified {
+                contract: record.contract.clone(),
+                expected: record.contract_type.clone(),
+                predicted: review.classification.type_id.clone(),
+            });
+        }
+        let item_count = predicted_type.map_or(0, |t| t.items.len());
+        if item_count == 0 || review.findings.len() != item_count {
+            report.missing_items += item_count.max(1).abs_diff(review.findings.len());
+        }
+
+        let mut predicted = BTreeSet::new();
+        let normalized_text = scorer_norm(&text);
+        for finding in &review.findings {
+            let category = item_categories.get(finding.item_id.as_str()).copied().flatten();
+            let positive = matches!(finding.status, ItemStatus::Present | ItemStatus::Partial);
+            if positive && let Some(c) = category {
+                predicted.insert(c.as_str().to_owned());
+            }
+            let Some(quote) = &finding.quote else { continue };
+            report.quotes += 1;
+            if !normalized_text.contains(&scorer_norm(&quote.text)) {
+                report.invented_quotes += 1;
+            } else if positive && let Some(c) = category {
+                let spans = record.clauses.get(c.as_str()).map(Vec::as_slice).unwrap_or_default();
+                if let Some(byte_start) = text.find(&quote.text) {
+                    let start = text[..byte_start].chars().count();
+                    let end = start + quote.text.chars().count();
+                    if spans.iter().any(|s| s.start < end && start < s.end) {
+                        report.quotes_on_labelled_span += 1;
+                    }
+                }
+            }
+        }
+        report.rejected_quotes += review.rejected.len();
+        for category in &categories {
+            let truth = record.clauses.get(category).is_some_and(|s| !s.is_empty());
+            let guess = predicted.contains(category);
+            let entry = counts.get_mut(category).expect("every category counted");
+            entry.0 += usize::from(truth && guess);
+            entry.1 += usize::from(guess && !truth);
+            entry.2 += usize::from(truth && !guess);
+        }
+
+        if let Some(law) = record.answers.get("Governing Law").and_then(|v| v.as_str()).filter(|s| !s.is_empty()) {
+            report.governing_law_labelled += 1;
+            // As the scorer: the normalised answer must appear in the extracted field's JSON (value and quote).
+            let got = review.extractions.governing_law.as_ref().map(|g| serde_json::to_string(g).unwrap_or_default());
+            if got.is_some_and(|g| scorer_norm(&g).contains(&scorer_norm(law))) {
+                report.governing_law_correct += 1;
+            }
+        }
+        let names: BTreeSet<String> = record
+            .clauses
+            .get("Parties")
+            .map(|spans| spans.iter().map(|s| scorer_norm(&s.text)).filter(|t| is_party_name(t)).collect())
+            .unwrap_or_default();
+        let values: Vec<String> = review.extractions.parties.iter().map(|p| scorer_norm(&p.value)).collect();
+        report.parties_labelled += names.len();
+        report.parties_found += names.iter().filter(|n| values.iter().any(|v| v.contains(n.as_str()))).count();
+
+        inspect(&ContractOutcome { record, review: Some(&review), predicted: &predicted }, &text);
+    }
+    report.total_seconds = started.elapsed().as_secs_f64();
+    per_contract_ms.sort_by(f64::total_cmp);
+    report.median_ms_per_contract = per_contract_ms.get(per_contract_ms.len() / 2).copied().unwrap_or(0.0);
+    report.type_accuracy = ratio(type_ok, records.len());
+    report.quote_precision = ratio(report.quotes_on_labelled_span, report.quotes);
+    report.governing_law_accuracy = ratio(report.governing_law_correct, report.governing_law_labelled);
+    report.parties_recall = ratio(report.parties_found, report.parties_labelled);
+    let mut macro_sum = 0.0;
+    let mut macro_n = 0usize;
+    for (category, (tp, fp, fals)) in counts {
+        let precision = ratio(tp, tp + fp);
+        let recall = ratio(tp, tp + fals);
+        let f1 = if precision + recall > 0.0 { 2.0 * precision * recall / (precision + recall) } else { 0.0 };
+        let in_macro = !META_CATEGORIES.contains(&category.as_str()) && tp + fals > 0;
+        if in_macro {
+            macro_sum += f1;
+            macro_n += 1;
+        }
+        report.categories.push(CategoryScore {
+            category,
+            tp,
+            fp,
+            false_negatives: fals,
+            precision,
+            recall,
+            f1,
+            in_macro,
+        });
+    }
+    report.presence_macro_f1 = if macro_n > 0 { macro_sum / macro_n as f64 } else { 0.0 };
+    report
+}
+
+/// One contract reviewed: its text as the scorer reads it, the offline review, and the milliseconds it took.
+type Reviewed = (String, OfflineReview, f64);
+
+/// Reviews every contract (text as the scorer reads it, the offline review, and its milliseconds), on as many
+/// threads as the machine has cores (at most 8): contracts are independent, and the catalog is shared read-only.
+fn review_all(catalog: &Catalog, dir: &Path, records: &[LabelRecord]) -> Vec<Option<Reviewed>> {
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+    let mut results: Vec<(usize, Option<Reviewed>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let extractor = Extractor::new(ExtractConfig::default());
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(record) = records.get(i) else { break };
+                        done.push((i, review_one(catalog, &extractor, dir, record)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+fn review_one(catalog: &Catalog, extractor: &Extractor, dir: &Path, record: &LabelRecord) -> Option<Reviewed> {
+    let path = dir.join("contracts").join(format!("{}.txt", record.contract));
+    // The scorer reads the text with universal newlines and replacement of invalid UTF-8.
+    let bytes = std::fs::read(&path).ok()?;
+    let text = String::from_utf8_lossy(&bytes).replace("\r\n", "\n").replace('\r', "\n");
+    let started = Instant::now();
+    match extractor.extract_file(&path, &ExtractOptions { ocr: false, ..ExtractOptions::default() }) {
+        Ok(document) => {
+            let review = review_pages(catalog, document.pages);
+            Some((text, review, started.elapsed().as_secs_f64() * 1000.0))
+        }
+        Err(error) => {
+            tracing::warn!(contract = %record.contract, %error, "extraction failed");
+            None
+        }
+    }
+}
+
+/// A labelled Parties span that is a name (not the sentence that defines "Party" and "Parties").
+fn is_party_name(text: &str) -> bool {
+    !text.is_empty() && text.len() <= 80 && !text.contains("party") && !text.contains("parties")
+}
+
+fn ratio(n: usize, d: usize) -> f64 {
+    if d == 0 { 0.0 } else { n as f64 / d as f64 }
+}
+
+/// The scorer's normalisation: typographic double quotes and right single quote made plain, whitespace runs made one
+/// space, trimmed, lowercased.
+pub fn scorer_norm(text: &str) -> String {
+    let replaced = text.replace(['\u{201C}', '\u{201D}'], "\"").replace('\u{2019}', "'");
+    replaced.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}

@@ -1,0 +1,252 @@
+//! The contract indexed once: its pages, each cut into sentences (byte ranges of the page's own text, so any sentence
+//! quoted is on its page verbatim), and the head of the document where the title and the preamble sit.
+
+use pactwise_domain::Page;
+use std::ops::Range;
+
+/// How much of the document's beginning counts as its head (title, parties, recitals).
+const HEAD_CHARS: usize = 3_000;
+/// A sentence longer than this is cut at its next semicolon or line break, so a quote stays readable.
+const LONG_SENTENCE: usize = 1_500;
+
+/// One sentence: the index of its page in [`ContractIndex::pages`] and its byte range in that page's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sentence {
+    pub page: usize,
+    pub range: Range<usize>,
+}
+
+/// The contract's text, indexed once for all items.
+pub struct ContractIndex {
+    pages: Vec<Page>,
+    sentences: Vec<Sentence>,
+    /// For each page, the index of its first sentence in `sentences` (and one past the last page's).
+    page_starts: Vec<usize>,
+    /// Sentences a page break cuts in two (common in text whose pages we made by length): the last sentence of a
+    /// page, the first of the next, and the two joined, so a clause is recognised across the break.
+    joins: Vec<(usize, usize, String)>,
+    head: String,
+}
+
+impl ContractIndex {
+    pub fn build(pages: &[Page]) -> ContractIndex {
+        let _span = tracing::debug_span!("offline.index", pages = pages.len()).entered();
+        let mut sentences = Vec::new();
+        let mut page_starts = Vec::with_capacity(pages.len() + 1);
+        for (p, page) in pages.iter().enumerate() {
+            page_starts.push(sentences.len());
+            sentences.extend(split_sentences(&page.text).into_iter().map(|range| Sentence { page: p, range }));
+        }
+        page_starts.push(sentences.len());
+        let mut head = String::with_capacity(HEAD_CHARS + 64);
+        for page in pages {
+            for c in page.text.chars() {
+                if head.len() >= HEAD_CHARS {
+                    break;
+                }
+                head.push(c);
+            }
+            head.push('\n');
+        }
+        let mut joins = Vec::new();
+        for p in 0..pages.len().saturating_sub(1) {
+            let first = page_starts[p + 1];
+            if first == 0 || first >= sentences.len() {
+                continue;
+            }
+            let (before, after) = (&sentences[first - 1], &sentences[first]);
+            if before.page != p || after.page != p + 1 {
+                continue;
+            }
+            let tail = &pages[p].text[before.range.clone()];
+            if tail.ends_with(['.', '!', '?', ':']) {
+                continue;
+            }
+            joins.push((first - 1, first, format!("{tail} {}", &pages[p + 1].text[after.range.clone()])));
+        }
+        ContractIndex { pages: pages.to_vec(), sentences, page_starts, joins, head }
+    }
+
+    pub fn pages(&self) -> &[Page] {
+        &self.pages
+    }
+
+    pub fn sentences(&self) -> &[Sentence] {
+        &self.sentences
+    }
+
+    /// Sentences cut by a page break: (last sentence of a page, first of the next, their joined text).
+    pub fn joined_sentences(&self) -> &[(usize, usize, String)] {
+        &self.joins
+    }
+
+    /// The first characters of the document: title, preamble, parties.
+    pub fn head(&self) -> &str {
+        &self.head
+    }
+
+    pub fn sentence_text(&self, sentence: &Sentence) -> &str {
+        &self.pages[sentence.page].text[sentence.range.clone()]
+    }
+
+    /// The 1-based page number a sentence is on, as the page states it.
+    pub fn page_number(&self, sentence: &Sentence) -> u32 {
+        self.pages[sentence.page].number
+    }
+
+    /// The index (into [`ContractIndex::sentences`]) of the sentence of page `page` holding byte `at`.
+    pub fn sentence_at(&self, page: usize, at: usize) -> Option<usize> {
+        let (first, end) = (self.page_starts[page], self.page_starts[page + 1]);
+        let slice = &self.sentences[first..end];
+        let i = slice.partition_point(|s| s.range.start <= at);
+        (i > 0 && slice[i - 1].range.end > at).then(|| first + i - 1)
+    }
+}
+
+/// Words after which a full stop does not end a sentence.
+const ABBREVIATIONS: &[&str] = &[
+    "inc", "ltd", "co", "corp", "no", "nos", "sec", "secs", "art", "arts", "para", "u.s", "e.g", "i.e", "etc", "st",
+    "mr", "mrs", "ms", "dr", "jr", "sr", "vs", "v", "n.v", "b.v", "s.a", "l.p", "l.l.c", "p.c", "cf", "approx", "dept",
+    "est", "fig", "ref", "ave", "blvd", "rd", "ste", "gmbh", "plc", "llc", "n.a", "u.k", "ag", "s.p.a", "pty", "bhd",
+];
+
+/// Cuts a page's text into sentences: at a full stop, question or exclamation mark followed by whitespace and a
+/// capital, digit or opening bracket/quote (not after an abbreviation or a single letter), at blank lines, and inside
+/// an overlong sentence at semicolons or line breaks. Ranges are trimmed of whitespace; empty ones are dropped.
+pub(crate) fn split_sentences(text: &str) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut cuts = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if matches!(b, b'.' | b'?' | b'!') && ends_sentence(text, i) {
+            cuts.push(start..i + 1);
+            start = i + 1;
+        } else if b == b'\n' {
+            // A blank line ends a paragraph.
+            let mut j = i + 1;
+            while j < bytes.len() && matches!(bytes[j], b' ' | b'\t' | b'\r') {
+                j += 1;
+            }
+            if j < bytes.len() && bytes[j] == b'\n' {
+                cuts.push(start..i);
+                start = j;
+                i = j;
+            }
+        }
+        i += 1;
+    }
+    cuts.push(start..bytes.len());
+    let mut out = Vec::with_capacity(cuts.len());
+    for range in cuts {
+        for piece in cut_long(text, range) {
+            if let Some(trimmed) = trim(text, piece) {
+                out.push(trimmed);
+            }
+        }
+    }
+    out
+}
+
+fn ends_sentence(text: &str, at: usize) -> bool {
+    let bytes = text.as_bytes();
+    let rest = &text[at + 1..];
+    let after = rest.trim_start_matches([' ', '\t', '\r', '\n']);
+    if after.len() == rest.len() && !rest.is_empty() {
+        return false; // "2.1", "U.S." inside a word
+    }
+    let Some(next) = after.chars().next() else { return true };
+    if !(next.is_uppercase() || next.is_ascii_digit() || matches!(next, '(' | '"' | '\u{201C}' | '[' | '\'')) {
+        return false;
+    }
+    if bytes[at] != b'.' {
+        return true;
+    }
+    // The word before the full stop.
+    let before = &text[..at];
+    let word_start = before
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| c.is_whitespace() || c == '(' || c == ',')
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let word = before[word_start..].trim_matches(|c: char| c == '"' || c == '\'');
+    let lower = word.to_ascii_lowercase();
+    if word.chars().count() == 1 && word.chars().all(|c| c.is_alphabetic()) {
+        return false; // an initial: "M. D. Anderson"
+    }
+    !ABBREVIATIONS.contains(&lower.as_str())
+}
+
+fn cut_long(text: &str, range: Range<usize>) -> Vec<Range<usize>> {
+    if range.len() <= LONG_SENTENCE {
+        return vec![range];
+    }
+    let mut out = Vec::new();
+    let mut start = range.start;
+    let slice = &text[range.clone()];
+    for (offset, c) in slice.char_indices() {
+        let at = range.start + offset;
+        if at - start >= LONG_SENTENCE / 3 && (c == ';' || c == '\n') {
+            out.push(start..at + 1);
+            start = at + 1;
+        }
+    }
+    out.push(start..range.end);
+    out
+}
+
+fn trim(text: &str, range: Range<usize>) -> Option<Range<usize>> {
+    let slice = &text[range.clone()];
+    let lead = slice.len() - slice.trim_start().len();
+    let trimmed = slice.trim();
+    if trimmed.chars().filter(|c| c.is_alphanumeric()).count() < 3 {
+        return None;
+    }
+    let start = range.start + lead;
+    Some(start..start + trimmed.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sentences(text: &str) -> Vec<&str> {
+        split_sentences(text).into_iter().map(|r| &text[r]).collect()
+    }
+
+    #[test]
+    fn sentences_end_at_full_stops_but_not_after_abbreviations_or_section_numbers() {
+        let text = "Acme Inc. shall pay under Section 2.1 of this Agreement. The term is five years.\n\n7. NOTICES\nAll notices go to M. D. Anderson.";
+        assert_eq!(
+            sentences(text),
+            [
+                "Acme Inc. shall pay under Section 2.1 of this Agreement.",
+                "The term is five years.",
+                "NOTICES\nAll notices go to M. D. Anderson."
+            ]
+        );
+    }
+
+    #[test]
+    fn a_sentence_cut_by_a_page_break_is_joined_for_matching() {
+        let index = ContractIndex::build(&[
+            Page::plain(1, "The term is one year. Licensee shall not challenge"),
+            Page::plain(2, "the validity of the Marks. Fees are due monthly."),
+        ]);
+        let joins = index.joined_sentences();
+        assert_eq!(joins.len(), 1);
+        assert_eq!(joins[0].2, "Licensee shall not challenge the validity of the Marks.");
+        assert_eq!(index.page_number(&index.sentences()[joins[0].1]), 2);
+    }
+
+    #[test]
+    fn a_sentence_is_found_from_a_byte_offset_of_its_page() {
+        let index = ContractIndex::build(&[Page::plain(1, "First one. Second one."), Page::plain(2, "Third one.")]);
+        assert_eq!(index.sentences().len(), 3);
+        let second = index.sentence_at(0, 13).unwrap();
+        assert_eq!(index.sentence_text(&index.sentences()[second]), "Second one.");
+        assert_eq!(index.page_number(&index.sentences()[index.sentence_at(1, 0).unwrap()]), 2);
+        assert_eq!(index.sentence_at(0, 10), None, "the space between sentences belongs to none");
+    }
+}

@@ -1,0 +1,127 @@
+//! The offline path on a small contract written for these tests (not CUAD text).
+
+use super::*;
+use pactwise_checklists::Catalog;
+use pactwise_domain::{ItemStatus, Page};
+use std::sync::LazyLock;
+
+static CATALOG: LazyLock<Catalog> = LazyLock::new(|| Catalog::load().expect("the embedded library loads"));
+
+const DISTRIBUTION: &str = "EXCLUSIVE DISTRIBUTOR AGREEMENT
+
+This Exclusive Distributor Agreement (the \"Agreement\") is made as of March 3, 2021 by and between Northwind \
+Instruments, Inc., a Delaware corporation (\"Supplier\"), and Harbor Medical Supply LLC, a Texas limited liability \
+company (\"Distributor\").
+
+1. Appointment. Supplier hereby appoints Distributor as its exclusive distributor of the Products in the Territory, \
+and Supplier shall not appoint any other distributor in the Territory during the Term.
+
+2. Term. The initial term of this Agreement shall commence on the Effective Date and continue for three (3) years. \
+Thereafter this Agreement shall automatically renew for successive one (1) year periods unless either party gives \
+written notice of non-renewal at least ninety (90) days prior to the end of the then-current term.
+
+3. Minimum Purchases. Distributor shall purchase a minimum quantity of 500 units per calendar year.
+
+4. Assignment. Neither party may assign this Agreement without the prior written consent of the other party.
+
+5. Records. Supplier may audit the books and records of Distributor once per year upon reasonable notice.
+
+6. Governing Law. This Agreement shall be governed by and construed in accordance with the laws of the State of \
+New York, without regard to its conflict of laws principles.";
+
+fn pages(text: &str) -> Vec<Page> {
+    vec![Page::plain(1, text)]
+}
+
+#[test]
+fn the_title_decides_the_type_and_the_confidence_stays_capped() {
+    let index = ContractIndex::build(&pages(DISTRIBUTION));
+    let classification = classify(&CATALOG, &index);
+    assert_eq!(classification.type_id, "distributor");
+    assert_eq!(classification.method, pactwise_domain::Method::Rules);
+    assert!(classification.confidence <= RULES_CONFIDENCE_CAP);
+}
+
+#[test]
+fn a_compound_title_is_the_type_its_longest_first_title_phrase_names() {
+    let text = "SOFTWARE LICENSE AND MAINTENANCE AGREEMENT\n\nThis agreement is made between Alpha Ltd (\"Customer\") \
+                and Beta Systems Inc. (\"Vendor\"). Vendor shall provide maintenance and support for the Software.";
+    let classification = classify(&CATALOG, &ContractIndex::build(&pages(text)));
+    assert_eq!(classification.type_id, "maintenance");
+}
+
+#[test]
+fn every_item_is_answered_in_order_and_every_quote_is_its_pages_own_text() {
+    let pages = pages(DISTRIBUTION);
+    let index = ContractIndex::build(&pages);
+    let distributor = CATALOG.contract_type("distributor").unwrap();
+    let mut findings = evaluate(&CATALOG, distributor, &index);
+    let ids: Vec<&str> = findings.iter().map(|f| f.item_id.as_str()).collect();
+    let expected: Vec<&str> = distributor.items.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids, expected);
+    for f in &findings {
+        assert!(f.confidence <= RULES_CONFIDENCE_CAP);
+        let positive = matches!(f.status, ItemStatus::Present | ItemStatus::Partial);
+        assert_eq!(
+            positive,
+            f.quote.is_some(),
+            "{}: a quote exactly where the status is present or partial",
+            f.item_id
+        );
+        if let Some(q) = &f.quote {
+            assert!(DISTRIBUTION.contains(&q.text), "{}: {:?}", f.item_id, q.text);
+        }
+    }
+    assert!(crate::verify::verify_findings(&pages, &mut findings).is_empty());
+}
+
+#[test]
+fn clauses_the_contract_has_are_present_and_ones_it_lacks_are_absent() {
+    let index = ContractIndex::build(&pages(DISTRIBUTION));
+    let distributor = CATALOG.contract_type("distributor").unwrap();
+    let findings = evaluate(&CATALOG, distributor, &index);
+    let status_of = |category: &str| -> Vec<(ItemStatus, Option<String>)> {
+        distributor
+            .items
+            .iter()
+            .zip(&findings)
+            .filter(|(item, _)| item.cuad_category.is_some_and(|c| c.as_str() == category))
+            .map(|(_, f)| (f.status, f.quote.as_ref().map(|q| q.text.clone())))
+            .collect()
+    };
+    for category in ["Exclusivity", "Anti-Assignment", "Audit Rights", "Governing Law", "Renewal Term"] {
+        let found = status_of(category);
+        assert!(!found.is_empty(), "the distributor checklist maps {category}");
+        assert!(found.iter().any(|(s, _)| *s == ItemStatus::Present), "{category}: {found:?}");
+    }
+    let law = status_of("Governing Law");
+    assert!(law[0].1.as_deref().unwrap().starts_with("This Agreement shall be governed by"));
+    for category in ["Liquidated Damages", "Insurance", "Non-Compete"] {
+        assert!(status_of(category).iter().all(|(s, _)| *s == ItemStatus::Absent), "{category}");
+    }
+}
+
+#[test]
+fn fields_name_the_parties_the_date_and_the_governing_law() {
+    let fields = extract_fields(&ContractIndex::build(&pages(DISTRIBUTION)));
+    let parties: Vec<&str> = fields.parties.iter().map(|p| p.value.as_str()).collect();
+    assert_eq!(parties, ["Northwind Instruments, Inc. (\"Supplier\")", "Harbor Medical Supply LLC (\"Distributor\")"]);
+    assert_eq!(fields.agreement_date.unwrap().value, "March 3, 2021");
+    let law = fields.governing_law.unwrap();
+    assert_eq!(law.value, "New York");
+    assert!(DISTRIBUTION.contains(&law.quote.unwrap().text));
+    assert!(fields.renewal.unwrap().value.contains("one (1) year"));
+}
+
+#[test]
+fn jurisdictions_are_named_as_lawyers_name_them() {
+    assert_eq!(jurisdiction_in("laws of the Commonwealth of Massachusetts"), Some("Massachusetts"));
+    assert_eq!(
+        jurisdiction_in("laws of the Province of Ontario and the federal laws of Canada"),
+        Some("Ontario, Canada")
+    );
+    assert_eq!(jurisdiction_in("laws of England and Wales"), Some("England and Wales"));
+    assert_eq!(jurisdiction_in("laws of the State of West Virginia"), Some("West Virginia"));
+    assert_eq!(jurisdiction_in("laws of the People\u{2019}s Republic of China"), Some("People's Republic of China"));
+    assert_eq!(jurisdiction_in("the laws of Newark"), None);
+}
