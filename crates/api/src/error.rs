@@ -37,9 +37,12 @@ impl From<StoreError> for ApiError {
         let code = e.code();
         let message = match &e {
             StoreError::NotFound => "no such item in your organization (it may have been deleted)".to_string(),
-            StoreError::Forbidden { .. } | StoreError::Unauthenticated | StoreError::SchemaTooNew { .. } => {
-                e.to_string()
-            }
+            StoreError::Forbidden { .. }
+            | StoreError::Unauthenticated
+            | StoreError::SchemaTooNew { .. }
+            | StoreError::Conflict(_)
+            | StoreError::Invalid(_)
+            | StoreError::FourEyes => e.to_string(),
             StoreError::Sqlite(_) | StoreError::Corrupt(_) | StoreError::WorkerGone | StoreError::Io { .. } => {
                 tracing::error!(error = %e, "store failure");
                 "the local database could not complete this; nothing was changed. Details are in the log.".to_string()

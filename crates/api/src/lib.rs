@@ -12,6 +12,7 @@ mod intake;
 mod memo;
 mod model;
 mod review;
+mod runs;
 mod session;
 mod workspace;
 
@@ -33,6 +34,10 @@ pub use pactwise_store::OrgScope;
 pub use review::{
     CorrectionInput, DocumentReview, OWN_NAMES_KEY, QueueEntry, ReviewGate, ReviewItem, ReviewMode, ReviewStage,
     ReviewType, StoreLog, catalog,
+};
+pub use runs::{
+    ApprovalView, BenchReport, CancelOutcome, DecisionOutcome, GraphSummary, RunDetail, RunEventView, RunView,
+    TaskView, bench_engine, parse_approval_id, parse_run_id, workflow_graphs,
 };
 pub use session::{Membership, SessionInfo};
 pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, text_runs};

@@ -3,6 +3,7 @@
 //! 1 failure, 2 bad usage or bad input.
 
 mod output;
+mod runs;
 
 use clap::{Parser, Subcommand};
 use output::{Outcome, fail};
@@ -139,6 +140,8 @@ enum Command {
         #[command(subcommand)]
         setting: SettingCommand,
     },
+    #[command(flatten)]
+    Workflow(runs::WorkflowCommand),
 }
 
 #[derive(Subcommand)]
@@ -309,6 +312,10 @@ async fn run(cli: Cli) -> Result<Outcome, ApiError> {
         let text = format!("{}: {} pages", file.display(), json["page_count"]);
         return Ok(Outcome::ok(json, text));
     }
+    if let Command::Workflow(runs::WorkflowCommand::Bench { what }) = cli.command {
+        // The benchmark makes its own database: no data directory needed.
+        return runs::bench(what).await;
+    }
     let root = pactwise_api::resolve_data_dir(cli.data_dir)?;
     let api = Api::open(root)?;
     let outcome = dispatch(&api, cli.command).await;
@@ -426,6 +433,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     let review = api.correct_item(&scope, parse_document_id(&id)?, input).await?;
                     Ok(output::review_outcome(&review))
                 }
+                Command::Workflow(command) => runs::dispatch(api, &scope, command).await,
                 Command::Demo | Command::Checklists { .. } | Command::Extract { .. } | Command::Eval { .. } => {
                     unreachable!("handled above")
                 }

@@ -68,6 +68,18 @@ id_type!(
     /// A local session: who is signed in, in which organization.
     SessionId
 );
+id_type!(
+    /// A workflow run (one execution of a graph).
+    RunId
+);
+id_type!(
+    /// A pending or resolved approval step of a run.
+    ApprovalId
+);
+id_type!(
+    /// A task in an organization's queue.
+    TaskId
+);
 
 #[cfg(test)]
 mod tests {

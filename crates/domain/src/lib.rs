@@ -14,6 +14,7 @@ pub mod page;
 pub mod review;
 pub mod role;
 pub mod usage;
+pub mod workflow;
 
 pub use checklist::{
     CatalogVersion, ChecklistItem, ContractType, CuadCategory, CuadType, Guidance, ItemSignals, RegulatoryRef,
@@ -22,10 +23,11 @@ pub use checklist::{
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use document::{Document, ImportOutcome, MediaType};
 pub use error::ErrorCode;
-pub use ids::{DocumentId, OrgId, SessionId, UserId};
+pub use ids::{ApprovalId, DocumentId, OrgId, RunId, SessionId, TaskId, UserId};
 pub use page::{CharBox, Confidence, ConfidenceKind, ExtractedDocument, Page, PageSource, Progress, ProgressPhase};
 pub use review::{
     Classification, Extracted, Extractions, GateDecision, GateReason, ItemFinding, ItemStatus, Method, Quote,
     RejectedExtraction, Route,
 };
 pub use role::Role;
+pub use workflow::{ApprovalStatus, Decision, RunStatus, TaskStatus};

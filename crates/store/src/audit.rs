@@ -32,20 +32,20 @@ pub(crate) fn append_audit(
     entity_id: Option<&str>,
     details: &serde_json::Value,
 ) -> Result<(), StoreError> {
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO audit_log (id, org_id, actor_id, at, action, entity_kind, entity_id, details)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
-            uuid::Uuid::now_v7().to_string(),
-            scope.org().to_string(),
-            scope.user().to_string(),
-            at,
-            action,
-            entity_kind,
-            entity_id,
-            details.to_string(),
-        ],
-    )?;
+    )?
+    .execute(params![
+        uuid::Uuid::now_v7().to_string(),
+        scope.org().to_string(),
+        scope.user().to_string(),
+        at,
+        action,
+        entity_kind,
+        entity_id,
+        details.to_string(),
+    ])?;
     Ok(())
 }
 

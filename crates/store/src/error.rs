@@ -21,6 +21,14 @@ pub enum StoreError {
     Corrupt(String),
     #[error("the store's worker thread has stopped")]
     WorkerGone,
+    /// The action does not fit the current state (an approval already decided, a finished run).
+    #[error("{0}")]
+    Conflict(String),
+    /// The input was refused (a missing reason, a choice that is not offered).
+    #[error("{0}")]
+    Invalid(String),
+    #[error("four-eyes rule: you already decided another step of this run; someone else must decide this one")]
+    FourEyes,
 }
 
 impl StoreError {
@@ -32,6 +40,8 @@ impl StoreError {
             StoreError::SchemaTooNew { .. } => ErrorCode::SchemaTooNew,
             StoreError::Sqlite(_) | StoreError::Io { .. } | StoreError::WorkerGone => ErrorCode::Storage,
             StoreError::Corrupt(_) => ErrorCode::Internal,
+            StoreError::Conflict(_) | StoreError::Invalid(_) => ErrorCode::InvalidInput,
+            StoreError::FourEyes => ErrorCode::Forbidden,
         }
     }
 

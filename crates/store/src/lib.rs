@@ -3,6 +3,7 @@
 //! session can produce), one repository module per table group, the append-only audit log, and the
 //! content-addressed blob store. The API is synchronous; async callers go through [`Db`], a dedicated thread.
 
+mod approvals;
 mod audit;
 mod blobs;
 mod data_dir;
@@ -13,13 +14,17 @@ mod migrations;
 mod pages;
 mod passages;
 mod platform;
+mod platform_credential;
 mod reviews;
+mod runs;
 mod scope;
 mod sessions;
 mod settings;
+mod tasks;
 mod time;
 mod usage;
 
+pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Notification};
 pub use audit::{Audit, AuditEntry};
 pub use blobs::{BlobStore, PutError, StoredBlob};
 pub use data_dir::DataDir;
@@ -33,12 +38,18 @@ pub use passages::{
     ContractOverview, NewAnswer, NewPassage, NewPrecedent, PassageHit, Passages, PrecedentHit, StoredCitation,
 };
 pub use platform::{Platform, SessionOrg};
+pub use platform_credential::PlatformCredential;
 pub use reviews::{
     ContractRow, Correction, NewCorrection, QueueRow, Reviews, StageRow, Vendor, VendorDecision, normalized_vendor_name,
+};
+pub use runs::{
+    Applied, CancelReport, Checkpoint, NewApproval, NewChildRun, NewEvent, NewHandoff, NewRun, RunEvent, RunRecord,
+    RunWrite, Runs, StepCommit, SweepPolicy, SweepReport,
 };
 pub use scope::OrgScope;
 pub use sessions::Sessions;
 pub use settings::Settings;
+pub use tasks::{Backlog, FailingAgent, HealthThresholds, NewTask, QueueHealth, TaskRecord, Tasks};
 pub use usage::Usage;
 
 use pactwise_domain::Clock;
@@ -69,6 +80,8 @@ impl Store {
 
     fn prepare(mut conn: Connection, clock: Arc<dyn Clock>, wal: bool) -> Result<Store, StoreError> {
         conn.busy_timeout(Duration::from_secs(5))?;
+        // The engine runs a few dozen distinct statements per super-step; keep them all prepared.
+        conn.set_prepared_statement_cache_capacity(128);
         if wal {
             let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
             if !mode.eq_ignore_ascii_case("wal") {
@@ -121,6 +134,41 @@ impl Store {
 
     pub fn usage(&self) -> Usage<'_> {
         Usage::new(self)
+    }
+
+    /// Workflow runs, checkpoints, event logs, leases and the watchdog.
+    pub fn runs(&self) -> Runs<'_> {
+        Runs::new(self)
+    }
+
+    /// Approval steps of runs and their notifications.
+    pub fn approvals(&self) -> Approvals<'_> {
+        Approvals::new(self)
+    }
+
+    /// The per-organization task queue.
+    pub fn tasks(&self) -> Tasks<'_> {
+        Tasks::new(self)
+    }
+
+    /// Makes every commit wait until it is on disk (`synchronous = FULL`): a committed checkpoint survives power
+    /// loss, not only a crash of the process. The engine's benchmark runs this way.
+    pub fn set_full_sync(&self) -> Result<(), StoreError> {
+        self.conn.execute_batch("PRAGMA synchronous = FULL;")?;
+        Ok(())
+    }
+
+    /// The value of a connection setting, as text: `journal_mode` or `synchronous` (benchmarks report them).
+    pub fn pragma_text(&self, name: &str) -> Result<String, StoreError> {
+        if !matches!(name, "journal_mode" | "synchronous") {
+            return Err(StoreError::Invalid(format!("unknown setting {name:?}")));
+        }
+        let value: rusqlite::types::Value = self.conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))?;
+        Ok(match value {
+            rusqlite::types::Value::Integer(i) => i.to_string(),
+            rusqlite::types::Value::Text(t) => t,
+            other => format!("{other:?}"),
+        })
     }
 
     /// The schema version of the open database.

@@ -10,6 +10,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0003_document_pages", include_str!("../migrations/0003_document_pages.sql")),
     ("0004_pipeline", include_str!("../migrations/0004_pipeline.sql")),
     ("0005_retrieval", include_str!("../migrations/0005_retrieval.sql")),
+    ("0006_engine", include_str!("../migrations/0006_engine.sql")),
 ];
 
 /// The schema version this build writes.
@@ -76,6 +77,12 @@ mod tests {
             "precedent_passages",
             "assistant_messages",
             "assistant_citations",
+            "engine_runs",
+            "engine_checkpoints",
+            "engine_events",
+            "engine_approvals",
+            "engine_notifications",
+            "engine_tasks",
         ] {
             assert!(tables.iter().any(|x| x == t), "missing table {t}: {tables:?}");
         }
@@ -97,6 +104,20 @@ mod tests {
             assert_eq!(current_version(&conn).unwrap(), start);
             migrate(&mut conn).unwrap();
             assert_eq!(current_version(&conn).unwrap(), SCHEMA_VERSION);
+        }
+    }
+
+    #[test]
+    fn a_database_of_the_previous_schema_keeps_its_rows_and_gains_the_engine_tables() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, SCHEMA_VERSION - 1).unwrap();
+        conn.execute("INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't')", []).unwrap();
+        assert!(!tables(&conn).iter().any(|t| t == "engine_runs"));
+        migrate(&mut conn).unwrap();
+        let name: String = conn.query_row("SELECT name FROM organizations WHERE id = 'o1'", [], |r| r.get(0)).unwrap();
+        assert_eq!(name, "Acme");
+        for t in ["engine_runs", "engine_checkpoints", "engine_events", "engine_approvals", "engine_tasks"] {
+            assert!(tables(&conn).iter().any(|x| x == t), "missing {t}");
         }
     }
 

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The workflow engine beside its peer, in one go: the same procurement graph (research -> analysis -> a person's
+# approval -> legal -> end), no model calls, the approval given programmatically, a file database in WAL mode with
+# synchronous=FULL (every commit synced) on the same filesystem for both.
+#   ours  `pactwise bench engine --runs N --concurrency C --json` (C = 1 and 50): runs_per_s, commits per run
+#   peer  ../shared/bench/peers/langgraph_procurement.py with SqliteSaver (library default durability and
+#         --durability sync); Python's sqlite3 keeps synchronous=FULL
+# Each figure is repeated REPEAT times; one JSON line per figure with the median and the spread, then the ratios.
+# The peer's Python packages go into a venv under /var/cache/pactwise if they are not installed (pip uses the
+# index configured on this machine).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PEERS=${PACTWISE_PEERS:-$ROOT/../shared/bench/peers}
+RUNS=${RUNS:-200}
+REPEAT=${REPEAT:-3}
+VENV=${PACTWISE_PEER_VENV:-/var/cache/pactwise/peer-venv}
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+if [ ! -f "$PEERS/langgraph_procurement.py" ]; then
+  echo "bench/engine.sh: $PEERS/langgraph_procurement.py is absent; set PACTWISE_PEERS" >&2
+  exit 2
+fi
+if ! "$VENV/bin/python" -c "import langgraph.checkpoint.sqlite" 2>/dev/null; then
+  echo "installing the peer's packages into $VENV" >&2
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet -r "$PEERS/requirements.txt"
+fi
+cargo build --quiet --release -p pactwise-cli
+BIN=$TARGET/release/pactwise
+# Both databases live on the same (disk-backed) filesystem, never on a tmpfs where a sync costs nothing.
+WORK=$(mktemp -d "${PACTWISE_BENCH_DIR:-/var/cache/pactwise}/engine-bench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+python3 - "$BIN" "$VENV/bin/python" "$PEERS/langgraph_procurement.py" "$WORK" "$RUNS" "$REPEAT" <<'PY'
+import json, os, statistics, subprocess, sys
+bin_, py, peer, work, runs, repeat = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
+print(json.dumps({"figure": "machine", "cores": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),
+                  "runs": runs, "repeat": repeat, "filesystem_dir": work}))
+
+def ours(concurrency):
+    out = subprocess.run([bin_, "bench", "engine", "--runs", str(runs), "--concurrency", str(concurrency),
+                          "--dir", os.path.join(work, "ours"), "--json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+def langgraph(*extra):
+    env = dict(os.environ, PEER_OUT=os.path.join(work, "peer"))
+    out = subprocess.run([py, peer, str(runs), *extra], check=True, capture_output=True, text=True, env=env)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+def figure(name, fn):
+    samples = [fn() for _ in range(repeat)]
+    rates = [s["runs_per_s"] for s in samples]
+    last = samples[-1]
+    line = {"figure": name, "runs_per_s_median": round(statistics.median(rates), 2),
+            "runs_per_s_min": min(rates), "runs_per_s_max": max(rates)}
+    for key in ("commits_per_run", "checkpoints_per_run", "sqlite_synchronous", "journal_mode", "durability",
+                "all_agreements_drafted", "version"):
+        if key in last:
+            line[key] = last[key]
+    if "checkpoints_written" in last and "checkpoints_per_run" not in last:
+        line["checkpoints_per_run"] = round(last["checkpoints_written"] / runs, 2)
+    print(json.dumps(line), flush=True)
+    return line["runs_per_s_median"]
+
+ours_1 = figure("pactwise_concurrency_1", lambda: ours(1))
+ours_50 = figure("pactwise_concurrency_50", lambda: ours(50))
+peer_default = figure("langgraph_sqlitesaver_default", lambda: langgraph())
+peer_sync = figure("langgraph_sqlitesaver_sync", lambda: langgraph("--durability", "sync"))
+best_peer = max(peer_default, peer_sync)
+print(json.dumps({"figure": "ratio", "vs": "the faster LangGraph figure", "langgraph_runs_per_s": best_peer,
+                  "concurrency_1": round(ours_1 / best_peer, 2), "goal_concurrency_1": 3,
+                  "concurrency_50": round(ours_50 / best_peer, 2), "goal_concurrency_50": 30}))
+PY

@@ -1,0 +1,389 @@
+//! Workflow runs and the approvals inbox as user actions: start, show, list and cancel runs; the inbox of approvals
+//! the session may resolve; approve or reject with a reason. Each is a few lines over `pactwise-engine` and the
+//! store; the organization and the approver's identity come from the session only. The engine works here as this
+//! process's platform worker, driving a run until it waits or ends.
+
+use crate::{Api, ApiError};
+use chrono::{DateTime, Utc};
+use pactwise_domain::{ApprovalId, ApprovalStatus, Decision, ErrorCode, Role, RunId, RunStatus, UserId};
+use pactwise_engine::{Engine, EngineError, GatewayModel, ModelPort, Registry, RunState};
+use pactwise_store::{ApprovalRecord, OrgScope, PlatformCredential, RunRecord, Store, SweepPolicy};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+pub use pactwise_workflows::bench::BenchReport;
+
+fn registry() -> Result<&'static Registry, ApiError> {
+    static REGISTRY: OnceLock<Result<Registry, String>> = OnceLock::new();
+    REGISTRY
+        .get_or_init(|| pactwise_workflows::registry().map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the built-in workflows did not load: {e}")))
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> ApiError {
+        match e {
+            EngineError::Store(s) => s.into(),
+            other => ApiError::new(other.code(), other.to_string()),
+        }
+    }
+}
+
+/// A run as the UI and the CLI show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct RunView {
+    pub id: RunId,
+    pub graph: String,
+    pub graph_version: u32,
+    pub status: RunStatus,
+    pub superstep: u32,
+    pub reason: Option<String>,
+    /// Paused nodes and what they wait for.
+    pub waiting_on: Vec<String>,
+    /// The shared state (channels) as of the last checkpoint.
+    pub channels: Value,
+    pub parent: Option<RunId>,
+    pub started_by: Option<UserId>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// One line of a run's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct RunEventView {
+    pub superstep: u32,
+    pub node: Option<String>,
+    pub kind: String,
+    pub details: Value,
+    pub at: DateTime<Utc>,
+}
+
+/// An approval step: what the approver saw and, once decided, who decided, when and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ApprovalView {
+    pub id: ApprovalId,
+    pub run: RunId,
+    pub node: String,
+    pub title: String,
+    pub status: ApprovalStatus,
+    pub eligible_roles: Vec<Role>,
+    pub four_eyes: bool,
+    /// The evidence as it was when the step paused.
+    pub state_seen: Value,
+    pub choices: Vec<String>,
+    pub due_at: Option<DateTime<Utc>>,
+    pub escalated: bool,
+    pub decided_by: Option<UserId>,
+    pub decided_at: Option<DateTime<Utc>>,
+    pub reason: Option<String>,
+    pub choice: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A run with its timeline, approvals, handed-off tasks and checkpoint count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct RunDetail {
+    pub run: RunView,
+    pub events: Vec<RunEventView>,
+    pub approvals: Vec<ApprovalView>,
+    pub tasks: Vec<TaskView>,
+    pub checkpoints: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct TaskView {
+    pub agent_type: String,
+    pub status: pactwise_domain::TaskStatus,
+    pub priority: i32,
+    pub payload: Value,
+    pub scheduled_at: Option<DateTime<Utc>>,
+}
+
+/// What cancelling touched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct CancelOutcome {
+    pub run: RunView,
+    pub runs_cancelled: u32,
+    pub tasks_cancelled: u32,
+    pub approvals_cancelled: u32,
+}
+
+/// A decision and where the run stands after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct DecisionOutcome {
+    pub approval: ApprovalView,
+    pub run: RunView,
+}
+
+/// A built-in graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct GraphSummary {
+    pub name: String,
+    pub version: u32,
+    pub description: String,
+    pub nodes: u32,
+}
+
+fn run_view(r: &RunRecord) -> RunView {
+    let state: Option<RunState> = serde_json::from_str(&r.state).ok();
+    let waiting_on = state
+        .as_ref()
+        .map(|s| {
+            s.waits
+                .iter()
+                .map(|(node, w)| {
+                    format!(
+                        "{node}: {}",
+                        serde_json::to_value(w)
+                            .map(|v| v["for"].as_str().unwrap_or("").to_string())
+                            .unwrap_or_default()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    RunView {
+        id: r.id,
+        graph: r.graph_name.clone(),
+        graph_version: r.graph_version,
+        status: r.status,
+        superstep: r.superstep,
+        reason: r.reason.clone(),
+        waiting_on,
+        channels: state.map(|s| serde_json::to_value(s.channels).unwrap_or(Value::Null)).unwrap_or(Value::Null),
+        parent: r.parent,
+        started_by: r.started_by,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+        finished_at: r.finished_at,
+    }
+}
+
+fn approval_view(a: &ApprovalRecord) -> ApprovalView {
+    ApprovalView {
+        id: a.id,
+        run: a.run,
+        node: a.node.clone(),
+        title: a.title.clone(),
+        status: a.status,
+        eligible_roles: a.eligible_roles.clone(),
+        four_eyes: a.four_eyes,
+        state_seen: a.state_seen.clone(),
+        choices: a.choices.clone(),
+        due_at: a.due_at,
+        escalated: a.escalated_at.is_some(),
+        decided_by: a.decided_by,
+        decided_at: a.decided_at,
+        reason: a.reason.clone(),
+        choice: a.choice.clone(),
+        created_at: a.created_at,
+    }
+}
+
+pub fn parse_run_id(text: &str) -> Result<RunId, ApiError> {
+    text.parse().map_err(|_| {
+        ApiError::new(ErrorCode::InvalidInput, format!("{text:?} is not a run id; see `pactwise runs list`"))
+    })
+}
+
+pub fn parse_approval_id(text: &str) -> Result<ApprovalId, ApiError> {
+    text.parse().map_err(|_| {
+        ApiError::new(ErrorCode::InvalidInput, format!("{text:?} is not an approval id; see `pactwise inbox`"))
+    })
+}
+
+/// The built-in graphs.
+pub fn workflow_graphs() -> Result<Vec<GraphSummary>, ApiError> {
+    Ok(registry()?
+        .graphs()
+        .map(|g| GraphSummary {
+            name: g.name.clone(),
+            version: g.version,
+            description: g.description.clone(),
+            nodes: g.nodes.len() as u32,
+        })
+        .collect())
+}
+
+/// Runs the engine benchmark on a file database in `dir` (a fresh temporary directory when `None`).
+pub async fn bench_engine(dir: Option<PathBuf>, runs: usize, concurrency: usize) -> Result<BenchReport, ApiError> {
+    if runs == 0 || concurrency == 0 {
+        return Err(ApiError::new(ErrorCode::InvalidInput, "--runs and --concurrency must be at least 1"));
+    }
+    tokio::task::spawn_blocking(move || {
+        let (dir, temporary) = match dir {
+            Some(d) => (d, false),
+            None => (std::env::temp_dir().join(format!("pactwise-engine-bench-{}", std::process::id())), true),
+        };
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| ApiError::new(ErrorCode::Storage, format!("cannot create {}: {e}", dir.display())))?;
+        let report = pactwise_workflows::bench::run(&dir, runs, concurrency).map_err(ApiError::from);
+        if temporary {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        report
+    })
+    .await
+    .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the benchmark was interrupted ({e})")))?
+}
+
+/// Runs `f` with an engine on the store thread, as this process's worker (with the model when it is ready).
+async fn with_engine<R: Send + 'static>(
+    api: &Api,
+    f: impl FnOnce(&Store, &Engine<'_>) -> Result<R, ApiError> + Send + 'static,
+) -> Result<R, ApiError> {
+    let registry = registry()?;
+    let model = (api.model_availability().await == crate::ModelAvailability::Ready)
+        .then(|| GatewayModel::new(api.model().clone(), tokio::runtime::Handle::current()));
+    let worker = format!("desk-{}", std::process::id());
+    api.db
+        .call(move |store| {
+            let credential = PlatformCredential::issue(store, &worker);
+            let engine =
+                Engine::new(store, registry, &credential).with_model(model.as_ref().map(|m| m as &dyn ModelPort));
+            Ok(f(store, &engine))
+        })
+        .await?
+}
+
+impl Api {
+    /// Starts a run of a built-in graph in the session's organization and drives it until it waits or ends.
+    pub async fn start_run(&self, scope: &OrgScope, graph: String, input: Value) -> Result<RunView, ApiError> {
+        let scope = scope.clone();
+        with_engine(self, move |store, engine| {
+            let scope = store.sessions().open(scope.session())?;
+            let id = engine.start(&scope, &graph, input)?;
+            Ok(run_view(&engine.drive(id)?))
+        })
+        .await
+    }
+
+    /// The session organization's runs, newest first.
+    pub async fn list_runs(&self, scope: &OrgScope) -> Result<Vec<RunView>, ApiError> {
+        let scope = scope.clone();
+        Ok(self.db.call(move |store| Ok(store.runs().list(&scope, 200)?.iter().map(run_view).collect())).await?)
+    }
+
+    /// A run with its timeline, approvals and tasks.
+    pub async fn show_run(&self, scope: &OrgScope, id: RunId) -> Result<RunDetail, ApiError> {
+        let scope = scope.clone();
+        Ok(self
+            .db
+            .call(move |store| {
+                let run = store.runs().get(&scope, id)?;
+                let events = store
+                    .runs()
+                    .events(&scope, id)?
+                    .into_iter()
+                    .map(|e| RunEventView {
+                        superstep: e.superstep,
+                        node: e.node,
+                        kind: e.kind,
+                        details: e.details,
+                        at: e.at,
+                    })
+                    .collect();
+                let approvals = store.approvals().for_run(&scope, id)?.iter().map(approval_view).collect();
+                let tasks = store
+                    .tasks()
+                    .for_run(&scope, id)?
+                    .into_iter()
+                    .map(|t| TaskView {
+                        agent_type: t.agent_type,
+                        status: t.status,
+                        priority: t.priority.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+                        payload: t.payload,
+                        scheduled_at: t.scheduled_at,
+                    })
+                    .collect();
+                let checkpoints = store.runs().checkpoints(&scope, id)?.len() as u32;
+                Ok(RunDetail { run: run_view(&run), events, approvals, tasks, checkpoints })
+            })
+            .await?)
+    }
+
+    /// Cancels a run with its child runs, queued tasks and pending approvals.
+    pub async fn cancel_run(&self, scope: &OrgScope, id: RunId, reason: String) -> Result<CancelOutcome, ApiError> {
+        let scope = scope.clone();
+        Ok(self
+            .db
+            .call(move |store| {
+                let report = store.runs().cancel(&scope, id, &reason)?;
+                Ok(CancelOutcome {
+                    run: run_view(&store.runs().get(&scope, id)?),
+                    runs_cancelled: report.runs as u32,
+                    tasks_cancelled: report.tasks as u32,
+                    approvals_cancelled: report.approvals as u32,
+                })
+            })
+            .await?)
+    }
+
+    /// Pending approvals the session may resolve, oldest first. Escalations that are due are made first.
+    pub async fn inbox(&self, scope: &OrgScope) -> Result<Vec<ApprovalView>, ApiError> {
+        let scope = scope.clone();
+        with_engine(self, move |store, engine| {
+            engine.sweep(SweepPolicy::default())?;
+            Ok(store.approvals().inbox(&scope)?.iter().map(approval_view).collect())
+        })
+        .await
+    }
+
+    /// Approves or rejects as the session's user (the store checks organization, role and four-eyes, and stamps
+    /// who and when), then drives the run on until it waits or ends.
+    pub async fn decide_approval(
+        &self,
+        scope: &OrgScope,
+        id: ApprovalId,
+        decision: Decision,
+        reason: String,
+        choice: Option<String>,
+    ) -> Result<DecisionOutcome, ApiError> {
+        let scope = scope.clone();
+        with_engine(self, move |store, engine| {
+            let scope = store.sessions().open(scope.session())?;
+            let (approval, run) = engine.decide(&scope, id, decision, &reason, choice.as_deref())?;
+            // The decided step may belong to a child run: show the top-level run it serves.
+            let mut top = run;
+            while let Some(parent) = top.parent {
+                top = store.runs().get(&scope, parent)?;
+            }
+            Ok(DecisionOutcome { approval: approval_view(&approval), run: run_view(&top) })
+        })
+        .await
+    }
+
+    /// The task queue's health: agent types with many failures in the last hour, and this organization's queues
+    /// with a large backlog. Owners and admins only.
+    pub async fn queue_health(&self, scope: &OrgScope) -> Result<Value, ApiError> {
+        if !matches!(scope.role(), Role::Owner | Role::Admin) {
+            return Err(pactwise_store::StoreError::Forbidden { role: scope.role() }.into());
+        }
+        let org = scope.org();
+        let worker = format!("desk-{}", std::process::id());
+        Ok(self
+            .db
+            .call(move |store| {
+                let credential = PlatformCredential::issue(store, &worker);
+                let mut health = store.tasks().health(&credential, pactwise_store::HealthThresholds::default())?;
+                health.backlogs.retain(|b| b.org == org);
+                Ok(serde_json::json!({ "healthy": health.is_healthy(), "failing_agents": health.failing_agents, "backlogs": health.backlogs }))
+            })
+            .await?)
+    }
+
+    /// One round of background work: the watchdog's sweep, then runs that have work (retries, timers, woken
+    /// parents) are driven on. Returns the runs that moved.
+    pub async fn work_runs(&self, scope: &OrgScope) -> Result<Vec<RunView>, ApiError> {
+        let org = scope.org();
+        with_engine(self, move |_, engine| {
+            engine.sweep(SweepPolicy::default())?;
+            Ok(engine.work(100)?.iter().filter(|r| r.org == org).map(run_view).collect())
+        })
+        .await
+    }
+}

@@ -1,0 +1,239 @@
+//! Workflow commands: `runs start|show|list|cancel|graphs|work`, `inbox`, `approve`, and `bench engine`. Each is a
+//! few lines over an `api` function; `--json` prints one JSON document.
+
+use crate::output::Outcome;
+use clap::{Subcommand, ValueEnum};
+use pactwise_api::{Api, ApiError, ApprovalView, OrgScope, RunView, parse_approval_id, parse_run_id};
+use pactwise_domain::{Decision, ErrorCode};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum WorkflowCommand {
+    /// Workflow runs: start one, show, list, cancel, the built-in graphs
+    Runs {
+        #[command(subcommand)]
+        what: RunsCommand,
+    },
+    /// Pending approvals you may resolve
+    Inbox,
+    /// Approve or reject a pending approval (as the signed-in user)
+    Approve {
+        #[arg(value_name = "ID")]
+        id: String,
+        #[arg(long, value_enum)]
+        decision: DecisionArg,
+        /// Why (recorded with the decision)
+        #[arg(long, value_name = "TEXT")]
+        reason: String,
+        /// The option picked, when the step offers choices (e.g. the vendor)
+        #[arg(long, value_name = "NAME")]
+        choice: Option<String>,
+    },
+    /// Benchmarks
+    Bench {
+        #[command(subcommand)]
+        what: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum RunsCommand {
+    /// Start a run of a built-in graph and drive it until it waits or ends
+    Start {
+        #[arg(value_name = "GRAPH")]
+        graph: String,
+        /// The run's input, a JSON object
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        input: String,
+    },
+    /// A run with its timeline, approvals and tasks
+    Show {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// The organization's runs, newest first
+    List,
+    /// Cancel a run, its child runs, queued tasks and pending approvals
+    Cancel {
+        #[arg(value_name = "ID")]
+        id: String,
+        #[arg(long, value_name = "TEXT", default_value = "cancelled from the command line")]
+        reason: String,
+    },
+    /// The built-in graphs
+    Graphs,
+    /// One round of background work: the watchdog, then runs with due retries, timers or woken parents
+    Work,
+    /// The task queue's health: failing agent types (last hour) and large backlogs
+    Health,
+}
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Procurement runs on a file database with synchronous=FULL, no model calls, approvals given programmatically
+    Engine {
+        #[arg(long, default_value_t = 200)]
+        runs: usize,
+        /// Runs moved together; their super-steps share commits
+        #[arg(long, default_value_t = 1)]
+        concurrency: usize,
+        /// Where to put the database [default: a temporary directory, removed afterwards]
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum DecisionArg {
+    Approve,
+    Reject,
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(value).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
+}
+
+fn run_line(r: &RunView) -> String {
+    let mut line = format!("{}  {:<20} {:<12} step {}", r.id, r.graph, r.status.as_str(), r.superstep);
+    if !r.waiting_on.is_empty() {
+        line.push_str(&format!("  waiting on {}", r.waiting_on.join(", ")));
+    }
+    if let Some(reason) = &r.reason {
+        line.push_str(&format!("  ({reason})"));
+    }
+    line
+}
+
+fn approval_line(a: &ApprovalView) -> String {
+    let due = a.due_at.map(|d| format!(" due {}", d.format("%Y-%m-%d %H:%M"))).unwrap_or_default();
+    let urgent = if a.escalated { " URGENT" } else { "" };
+    let choices = if a.choices.is_empty() { String::new() } else { format!(" choices: {}", a.choices.join(", ")) };
+    format!("{}  {}{due}{urgent}{choices}  (run {})", a.id, a.title, a.run)
+}
+
+/// `bench engine` needs no data directory.
+pub async fn bench(what: BenchCommand) -> Result<Outcome, ApiError> {
+    let BenchCommand::Engine { runs, concurrency, dir } = what;
+    let report = pactwise_api::bench_engine(dir, runs, concurrency).await?;
+    let text = format!(
+        "{} runs, concurrency {}: {:.1} runs/s, {:.3} commits per run ({} commits, synchronous={})",
+        report.runs,
+        report.concurrency,
+        report.runs_per_s,
+        report.commits_per_run,
+        report.commits,
+        report.sqlite_synchronous
+    );
+    Ok(Outcome::ok(to_json(&report)?, text))
+}
+
+pub async fn dispatch(api: &Api, scope: &OrgScope, command: WorkflowCommand) -> Result<Outcome, ApiError> {
+    match command {
+        WorkflowCommand::Runs { what } => runs(api, scope, what).await,
+        WorkflowCommand::Inbox => {
+            let inbox = api.inbox(scope).await?;
+            let text = if inbox.is_empty() {
+                "Nothing to approve.".to_string()
+            } else {
+                inbox.iter().map(approval_line).collect::<Vec<_>>().join("\n")
+            };
+            Ok(Outcome::ok(json!({ "approvals": inbox }), text))
+        }
+        WorkflowCommand::Approve { id, decision, reason, choice } => {
+            let decision = match decision {
+                DecisionArg::Approve => Decision::Approve,
+                DecisionArg::Reject => Decision::Reject,
+            };
+            let outcome = api.decide_approval(scope, parse_approval_id(&id)?, decision, reason, choice).await?;
+            let text =
+                format!("{}: {}\n{}", outcome.approval.status.as_str(), outcome.approval.title, run_line(&outcome.run));
+            Ok(Outcome::ok(to_json(&outcome)?, text))
+        }
+        WorkflowCommand::Bench { what } => bench(what).await,
+    }
+}
+
+async fn runs(api: &Api, scope: &OrgScope, what: RunsCommand) -> Result<Outcome, ApiError> {
+    match what {
+        RunsCommand::Start { graph, input } => {
+            let input: Value = serde_json::from_str(&input).map_err(|e| {
+                ApiError::new(
+                    ErrorCode::InvalidInput,
+                    format!("--input is not valid JSON ({e}); pass an object, e.g. '{{\"budget\": 10000}}'"),
+                )
+            })?;
+            if !input.is_object() {
+                return Err(ApiError::new(
+                    ErrorCode::InvalidInput,
+                    "--input must be a JSON object, e.g. '{\"budget\": 10000}'",
+                ));
+            }
+            let run = api.start_run(scope, graph, input).await?;
+            let text = run_line(&run);
+            Ok(Outcome::ok(json!({ "run": run }), text))
+        }
+        RunsCommand::Show { id } => {
+            let detail = api.show_run(scope, parse_run_id(&id)?).await?;
+            let mut text = run_line(&detail.run);
+            for e in &detail.events {
+                text.push_str(&format!(
+                    "\n  {} step {:>2} {:<22} {}",
+                    e.at.format("%H:%M:%S"),
+                    e.superstep,
+                    e.kind,
+                    e.node.as_deref().unwrap_or("")
+                ));
+            }
+            for a in &detail.approvals {
+                text.push_str(&format!(
+                    "\n  approval {} {}: {}",
+                    a.node,
+                    a.status.as_str(),
+                    a.reason.as_deref().unwrap_or("")
+                ));
+            }
+            Ok(Outcome::ok(to_json(&detail)?, text))
+        }
+        RunsCommand::List => {
+            let runs = api.list_runs(scope).await?;
+            let text = if runs.is_empty() {
+                "No runs yet.".to_string()
+            } else {
+                runs.iter().map(run_line).collect::<Vec<_>>().join("\n")
+            };
+            Ok(Outcome::ok(json!({ "runs": runs }), text))
+        }
+        RunsCommand::Cancel { id, reason } => {
+            let outcome = api.cancel_run(scope, parse_run_id(&id)?, reason).await?;
+            let text = format!(
+                "Cancelled: {} run(s), {} task(s), {} approval(s)",
+                outcome.runs_cancelled, outcome.tasks_cancelled, outcome.approvals_cancelled
+            );
+            Ok(Outcome::ok(to_json(&outcome)?, text))
+        }
+        RunsCommand::Graphs => {
+            let graphs = pactwise_api::workflow_graphs()?;
+            let text = graphs
+                .iter()
+                .map(|g| format!("{:<20} v{}  {}", g.name, g.version, g.description))
+                .collect::<Vec<_>>()
+                .join("\n");
+            Ok(Outcome::ok(json!({ "graphs": graphs }), text))
+        }
+        RunsCommand::Health => {
+            let health = api.queue_health(scope).await?;
+            let text = if health["healthy"] == true {
+                "The task queue is healthy.".to_string()
+            } else {
+                serde_json::to_string_pretty(&health).unwrap_or_default()
+            };
+            Ok(Outcome::ok(health, text))
+        }
+        RunsCommand::Work => {
+            let moved = api.work_runs(scope).await?;
+            let text = format!("{} run(s) moved", moved.len());
+            Ok(Outcome::ok(json!({ "runs": moved }), text))
+        }
+    }
+}

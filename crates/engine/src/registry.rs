@@ -1,0 +1,127 @@
+//! What the engine can run: graph definitions (validated when added) and the handlers their nodes name.
+
+use crate::EngineError;
+use crate::graph::{GraphDef, ModelSpec, NodeKind};
+use crate::machine::{NodeFailure, NodeOutput};
+use crate::model::ModelPort;
+use chrono::{DateTime, Utc};
+use pactwise_domain::{OrgId, RunId};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// What a handler sees: the run's channels as of the start of the super-step, and (for agent nodes with a model
+/// part) the gateway with the graph's mode and prompt.
+pub struct NodeContext<'a> {
+    pub run: RunId,
+    pub org: OrgId,
+    pub node: &'a str,
+    /// 1 for the first attempt.
+    pub attempt: u32,
+    pub channels: &'a BTreeMap<String, Value>,
+    pub now: DateTime<Utc>,
+    pub model_spec: Option<&'a ModelSpec>,
+    pub model: Option<&'a dyn ModelPort>,
+}
+
+impl NodeContext<'_> {
+    pub fn channel(&self, name: &str) -> &Value {
+        self.channels.get(name).unwrap_or(&Value::Null)
+    }
+
+    pub fn input(&self) -> &Value {
+        self.channel(crate::graph::INPUT_CHANNEL)
+    }
+
+    /// Asks the model for a draft with the graph's mode and prompt, `data` attached as untrusted. `None` when the
+    /// node has no model part, no model is configured, or the call failed (the caller falls back to rules).
+    pub fn draft(&self, data: &Value) -> Option<String> {
+        let (spec, model) = (self.model_spec?, self.model?);
+        match model.draft(self.org, spec, data) {
+            Ok(text) => Some(text),
+            Err(e) => {
+                tracing::info!(node = self.node, error = %e, "model unavailable for this step; using the rule-based fallback");
+                None
+            }
+        }
+    }
+}
+
+/// Code behind a node (or a compensation). Must be deterministic given its context, apart from the model's draft.
+pub trait NodeHandler: Send + Sync {
+    fn run(&self, ctx: &NodeContext<'_>) -> Result<NodeOutput, NodeFailure>;
+}
+
+impl<F> NodeHandler for F
+where
+    F: Fn(&NodeContext<'_>) -> Result<NodeOutput, NodeFailure> + Send + Sync,
+{
+    fn run(&self, ctx: &NodeContext<'_>) -> Result<NodeOutput, NodeFailure> {
+        self(ctx)
+    }
+}
+
+#[derive(Default, Clone)]
+pub struct Registry {
+    handlers: HashMap<String, Arc<dyn NodeHandler>>,
+    graphs: BTreeMap<String, GraphDef>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn handler(&mut self, name: &str, handler: impl NodeHandler + 'static) -> &mut Self {
+        self.handlers.insert(name.to_string(), Arc::new(handler));
+        self
+    }
+
+    pub fn get_handler(&self, name: &str) -> Option<&dyn NodeHandler> {
+        self.handlers.get(name).map(|h| h.as_ref())
+    }
+
+    /// Parses, validates and adds a graph definition. Its handlers, and the graphs its subgraph nodes run, must
+    /// already be known.
+    pub fn add_graph_json(&mut self, json: &str) -> Result<&GraphDef, EngineError> {
+        let graph: GraphDef = serde_json::from_str(json).map_err(|e| EngineError::InvalidGraph(e.to_string()))?;
+        self.add_graph(graph)
+    }
+
+    pub fn add_graph(&mut self, graph: GraphDef) -> Result<&GraphDef, EngineError> {
+        graph.validate().map_err(EngineError::InvalidGraph)?;
+        for n in &graph.nodes {
+            let handler = match &n.kind {
+                NodeKind::Agent { handler, .. } | NodeKind::Condition { handler } => Some(handler),
+                _ => None,
+            };
+            for h in handler.into_iter().chain(n.compensate.iter()) {
+                if !self.handlers.contains_key(h) {
+                    return Err(EngineError::InvalidGraph(format!(
+                        "{}: node {:?} names unknown handler {h:?}",
+                        graph.name, n.id
+                    )));
+                }
+            }
+            if let NodeKind::Subgraph { graph: child, .. } = &n.kind
+                && !self.graphs.contains_key(child)
+            {
+                return Err(EngineError::InvalidGraph(format!(
+                    "{}: node {:?} runs unknown graph {child:?}",
+                    graph.name, n.id
+                )));
+            }
+        }
+        let name = graph.name.clone();
+        self.graphs.insert(name.clone(), graph);
+        Ok(&self.graphs[&name])
+    }
+
+    pub fn graph(&self, name: &str) -> Result<&GraphDef, EngineError> {
+        self.graphs.get(name).ok_or_else(|| EngineError::UnknownGraph(name.to_string()))
+    }
+
+    pub fn graphs(&self) -> impl Iterator<Item = &GraphDef> {
+        self.graphs.values()
+    }
+}
