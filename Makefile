@@ -86,7 +86,7 @@ ui/dist/index.html: $(UI_SOURCES) ui/node_modules/.installed
 	cd ui && npm run build
 
 build: setup ui
-	cargo build -p pactwise-desk -p pactwise-cli
+	cargo build -p pactwise-desk -p pactwise-cli -p pactwise-extract
 
 run: build
 	$(CLI) demo

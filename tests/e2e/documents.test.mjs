@@ -25,6 +25,9 @@ afterEach(async (t) => {
 
 test("a file imported through the UI is listed, deleted, restored and still there after a restart", async () => {
   browser = await launch(dataDir);
+  // The app opens on the review queue; Alt+2 is Documents.
+  await browser.$("[data-testid=queue-empty]").waitForDisplayed({ timeout: 15000 });
+  await browser.keys(["Alt", "2"]);
   await browser.$("[data-testid=empty]").waitForDisplayed({ timeout: 15000 });
   await screenshot(browser, "01-documents-empty");
 
@@ -70,6 +73,7 @@ test("a file imported through the UI is listed, deleted, restored and still ther
   // Restart the app on the same data directory: the same state.
   await browser.deleteSession();
   browser = await launch(dataDir);
+  await browser.keys(["Alt", "2"]);
   await waitForRows(browser, ["supply-agreement-acme.txt"], 15000);
   const status = await browser.$("[data-testid=status-session]").getText();
   assert.match(status, /My organization/);

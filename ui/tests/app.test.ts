@@ -17,8 +17,10 @@ describe("App frame", () => {
     render(App);
     await fireEvent.keyDown(window, { key: "7", altKey: true });
     expect(await screen.findByText("/tmp/pactwise-data")).toBeTruthy();
-    await fireEvent.keyDown(window, { key: "1", altKey: true });
+    await fireEvent.keyDown(window, { key: "4", altKey: true });
     expect((await screen.findByTestId("upcoming")).textContent).toContain("Not built yet");
+    await fireEvent.keyDown(window, { key: "1", altKey: true });
+    expect((await screen.findByTestId("queue-empty")).textContent).toContain("Nothing waits for a person");
   });
 
   it("the status line says the model is offline without a key, and saving a key in Settings makes it online", async () => {
@@ -42,5 +44,30 @@ describe("App frame", () => {
     expect(dialog.textContent).toContain("Alt+1 … Alt+7");
     await fireEvent.keyDown(dialog, { key: "Escape" });
     await waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
+  });
+});
+
+describe("Review queue to review", () => {
+  it("Enter on the queue opens the review in place; Escape goes back to the queue", async () => {
+    const { installReviewBackend } = await import("./backend");
+    installReviewBackend();
+    render(App);
+    await fireEvent.keyDown(window, { key: "1", altKey: true });
+    await screen.findAllByTestId("queue-row");
+    await fireEvent.keyDown(window, { key: "Enter" });
+    expect(await screen.findByTestId("review")).toBeTruthy();
+    await screen.findAllByTestId("checklist-item");
+    await fireEvent.keyDown(window, { key: "Escape" });
+    expect(await screen.findByTestId("queue-table")).toBeTruthy();
+  });
+
+  it("the shortcut list names the review keys", async () => {
+    installBackend();
+    render(App);
+    await fireEvent.keyDown(window, { key: "?" });
+    const dialog = await screen.findByRole("dialog", { name: "Keyboard shortcuts" });
+    for (const text of ["Next unconfirmed item", "Confirm the selected item", "Jump to the item's quote", "Find in the document"]) {
+      expect(dialog.textContent).toContain(text);
+    }
   });
 });

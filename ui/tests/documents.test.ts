@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import Documents from "../src/views/Documents.svelte";
 import { callsOf, doc, installBackend } from "./backend";
@@ -82,5 +82,15 @@ describe("Documents view", () => {
     await fireEvent.keyDown(field, { key: "t" });
     expect(callsOf(backend, "delete_document")).toHaveLength(0);
     expect(callsOf(backend, "list_documents")).toHaveLength(1);
+  });
+
+  it("Enter opens the selected document's review", async () => {
+    installBackend({ docs: [doc("lease.pdf", A), doc("nda.pdf", B)] });
+    const onopen = vi.fn();
+    render(Documents, { onopen });
+    await screen.findAllByTestId("document-row");
+    await fireEvent.keyDown(window, { key: "j" });
+    await fireEvent.keyDown(window, { key: "Enter" });
+    expect(onopen).toHaveBeenCalledWith(B, "nda.pdf");
   });
 });

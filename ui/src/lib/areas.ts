@@ -15,8 +15,6 @@ export const AREAS: Area[] = [
     id: "queue",
     label: "Review queue",
     purpose: "Documents that need a person, and why",
-    upcoming:
-      "The review queue lists documents the review gate routed to a person, with the reason. It fills once the document pipeline (extraction, classification, checklist pre-fill) is in place.",
   },
   { id: "documents", label: "Documents", purpose: "Everything imported into this organization" },
   {

@@ -1,0 +1,191 @@
+import { describe, expect, it } from "vitest";
+import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import Review from "../src/views/Review.svelte";
+import { callsOf, installReviewBackend } from "./backend";
+import { DOC } from "./review-fixture";
+
+const selectedId = () => document.querySelector('[data-testid=checklist-item][aria-selected="true"]')?.getAttribute("data-item-id");
+
+async function open() {
+  const backend = installReviewBackend();
+  render(Review, { documentId: DOC, name: "mutual-nda-northwind-contoso.pdf" });
+  await screen.findAllByTestId("checklist-item");
+  // The first unconfirmed item is selected and its quote highlighted on page 1.
+  await waitFor(() => expect(selectedId()).toBe("nda.parties.identified"));
+  await waitFor(() => expect(document.querySelectorAll('[data-page="1"] .mark.current').length).toBe(7));
+  return backend;
+}
+
+/** Selects `text` in the page's text layer the way a drag would, and lets the pane see it. */
+function selectInPage(page: number, text: string) {
+  const pieces = Array.from(document.querySelectorAll<HTMLElement>(`[data-page="${page}"] [data-start]`));
+  const host = pieces.find((p) => p.textContent!.includes(text))!;
+  const node = host.firstChild!;
+  const at = node.textContent!.indexOf(text);
+  const range = document.createRange();
+  range.setStart(node, at);
+  range.setEnd(node, at + text.length);
+  const sel = window.getSelection()!;
+  sel.removeAllRanges();
+  sel.addRange(range);
+  document.dispatchEvent(new Event("selectionchange"));
+}
+
+describe("Review view", () => {
+  it("draws the page's text layer from the runs and highlights every verified quote on it", async () => {
+    await open();
+    const layer = screen.getAllByTestId("text-layer")[0];
+    expect(layer.querySelectorAll("span[data-start]").length).toBeGreaterThan(30);
+    // The page image comes from the backend's renderer through the custom protocol.
+    expect(document.querySelector<HTMLImageElement>('[data-page="1"] img')!.getAttribute("src")).toMatch(
+      new RegExp(`^pwpage://localhost/${DOC}/1\\?scale=`),
+    );
+    // Two quotes on page 1: the selected one and the other item's.
+    expect(document.querySelectorAll('[data-page="1"] .mark.quote').length).toBeGreaterThan(0);
+    // Page 2 is synthetic: shown as text and labelled so.
+    await waitFor(() => expect(screen.getByTestId("page-count").textContent).toContain("of 2"));
+    await waitFor(() => expect(document.querySelector('[data-page="2"]')?.textContent).toContain("synthetic page"));
+  });
+
+  it("a page image that cannot be rendered leaves its text layer visible in place, with a note", async () => {
+    await open();
+    await fireEvent.error(document.querySelector('[data-page="1"] img')!);
+    await waitFor(() => expect(document.querySelector('[data-page="1"] [role=note]')?.textContent).toContain("could not be rendered"));
+    expect(document.querySelector('[data-page="1"] [data-testid=text-layer]')!.classList.contains("visible")).toBe(true);
+  });
+
+  it("j/k and arrows move through the items in the checklist's order; n goes to the next unconfirmed", async () => {
+    await open();
+    await fireEvent.keyDown(window, { key: "j" });
+    await waitFor(() => expect(selectedId()).toBe("nda.confidentiality.definition"));
+    await fireEvent.keyDown(window, { key: "ArrowDown" });
+    await fireEvent.keyDown(window, { key: "ArrowDown" });
+    await fireEvent.keyDown(window, { key: "j" });
+    await waitFor(() => expect(selectedId()).toBe("nda.remedies.injunctive"));
+    await fireEvent.keyDown(window, { key: "k" });
+    await waitFor(() => expect(selectedId()).toBe("nda.term.return"));
+    // n skips the confirmed last item and wraps to the first unconfirmed.
+    await fireEvent.keyDown(window, { key: "n" });
+    await waitFor(() => expect(selectedId()).toBe("nda.parties.identified"));
+  });
+
+  it("c confirms the selected item and the checklist shows it confirmed at once", async () => {
+    const backend = await open();
+    await fireEvent.keyDown(window, { key: "c" });
+    await waitFor(() => expect(callsOf(backend, "correct_item")).toHaveLength(1));
+    expect(callsOf(backend, "correct_item")[0].args).toEqual({
+      id: DOC,
+      input: { item_id: "nda.parties.identified", confirm: true, status: null, quote: null, note: null },
+    });
+    await waitFor(() =>
+      expect(document.querySelector('[data-item-id="nda.parties.identified"]')!.textContent).toContain("Confirmed"),
+    );
+    expect(screen.getByTestId("citation-by").textContent).toContain("Confirmed by Ann");
+  });
+
+  it("e opens the status menu; selected page text becomes the quote and is verified by the backend", async () => {
+    const backend = await open();
+    await fireEvent.keyDown(window, { key: "j" });
+    await fireEvent.keyDown(window, { key: "j" });
+    await waitFor(() => expect(selectedId()).toBe("nda.term.duration"));
+    await fireEvent.keyDown(window, { key: "e" });
+    const status = await screen.findByTestId("correct-status");
+    expect(document.activeElement).toBe(status);
+    // Typing in the form does not trigger the view's shortcuts.
+    await fireEvent.keyDown(status, { key: "j" });
+    expect(selectedId()).toBe("nda.term.duration");
+    await fireEvent.change(status, { target: { value: "present" } });
+    selectInPage(2, "survive for three years");
+    await waitFor(() => expect(screen.getByTestId("selection-text").textContent).toBe("survive for three years"));
+    await fireEvent.click(screen.getByTestId("correct-save"));
+    await waitFor(() => expect(callsOf(backend, "correct_item")).toHaveLength(1));
+    expect((callsOf(backend, "correct_item")[0].args as { input: unknown }).input).toEqual({
+      item_id: "nda.term.duration",
+      confirm: false,
+      status: "present",
+      quote: { text: "survive for three years", page: 2 },
+      note: null,
+    });
+    await waitFor(() => expect(screen.queryByTestId("correct-form")).toBeNull());
+    expect(screen.getByTestId("citation-quote").textContent).toContain("survive for three years");
+    // The new quote is highlighted on its page.
+    await waitFor(() => expect(document.querySelector('[data-page="2"] mark.current')?.textContent).toBe("survive for three years"));
+  });
+
+  it("a quote the backend cannot find is refused in the form, which keeps the note", async () => {
+    const backend = await open();
+    backend.pages[DOC][1].text = "Different text now.";
+    await fireEvent.keyDown(window, { key: "e" });
+    await screen.findByTestId("correct-form");
+    selectInPage(2, "three years");
+    await fireEvent.input(screen.getByTestId("correct-note"), { target: { value: "checked twice" } });
+    await fireEvent.keyDown(screen.getByTestId("correct-note"), { key: "Enter", ctrlKey: true });
+    expect((await screen.findByTestId("correct-error")).textContent).toContain("not found on page 2");
+    expect((screen.getByTestId("correct-note") as HTMLTextAreaElement).value).toBe("checked twice");
+  });
+
+  it("Escape closes the correction form first, and only then leaves the review", async () => {
+    installReviewBackend();
+    let back = 0;
+    render(Review, { documentId: DOC, name: "nda.pdf", onback: () => (back += 1) });
+    await screen.findAllByTestId("checklist-item");
+    await fireEvent.keyDown(window, { key: "e" });
+    await screen.findByTestId("correct-form");
+    await fireEvent.keyDown(window, { key: "Escape" });
+    await waitFor(() => expect(screen.queryByTestId("correct-form")).toBeNull());
+    expect(back).toBe(0);
+    await fireEvent.keyDown(window, { key: "Escape" });
+    expect(back).toBe(1);
+  });
+
+  it("finalize names the critical items still open, then finalizes with a new vendor and exports through the save dialog", async () => {
+    const backend = await open();
+    await fireEvent.keyDown(window, { key: "f" });
+    const blocked = await screen.findByTestId("finalize-blocked");
+    expect(blocked.textContent).toContain("2 critical items still need a person");
+    expect(blocked.textContent).toContain("How long do the confidentiality obligations last?");
+    expect((screen.getByTestId("finalize-submit") as HTMLButtonElement).disabled).toBe(true);
+    await fireEvent.keyDown(screen.getByTestId("finalize-dialog"), { key: "Escape" });
+    // Confirm both critical items with the keyboard.
+    for (const id of ["nda.confidentiality.definition", "nda.term.duration"]) {
+      await fireEvent.click(document.querySelector(`[data-item-id="${id}"]`)!);
+      await fireEvent.keyDown(window, { key: "c" });
+      await waitFor(() => expect(document.querySelector(`[data-item-id="${id}"]`)!.textContent).toContain("Confirmed"));
+    }
+    expect(screen.getByTestId("finalize-status").textContent).toContain("Every critical item is confirmed");
+    await fireEvent.keyDown(window, { key: "f" });
+    await screen.findByTestId("finalize-dialog");
+    expect(screen.getByTestId("finalize-counterparty").textContent).toBe("Contoso Ltd.");
+    expect(screen.getByTestId("finalize-dialog").textContent).toContain("New York");
+    expect((screen.getByTestId("vendor-new-name") as HTMLInputElement).value).toBe("Contoso Ltd.");
+    await fireEvent.click(screen.getByTestId("finalize-submit"));
+    expect((await screen.findByTestId("finalized")).textContent).toContain("Finalized by Ann");
+    expect(callsOf(backend, "finalize_review")[0].args).toEqual({
+      id: DOC,
+      input: { vendor_id: null, new_vendor_name: "Contoso Ltd." },
+    });
+    backend.savePath = "/home/ann/nda review.pdf";
+    await fireEvent.click(screen.getByTestId("export-pdf"));
+    await waitFor(() => expect(screen.getByTestId("export-notice").textContent).toContain("Saved /home/ann/nda review.pdf"));
+    expect(callsOf(backend, "export_review")[0].args).toEqual({ id: DOC, format: "pdf", path: "/home/ann/nda review.pdf" });
+  });
+
+  it("Run again re-runs the whole pipeline and says the person's work is kept", async () => {
+    const backend = await open();
+    await fireEvent.click(screen.getByTestId("rerun"));
+    await waitFor(() => expect(callsOf(backend, "rerun_pipeline")).toHaveLength(1));
+    expect(callsOf(backend, "rerun_pipeline")[0].args).toEqual({ id: DOC, stage: null });
+    expect((await screen.findByTestId("export-notice")).textContent).toContain("corrections are kept");
+  });
+
+  it("g jumps to the quote and Ctrl+F finds in the document", async () => {
+    await open();
+    await fireEvent.keyDown(window, { key: "g" });
+    await waitFor(() => expect(document.querySelector('[data-page="1"]')!.classList.contains("flash")).toBe(true));
+    await fireEvent.keyDown(window, { key: "f", ctrlKey: true });
+    const find = await screen.findByTestId("find-input");
+    expect(document.activeElement).toBe(find);
+    await fireEvent.input(find, { target: { value: "party" } });
+    await waitFor(() => expect(screen.getByTestId("find-count").textContent).toContain("1 of 2"));
+  });
+});
