@@ -55,6 +55,8 @@ pub enum ErrorCode {
     ModelToolLoopCap,
     /// A review cannot be finalized yet (critical items not confirmed), or exported before it is finalized.
     ReviewIncomplete,
+    /// The sync service cannot be reached or failed; local work goes on and sync retries by itself.
+    SyncUnavailable,
 }
 
 impl ErrorCode {
@@ -84,6 +86,7 @@ impl ErrorCode {
             ErrorCode::ModelInvalidOutput => "model_invalid_output",
             ErrorCode::ModelToolLoopCap => "model_tool_loop_cap",
             ErrorCode::ReviewIncomplete => "review_incomplete",
+            ErrorCode::SyncUnavailable => "sync_unavailable",
         }
     }
 
@@ -131,6 +134,7 @@ mod tests {
             ErrorCode::ModelInvalidOutput,
             ErrorCode::ModelToolLoopCap,
             ErrorCode::ReviewIncomplete,
+            ErrorCode::SyncUnavailable,
         ] {
             assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{}\"", code.as_str()));
         }

@@ -20,6 +20,7 @@ mod runs;
 mod scope;
 mod sessions;
 mod settings;
+mod sync_log;
 mod tasks;
 mod time;
 mod usage;
@@ -49,6 +50,7 @@ pub use runs::{
 pub use scope::OrgScope;
 pub use sessions::Sessions;
 pub use settings::Settings;
+pub use sync_log::{NewOutboxEntry, OutboxEntry, SyncApply, SyncLog, SyncState};
 pub use tasks::{Backlog, FailingAgent, HealthThresholds, NewTask, QueueHealth, TaskRecord, Tasks};
 pub use usage::Usage;
 
@@ -169,6 +171,11 @@ impl Store {
             rusqlite::types::Value::Text(t) => t,
             other => format!("{other:?}"),
         })
+    }
+
+    /// The sync outbox, cursor, HLC state and field clocks (crate `pactwise-sync` drives them).
+    pub fn sync_log(&self) -> SyncLog<'_> {
+        SyncLog::new(self)
     }
 
     /// The schema version of the open database.

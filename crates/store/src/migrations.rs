@@ -11,6 +11,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0004_pipeline", include_str!("../migrations/0004_pipeline.sql")),
     ("0005_retrieval", include_str!("../migrations/0005_retrieval.sql")),
     ("0006_engine", include_str!("../migrations/0006_engine.sql")),
+    ("0007_sync", include_str!("../migrations/0007_sync.sql")),
 ];
 
 /// The schema version this build writes.
@@ -83,6 +84,10 @@ mod tests {
             "engine_approvals",
             "engine_notifications",
             "engine_tasks",
+            "sync_outbox",
+            "sync_state",
+            "sync_field_clocks",
+            "sync_applied",
         ] {
             assert!(tables.iter().any(|x| x == t), "missing table {t}: {tables:?}");
         }
@@ -108,9 +113,10 @@ mod tests {
     }
 
     #[test]
-    fn a_database_of_the_previous_schema_keeps_its_rows_and_gains_the_engine_tables() {
+    fn a_database_from_before_the_engine_keeps_its_rows_and_gains_the_engine_tables() {
+        let before_engine = MIGRATIONS.iter().position(|(name, _)| *name == "0006_engine").unwrap() as u32;
         let mut conn = Connection::open_in_memory().unwrap();
-        migrate_to(&mut conn, SCHEMA_VERSION - 1).unwrap();
+        migrate_to(&mut conn, before_engine).unwrap();
         conn.execute("INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't')", []).unwrap();
         assert!(!tables(&conn).iter().any(|t| t == "engine_runs"));
         migrate(&mut conn).unwrap();

@@ -441,7 +441,9 @@ export type ErrorCode =
 /**  A tool-using conversation reached its iteration cap without a final answer. */
 "model_tool_loop_cap" | 
 /**  A review cannot be finalized yet (critical items not confirmed), or exported before it is finalized. */
-"review_incomplete";
+"review_incomplete" | 
+/**  The sync service cannot be reached or failed; local work goes on and sync retries by itself. */
+"sync_unavailable";
 
 /**  Where an export was written. */
 export type ExportedReview = {

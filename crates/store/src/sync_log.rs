@@ -1,0 +1,226 @@
+//! What the desktop keeps for sync, per organization: the outbox of local changes the sync service has not
+//! acknowledged, the sync state (this install's HLC node id and last clock reading, the pull cursor), the HLC that
+//! last set each synced field, and the remote changes already applied. The store does not interpret changes: they
+//! are JSON owned by `pactwise-sync` (a `Change`), and HLCs are compared in their sortable text form.
+//!
+//! The rules the sync client relies on: an outbox entry is written in the same transaction as the local change
+//! ([`SyncLog::queue_in`] is the hook other store modules call inside theirs); a pulled page is applied and the
+//! cursor moved in one transaction ([`SyncLog::apply_page`]); the cursor never moves backwards.
+
+use crate::time::to_sql;
+use crate::{OrgScope, Store, StoreError};
+use rusqlite::{OptionalExtension, Transaction, params};
+
+pub struct SyncLog<'s> {
+    store: &'s Store,
+}
+
+/// A change to queue: its id, model and record as plain text, and the whole change as JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewOutboxEntry {
+    pub change_id: String,
+    pub model: String,
+    pub record_id: String,
+    pub change_json: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxEntry {
+    pub change_id: String,
+    pub change_json: String,
+}
+
+/// An organization's sync state on this install.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncState {
+    pub node_id: String,
+    pub hlc_wall_ms: u64,
+    pub hlc_counter: u32,
+    pub cursor: u64,
+}
+
+/// The operations a page's application may do inside its transaction (scoped to the caller's organization).
+pub struct SyncApply<'t> {
+    tx: &'t Transaction<'t>,
+    org: String,
+}
+
+impl SyncApply<'_> {
+    /// Last-writer-wins check for one field: records `hlc` and returns true if it is newer than the HLC that last
+    /// set the field (or none did); returns false and changes nothing otherwise.
+    pub fn take_field(&self, model: &str, record_id: &str, field: &str, hlc: &str) -> Result<bool, StoreError> {
+        take_field(self.tx, &self.org, model, record_id, field, hlc)
+    }
+
+    /// Remember that a remote change was applied; false if it had been already (apply it once only).
+    pub fn mark_applied(&self, change_id: &str, seq: u64) -> Result<bool, StoreError> {
+        let n = self.tx.execute(
+            "INSERT INTO sync_applied (org_id, change_id, seq) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+            params![self.org, change_id, seq as i64],
+        )?;
+        Ok(n == 1)
+    }
+}
+
+fn take_field(
+    tx: &Transaction<'_>,
+    org: &str,
+    model: &str,
+    record_id: &str,
+    field: &str,
+    hlc: &str,
+) -> Result<bool, StoreError> {
+    let n = tx.execute(
+        "INSERT INTO sync_field_clocks (org_id, model, record_id, field, hlc) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (org_id, model, record_id, field) DO UPDATE SET hlc = excluded.hlc WHERE excluded.hlc > hlc",
+        params![org, model, record_id, field, hlc],
+    )?;
+    Ok(n == 1)
+}
+
+impl<'s> SyncLog<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// The hook for store modules: queue a change inside the transaction that makes it, and record the HLC of
+    /// each field it sets (`fields`: field names with the change's HLC in sortable form).
+    pub(crate) fn queue_in(
+        tx: &Transaction<'_>,
+        scope: &OrgScope,
+        entry: &NewOutboxEntry,
+        fields: &[(&str, &str)],
+        now: &str,
+    ) -> Result<(), StoreError> {
+        let org = scope.org().to_string();
+        tx.execute(
+            "INSERT INTO sync_outbox (org_id, change_id, model, record_id, change_json, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![org, entry.change_id, entry.model, entry.record_id, entry.change_json, now],
+        )?;
+        for (field, hlc) in fields {
+            take_field(tx, &org, &entry.model, &entry.record_id, field, hlc)?;
+        }
+        Ok(())
+    }
+
+    /// Queue a change on its own (for changes whose record lives outside the store's modules), with the HLC state
+    /// that stamped it, in one transaction.
+    pub fn queue(
+        &self,
+        scope: &OrgScope,
+        entry: &NewOutboxEntry,
+        fields: &[(&str, &str)],
+        clock: (u64, u32),
+    ) -> Result<(), StoreError> {
+        let tx = self.store.conn().unchecked_transaction()?;
+        let now = to_sql(self.store.clock().now());
+        Self::queue_in(&tx, scope, entry, fields, &now)?;
+        save_clock(&tx, scope, clock, &now)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The oldest `limit` unacknowledged changes of the organization, oldest first.
+    pub fn outbox(&self, scope: &OrgScope, limit: usize) -> Result<Vec<OutboxEntry>, StoreError> {
+        let mut stmt = self
+            .store
+            .conn()
+            .prepare_cached("SELECT change_id, change_json FROM sync_outbox WHERE org_id = ?1 ORDER BY id LIMIT ?2")?;
+        let rows = stmt.query_map(params![scope.org().to_string(), limit as i64], |r| {
+            Ok(OutboxEntry { change_id: r.get(0)?, change_json: r.get(1)? })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn pending(&self, scope: &OrgScope) -> Result<u64, StoreError> {
+        let n: i64 = self.store.conn().query_row(
+            "SELECT COUNT(*) FROM sync_outbox WHERE org_id = ?1",
+            [scope.org().to_string()],
+            |r| r.get(0),
+        )?;
+        Ok(n as u64)
+    }
+
+    /// The service stored these changes: remove them from the outbox (one transaction).
+    pub fn acknowledge(&self, scope: &OrgScope, change_ids: &[String]) -> Result<(), StoreError> {
+        let tx = self.store.conn().unchecked_transaction()?;
+        {
+            let mut stmt = tx.prepare_cached("DELETE FROM sync_outbox WHERE org_id = ?1 AND change_id = ?2")?;
+            let org = scope.org().to_string();
+            for id in change_ids {
+                stmt.execute(params![org, id])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The organization's sync state; the first call creates it with `new_node_id` (this install's HLC node).
+    pub fn state(&self, scope: &OrgScope, new_node_id: impl FnOnce() -> String) -> Result<SyncState, StoreError> {
+        let org = scope.org().to_string();
+        let read = |conn: &rusqlite::Connection| {
+            conn.query_row(
+                "SELECT node_id, hlc_wall_ms, hlc_counter, cursor FROM sync_state WHERE org_id = ?1",
+                [&org],
+                |r| {
+                    Ok(SyncState {
+                        node_id: r.get(0)?,
+                        hlc_wall_ms: r.get::<_, i64>(1)? as u64,
+                        hlc_counter: r.get::<_, i64>(2)? as u32,
+                        cursor: r.get::<_, i64>(3)? as u64,
+                    })
+                },
+            )
+            .optional()
+        };
+        if let Some(state) = read(self.store.conn())? {
+            return Ok(state);
+        }
+        self.store.conn().execute(
+            "INSERT INTO sync_state (org_id, node_id, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+            params![org, new_node_id(), to_sql(self.store.clock().now())],
+        )?;
+        read(self.store.conn())?.ok_or(StoreError::NotFound)
+    }
+
+    /// Apply a pulled page: `apply` runs inside one transaction with the cursor update; if it fails, nothing of
+    /// the page is kept. The cursor only moves forward; the HLC reading after the page is saved with it.
+    pub fn apply_page(
+        &self,
+        scope: &OrgScope,
+        next_cursor: u64,
+        clock: (u64, u32),
+        apply: impl FnOnce(&SyncApply<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let tx = self.store.conn().unchecked_transaction()?;
+        let org = scope.org().to_string();
+        let now = to_sql(self.store.clock().now());
+        apply(&SyncApply { tx: &tx, org: org.clone() })?;
+        let n = tx.execute(
+            "UPDATE sync_state SET cursor = MAX(cursor, ?2), updated_at = ?3 WHERE org_id = ?1",
+            params![org, next_cursor as i64, now],
+        )?;
+        if n == 0 {
+            return Err(StoreError::NotFound);
+        }
+        save_clock(&tx, scope, clock, &now)?;
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+fn save_clock(
+    tx: &Transaction<'_>,
+    scope: &OrgScope,
+    (wall, counter): (u64, u32),
+    now: &str,
+) -> Result<(), StoreError> {
+    // Never backwards: a restart must not issue an earlier timestamp.
+    tx.execute(
+        "UPDATE sync_state SET hlc_wall_ms = ?2, hlc_counter = ?3, updated_at = ?4
+         WHERE org_id = ?1 AND (hlc_wall_ms < ?2 OR (hlc_wall_ms = ?2 AND hlc_counter < ?3))",
+        params![scope.org().to_string(), wall as i64, i64::from(counter), now],
+    )?;
+    Ok(())
+}

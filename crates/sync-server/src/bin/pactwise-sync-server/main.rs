@@ -1,0 +1,144 @@
+//! `pactwise-sync-server`: serve, administer, benchmark. The logic lives in the library.
+
+mod bench;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use pactwise_domain::{Clock, Role, SystemClock};
+use pactwise_sync_server::{AppState, ServerConfig, SyncStorage, admin, open_storage, serve};
+use std::io::Read;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "pactwise-sync-server", about = "The Pactwise sync service")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the sync API until SIGINT/SIGTERM, then finish requests in flight.
+    Serve {
+        #[arg(long, env = "PACTWISE_SYNC_LISTEN", default_value = "127.0.0.1:8787")]
+        listen: String,
+        /// `sqlite:PATH` (default) or `postgres://user@host:port/db`.
+        #[arg(long, env = "PACTWISE_SYNC_DATABASE", default_value = "sqlite:pactwise-sync.sqlite3")]
+        database: String,
+    },
+    /// Create organizations and users.
+    Admin {
+        #[arg(long, env = "PACTWISE_SYNC_DATABASE", default_value = "sqlite:pactwise-sync.sqlite3")]
+        database: String,
+        #[command(subcommand)]
+        action: AdminAction,
+    },
+    /// Load benchmark on loopback: prints one JSON line per figure.
+    Bench {
+        /// `sqlite` (a temporary file) or a `postgres://` URL of an empty database.
+        #[arg(long, default_value = "sqlite")]
+        database: String,
+        #[arg(long, default_value_t = 200)]
+        clients: usize,
+        /// Push/pull rounds per client.
+        #[arg(long, default_value_t = 10)]
+        rounds: usize,
+        /// Changes per push.
+        #[arg(long, default_value_t = 20)]
+        batch: usize,
+        /// Changes in the one-client scenario.
+        #[arg(long, default_value_t = 10_000)]
+        single: usize,
+    },
+}
+
+#[derive(Subcommand)]
+enum AdminAction {
+    CreateOrg {
+        #[arg(long)]
+        slug: String,
+        #[arg(long)]
+        name: String,
+    },
+    /// The password is read from standard input (never from argv).
+    CreateUser {
+        #[arg(long)]
+        org: String,
+        #[arg(long)]
+        email: String,
+        #[arg(long, default_value = "reviewer")]
+        role: String,
+    },
+}
+
+fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("PACTWISE_LOG").unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    match cli.command {
+        Command::Serve { listen, database } => {
+            // Opened before the runtime starts: the PostgreSQL client blocks on a small runtime of its own.
+            let storage = open_storage(&database).context("opening the database")?;
+            runtime.block_on(run_server(&listen, storage))
+        }
+        Command::Admin { database, action } => {
+            let storage = open_storage(&database).context("opening the database")?;
+            let now = SystemClock.now();
+            match action {
+                AdminAction::CreateOrg { slug, name } => {
+                    let id = admin::create_org(storage.as_ref(), &slug, &name, now)?;
+                    println!("{}", serde_json::json!({"org_id": id, "slug": slug}));
+                }
+                AdminAction::CreateUser { org, email, role } => {
+                    let role: Role = role.parse().map_err(anyhow::Error::msg)?;
+                    let mut password = String::new();
+                    std::io::stdin().read_to_string(&mut password).context("reading the password from stdin")?;
+                    let password = password.trim_end_matches(['\n', '\r']);
+                    if password.is_empty() {
+                        bail!("pipe the new user's password on standard input");
+                    }
+                    let id = admin::create_user(storage.as_ref(), &org, &email, password, role, now)?;
+                    println!("{}", serde_json::json!({"user_id": id, "org": org, "email": email, "role": role}));
+                }
+            }
+            Ok(())
+        }
+        Command::Bench { database, clients, rounds, batch, single } => {
+            runtime.block_on(bench::run(&database, clients, rounds, batch, single))
+        }
+    }
+}
+
+async fn run_server(listen: &str, storage: Arc<dyn SyncStorage>) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
+    tracing::info!(addr = %listener.local_addr()?, backend = storage.backend(), "pactwise-sync-server listening");
+    let state = AppState::new(storage, Arc::new(SystemClock), ServerConfig::default());
+    serve(listener, state, shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}

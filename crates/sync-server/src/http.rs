@@ -1,0 +1,532 @@
+//! The HTTP surface: versioned routes under `/api/v1`, bearer-token auth (the organization comes from the token and
+//! nothing else), body size limits, per-device and per-address rate limits, structured errors
+//! (`{"error": {"code", "message"}}`) that never carry internals, `/health`, `/metrics`, graceful shutdown.
+
+use crate::auth;
+use crate::metrics::Metrics;
+use crate::rate::{RateConfig, RateLimiter};
+use crate::storage::{Actor, Login, StorageError, SyncStorage};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, JsonRejection, QueryRejection};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequestParts, Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header, request::Parts};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use pactwise_domain::{Clock, ErrorCode, Role};
+use pactwise_sync::wire::{
+    ErrorBody, ErrorDetail, MAX_PULL_LIMIT, MAX_PUSH_CHANGES, PullResponse, PushRequest, PushResponse, SessionInfo,
+    SignInRequest, SignInResponse, is_blob_name, sha256_hex,
+};
+use serde::Deserialize;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Largest JSON body (a push).
+    pub json_limit: usize,
+    /// Largest blob upload.
+    pub blob_limit: usize,
+    /// How long a device token stays valid.
+    pub token_ttl: chrono::Duration,
+    /// Per device.
+    pub rate: RateConfig,
+    /// Per client address, for sign-in.
+    pub sign_in_rate: RateConfig,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            json_limit: 8 * 1024 * 1024,
+            blob_limit: 64 * 1024 * 1024,
+            token_ttl: chrono::Duration::days(90),
+            rate: RateConfig { burst: 200.0, per_second: 50.0 },
+            sign_in_rate: RateConfig { burst: 10.0, per_second: 0.2 },
+        }
+    }
+}
+
+struct Inner {
+    storage: Arc<dyn SyncStorage>,
+    clock: Arc<dyn Clock>,
+    limiter: RateLimiter,
+    sign_in_limiter: RateLimiter,
+    metrics: Metrics,
+    config: ServerConfig,
+}
+
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+impl AppState {
+    pub fn new(storage: Arc<dyn SyncStorage>, clock: Arc<dyn Clock>, config: ServerConfig) -> Self {
+        Self(Arc::new(Inner {
+            limiter: RateLimiter::new(config.rate, clock.clone()),
+            sign_in_limiter: RateLimiter::new(config.sign_in_rate, clock.clone()),
+            storage,
+            clock,
+            metrics: Metrics::default(),
+            config,
+        }))
+    }
+
+    pub fn storage(&self) -> &Arc<dyn SyncStorage> {
+        &self.0.storage
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.0.metrics
+    }
+}
+
+/// An error as a client sees it: a status, a stable code and a message that says what to do.
+#[derive(Debug)]
+pub enum ApiError {
+    InvalidInput(String),
+    Unauthenticated,
+    Forbidden(String),
+    NotFound(String),
+    PayloadTooLarge(String),
+    UnsupportedMediaType(String),
+    MethodNotAllowed,
+    RateLimited {
+        retry_after_s: u64,
+    },
+    RangeNotSatisfiable {
+        size: u64,
+    },
+    /// Logged with its detail; the client gets a generic message.
+    Internal(String),
+}
+
+impl From<StorageError> for ApiError {
+    fn from(e: StorageError) -> Self {
+        match e {
+            StorageError::Conflict(what) => ApiError::InvalidInput(format!("{what} already exists")),
+            StorageError::NotFound(what) => ApiError::NotFound(format!("{what} not found")),
+            StorageError::Database(detail) => ApiError::Internal(detail),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code, message) = match self {
+            ApiError::InvalidInput(m) => (StatusCode::BAD_REQUEST, ErrorCode::InvalidInput, m),
+            ApiError::Unauthenticated => (
+                StatusCode::UNAUTHORIZED,
+                ErrorCode::Unauthenticated,
+                "a valid device token is required; sign in again".to_string(),
+            ),
+            ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, ErrorCode::Forbidden, m),
+            ApiError::NotFound(m) => (StatusCode::NOT_FOUND, ErrorCode::NotFound, m),
+            ApiError::PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::ResourceLimit, m),
+            ApiError::UnsupportedMediaType(m) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, ErrorCode::InvalidInput, m),
+            ApiError::MethodNotAllowed => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                ErrorCode::InvalidInput,
+                "this route does not take that method".to_string(),
+            ),
+            ApiError::RateLimited { retry_after_s } => {
+                let mut response = error_response(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    ErrorCode::RateLimited,
+                    format!("too many requests; retry in {retry_after_s} s"),
+                );
+                if let Ok(v) = HeaderValue::from_str(&retry_after_s.to_string()) {
+                    response.headers_mut().insert(header::RETRY_AFTER, v);
+                }
+                return response;
+            }
+            ApiError::RangeNotSatisfiable { size } => {
+                let mut response = error_response(
+                    StatusCode::RANGE_NOT_SATISFIABLE,
+                    ErrorCode::InvalidInput,
+                    "the requested range is outside the file".to_string(),
+                );
+                if let Ok(v) = HeaderValue::from_str(&format!("bytes */{size}")) {
+                    response.headers_mut().insert(header::CONTENT_RANGE, v);
+                }
+                return response;
+            }
+            ApiError::Internal(detail) => {
+                tracing::error!(%detail, "internal error");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorCode::Internal,
+                    "something went wrong on the server; try again later".to_string(),
+                )
+            }
+        };
+        error_response(status, code, message)
+    }
+}
+
+fn error_response(status: StatusCode, code: ErrorCode, message: String) -> Response {
+    (status, Json(ErrorBody { error: ErrorDetail { code: code.as_str().to_string(), message } })).into_response()
+}
+
+fn json_rejection(r: JsonRejection) -> ApiError {
+    match r.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge("the request body is too large".into()),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            ApiError::UnsupportedMediaType("send JSON with Content-Type: application/json".into())
+        }
+        _ => {
+            let mut text = r.body_text();
+            text.truncate(300);
+            ApiError::InvalidInput(format!("the request body is not valid: {text}"))
+        }
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    state: &AppState,
+    f: impl FnOnce(&dyn SyncStorage) -> Result<T, StorageError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let storage = state.0.storage.clone();
+    tokio::task::spawn_blocking(move || f(storage.as_ref()))
+        .await
+        .map_err(|e| ApiError::Internal(format!("storage task failed: {e}")))?
+        .map_err(ApiError::from)
+}
+
+impl FromRequestParts<AppState> for Actor {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let unauthenticated = || {
+            Metrics::add(&state.0.metrics.unauthenticated, 1);
+            ApiError::Unauthenticated
+        };
+        let token = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| t.starts_with(auth::TOKEN_PREFIX) && t.len() == auth::TOKEN_PREFIX.len() + 64)
+            .ok_or_else(unauthenticated)?;
+        let hash = auth::token_hash(token);
+        let record = blocking(state, move |s| s.find_device(&hash)).await?.ok_or_else(unauthenticated)?;
+        if record.revoked || record.expires_at <= state.0.clock.now() {
+            return Err(unauthenticated());
+        }
+        if let Err(retry_after_s) = state.0.limiter.check(&record.actor.device.to_string()) {
+            Metrics::add(&state.0.metrics.rate_limited, 1);
+            return Err(ApiError::RateLimited { retry_after_s });
+        }
+        Ok(record.actor)
+    }
+}
+
+fn client_addr(parts_ext: &axum::http::Extensions) -> String {
+    parts_ext.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip().to_string()).unwrap_or_else(|| "local".into())
+}
+
+pub fn router(state: AppState) -> Router {
+    let json_limit = state.0.config.json_limit;
+    let blob_limit = state.0.config.blob_limit;
+    let api = Router::new()
+        .route("/sign-in", post(sign_in))
+        .route("/sign-out", post(sign_out))
+        .route("/session", get(session))
+        .route("/changes", post(push).get(pull))
+        .layer(DefaultBodyLimit::max(json_limit))
+        .route("/blobs/{hash}", put(put_blob).get(get_blob).layer(DefaultBodyLimit::max(blob_limit)));
+    Router::new()
+        .nest("/api/v1", api)
+        .route("/health", get(health))
+        .route("/metrics", get(metrics))
+        .fallback(|| async { ApiError::NotFound("no such route; this server speaks /api/v1".into()) })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(middleware::from_fn_with_state(state.clone(), count_requests))
+        .with_state(state)
+}
+
+async fn count_requests(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let response = next.run(request).await;
+    let m = &state.0.metrics;
+    let class = response.status().as_u16() / 100;
+    Metrics::add(
+        match class {
+            2 | 3 => &m.requests_2xx,
+            4 => &m.requests_4xx,
+            _ => &m.requests_5xx,
+        },
+        1,
+    );
+    Metrics::add(&m.request_micros_total, started.elapsed().as_micros() as u64);
+    response
+}
+
+/// Serve until `shutdown` resolves, then finish the requests in flight and return.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state).into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+async fn health(State(state): State<AppState>) -> Response {
+    let backend = state.0.storage.backend();
+    match blocking(&state, |s| s.health()).await {
+        Ok(()) => Json(serde_json::json!({"status": "ok", "backend": backend})).into_response(),
+        Err(_) => {
+            (StatusCode::SERVICE_UNAVAILABLE, Json(serde_json::json!({"status": "unavailable", "backend": backend})))
+                .into_response()
+        }
+    }
+}
+
+async fn metrics(State(state): State<AppState>) -> Response {
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.0.metrics.render()).into_response()
+}
+
+const MAX_FIELD: usize = 320;
+
+async fn sign_in(State(state): State<AppState>, request: Request) -> Result<Json<SignInResponse>, ApiError> {
+    let addr = client_addr(request.extensions());
+    if let Err(retry_after_s) = state.0.sign_in_limiter.check(&addr) {
+        Metrics::add(&state.0.metrics.rate_limited, 1);
+        return Err(ApiError::RateLimited { retry_after_s });
+    }
+    let Json(body): Json<SignInRequest> =
+        <Json<SignInRequest> as axum::extract::FromRequest<AppState>>::from_request(request, &state)
+            .await
+            .map_err(json_rejection)?;
+    for (name, value) in [("org", &body.org), ("email", &body.email), ("device_name", &body.device_name)] {
+        if value.trim().is_empty() || value.len() > MAX_FIELD {
+            return Err(ApiError::InvalidInput(format!("{name} must be 1 to {MAX_FIELD} characters")));
+        }
+    }
+    if body.password.len() > 1024 {
+        return Err(ApiError::InvalidInput("the password is too long".into()));
+    }
+    let (org, email) = (body.org.trim().to_string(), body.email.trim().to_lowercase());
+    let login = blocking(&state, move |s| s.find_login(&org, &email)).await?;
+    let password = body.password.clone();
+    let stored = login.as_ref().map(|l| l.password_hash.clone());
+    let ok = tokio::task::spawn_blocking(move || match stored {
+        Some(hash) => auth::verify_password(&password, &hash),
+        None => {
+            // Same work for an unknown email, so timing does not tell which emails exist.
+            let _ = auth::verify_password(&password, auth::decoy_hash());
+            false
+        }
+    })
+    .await
+    .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let Some(login) = login.filter(|_| ok) else {
+        Metrics::add(&state.0.metrics.sign_ins_failed, 1);
+        return Err(ApiError::Unauthenticated);
+    };
+    let (token, hash) = auth::new_token();
+    let now = state.0.clock.now();
+    let expires_at = now + state.0.config.token_ttl;
+    let device_name = body.device_name.trim().to_string();
+    let l2 = login.clone();
+    let device_id = blocking(&state, move |s| s.create_device(&l2, &device_name, &hash, now, expires_at)).await?;
+    Metrics::add(&state.0.metrics.sign_ins, 1);
+    let Login { org, user, role, .. } = login;
+    Ok(Json(SignInResponse { token, device_id, user_id: user, org_id: org, role, expires_at }))
+}
+
+async fn sign_out(State(state): State<AppState>, actor: Actor) -> Result<StatusCode, ApiError> {
+    let now = state.0.clock.now();
+    blocking(&state, move |s| s.revoke_device(actor.org, actor.device, now)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn session(actor: Actor) -> Json<SessionInfo> {
+    Json(SessionInfo {
+        org_id: actor.org,
+        org_name: actor.org_name,
+        user_id: actor.user,
+        role: actor.role,
+        device_id: actor.device,
+    })
+}
+
+async fn push(
+    State(state): State<AppState>,
+    actor: Actor,
+    body: Result<Json<PushRequest>, JsonRejection>,
+) -> Result<Json<PushResponse>, ApiError> {
+    let Json(request) = body.map_err(json_rejection)?;
+    if actor.role == Role::Viewer {
+        return Err(ApiError::Forbidden("viewers cannot change the organization's data".into()));
+    }
+    if request.changes.is_empty() || request.changes.len() > MAX_PUSH_CHANGES {
+        return Err(ApiError::InvalidInput(format!("a push carries 1 to {MAX_PUSH_CHANGES} changes")));
+    }
+    for (i, change) in request.changes.iter().enumerate() {
+        change.check().map_err(|m| ApiError::InvalidInput(format!("changes[{i}]: {m}")))?;
+    }
+    let now = state.0.clock.now();
+    let response = {
+        let span = tracing::info_span!("push", org = %actor.org, changes = request.changes.len());
+        let _guard = span.enter();
+        blocking(&state, move |s| s.push(&actor, &request, now)).await?
+    };
+    let m = &state.0.metrics;
+    Metrics::add(&m.pushes, 1);
+    if response.replayed {
+        Metrics::add(&m.pushes_replayed, 1);
+    } else {
+        Metrics::add(&m.changes_stored, response.results.len() as u64);
+    }
+    Ok(Json(response))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PullQuery {
+    since: u64,
+    limit: Option<u32>,
+}
+
+async fn pull(
+    State(state): State<AppState>,
+    actor: Actor,
+    query: Result<Query<PullQuery>, QueryRejection>,
+) -> Result<Json<PullResponse>, ApiError> {
+    let Query(query) = query.map_err(|_| {
+        ApiError::InvalidInput("the query must be ?since=N (a non-negative integer) and optionally &limit=M".into())
+    })?;
+    let limit = query.limit.unwrap_or(500);
+    if limit == 0 || limit > MAX_PULL_LIMIT {
+        return Err(ApiError::InvalidInput(format!("limit must be 1 to {MAX_PULL_LIMIT}")));
+    }
+    if query.since > i64::MAX as u64 {
+        return Err(ApiError::InvalidInput("since is out of range".into()));
+    }
+    let org = actor.org;
+    let page = blocking(&state, move |s| s.pull(org, query.since, limit)).await?;
+    Metrics::add(&state.0.metrics.pulls, 1);
+    Metrics::add(&state.0.metrics.changes_served, page.changes.len() as u64);
+    Ok(Json(page))
+}
+
+fn blob_name(hash: &str) -> Result<(), ApiError> {
+    if is_blob_name(hash) {
+        Ok(())
+    } else {
+        Err(ApiError::InvalidInput("a blob is named by the lowercase hex SHA-256 of its bytes".into()))
+    }
+}
+
+async fn put_blob(
+    State(state): State<AppState>,
+    actor: Actor,
+    Path(hash): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<StatusCode, ApiError> {
+    blob_name(&hash)?;
+    let bytes = body.map_err(|r| {
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::PayloadTooLarge("the file is larger than this server accepts".into())
+        } else {
+            ApiError::InvalidInput("the upload broke off; send it again".into())
+        }
+    })?;
+    if actor.role == Role::Viewer {
+        return Err(ApiError::Forbidden("viewers cannot upload files".into()));
+    }
+    if bytes.is_empty() {
+        return Err(ApiError::InvalidInput("an empty file is not stored".into()));
+    }
+    if sha256_hex(&bytes) != hash {
+        return Err(ApiError::InvalidInput("the bytes do not hash to the blob's name; nothing was stored".into()));
+    }
+    let now = state.0.clock.now();
+    let len = bytes.len() as u64;
+    let created = blocking(&state, move |s| s.put_blob(actor.org, &hash, &bytes, now)).await?;
+    Metrics::add(&state.0.metrics.blob_bytes_in, len);
+    Ok(if created { StatusCode::CREATED } else { StatusCode::OK })
+}
+
+/// `bytes=N-` or `bytes=N-M` → (start, end inclusive) within `size`.
+fn parse_range(value: &str, size: u64) -> Result<(u64, u64), ApiError> {
+    let bad = || ApiError::RangeNotSatisfiable { size };
+    let spec = value.strip_prefix("bytes=").ok_or_else(bad)?;
+    let (start, end) = spec.split_once('-').ok_or_else(bad)?;
+    let start: u64 = start.trim().parse().map_err(|_| bad())?;
+    let end: u64 =
+        if end.trim().is_empty() { size.saturating_sub(1) } else { end.trim().parse().map_err(|_| bad())? };
+    if start >= size || end < start {
+        return Err(bad());
+    }
+    Ok((start, end.min(size - 1)))
+}
+
+async fn get_blob(
+    State(state): State<AppState>,
+    actor: Actor,
+    method: Method,
+    Path(hash): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    blob_name(&hash)?;
+    let org = actor.org;
+    let h = hash.clone();
+    // Another organization's blob answers exactly like a missing one.
+    let size = blocking(&state, move |s| s.blob_size(org, &h))
+        .await?
+        .ok_or_else(|| ApiError::NotFound("no such file".into()))?;
+    let range = headers.get(header::RANGE).and_then(|v| v.to_str().ok());
+    let (status, start, end) = match range {
+        Some(r) => {
+            let (s, e) = parse_range(r, size)?;
+            (StatusCode::PARTIAL_CONTENT, s, e)
+        }
+        None => (StatusCode::OK, 0, size.saturating_sub(1)),
+    };
+    let len = if size == 0 { 0 } else { end - start + 1 };
+    let mut response_headers = HeaderMap::new();
+    response_headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    response_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
+    if let Ok(v) = HeaderValue::from_str(&format!("\"{hash}\"")) {
+        response_headers.insert(header::ETAG, v);
+    }
+    if status == StatusCode::PARTIAL_CONTENT
+        && let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{size}"))
+    {
+        response_headers.insert(header::CONTENT_RANGE, v);
+    }
+    if method == Method::HEAD {
+        if let Ok(v) = HeaderValue::from_str(&len.to_string()) {
+            response_headers.insert(header::CONTENT_LENGTH, v);
+        }
+        return Ok((status, response_headers).into_response());
+    }
+    let bytes = blocking(&state, move |s| s.read_blob(org, &hash, start, len))
+        .await?
+        .ok_or_else(|| ApiError::NotFound("no such file".into()))?;
+    Metrics::add(&state.0.metrics.blob_bytes_out, bytes.len() as u64);
+    Ok((status, response_headers, bytes).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_resume_from_an_offset_and_refuse_what_lies_outside() {
+        assert_eq!(parse_range("bytes=10-", 100).unwrap(), (10, 99));
+        assert_eq!(parse_range("bytes=0-9", 100).unwrap(), (0, 9));
+        assert_eq!(parse_range("bytes=90-200", 100).unwrap(), (90, 99));
+        assert!(matches!(parse_range("bytes=100-", 100), Err(ApiError::RangeNotSatisfiable { size: 100 })));
+        assert!(parse_range("bytes=a-", 100).is_err());
+        assert!(parse_range("items=1-", 100).is_err());
+    }
+}

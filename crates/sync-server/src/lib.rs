@@ -1,0 +1,34 @@
+//! The hosted sync service, as a library with a thin binary (`pactwise-sync-server`). Owns tenancy and auth
+//! (organizations, users with roles, devices with bearer tokens stored only as hashes, argon2 passwords), the
+//! per-organization change log (server-assigned sequence, idempotent pushes, paged pulls), the server-side approval
+//! check that stamps exactly one decision per step, content-addressed blobs, and the HTTP surface (`/api/v1`, size
+//! and rate limits, structured errors that never leak internals, `/health`, `/metrics`, graceful shutdown).
+//!
+//! Storage sits behind one trait, [`storage::SyncStorage`], with two implementations: embedded SQLite (the default,
+//! no setup) and PostgreSQL. The same test suite runs against both.
+//!
+//! The organization of every request comes from its bearer token, never from the request.
+
+pub mod admin;
+pub mod auth;
+pub mod http;
+pub mod metrics;
+pub mod postgres;
+pub mod rate;
+pub mod sqlite;
+pub mod storage;
+
+pub use http::{AppState, ServerConfig, router, serve};
+pub use storage::{Actor, StorageError, SyncStorage};
+
+use std::sync::Arc;
+
+/// Open storage from a database URL: `sqlite:PATH` (or a plain path) or `postgres://…`.
+pub fn open_storage(url: &str) -> Result<Arc<dyn SyncStorage>, StorageError> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(postgres::PgStorage::connect(url, 16)?))
+    } else {
+        let path = url.strip_prefix("sqlite:").unwrap_or(url);
+        Ok(Arc::new(sqlite::SqliteStorage::open(std::path::Path::new(path))?))
+    }
+}

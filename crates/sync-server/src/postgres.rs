@@ -1,0 +1,445 @@
+//! The PostgreSQL backend, for when one machine is outgrown. Same tables and rules as SQLite; a small pool of
+//! blocking connections; a push locks its organization's row (`FOR UPDATE`), so sequences are gap-free and
+//! concurrent pushes of one organization serialize while other organizations proceed.
+
+use crate::storage::{
+    Actor, Counts, DeviceRecord, Login, StorageError, SyncStorage, db_json, decide_approval, parse_role, parse_ts,
+    parse_uuid, to_json, ts,
+};
+use chrono::{DateTime, Utc};
+use pactwise_domain::{OrgId, Role, UserId};
+use pactwise_sync::wire::{
+    ApprovalOutcome, Change, ChangeBody, PullResponse, PushRequest, PushResponse, PushResult, ServerChange,
+};
+use postgres::{Client, NoTls};
+use std::sync::{Condvar, Mutex};
+use uuid::Uuid;
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS organizations (
+    id TEXT PRIMARY KEY,
+    slug TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    last_seq BIGINT NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS users (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    email TEXT NOT NULL,
+    password_hash TEXT NOT NULL,
+    role TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    disabled_at TEXT,
+    UNIQUE (org_id, email)
+);
+CREATE TABLE IF NOT EXISTS devices (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    user_id TEXT NOT NULL REFERENCES users(id),
+    name TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS changes (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    seq BIGINT NOT NULL,
+    change_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    change_json TEXT NOT NULL,
+    author TEXT NOT NULL,
+    device_id TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    outcome_json TEXT,
+    PRIMARY KEY (org_id, seq),
+    UNIQUE (org_id, change_id)
+);
+CREATE TABLE IF NOT EXISTS push_receipts (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    idempotency_key TEXT NOT NULL,
+    response_json TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (org_id, idempotency_key)
+);
+CREATE TABLE IF NOT EXISTS approvals (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    step_id TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    approver TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    decided_at TEXT NOT NULL,
+    PRIMARY KEY (org_id, step_id)
+);
+CREATE TABLE IF NOT EXISTS blobs (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    hash TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    data BYTEA NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (org_id, hash)
+);
+"#;
+
+/// A batch of new changes as columns, for one `INSERT … SELECT FROM UNNEST(…)`.
+#[derive(Default)]
+struct BatchColumns(Vec<i64>, Vec<String>, Vec<String>, Vec<String>, Vec<String>, Vec<Option<String>>);
+
+pub struct PgStorage {
+    url: String,
+    idle: Mutex<Vec<Client>>,
+    available: Condvar,
+    open: Mutex<usize>,
+    max: usize,
+}
+
+/// A connection borrowed from the pool; returned on drop (unless it broke).
+struct Conn<'a> {
+    pool: &'a PgStorage,
+    client: Option<Client>,
+}
+
+impl std::ops::Deref for Conn<'_> {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        self.client.as_ref().expect("present until drop")
+    }
+}
+
+impl std::ops::DerefMut for Conn<'_> {
+    fn deref_mut(&mut self) -> &mut Client {
+        self.client.as_mut().expect("present until drop")
+    }
+}
+
+impl Drop for Conn<'_> {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            if client.is_closed() {
+                *self.pool.open.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+            } else {
+                self.pool.idle.lock().unwrap_or_else(|e| e.into_inner()).push(client);
+            }
+            self.pool.available.notify_one();
+        }
+    }
+}
+
+impl Drop for PgStorage {
+    fn drop(&mut self) {
+        // A blocking client closes its connection with its own small runtime, which may not start on a thread that
+        // drives async tasks; close them on a plain thread.
+        let clients = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|e| e.into_inner()));
+        let _ = std::thread::spawn(move || drop(clients)).join();
+    }
+}
+
+impl PgStorage {
+    /// Connect (`postgres://user@host:port/db`), create the tables if missing, keep at most `max` connections.
+    pub fn connect(url: &str, max: usize) -> Result<Self, StorageError> {
+        let mut first = Client::connect(url, NoTls)?;
+        first.batch_execute(SCHEMA)?;
+        Ok(Self {
+            url: url.to_string(),
+            idle: Mutex::new(vec![first]),
+            available: Condvar::new(),
+            open: Mutex::new(1),
+            max: max.max(1),
+        })
+    }
+
+    fn conn(&self) -> Result<Conn<'_>, StorageError> {
+        loop {
+            if let Some(client) = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+                return Ok(Conn { pool: self, client: Some(client) });
+            }
+            {
+                let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+                if *open < self.max {
+                    *open += 1;
+                    drop(open);
+                    return match Client::connect(&self.url, NoTls) {
+                        Ok(client) => Ok(Conn { pool: self, client: Some(client) }),
+                        Err(e) => {
+                            *self.open.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+                            Err(e.into())
+                        }
+                    };
+                }
+            }
+            let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            let _unused = self
+                .available
+                .wait_timeout(idle, std::time::Duration::from_millis(100))
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+impl SyncStorage for PgStorage {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn health(&self) -> Result<(), StorageError> {
+        self.conn()?.simple_query("SELECT 1")?;
+        Ok(())
+    }
+
+    fn create_org(&self, slug: &str, name: &str, now: DateTime<Utc>) -> Result<OrgId, StorageError> {
+        let id = OrgId::new();
+        self.conn()?
+            .execute(
+                "INSERT INTO organizations (id, slug, name, created_at) VALUES ($1, $2, $3, $4)",
+                &[&id.to_string(), &slug, &name, &ts(now)],
+            )
+            .map_err(|e| match StorageError::from(e) {
+                StorageError::Conflict(_) => StorageError::Conflict(format!("organization {slug:?}")),
+                other => other,
+            })?;
+        Ok(id)
+    }
+
+    fn org_by_slug(&self, slug: &str) -> Result<Option<OrgId>, StorageError> {
+        let row = self.conn()?.query_opt("SELECT id FROM organizations WHERE slug = $1", &[&slug])?;
+        row.map(|r| parse_uuid(r.get::<_, &str>(0)).map(OrgId::from_uuid)).transpose()
+    }
+
+    fn create_user(
+        &self,
+        org: OrgId,
+        email: &str,
+        password_hash: &str,
+        role: Role,
+        now: DateTime<Utc>,
+    ) -> Result<UserId, StorageError> {
+        let id = UserId::new();
+        self.conn()?
+            .execute(
+                "INSERT INTO users (id, org_id, email, password_hash, role, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                &[&id.to_string(), &org.to_string(), &email, &password_hash, &role.as_str(), &ts(now)],
+            )
+            .map_err(|e| match StorageError::from(e) {
+                StorageError::Conflict(_) => StorageError::Conflict(format!("user {email:?}")),
+                other => other,
+            })?;
+        Ok(id)
+    }
+
+    fn find_login(&self, org_slug: &str, email: &str) -> Result<Option<Login>, StorageError> {
+        let row = self.conn()?.query_opt(
+            "SELECT o.id, u.id, u.role, u.password_hash FROM users u JOIN organizations o ON o.id = u.org_id
+             WHERE o.slug = $1 AND u.email = $2 AND u.disabled_at IS NULL",
+            &[&org_slug, &email],
+        )?;
+        row.map(|r| {
+            Ok(Login {
+                org: OrgId::from_uuid(parse_uuid(r.get(0))?),
+                user: UserId::from_uuid(parse_uuid(r.get(1))?),
+                role: parse_role(r.get(2))?,
+                password_hash: r.get(3),
+            })
+        })
+        .transpose()
+    }
+
+    fn create_device(
+        &self,
+        login: &Login,
+        name: &str,
+        token_hash: &str,
+        now: DateTime<Utc>,
+        expires_at: DateTime<Utc>,
+    ) -> Result<Uuid, StorageError> {
+        let id = Uuid::now_v7();
+        self.conn()?.execute(
+            "INSERT INTO devices (id, org_id, user_id, name, token_hash, created_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            &[
+                &id.to_string(),
+                &login.org.to_string(),
+                &login.user.to_string(),
+                &name,
+                &token_hash,
+                &ts(now),
+                &ts(expires_at),
+            ],
+        )?;
+        Ok(id)
+    }
+
+    fn find_device(&self, token_hash: &str) -> Result<Option<DeviceRecord>, StorageError> {
+        let row = self.conn()?.query_opt(
+            "SELECT d.id, o.id, o.name, u.id, u.role, d.expires_at, d.revoked_at
+             FROM devices d JOIN users u ON u.id = d.user_id JOIN organizations o ON o.id = d.org_id
+             WHERE d.token_hash = $1 AND u.org_id = d.org_id AND u.disabled_at IS NULL",
+            &[&token_hash],
+        )?;
+        row.map(|r| {
+            Ok(DeviceRecord {
+                actor: Actor {
+                    device: parse_uuid(r.get(0))?,
+                    org: OrgId::from_uuid(parse_uuid(r.get(1))?),
+                    org_name: r.get(2),
+                    user: UserId::from_uuid(parse_uuid(r.get(3))?),
+                    role: parse_role(r.get(4))?,
+                },
+                expires_at: parse_ts(r.get(5))?,
+                revoked: r.get::<_, Option<String>>(6).is_some(),
+            })
+        })
+        .transpose()
+    }
+
+    fn revoke_device(&self, org: OrgId, device: Uuid, now: DateTime<Utc>) -> Result<(), StorageError> {
+        self.conn()?.execute(
+            "UPDATE devices SET revoked_at = $3 WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL",
+            &[&org.to_string(), &device.to_string(), &ts(now)],
+        )?;
+        Ok(())
+    }
+
+    fn push(&self, actor: &Actor, request: &PushRequest, now: DateTime<Utc>) -> Result<PushResponse, StorageError> {
+        let mut conn = self.conn()?;
+        let mut tx = conn.transaction()?;
+        let org = actor.org.to_string();
+        let key = request.idempotency_key.to_string();
+        // Lock the organization first: pushes of one organization serialize here, so the receipt check below and
+        // the sequence are race-free.
+        let last: i64 = tx.query_one("SELECT last_seq FROM organizations WHERE id = $1 FOR UPDATE", &[&org])?.get(0);
+        if let Some(row) = tx.query_opt(
+            "SELECT response_json FROM push_receipts WHERE org_id = $1 AND idempotency_key = $2",
+            &[&org, &key],
+        )? {
+            let mut response: PushResponse = db_json(row.get(0))?;
+            response.replayed = true;
+            return Ok(response);
+        }
+        let mut seq = last as u64;
+        let ids: Vec<String> = request.changes.iter().map(|c| c.id.to_string()).collect();
+        let mut existing = std::collections::HashMap::new();
+        for row in
+            tx.query("SELECT change_id, seq FROM changes WHERE org_id = $1 AND change_id = ANY($2)", &[&org, &ids])?
+        {
+            existing.insert(row.get::<_, String>(0), row.get::<_, i64>(1) as u64);
+        }
+        let received = ts(now);
+        let author = actor.user.to_string();
+        let device = actor.device.to_string();
+        let mut results = Vec::with_capacity(request.changes.len());
+        let mut rows = BatchColumns::default();
+        for (change, id) in request.changes.iter().zip(&ids) {
+            if let Some(seq) = existing.get(id) {
+                results.push(PushResult { change_id: change.id, seq: *seq });
+                continue;
+            }
+            seq += 1;
+            existing.insert(id.clone(), seq);
+            let outcome = if let ChangeBody::ApprovalRequest { .. } = &change.body {
+                let already = tx
+                    .query_opt(
+                        "SELECT 1 FROM approvals WHERE org_id = $1 AND step_id = $2",
+                        &[&org, &change.record_id],
+                    )?
+                    .is_some();
+                let outcome = decide_approval(actor, change, already, now);
+                if let ApprovalOutcome::Stamped { decision, approver, .. } = &outcome {
+                    tx.execute(
+                        "INSERT INTO approvals (org_id, step_id, decision, approver, seq, decided_at)
+                         VALUES ($1, $2, $3, $4, $5, $6)",
+                        &[&org, &change.record_id, &decision.as_str(), &approver.to_string(), &(seq as i64), &received],
+                    )?;
+                }
+                Some(to_json(&outcome)?)
+            } else {
+                None
+            };
+            rows.0.push(seq as i64);
+            rows.1.push(id.clone());
+            rows.2.push(change.model.as_str().to_string());
+            rows.3.push(change.record_id.clone());
+            rows.4.push(to_json(change)?);
+            rows.5.push(outcome);
+            results.push(PushResult { change_id: change.id, seq });
+        }
+        if !rows.0.is_empty() {
+            // One statement for the whole batch.
+            tx.execute(
+                "INSERT INTO changes (org_id, seq, change_id, model, record_id, change_json, author, device_id, received_at, outcome_json)
+                 SELECT $1, s, c, m, r, j, $7, $8, $9, o
+                 FROM UNNEST($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $10::text[]) AS t(s, c, m, r, j, o)",
+                &[&org, &rows.0, &rows.1, &rows.2, &rows.3, &rows.4, &author, &device, &received, &rows.5],
+            )?;
+        }
+        tx.execute("UPDATE organizations SET last_seq = $2 WHERE id = $1", &[&org, &(seq as i64)])?;
+        let response = PushResponse { results, replayed: false };
+        tx.execute(
+            "INSERT INTO push_receipts (org_id, idempotency_key, response_json, created_at) VALUES ($1, $2, $3, $4)",
+            &[&org, &key, &to_json(&response)?, &received],
+        )?;
+        tx.commit()?;
+        Ok(response)
+    }
+
+    fn pull(&self, org: OrgId, since: u64, limit: u32) -> Result<PullResponse, StorageError> {
+        let rows = self.conn()?.query(
+            "SELECT seq, change_json, author, device_id, received_at, outcome_json FROM changes
+             WHERE org_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+            &[&org.to_string(), &(since as i64), &(i64::from(limit) + 1)],
+        )?;
+        let mut changes = Vec::with_capacity(rows.len());
+        for r in rows {
+            changes.push(ServerChange {
+                seq: r.get::<_, i64>(0) as u64,
+                change: db_json::<Change>(r.get(1))?,
+                author: UserId::from_uuid(parse_uuid(r.get(2))?),
+                device_id: parse_uuid(r.get(3))?,
+                received_at: parse_ts(r.get(4))?,
+                outcome: r.get::<_, Option<&str>>(5).map(db_json).transpose()?,
+            });
+        }
+        Ok(crate::storage::page(changes, since, limit))
+    }
+
+    fn put_blob(&self, org: OrgId, hash: &str, bytes: &[u8], now: DateTime<Utc>) -> Result<bool, StorageError> {
+        let n = self.conn()?.execute(
+            "INSERT INTO blobs (org_id, hash, size, data, created_at) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (org_id, hash) DO NOTHING",
+            &[&org.to_string(), &hash, &(bytes.len() as i64), &bytes, &ts(now)],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn blob_size(&self, org: OrgId, hash: &str) -> Result<Option<u64>, StorageError> {
+        let row = self
+            .conn()?
+            .query_opt("SELECT size FROM blobs WHERE org_id = $1 AND hash = $2", &[&org.to_string(), &hash])?;
+        Ok(row.map(|r| r.get::<_, i64>(0) as u64))
+    }
+
+    fn read_blob(&self, org: OrgId, hash: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>, StorageError> {
+        let row = self.conn()?.query_opt(
+            "SELECT substring(data FROM $3::int FOR $4::int) FROM blobs WHERE org_id = $1 AND hash = $2",
+            &[&org.to_string(), &hash, &((offset + 1) as i32), &(len.min(i32::MAX as u64) as i32)],
+        )?;
+        Ok(row.map(|r| r.get::<_, Vec<u8>>(0)))
+    }
+
+    fn counts(&self) -> Result<Counts, StorageError> {
+        let mut conn = self.conn()?;
+        let mut count = |table: &str| -> Result<u64, StorageError> {
+            Ok(conn.query_one(&format!("SELECT COUNT(*) FROM {table}"), &[])?.get::<_, i64>(0) as u64)
+        };
+        Ok(Counts {
+            organizations: count("organizations")?,
+            users: count("users")?,
+            devices: count("devices")?,
+            changes: count("changes")?,
+            receipts: count("push_receipts")?,
+            approvals: count("approvals")?,
+            blobs: count("blobs")?,
+        })
+    }
+}

@@ -1,0 +1,424 @@
+//! The embedded SQLite backend: one file, no setup. WAL mode; one connection for writes (SQLite has one writer
+//! anyway) and a few for reads, so pulls do not queue behind pushes.
+
+use crate::storage::{
+    Actor, Counts, DeviceRecord, Login, StorageError, SyncStorage, db_json, decide_approval, parse_role, parse_ts,
+    parse_uuid, to_json, ts,
+};
+use chrono::{DateTime, Utc};
+use pactwise_domain::{OrgId, Role, UserId};
+use pactwise_sync::wire::{
+    ApprovalOutcome, Change, ChangeBody, PullResponse, PushRequest, PushResponse, PushResult, ServerChange,
+};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use uuid::Uuid;
+
+pub(crate) const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS organizations (
+    id TEXT PRIMARY KEY,
+    slug TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    last_seq INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS users (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    email TEXT NOT NULL,
+    password_hash TEXT NOT NULL,
+    role TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    disabled_at TEXT,
+    UNIQUE (org_id, email)
+);
+CREATE TABLE IF NOT EXISTS devices (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    user_id TEXT NOT NULL REFERENCES users(id),
+    name TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS changes (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    seq INTEGER NOT NULL,
+    change_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    change_json TEXT NOT NULL,
+    author TEXT NOT NULL,
+    device_id TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    outcome_json TEXT,
+    PRIMARY KEY (org_id, seq),
+    UNIQUE (org_id, change_id)
+);
+CREATE TABLE IF NOT EXISTS push_receipts (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    idempotency_key TEXT NOT NULL,
+    response_json TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (org_id, idempotency_key)
+);
+CREATE TABLE IF NOT EXISTS approvals (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    step_id TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    approver TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    decided_at TEXT NOT NULL,
+    PRIMARY KEY (org_id, step_id)
+);
+CREATE TABLE IF NOT EXISTS blobs (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (org_id, hash)
+);
+"#;
+
+pub struct SqliteStorage {
+    writer: Mutex<Connection>,
+    readers: Vec<Mutex<Connection>>,
+    next_reader: std::sync::atomic::AtomicUsize,
+}
+
+fn open_conn(path: &Path) -> Result<Connection, StorageError> {
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    Ok(conn)
+}
+
+impl SqliteStorage {
+    pub fn open(path: &Path) -> Result<Self, StorageError> {
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir).map_err(|e| StorageError::Database(e.to_string()))?;
+        }
+        let writer = open_conn(path)?;
+        writer.execute_batch(SCHEMA)?;
+        let readers = (0..4).map(|_| open_conn(path).map(Mutex::new)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { writer: Mutex::new(writer), readers, next_reader: Default::default() })
+    }
+
+    fn writer(&self) -> MutexGuard<'_, Connection> {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn reader(&self) -> MutexGuard<'_, Connection> {
+        let start = self.next_reader.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for i in 0..self.readers.len() {
+            if let Ok(guard) = self.readers[(start + i) % self.readers.len()].try_lock() {
+                return guard;
+            }
+        }
+        self.readers[start % self.readers.len()].lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl SyncStorage for SqliteStorage {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn health(&self) -> Result<(), StorageError> {
+        self.reader().query_row("SELECT 1", [], |_| Ok(()))?;
+        Ok(())
+    }
+
+    fn create_org(&self, slug: &str, name: &str, now: DateTime<Utc>) -> Result<OrgId, StorageError> {
+        let id = OrgId::new();
+        self.writer()
+            .execute(
+                "INSERT INTO organizations (id, slug, name, created_at) VALUES (?1, ?2, ?3, ?4)",
+                params![id.to_string(), slug, name, ts(now)],
+            )
+            .map_err(|e| match StorageError::from(e) {
+                StorageError::Conflict(_) => StorageError::Conflict(format!("organization {slug:?}")),
+                other => other,
+            })?;
+        Ok(id)
+    }
+
+    fn org_by_slug(&self, slug: &str) -> Result<Option<OrgId>, StorageError> {
+        let id: Option<String> =
+            self.reader().query_row("SELECT id FROM organizations WHERE slug = ?1", [slug], |r| r.get(0)).optional()?;
+        id.map(|s| parse_uuid(&s).map(OrgId::from_uuid)).transpose()
+    }
+
+    fn create_user(
+        &self,
+        org: OrgId,
+        email: &str,
+        password_hash: &str,
+        role: Role,
+        now: DateTime<Utc>,
+    ) -> Result<UserId, StorageError> {
+        let id = UserId::new();
+        self.writer()
+            .execute(
+                "INSERT INTO users (id, org_id, email, password_hash, role, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![id.to_string(), org.to_string(), email, password_hash, role.as_str(), ts(now)],
+            )
+            .map_err(|e| match StorageError::from(e) {
+                StorageError::Conflict(_) => StorageError::Conflict(format!("user {email:?}")),
+                other => other,
+            })?;
+        Ok(id)
+    }
+
+    fn find_login(&self, org_slug: &str, email: &str) -> Result<Option<Login>, StorageError> {
+        let row: Option<(String, String, String, String)> = self
+            .reader()
+            .query_row(
+                "SELECT o.id, u.id, u.role, u.password_hash FROM users u JOIN organizations o ON o.id = u.org_id
+                 WHERE o.slug = ?1 AND u.email = ?2 AND u.disabled_at IS NULL",
+                [org_slug, email],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()?;
+        row.map(|(org, user, role, hash)| {
+            Ok(Login {
+                org: OrgId::from_uuid(parse_uuid(&org)?),
+                user: UserId::from_uuid(parse_uuid(&user)?),
+                role: parse_role(&role)?,
+                password_hash: hash,
+            })
+        })
+        .transpose()
+    }
+
+    fn create_device(
+        &self,
+        login: &Login,
+        name: &str,
+        token_hash: &str,
+        now: DateTime<Utc>,
+        expires_at: DateTime<Utc>,
+    ) -> Result<Uuid, StorageError> {
+        let id = Uuid::now_v7();
+        self.writer().execute(
+            "INSERT INTO devices (id, org_id, user_id, name, token_hash, created_at, expires_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                id.to_string(),
+                login.org.to_string(),
+                login.user.to_string(),
+                name,
+                token_hash,
+                ts(now),
+                ts(expires_at)
+            ],
+        )?;
+        Ok(id)
+    }
+
+    fn find_device(&self, token_hash: &str) -> Result<Option<DeviceRecord>, StorageError> {
+        type Row = (String, String, String, String, String, String, Option<String>);
+        let row: Option<Row> = self
+            .reader()
+            .query_row(
+                "SELECT d.id, o.id, o.name, u.id, u.role, d.expires_at, d.revoked_at
+                 FROM devices d JOIN users u ON u.id = d.user_id JOIN organizations o ON o.id = d.org_id
+                 WHERE d.token_hash = ?1 AND u.org_id = d.org_id AND u.disabled_at IS NULL",
+                [token_hash],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
+            )
+            .optional()?;
+        row.map(|(device, org, org_name, user, role, expires, revoked)| {
+            Ok(DeviceRecord {
+                actor: Actor {
+                    org: OrgId::from_uuid(parse_uuid(&org)?),
+                    org_name,
+                    user: UserId::from_uuid(parse_uuid(&user)?),
+                    role: parse_role(&role)?,
+                    device: parse_uuid(&device)?,
+                },
+                expires_at: parse_ts(&expires)?,
+                revoked: revoked.is_some(),
+            })
+        })
+        .transpose()
+    }
+
+    fn revoke_device(&self, org: OrgId, device: Uuid, now: DateTime<Utc>) -> Result<(), StorageError> {
+        self.writer().execute(
+            "UPDATE devices SET revoked_at = ?3 WHERE org_id = ?1 AND id = ?2 AND revoked_at IS NULL",
+            params![org.to_string(), device.to_string(), ts(now)],
+        )?;
+        Ok(())
+    }
+
+    fn push(&self, actor: &Actor, request: &PushRequest, now: DateTime<Utc>) -> Result<PushResponse, StorageError> {
+        let mut conn = self.writer();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let org = actor.org.to_string();
+        let key = request.idempotency_key.to_string();
+        let receipt: Option<String> = tx
+            .query_row(
+                "SELECT response_json FROM push_receipts WHERE org_id = ?1 AND idempotency_key = ?2",
+                [&org, &key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(json) = receipt {
+            let mut response: PushResponse = db_json(&json)?;
+            response.replayed = true;
+            return Ok(response);
+        }
+        let mut seq: u64 =
+            tx.query_row("SELECT last_seq FROM organizations WHERE id = ?1", [&org], |r| r.get::<_, i64>(0))? as u64;
+        let mut results = Vec::with_capacity(request.changes.len());
+        {
+            let mut find = tx.prepare_cached("SELECT seq FROM changes WHERE org_id = ?1 AND change_id = ?2")?;
+            let mut decided = tx.prepare_cached("SELECT 1 FROM approvals WHERE org_id = ?1 AND step_id = ?2")?;
+            let mut stamp = tx.prepare_cached(
+                "INSERT INTO approvals (org_id, step_id, decision, approver, seq, decided_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO changes (org_id, seq, change_id, model, record_id, change_json, author, device_id, received_at, outcome_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?;
+            let received = ts(now);
+            let author = actor.user.to_string();
+            let device = actor.device.to_string();
+            for change in &request.changes {
+                let id = change.id.to_string();
+                if let Some(existing) = find.query_row(params![&org, &id], |r| r.get::<_, i64>(0)).optional()? {
+                    results.push(PushResult { change_id: change.id, seq: existing as u64 });
+                    continue;
+                }
+                seq += 1;
+                let outcome = if let ChangeBody::ApprovalRequest { .. } = &change.body {
+                    let already = decided.exists(params![&org, &change.record_id])?;
+                    let outcome = decide_approval(actor, change, already, now);
+                    if let ApprovalOutcome::Stamped { decision, approver, .. } = &outcome {
+                        stamp.execute(params![
+                            &org,
+                            &change.record_id,
+                            decision.as_str(),
+                            approver.to_string(),
+                            seq as i64,
+                            &received
+                        ])?;
+                    }
+                    Some(to_json(&outcome)?)
+                } else {
+                    None
+                };
+                insert.execute(params![
+                    &org,
+                    seq as i64,
+                    &id,
+                    change.model.as_str(),
+                    &change.record_id,
+                    to_json(change)?,
+                    &author,
+                    &device,
+                    &received,
+                    outcome
+                ])?;
+                results.push(PushResult { change_id: change.id, seq });
+            }
+        }
+        tx.execute("UPDATE organizations SET last_seq = ?2 WHERE id = ?1", params![&org, seq as i64])?;
+        let response = PushResponse { results, replayed: false };
+        tx.execute(
+            "INSERT INTO push_receipts (org_id, idempotency_key, response_json, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![&org, &key, to_json(&response)?, ts(now)],
+        )?;
+        tx.commit()?;
+        Ok(response)
+    }
+
+    fn pull(&self, org: OrgId, since: u64, limit: u32) -> Result<PullResponse, StorageError> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(
+            "SELECT seq, change_json, author, device_id, received_at, outcome_json FROM changes
+             WHERE org_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![org.to_string(), since as i64, i64::from(limit) + 1], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, Option<String>>(5)?,
+            ))
+        })?;
+        let mut changes = Vec::new();
+        for row in rows {
+            let (seq, change, author, device, received, outcome) = row?;
+            changes.push(ServerChange {
+                seq: seq as u64,
+                change: db_json::<Change>(&change)?,
+                author: UserId::from_uuid(parse_uuid(&author)?),
+                device_id: parse_uuid(&device)?,
+                received_at: parse_ts(&received)?,
+                outcome: outcome.as_deref().map(db_json).transpose()?,
+            });
+        }
+        Ok(crate::storage::page(changes, since, limit))
+    }
+
+    fn put_blob(&self, org: OrgId, hash: &str, bytes: &[u8], now: DateTime<Utc>) -> Result<bool, StorageError> {
+        let n = self.writer().execute(
+            "INSERT INTO blobs (org_id, hash, size, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (org_id, hash) DO NOTHING",
+            params![org.to_string(), hash, bytes.len() as i64, bytes, ts(now)],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn blob_size(&self, org: OrgId, hash: &str) -> Result<Option<u64>, StorageError> {
+        let size: Option<i64> = self
+            .reader()
+            .query_row(
+                "SELECT size FROM blobs WHERE org_id = ?1 AND hash = ?2",
+                [org.to_string(), hash.to_string()],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(size.map(|s| s as u64))
+    }
+
+    fn read_blob(&self, org: OrgId, hash: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>, StorageError> {
+        // substr on a BLOB is 1-based and counts bytes.
+        let bytes: Option<Vec<u8>> = self
+            .reader()
+            .query_row(
+                "SELECT substr(data, ?3, ?4) FROM blobs WHERE org_id = ?1 AND hash = ?2",
+                params![org.to_string(), hash, offset as i64 + 1, len as i64],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(bytes)
+    }
+
+    fn counts(&self) -> Result<Counts, StorageError> {
+        let conn = self.reader();
+        let count = |table: &str| -> Result<u64, StorageError> {
+            Ok(conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get::<_, i64>(0))? as u64)
+        };
+        Ok(Counts {
+            organizations: count("organizations")?,
+            users: count("users")?,
+            devices: count("devices")?,
+            changes: count("changes")?,
+            receipts: count("push_receipts")?,
+            approvals: count("approvals")?,
+            blobs: count("blobs")?,
+        })
+    }
+}

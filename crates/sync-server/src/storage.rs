@@ -1,0 +1,188 @@
+//! The storage trait both backends implement, and the rules they share. The trait is synchronous (SQLite and the
+//! blocking PostgreSQL client); the HTTP layer calls it on blocking threads. Every method that touches tenant data
+//! takes the organization explicitly, and the HTTP layer passes only the one from the caller's token.
+
+use chrono::{DateTime, Utc};
+use pactwise_domain::{OrgId, Role, UserId};
+use pactwise_sync::wire::{
+    ApprovalOutcome, Change, ChangeBody, PullResponse, PushRequest, PushResponse, RefusalReason,
+};
+use uuid::Uuid;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// A unique value is taken (an organization's slug, a user's email in the organization).
+    #[error("{0} already exists")]
+    Conflict(String),
+    #[error("{0} not found")]
+    NotFound(String),
+    /// Anything from the database itself; logged, never shown to a client.
+    #[error("database error: {0}")]
+    Database(String),
+}
+
+impl From<rusqlite::Error> for StorageError {
+    fn from(e: rusqlite::Error) -> Self {
+        if let rusqlite::Error::SqliteFailure(code, _) = &e
+            && code.code == rusqlite::ErrorCode::ConstraintViolation
+        {
+            return StorageError::Conflict("a record with these unique values".into());
+        }
+        StorageError::Database(e.to_string())
+    }
+}
+
+impl From<postgres::Error> for StorageError {
+    fn from(e: postgres::Error) -> Self {
+        if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) {
+            return StorageError::Conflict("a record with these unique values".into());
+        }
+        StorageError::Database(e.to_string())
+    }
+}
+
+/// Who is calling: resolved from a bearer token, never from a request body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub org: OrgId,
+    pub org_name: String,
+    pub user: UserId,
+    pub role: Role,
+    pub device: Uuid,
+}
+
+/// A user's sign-in record.
+#[derive(Debug, Clone)]
+pub struct Login {
+    pub org: OrgId,
+    pub user: UserId,
+    pub role: Role,
+    pub password_hash: String,
+}
+
+/// A device token's record.
+#[derive(Debug, Clone)]
+pub struct DeviceRecord {
+    pub actor: Actor,
+    pub expires_at: DateTime<Utc>,
+    pub revoked: bool,
+}
+
+/// Row counts, for tests that prove a refused request stored nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub organizations: u64,
+    pub users: u64,
+    pub devices: u64,
+    pub changes: u64,
+    pub receipts: u64,
+    pub approvals: u64,
+    pub blobs: u64,
+}
+
+pub trait SyncStorage: Send + Sync + 'static {
+    /// `sqlite` or `postgres`.
+    fn backend(&self) -> &'static str;
+    fn health(&self) -> Result<(), StorageError>;
+
+    fn create_org(&self, slug: &str, name: &str, now: DateTime<Utc>) -> Result<OrgId, StorageError>;
+    fn org_by_slug(&self, slug: &str) -> Result<Option<OrgId>, StorageError>;
+    fn create_user(
+        &self,
+        org: OrgId,
+        email: &str,
+        password_hash: &str,
+        role: Role,
+        now: DateTime<Utc>,
+    ) -> Result<UserId, StorageError>;
+    fn find_login(&self, org_slug: &str, email: &str) -> Result<Option<Login>, StorageError>;
+
+    fn create_device(
+        &self,
+        login: &Login,
+        name: &str,
+        token_hash: &str,
+        now: DateTime<Utc>,
+        expires_at: DateTime<Utc>,
+    ) -> Result<Uuid, StorageError>;
+    fn find_device(&self, token_hash: &str) -> Result<Option<DeviceRecord>, StorageError>;
+    fn revoke_device(&self, org: OrgId, device: Uuid, now: DateTime<Utc>) -> Result<(), StorageError>;
+
+    /// Store a batch in one transaction: a key seen before returns the first answer (`replayed`); a change id seen
+    /// before keeps its first place; new changes get the organization's next sequence numbers; approval requests
+    /// get the server's outcome ([`decide_approval`]).
+    fn push(&self, actor: &Actor, request: &PushRequest, now: DateTime<Utc>) -> Result<PushResponse, StorageError>;
+    /// Changes with `seq > since`, at most `limit`.
+    fn pull(&self, org: OrgId, since: u64, limit: u32) -> Result<PullResponse, StorageError>;
+
+    /// Store a blob for the organization; `false` when it was already there.
+    fn put_blob(&self, org: OrgId, hash: &str, bytes: &[u8], now: DateTime<Utc>) -> Result<bool, StorageError>;
+    fn blob_size(&self, org: OrgId, hash: &str) -> Result<Option<u64>, StorageError>;
+    /// `len` bytes from `offset` (fewer at the end).
+    fn read_blob(&self, org: OrgId, hash: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>, StorageError>;
+
+    fn counts(&self) -> Result<Counts, StorageError>;
+}
+
+/// May this role decide approvals in its organization?
+pub fn may_approve(role: Role) -> bool {
+    matches!(role, Role::Owner | Role::Admin | Role::Approver)
+}
+
+/// The server's rule for an approval request: the requester must be eligible, and only the first eligible request
+/// for a step is stamped (with the requester's identity from the token); every later one is refused.
+pub fn decide_approval(
+    actor: &Actor,
+    change: &Change,
+    step_already_decided: bool,
+    now: DateTime<Utc>,
+) -> ApprovalOutcome {
+    let ChangeBody::ApprovalRequest { decision, .. } = &change.body else {
+        return ApprovalOutcome::Refused { reason: RefusalReason::NotEligible };
+    };
+    if !may_approve(actor.role) {
+        ApprovalOutcome::Refused { reason: RefusalReason::NotEligible }
+    } else if step_already_decided {
+        ApprovalOutcome::Refused { reason: RefusalReason::AlreadyDecided }
+    } else {
+        ApprovalOutcome::Stamped { decision: *decision, approver: actor.user, decided_at: now }
+    }
+}
+
+pub(crate) fn ts(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+pub(crate) fn parse_ts(s: &str) -> Result<DateTime<Utc>, StorageError> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| StorageError::Database(format!("bad timestamp {s:?}: {e}")))
+}
+
+pub(crate) fn parse_uuid(s: &str) -> Result<Uuid, StorageError> {
+    Uuid::parse_str(s).map_err(|e| StorageError::Database(format!("bad id {s:?}: {e}")))
+}
+
+pub(crate) fn parse_role(s: &str) -> Result<Role, StorageError> {
+    s.parse().map_err(StorageError::Database)
+}
+
+pub(crate) fn db_json<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, StorageError> {
+    serde_json::from_str(s).map_err(|e| StorageError::Database(format!("bad stored JSON: {e}")))
+}
+
+pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StorageError> {
+    serde_json::to_string(v).map_err(|e| StorageError::Database(format!("cannot encode JSON: {e}")))
+}
+
+/// Cut a fetched `limit + 1` rows down to a page and say whether there is more.
+pub(crate) fn page(
+    mut changes: Vec<pactwise_sync::wire::ServerChange>,
+    since: u64,
+    limit: u32,
+) -> pactwise_sync::wire::PullResponse {
+    let has_more = changes.len() > limit as usize;
+    changes.truncate(limit as usize);
+    let next_cursor = changes.last().map(|c| c.seq).unwrap_or(since);
+    pactwise_sync::wire::PullResponse { changes, next_cursor, has_more }
+}

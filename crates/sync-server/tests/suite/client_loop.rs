@@ -1,0 +1,72 @@
+//! The client's background loop: syncs at start, syncs again when woken by a local write (or the retry button),
+//! and stops when told.
+
+use crate::common::*;
+use pactwise_domain::{FixedClock, Role};
+use pactwise_sync::client::{Pause, SyncConfig};
+use pactwise_sync::{DeviceToken, HttpApi, MemoryReplica, SyncClient, SyncedModel};
+use serde_json::json;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+/// Backoff waits return at once; the idle interval never ends by itself (only a wake or shutdown ends it).
+struct IdleForever;
+impl Pause for IdleForever {
+    fn pause(&self, d: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        if d >= Duration::from_secs(30) { Box::pin(std::future::pending()) } else { Box::pin(async {}) }
+    }
+}
+
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::task::yield_now().await;
+    }
+}
+
+async fn the_background_loop_syncs_on_start_and_on_wake_then_stops(backend: Backend) {
+    let fresh = fresh(backend);
+    let clock = fixed_clock();
+    let a = org(fresh.storage.as_ref(), clock.as_ref(), "alpha", &[Role::Reviewer]);
+    let server = TestServer::start(fresh.storage.clone(), clock.clone(), generous()).await;
+    let replica = Arc::new(MemoryReplica::new(Uuid::now_v7(), Arc::new(FixedClock::new(start_time()))));
+    replica.set_fields(SyncedModel::Document, "d1", [("title".to_string(), json!("NDA"))].into());
+    let client = Arc::new(SyncClient::with_api(
+        replica.clone(),
+        HttpApi::new(&server.endpoint, Some(DeviceToken::new(&a.tokens[0]))).unwrap(),
+        clock.clone(),
+        Arc::new(IdleForever),
+        SyncConfig::default(),
+    ));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .run(async move {
+                    let _ = stopped.await;
+                })
+                .await
+        }
+    });
+    let settled = |client: &SyncClient<MemoryReplica>| {
+        let status = client.status();
+        status.pending_uploads == 0 && status.activity == "idle" && status.last_success.is_some()
+    };
+    until("the first round", || settled(&client)).await;
+    assert_eq!(counts(fresh.storage.as_ref()).changes, 1);
+    // A local write while idle: the wake starts a round without waiting for the interval.
+    replica.set_fields(SyncedModel::Document, "d2", [("title".to_string(), json!("MSA"))].into());
+    client.wake();
+    until("the woken round", || settled(&client)).await;
+    assert_eq!(counts(fresh.storage.as_ref()).changes, 2);
+    stop.send(()).unwrap();
+    running.await.unwrap();
+    assert_eq!(client.status().activity, "idle");
+}
+
+crate::both_backends!(the_background_loop_syncs_on_start_and_on_wake_then_stops);

@@ -1,0 +1,13 @@
+//! The sync server's test suite. Every test runs against both storage backends (SQLite and PostgreSQL).
+
+mod common;
+
+mod approvals;
+mod binary;
+mod blobs;
+mod client_loop;
+mod convergence;
+mod faults;
+mod isolation;
+mod malformed;
+mod service;

@@ -1,0 +1,267 @@
+//! The driver around [`crate::machine`]: performs its commands against the replica and the service, feeds back
+//! events, waits out backoffs (through [`Pause`], so tests never sleep), and exposes a status for the app's sync
+//! line (pending uploads, last success, the error while stuck) and a retry button (`wake`).
+
+use crate::error::SyncError;
+use crate::http::HttpApi;
+use crate::machine::{self, Command, Event, Failure, MachineConfig, Phase, State};
+use crate::replica::LocalReplica;
+use crate::token::DeviceToken;
+use chrono::{DateTime, TimeZone, Utc};
+use pactwise_domain::{Clock, ErrorCode};
+use serde::Serialize;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// How the driver waits. Production uses [`TokioPause`]; tests pass one that returns at once (and may do
+/// something in between, like restarting a server).
+pub trait Pause: Send + Sync {
+    fn pause(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TokioPause;
+
+impl Pause for TokioPause {
+    fn pause(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(tokio::time::sleep(duration))
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct SyncConfig {
+    pub machine: MachineConfig,
+    /// How often the background loop syncs when nothing wakes it.
+    pub interval: Duration,
+    /// Seed of the backoff jitter.
+    pub seed: u64,
+}
+
+impl Default for SyncConfig {
+    fn default() -> Self {
+        Self { machine: MachineConfig::default(), interval: Duration::from_secs(30), seed: 0x5eed }
+    }
+}
+
+/// The app's sync line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SyncStatus {
+    /// `idle`, `syncing` or `waiting_to_retry`.
+    pub activity: &'static str,
+    pub pending_uploads: u64,
+    pub last_success: Option<DateTime<Utc>>,
+    pub last_error: Option<StatusError>,
+    pub next_retry_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StatusError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub at: DateTime<Utc>,
+}
+
+/// What one successful round did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RoundReport {
+    pub pushed: u64,
+    pub pulled: u64,
+    pub failures: u32,
+}
+
+pub struct SyncClient<R: LocalReplica> {
+    replica: Arc<R>,
+    api: HttpApi,
+    clock: Arc<dyn Clock>,
+    pause: Arc<dyn Pause>,
+    config: SyncConfig,
+    state: Mutex<State>,
+    wake: Notify,
+}
+
+impl<R: LocalReplica> SyncClient<R> {
+    pub fn new(replica: Arc<R>, endpoint: &str, token: DeviceToken, clock: Arc<dyn Clock>) -> Result<Self, SyncError> {
+        Ok(Self::with_api(
+            replica,
+            HttpApi::new(endpoint, Some(token))?,
+            clock,
+            Arc::new(TokioPause),
+            SyncConfig::default(),
+        ))
+    }
+
+    pub fn with_api(
+        replica: Arc<R>,
+        api: HttpApi,
+        clock: Arc<dyn Clock>,
+        pause: Arc<dyn Pause>,
+        config: SyncConfig,
+    ) -> Self {
+        let state = Mutex::new(State::new(config.seed));
+        Self { replica, api, clock, pause, config, state, wake: Notify::new() }
+    }
+
+    pub fn api(&self) -> &HttpApi {
+        &self.api
+    }
+
+    pub fn replica(&self) -> &Arc<R> {
+        &self.replica
+    }
+
+    /// Sync soon: a local write happened, or the person pressed retry. Cuts a backoff wait short.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.clock.now().timestamp_millis()).unwrap_or(0)
+    }
+
+    fn snapshot(&self) -> State {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn save(&self, state: &State) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = state.clone();
+    }
+
+    pub fn status(&self) -> SyncStatus {
+        let state = self.snapshot();
+        let ms = |ms: u64| Utc.timestamp_millis_opt(ms as i64).single();
+        let (activity, next_retry_at) = match state.phase {
+            Phase::Idle => ("idle", None),
+            Phase::Backoff { retry_at_ms } => ("waiting_to_retry", ms(retry_at_ms)),
+            _ => ("syncing", None),
+        };
+        SyncStatus {
+            activity,
+            pending_uploads: self.replica.pending_count().unwrap_or(0),
+            last_success: state.last_success_ms.and_then(ms),
+            last_error: state
+                .last_error
+                .as_ref()
+                .and_then(|(f, at)| Some(StatusError { code: f.code, message: f.message.clone(), at: ms(*at)? })),
+            next_retry_at,
+        }
+    }
+
+    /// Run one round to success: push the whole outbox, pull every page. Failures back off and retry; after
+    /// `give_up_after` consecutive failures (None: never) the last error is returned and the state stays in backoff.
+    #[tracing::instrument(skip_all, name = "sync_round")]
+    pub async fn sync_now(&self, give_up_after: Option<u32>) -> Result<RoundReport, SyncError> {
+        let mut report = RoundReport::default();
+        let mut state = self.snapshot();
+        let first = match state.phase {
+            Phase::Backoff { .. } => Event::BackoffElapsed,
+            _ => {
+                state.phase = Phase::Idle;
+                Event::Start { now_ms: self.now_ms() }
+            }
+        };
+        let (next, commands) = machine::step(state, first, &self.config.machine);
+        state = next;
+        let mut queue: VecDeque<Command> = commands.into();
+        let mut last_error: Option<SyncError> = None;
+        while let Some(command) = queue.pop_front() {
+            self.save(&state);
+            let event = match command {
+                Command::RoundDone => {
+                    report.failures = 0;
+                    return Ok(report);
+                }
+                Command::WaitUntil { at_ms } => {
+                    report.failures += 1;
+                    if let (Some(limit), Some(error)) = (give_up_after, last_error.take())
+                        && state.failures >= limit
+                    {
+                        return Err(error);
+                    }
+                    let wait = Duration::from_millis(at_ms.saturating_sub(self.now_ms()));
+                    tracing::info!(wait_ms = wait.as_millis() as u64, failures = state.failures, "sync backing off");
+                    tokio::select! {
+                        _ = self.pause.pause(wait) => {}
+                        _ = self.wake.notified() => {}
+                    }
+                    Event::BackoffElapsed
+                }
+                other => match self.perform(other, &mut report).await {
+                    Ok(event) => event,
+                    Err(error) => {
+                        tracing::warn!(code = %error.code(), "sync step failed: {error}");
+                        let failure = Failure {
+                            code: error.code(),
+                            message: error.to_string(),
+                            retry_after_ms: match &error {
+                                SyncError::RateLimited { retry_after_s } => retry_after_s.map(|s| s * 1_000),
+                                _ => None,
+                            },
+                        };
+                        last_error = Some(error);
+                        Event::Failed { failure, now_ms: self.now_ms() }
+                    }
+                },
+            };
+            let (next, commands) = machine::step(state, event, &self.config.machine);
+            state = next;
+            queue.extend(commands);
+        }
+        self.save(&state);
+        Err(SyncError::Protocol("the sync round stopped without finishing".into()))
+    }
+
+    async fn perform(&self, command: Command, report: &mut RoundReport) -> Result<Event, SyncError> {
+        Ok(match command {
+            Command::ReadOutbox { limit } => {
+                let changes = self.replica.outbox(limit)?;
+                let cursor = self.replica.cursor()?;
+                Event::OutboxRead { changes, cursor }
+            }
+            Command::Push(request) => {
+                let span = tracing::info_span!("sync_push", changes = request.changes.len());
+                let _guard = span.enter();
+                let response = self.api.push(&request).await?;
+                Event::Pushed { response, now_ms: self.now_ms() }
+            }
+            Command::MarkPushed(results) => {
+                self.replica.mark_pushed(&results)?;
+                report.pushed += results.len() as u64;
+                Event::Marked
+            }
+            Command::Pull { since, limit } => Event::Pulled { page: self.api.pull(since, limit).await? },
+            Command::Apply(page) => {
+                let now_ms = self.now_ms();
+                self.replica.apply_remote(&page, now_ms)?;
+                report.pulled += page.changes.len() as u64;
+                Event::Applied { now_ms }
+            }
+            // The driver handles these two itself before calling `perform`.
+            Command::WaitUntil { .. } | Command::RoundDone => Event::BackoffElapsed,
+        })
+    }
+
+    /// The background loop: a round now, then one every `interval` or when woken, until `shutdown` resolves.
+    /// Failures inside a round retry with backoff; nothing waits for the next local write.
+    pub async fn run(&self, shutdown: impl Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => return,
+                result = self.sync_now(None) => {
+                    if let Err(error) = result {
+                        tracing::warn!("sync round ended: {error}");
+                    }
+                }
+            }
+            tokio::select! {
+                _ = &mut shutdown => return,
+                _ = self.pause.pause(self.config.interval) => {}
+                _ = self.wake.notified() => {}
+            }
+        }
+    }
+}
