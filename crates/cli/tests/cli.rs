@@ -263,3 +263,47 @@ fn a_data_directory_that_cannot_be_used_is_a_clear_error() {
     assert!(message.contains("a-file") && message.contains("--data-dir"), "names it and says what to do: {message}");
     assert_eq!(std::fs::read(&not_a_dir).unwrap(), b"x", "the file is left as it was");
 }
+
+#[test]
+fn review_prints_every_item_of_the_type_with_the_contract_fields_and_refuses_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/demo/master-services-agreement-northwind-fabrikam.txt");
+    let out = pactwise(&data, &["review", file.to_str().unwrap(), "--json", "--offline"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let review = json_of(&out);
+    assert_eq!(review["type"]["method"], "keyword");
+    let type_id = review["type"]["id"].as_str().unwrap().to_owned();
+    let catalog = json_of(&pactwise(&data, &["checklists", "export", "--json"]));
+    let expected = catalog["types"].as_array().unwrap().iter().find(|t| t["id"] == type_id.as_str()).unwrap()["items"]
+        .as_array()
+        .unwrap()
+        .len();
+    let items = review["items"].as_array().unwrap();
+    assert_eq!(items.len(), expected, "every item of the type appears");
+    let text = std::fs::read_to_string(&file).unwrap();
+    for item in items {
+        for key in ["id", "status", "confidence", "quote", "page", "verified"] {
+            assert!(item.get(key).is_some(), "{key} missing in {item}");
+        }
+        if let Some(quote) = item["quote"].as_str() {
+            assert_eq!(item["verified"], true);
+            assert!(text.contains(quote), "a quote not in the file: {quote}");
+        }
+    }
+    assert_eq!(review["gate"]["route"], "person");
+    assert_eq!(review["gate"]["reason"], "classification_unresolved");
+    // Bad input: a missing file, an unknown threshold, a value out of range, a folder that is not a CUAD folder.
+    let missing = pactwise(&data, &["review", "/nonexistent/contract.pdf", "--json"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(json_of(&missing)["error"]["message"].as_str().unwrap().contains("/nonexistent/contract.pdf"));
+    for set in ["bogus=0.5", "critical_min_confidence=1.5", "critical_min_confidence=high"] {
+        let out = pactwise(&data, &["settings", "thresholds", "--set", set, "--json"]);
+        assert_eq!(out.status.code(), Some(2), "{set}");
+    }
+    let thresholds = json_of(&pactwise(&data, &["settings", "thresholds", "--json"]));
+    assert_eq!(thresholds["thresholds"]["critical_min_confidence"], 0.7f32 as f64, "a refused value changes nothing");
+    let not_cuad = pactwise(&data, &["eval", "cuad", tmp.path().to_str().unwrap(), "--json"]);
+    assert_eq!(not_cuad.status.code(), Some(2));
+}
