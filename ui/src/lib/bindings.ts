@@ -526,7 +526,15 @@ export type ErrorCode =
 /**  A review cannot be finalized yet (critical items not confirmed), or exported before it is finalized. */
 "review_incomplete" | 
 /**  The sync service cannot be reached or failed; local work goes on and sync retries by itself. */
-"sync_unavailable";
+"sync_unavailable" | 
+/**  Another person holds the edit lease of this RFP package; it can be taken over once it expires. */
+"package_locked" | 
+/**  The store's publish gate refused an RFP package; the violations say which rules failed. */
+"publish_blocked" | 
+/**  The package changed since it was read (another save came first); reload and apply the change again. */
+"edit_conflict" | 
+/**  An approval named content that is no longer the artifact's current content. */
+"approval_outdated";
 
 /**  Where an export was written. */
 export type ExportedReview = {
