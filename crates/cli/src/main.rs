@@ -3,8 +3,8 @@
 //! 1 failure, 2 bad usage or bad input.
 
 mod output;
-mod runs;
 mod prep;
+mod runs;
 
 use clap::{Parser, Subcommand};
 use output::{Outcome, fail};
