@@ -23,6 +23,12 @@ const COMMANDS: &[&str] = &[
     "own_names",
     "set_own_names",
     "ask_assistant",
+    "approvals_inbox",
+    "decide_approval",
+    "run_detail",
+    "list_runs",
+    "workflow_graphs",
+    "start_run",
 ];
 
 fn main() {

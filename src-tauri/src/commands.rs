@@ -2,12 +2,12 @@
 
 use crate::AppState;
 use pactwise_api::{
-    ApiError, CorrectionInput, DocumentQuery, DocumentReview, ExportedReview, FinalizeInput, ImportOptions,
-    ImportProgress, ImportReport, MemoFormat, ModelAvailability, PageLayout, QueueEntry, ReviewMode, SessionInfo,
-    Stage, Thresholds,
+    ApiError, ApprovalView, CorrectionInput, DecisionOutcome, DocumentQuery, DocumentReview, ExportedReview,
+    FinalizeInput, GraphSummary, ImportOptions, ImportProgress, ImportReport, MemoFormat, ModelAvailability,
+    PageLayout, QueueEntry, ReviewMode, RunDetail, RunView, SessionInfo, Stage, Thresholds,
 };
 use pactwise_domain::ContractType;
-use pactwise_domain::{Document, DocumentId};
+use pactwise_domain::{ApprovalId, Decision, Document, DocumentId, RunId};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use tauri::{AppHandle, State};
@@ -212,6 +212,60 @@ async fn ask_assistant(
     api.ask(&scope, &question, session).await
 }
 
+/// Pending approvals the session may resolve, oldest first (escalations that are due are made first).
+#[tauri::command]
+#[specta::specta]
+async fn approvals_inbox(state: State<'_, AppState>) -> Result<Vec<ApprovalView>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.inbox(&scope).await
+}
+
+/// Approves or rejects an approval step with a reason; the store stamps who and when from the session.
+#[tauri::command]
+#[specta::specta]
+async fn decide_approval(
+    state: State<'_, AppState>,
+    id: ApprovalId,
+    decision: Decision,
+    reason: String,
+    choice: Option<String>,
+) -> Result<DecisionOutcome, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.decide_approval(&scope, id, decision, reason, choice).await
+}
+
+/// A run with its timeline (events), approvals, tasks and checkpoint count.
+#[tauri::command]
+#[specta::specta]
+async fn run_detail(state: State<'_, AppState>, id: RunId) -> Result<RunDetail, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.show_run(&scope, id).await
+}
+
+/// The organization's runs, newest first.
+#[tauri::command]
+#[specta::specta]
+async fn list_runs(state: State<'_, AppState>) -> Result<Vec<RunView>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.list_runs(&scope).await
+}
+
+/// The built-in workflow graphs.
+#[tauri::command]
+#[specta::specta]
+async fn workflow_graphs(state: State<'_, AppState>) -> Result<Vec<GraphSummary>, ApiError> {
+    state.session().await?;
+    pactwise_api::workflow_graphs()
+}
+
+/// Starts a run of a built-in graph and drives it until it waits or ends.
+#[tauri::command]
+#[specta::specta]
+async fn start_run(state: State<'_, AppState>, graph: String, input: serde_json::Value) -> Result<RunView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.start_run(&scope, graph, input).await
+}
+
 /// The commands and events the UI may use; also what the TypeScript bindings are generated from.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
@@ -238,6 +292,12 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             own_names,
             set_own_names,
             ask_assistant,
+            approvals_inbox,
+            decide_approval,
+            run_detail,
+            list_runs,
+            workflow_graphs,
+            start_run,
         ])
         .events(tauri_specta::collect_events![ImportProgressEvent])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.

@@ -148,7 +148,11 @@ test("import, review by keyboard and selection, finalize, and the same state aft
   await browser.keys("e");
   await browser.$("[data-testid=correct-form]").waitForDisplayed({ timeout: 5000 });
   await browser.execute(() => document.querySelector("[data-testid=contract-pages]").scrollTo(0, 0));
-  const line = await lineOfRuns();
+  // Page 1's text layer is laid out once its page is drawn; wait for a line of it in view.
+  let line = null;
+  await browser
+    .waitUntil(async () => (line = await lineOfRuns()) !== null, { timeout: 10000 })
+    .catch(() => {});
   assert.ok(line, "page 1 has a line of words in its text layer");
   const from = line[1];
   const to = line[4];

@@ -21,6 +21,10 @@ if [ -z "${DISPLAY:-}" ]; then
   for _ in $(seq 1 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
 fi
 
+# The app reaches the model through the fake server that assistant.test.mjs starts on this port; without a stored key
+# (every other test) the model is simply offline.
+export PACTWISE_MODEL_ENDPOINT="${PACTWISE_MODEL_ENDPOINT:-http://127.0.0.1:$(( 5600 + RANDOM % 400 ))}"
+
 port=$(( 4444 + RANDOM % 500 ))
 "$driver_bin" --port "$port" --native-port $(( port + 1000 )) >"$E2E_OUTPUT/tauri-driver.log" 2>&1 &
 pids+=($!)

@@ -17,7 +17,7 @@ describe("App frame", () => {
     render(App);
     await fireEvent.keyDown(window, { key: "7", altKey: true });
     expect(await screen.findByText("/tmp/pactwise-data")).toBeTruthy();
-    await fireEvent.keyDown(window, { key: "4", altKey: true });
+    await fireEvent.keyDown(window, { key: "5", altKey: true });
     expect((await screen.findByTestId("upcoming")).textContent).toContain("Not built yet");
     await fireEvent.keyDown(window, { key: "1", altKey: true });
     expect((await screen.findByTestId("queue-empty")).textContent).toContain("Nothing waits for a person");

@@ -42,7 +42,12 @@ impl From<StoreError> for ApiError {
             | StoreError::SchemaTooNew { .. }
             | StoreError::Conflict(_)
             | StoreError::Invalid(_)
-            | StoreError::FourEyes => e.to_string(),
+            | StoreError::FourEyes
+            | StoreError::Locked { .. }
+            | StoreError::LeaseRequired
+            | StoreError::EditConflict { .. }
+            | StoreError::AlreadyPublished
+            | StoreError::PublishRefused { .. } => e.to_string(),
             StoreError::Sqlite(_) | StoreError::Corrupt(_) | StoreError::WorkerGone | StoreError::Io { .. } => {
                 tracing::error!(error = %e, "store failure");
                 "the local database could not complete this; nothing was changed. Details are in the log.".to_string()

@@ -11,6 +11,7 @@ mod extract;
 mod intake;
 mod memo;
 mod model;
+mod prep;
 mod review;
 mod runs;
 mod session;
@@ -30,7 +31,11 @@ pub use memo::MemoFormat;
 pub use model::{ModelAvailability, ModelBudget};
 pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
 pub use pactwise_pipeline::{Stage, Thresholds};
+pub use pactwise_prep::{ArtifactKind, ArtifactState, Content, Intake, Package, RunBudget, RunStatus};
 pub use pactwise_store::OrgScope;
+pub use prep::{
+    PREP_LEASE_MINUTES, PrepExport, PrepExportFormat, PrepLock, PrepSummary, PrepView, PublishViolation, parse_artifact,
+};
 pub use review::{
     CorrectionInput, DocumentReview, OWN_NAMES_KEY, QueueEntry, ReviewGate, ReviewItem, ReviewMode, ReviewStage,
     ReviewType, StoreLog, catalog,
@@ -96,6 +101,8 @@ pub struct Api {
     /// One extractor per process: pdfium is bound once and OCR workers are reused across documents.
     extractor: Arc<pactwise_extract::Extractor>,
     assistant: pactwise_assistant::Assistant,
+    /// Time for Prep Studio's drafting runs (their time budget).
+    clock: Arc<dyn Clock>,
 }
 
 impl Api {
@@ -117,7 +124,8 @@ impl Api {
         );
         let db = Db::spawn(store);
         Ok(Api {
-            assistant: pactwise_assistant::Assistant::new(db.clone(), client.clone(), clock),
+            assistant: pactwise_assistant::Assistant::new(db.clone(), client.clone(), clock.clone()),
+            clock,
             db,
             blobs: BlobStore::new(data_dir.blobs()),
             data_dir,

@@ -3,6 +3,7 @@
 //! 1 failure, 2 bad usage or bad input.
 
 mod output;
+mod prep;
 mod runs;
 
 use clap::{Parser, Subcommand};
@@ -134,6 +135,11 @@ enum Command {
     Checklists {
         #[command(subcommand)]
         what: ChecklistCommand,
+    },
+    /// Prep Studio: draft, check, approve, publish and export RFP packages
+    Prep {
+        #[command(subcommand)]
+        what: prep::PrepCommand,
     },
     /// Settings of this installation and organization
     Settings {
@@ -374,6 +380,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     Ok(single(doc, "Restored"))
                 }
                 Command::Settings { setting } => settings(api, &scope, setting).await,
+                Command::Prep { what } => prep::run(api, &scope, what).await,
                 Command::Review { file, offline, dry_run } => {
                     let mode = match (offline, dry_run) {
                         (_, true) => ReviewMode::DryRun,

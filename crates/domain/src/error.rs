@@ -57,6 +57,14 @@ pub enum ErrorCode {
     ReviewIncomplete,
     /// The sync service cannot be reached or failed; local work goes on and sync retries by itself.
     SyncUnavailable,
+    /// Another person holds the edit lease of this RFP package; it can be taken over once it expires.
+    PackageLocked,
+    /// The store's publish gate refused an RFP package; the violations say which rules failed.
+    PublishBlocked,
+    /// The package changed since it was read (another save came first); reload and apply the change again.
+    EditConflict,
+    /// An approval named content that is no longer the artifact's current content.
+    ApprovalOutdated,
 }
 
 impl ErrorCode {
@@ -87,6 +95,10 @@ impl ErrorCode {
             ErrorCode::ModelToolLoopCap => "model_tool_loop_cap",
             ErrorCode::ReviewIncomplete => "review_incomplete",
             ErrorCode::SyncUnavailable => "sync_unavailable",
+            ErrorCode::PackageLocked => "package_locked",
+            ErrorCode::PublishBlocked => "publish_blocked",
+            ErrorCode::EditConflict => "edit_conflict",
+            ErrorCode::ApprovalOutdated => "approval_outdated",
         }
     }
 
@@ -105,6 +117,8 @@ impl ErrorCode {
                 | ErrorCode::TooManyPages
                 | ErrorCode::ResourceLimit
                 | ErrorCode::ReviewIncomplete
+                | ErrorCode::PublishBlocked
+                | ErrorCode::ApprovalOutdated
         )
     }
 }
@@ -135,6 +149,10 @@ mod tests {
             ErrorCode::ModelToolLoopCap,
             ErrorCode::ReviewIncomplete,
             ErrorCode::SyncUnavailable,
+            ErrorCode::PackageLocked,
+            ErrorCode::PublishBlocked,
+            ErrorCode::EditConflict,
+            ErrorCode::ApprovalOutdated,
         ] {
             assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{}\"", code.as_str()));
         }

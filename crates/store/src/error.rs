@@ -29,6 +29,16 @@ pub enum StoreError {
     Invalid(String),
     #[error("four-eyes rule: you already decided another step of this run; someone else must decide this one")]
     FourEyes,
+    #[error("{holder} is editing this package until {until}; it can be taken over after that")]
+    Locked { holder: String, until: chrono::DateTime<chrono::Utc> },
+    #[error("take the package's edit lock first (`pactwise prep lock ID`, or open it in Prep Studio)")]
+    LeaseRequired,
+    #[error("the package changed since it was read (version {expected}, now {found}); reload it and try again")]
+    EditConflict { expected: u32, found: u32 },
+    #[error("a published package is not edited; start a new package from it instead")]
+    AlreadyPublished,
+    #[error("the publish gate refused the package: {}", violations.iter().map(|v| v.message.as_str()).collect::<Vec<_>>().join("; "))]
+    PublishRefused { violations: Vec<crate::prep::GateViolation> },
 }
 
 impl StoreError {
@@ -42,6 +52,9 @@ impl StoreError {
             StoreError::Corrupt(_) => ErrorCode::Internal,
             StoreError::Conflict(_) | StoreError::Invalid(_) => ErrorCode::InvalidInput,
             StoreError::FourEyes => ErrorCode::Forbidden,
+            StoreError::Locked { .. } | StoreError::LeaseRequired => ErrorCode::PackageLocked,
+            StoreError::EditConflict { .. } | StoreError::AlreadyPublished => ErrorCode::EditConflict,
+            StoreError::PublishRefused { .. } => ErrorCode::PublishBlocked,
         }
     }
 

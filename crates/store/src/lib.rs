@@ -15,6 +15,7 @@ mod pages;
 mod passages;
 mod platform;
 mod platform_credential;
+pub mod prep;
 mod reviews;
 mod runs;
 mod scope;
@@ -40,6 +41,7 @@ pub use passages::{
 };
 pub use platform::{Platform, SessionOrg};
 pub use platform_credential::PlatformCredential;
+pub use prep::Prep;
 pub use reviews::{
     ContractRow, Correction, NewCorrection, QueueRow, Reviews, StageRow, Vendor, VendorDecision, normalized_vendor_name,
 };
@@ -132,6 +134,11 @@ impl Store {
 
     pub fn reviews(&self) -> Reviews<'_> {
         Reviews::new(self)
+    }
+
+    /// Prep Studio's packages, edit leases, drafting traces and the publish gate.
+    pub fn prep(&self) -> Prep<'_> {
+        Prep::new(self)
     }
 
     pub fn usage(&self) -> Usage<'_> {

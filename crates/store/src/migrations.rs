@@ -12,6 +12,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0005_retrieval", include_str!("../migrations/0005_retrieval.sql")),
     ("0006_engine", include_str!("../migrations/0006_engine.sql")),
     ("0007_sync", include_str!("../migrations/0007_sync.sql")),
+    ("0008_prep", include_str!("../migrations/0008_prep.sql")),
 ];
 
 /// The schema version this build writes.
@@ -88,6 +89,9 @@ mod tests {
             "sync_state",
             "sync_field_clocks",
             "sync_applied",
+            "prep_packages",
+            "prep_locks",
+            "prep_traces",
         ] {
             assert!(tables.iter().any(|x| x == t), "missing table {t}: {tables:?}");
         }

@@ -27,7 +27,6 @@ export const AREAS: Area[] = [
     id: "approvals",
     label: "Approvals",
     purpose: "Workflow steps waiting for your decision",
-    upcoming: "The approvals inbox lists workflow steps you may resolve, with due dates and the evidence as it was when the step paused.",
   },
   {
     id: "prep",
@@ -38,8 +37,7 @@ export const AREAS: Area[] = [
   {
     id: "assistant",
     label: "Assistant",
-    purpose: "Questions about your contracts, answered with citations",
-    upcoming: "The Contract Assistant answers questions from your organization's contracts only, with citations you can open at the passage.",
+    purpose: "Questions about your contracts, answered with citations (Ctrl+/ opens it beside any view)",
   },
   { id: "settings", label: "Settings", purpose: "This installation and your organization" },
 ];

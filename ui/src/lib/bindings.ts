@@ -31,6 +31,18 @@ export const commands = {
 	setOwnNames: (names: string[]) => typedError<string[], ApiError>(__TAURI_INVOKE("set_own_names", { names })),
 	/**  Asks the Contract Assistant; the answer's citations point at passages retrieved for this question. */
 	askAssistant: (question: string, session: string | null) => typedError<Answer_Serialize, ApiError>(__TAURI_INVOKE("ask_assistant", { question, session })),
+	/**  Pending approvals the session may resolve, oldest first (escalations that are due are made first). */
+	approvalsInbox: () => typedError<ApprovalView_Serialize[], ApiError>(__TAURI_INVOKE("approvals_inbox")),
+	/**  Approves or rejects an approval step with a reason; the store stamps who and when from the session. */
+	decideApproval: (id: ApprovalId, decision: Decision, reason: string, choice: string | null) => typedError<DecisionOutcome_Serialize, ApiError>(__TAURI_INVOKE("decide_approval", { id, decision, reason, choice })),
+	/**  A run with its timeline (events), approvals, tasks and checkpoint count. */
+	runDetail: (id: RunId) => typedError<RunDetail_Serialize, ApiError>(__TAURI_INVOKE("run_detail", { id })),
+	/**  The organization's runs, newest first. */
+	listRuns: () => typedError<RunView_Serialize[], ApiError>(__TAURI_INVOKE("list_runs")),
+	/**  The built-in workflow graphs. */
+	workflowGraphs: () => typedError<GraphSummary[], ApiError>(__TAURI_INVOKE("workflow_graphs")),
+	/**  Starts a run of a built-in graph and drives it until it waits or ends. */
+	startRun: (graph: string, input: Value) => typedError<RunView_Serialize, ApiError>(__TAURI_INVOKE("start_run", { graph, input })),
 };
 
 /** Events */
@@ -75,6 +87,59 @@ export type Answer_Serialize = {
 export type ApiError = {
 	code: ErrorCode,
 	message: string,
+};
+
+/**  A pending or resolved approval step of a run. */
+export type ApprovalId = string;
+
+/**  Where an approval step stands. */
+export type ApprovalStatus = "pending" | "approved" | "rejected" | 
+/**  Its run was cancelled or stopped before anyone decided. */
+"cancelled";
+
+/**  An approval step: what the approver saw and, once decided, who decided, when and why. */
+export type ApprovalView = ApprovalView_Serialize | ApprovalView_Deserialize;
+
+/**  An approval step: what the approver saw and, once decided, who decided, when and why. */
+export type ApprovalView_Deserialize = {
+	id: ApprovalId,
+	run: RunId,
+	node: string,
+	title: string,
+	status: ApprovalStatus,
+	eligible_roles: Role[],
+	four_eyes: boolean,
+	/**  The evidence as it was when the step paused. */
+	state_seen: Value,
+	choices: string[],
+	due_at?: string | null,
+	escalated: boolean,
+	decided_by?: UserId | null,
+	decided_at?: string | null,
+	reason?: string | null,
+	choice?: string | null,
+	created_at: string,
+};
+
+/**  An approval step: what the approver saw and, once decided, who decided, when and why. */
+export type ApprovalView_Serialize = {
+	id: ApprovalId,
+	run: RunId,
+	node: string,
+	title: string,
+	status: ApprovalStatus,
+	eligible_roles: Role[],
+	four_eyes: boolean,
+	/**  The evidence as it was when the step paused. */
+	state_seen: Value,
+	choices: string[],
+	due_at: string | null,
+	escalated: boolean,
+	decided_by: UserId | null,
+	decided_at: string | null,
+	reason: string | null,
+	choice: string | null,
+	created_at: string,
 };
 
 /**  One question of a type's checklist. */
@@ -283,6 +348,24 @@ export type CuadCategory = "Document Name" | "Parties" | "Agreement Date" | "Eff
 /**  The 25 contract types of the CUAD dataset, spelled as the dataset spells them. */
 export type CuadType = "Affiliate" | "Agency" | "Co-Branding" | "Collaboration" | "Consulting" | "Development" | "Distributor" | "Endorsement" | "Franchise" | "Hosting" | "IP" | "Joint Venture" | "License" | "Maintenance" | "Manufacturing" | "Marketing" | "Non-Compete/Non-Solicit" | "Outsourcing" | "Promotion" | "Reseller" | "Service" | "Sponsorship" | "Strategic Alliance" | "Supply" | "Transportation";
 
+/**  What an approver decided. */
+export type Decision = "approve" | "reject";
+
+/**  A decision and where the run stands after it. */
+export type DecisionOutcome = DecisionOutcome_Serialize | DecisionOutcome_Deserialize;
+
+/**  A decision and where the run stands after it. */
+export type DecisionOutcome_Deserialize = {
+	approval: ApprovalView_Deserialize,
+	run: RunView_Deserialize,
+};
+
+/**  A decision and where the run stands after it. */
+export type DecisionOutcome_Serialize = {
+	approval: ApprovalView_Serialize,
+	run: RunView_Serialize,
+};
+
 /**
  *  A document of one organization. The organization is not a field: whoever holds a `Document` got it through a
  *  scoped query, so it is the caller's organization by construction.
@@ -443,7 +526,15 @@ export type ErrorCode =
 /**  A review cannot be finalized yet (critical items not confirmed), or exported before it is finalized. */
 "review_incomplete" | 
 /**  The sync service cannot be reached or failed; local work goes on and sync retries by itself. */
-"sync_unavailable";
+"sync_unavailable" | 
+/**  Another person holds the edit lease of this RFP package; it can be taken over once it expires. */
+"package_locked" | 
+/**  The store's publish gate refused an RFP package; the violations say which rules failed. */
+"publish_blocked" | 
+/**  The package changed since it was read (another save came first); reload and apply the change again. */
+"edit_conflict" | 
+/**  An approval named content that is no longer the artifact's current content. */
+"approval_outdated";
 
 /**  Where an export was written. */
 export type ExportedReview = {
@@ -515,6 +606,14 @@ export type FinalizeInput_Deserialize = {
 export type FinalizeInput_Serialize = {
 	vendor_id: string | null,
 	new_vendor_name: string | null,
+};
+
+/**  A built-in graph. */
+export type GraphSummary = {
+	name: string,
+	version: number,
+	description: string,
+	nodes: number,
 };
 
 /**  What the reviewer should count as present, partial and absent for one item. */
@@ -867,6 +966,101 @@ export type RiskLevel = "critical" | "high" | "medium" | "low";
  */
 export type Role = "owner" | "admin" | "reviewer" | "buyer" | "approver" | "viewer";
 
+/**  A run with its timeline, approvals, handed-off tasks and checkpoint count. */
+export type RunDetail = RunDetail_Serialize | RunDetail_Deserialize;
+
+/**  A run with its timeline, approvals, handed-off tasks and checkpoint count. */
+export type RunDetail_Deserialize = {
+	run: RunView_Deserialize,
+	events: RunEventView_Deserialize[],
+	approvals: ApprovalView_Deserialize[],
+	tasks: TaskView_Deserialize[],
+	checkpoints: number,
+};
+
+/**  A run with its timeline, approvals, handed-off tasks and checkpoint count. */
+export type RunDetail_Serialize = {
+	run: RunView_Serialize,
+	events: RunEventView_Serialize[],
+	approvals: ApprovalView_Serialize[],
+	tasks: TaskView_Serialize[],
+	checkpoints: number,
+};
+
+/**  One line of a run's timeline. */
+export type RunEventView = RunEventView_Serialize | RunEventView_Deserialize;
+
+/**  One line of a run's timeline. */
+export type RunEventView_Deserialize = {
+	superstep: number,
+	node?: string | null,
+	kind: string,
+	details: Value,
+	at: string,
+};
+
+/**  One line of a run's timeline. */
+export type RunEventView_Serialize = {
+	superstep: number,
+	node: string | null,
+	kind: string,
+	details: Value,
+	at: string,
+};
+
+/**  A workflow run (one execution of a graph). */
+export type RunId = string;
+
+/**  Where a workflow run stands. */
+export type RunStatus = 
+/**  Has work to do now (or as soon as a worker holds its lease). */
+"running" | 
+/**  Paused on an approval, a timer or a child run. */
+"waiting" | 
+/**  A step failed for good; completed steps are being undone in reverse order. */
+"compensating" | "succeeded" | "failed" | "cancelled";
+
+/**  A run as the UI and the CLI show it. */
+export type RunView = RunView_Serialize | RunView_Deserialize;
+
+/**  A run as the UI and the CLI show it. */
+export type RunView_Deserialize = {
+	id: RunId,
+	graph: string,
+	graph_version: number,
+	status: RunStatus,
+	superstep: number,
+	reason?: string | null,
+	/**  Paused nodes and what they wait for. */
+	waiting_on: string[],
+	/**  The shared state (channels) as of the last checkpoint. */
+	channels: Value,
+	parent?: RunId | null,
+	started_by?: UserId | null,
+	created_at: string,
+	updated_at: string,
+	finished_at?: string | null,
+};
+
+/**  A run as the UI and the CLI show it. */
+export type RunView_Serialize = {
+	id: RunId,
+	graph: string,
+	graph_version: number,
+	status: RunStatus,
+	superstep: number,
+	reason: string | null,
+	/**  Paused nodes and what they wait for. */
+	waiting_on: string[],
+	/**  The shared state (channels) as of the last checkpoint. */
+	channels: Value,
+	parent: RunId | null,
+	started_by: UserId | null,
+	created_at: string,
+	updated_at: string,
+	finished_at: string | null,
+};
+
 /**  A section of a type's checklist ("Term and termination"). */
 export type Section = {
 	/**  snake_case, unique within the type; the middle part of its items' ids. */
@@ -918,6 +1112,27 @@ export type Signals_Serialize = {
 
 /**  The pipeline's stages after extraction, in order. */
 export type Stage = "classify" | "checklist" | "gate" | "finalize";
+
+/**  Where a queued task stands. */
+export type TaskStatus = "pending" | "processing" | "done" | "failed" | "cancelled";
+
+export type TaskView = TaskView_Serialize | TaskView_Deserialize;
+
+export type TaskView_Deserialize = {
+	agent_type: string,
+	status: TaskStatus,
+	priority: number,
+	payload: Value,
+	scheduled_at?: string | null,
+};
+
+export type TaskView_Serialize = {
+	agent_type: string,
+	status: TaskStatus,
+	priority: number,
+	payload: Value,
+	scheduled_at: string | null,
+};
 
 /**  A run of characters on one line (usually a word), placed on the page: what the text layer draws. */
 export type TextRun = {
@@ -987,6 +1202,8 @@ export type ToolCallSummary_Serialize = {
 
 /**  A person who can sign in. */
 export type UserId = string;
+
+export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 
 /**  A vendor of the organization. */
 export type VendorEntry = {

@@ -1,0 +1,113 @@
+//! Prep Studio's store rules: the edit lease (holder, expiry, takeover), saves that need the lease and the version
+//! read, tenant isolation of packages, and the publish gate's authority (role, organization, lease).
+
+use chrono::{Duration, TimeZone, Utc};
+use pactwise_domain::{FixedClock, OrgId, Role};
+use pactwise_store::prep::{PublishRule, publish_gate};
+use pactwise_store::{OrgScope, Store, StoreError};
+use serde_json::json;
+use std::sync::Arc;
+
+fn store() -> (Store, Arc<FixedClock>) {
+    let clock = Arc::new(FixedClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap()));
+    (Store::open_in_memory(clock.clone()).unwrap(), clock)
+}
+
+fn member_of(store: &Store, org: OrgId, name: &str, role: Role) -> OrgScope {
+    let p = store.platform();
+    let user = p.create_user(name, None).unwrap();
+    p.set_membership(org, user, role).unwrap();
+    store.sessions().open(p.start_session(user, org).unwrap()).unwrap()
+}
+
+fn org(store: &Store, name: &str) -> OrgId {
+    store.platform().create_organization(name).unwrap()
+}
+
+#[test]
+fn the_lease_shows_its_holder_refuses_others_until_it_expires_and_can_then_be_taken_over() {
+    let (store, clock) = store();
+    let acme = org(&store, "Acme");
+    let ana = member_of(&store, acme, "Ana", Role::Buyer);
+    let bo = member_of(&store, acme, "Bo", Role::Buyer);
+    let id = store.prep().create(&ana, "Fleet telematics", &json!({"artifacts": {}}), Duration::minutes(15)).unwrap();
+
+    let lock = store.prep().lock(&bo, &id).unwrap().unwrap();
+    assert_eq!(lock.holder_name, "Ana");
+    assert!(!lock.expired);
+    match store.prep().acquire_lock(&bo, &id, Duration::minutes(15)) {
+        Err(StoreError::Locked { holder, until }) => {
+            assert_eq!(holder, "Ana");
+            assert_eq!(until, clock.now_for_test() + Duration::minutes(15));
+        }
+        other => panic!("expected Locked, got {other:?}"),
+    }
+    assert!(matches!(store.prep().save(&bo, &id, 1, &json!({"x": 1})), Err(StoreError::Locked { .. })));
+
+    // Ana renews her own lease; Bo still waits.
+    clock.advance(Duration::minutes(10));
+    store.prep().acquire_lock(&ana, &id, Duration::minutes(15)).unwrap();
+    clock.advance(Duration::minutes(10));
+    assert!(matches!(store.prep().acquire_lock(&bo, &id, Duration::minutes(15)), Err(StoreError::Locked { .. })));
+
+    // After expiry Bo takes over; Ana's save is refused and the takeover is audited.
+    clock.advance(Duration::minutes(6));
+    assert!(store.prep().lock(&bo, &id).unwrap().unwrap().expired);
+    let taken = store.prep().acquire_lock(&bo, &id, Duration::minutes(15)).unwrap();
+    assert_eq!(taken.holder_name, "Bo");
+    assert!(matches!(store.prep().save(&ana, &id, 1, &json!({"x": 1})), Err(StoreError::Locked { .. })));
+    assert_eq!(store.prep().save(&bo, &id, 1, &json!({"x": 1})).unwrap(), 2);
+    assert!(store.audit().list(&bo).unwrap().iter().any(|e| e.action == "prep.lock_taken_over"));
+
+    // A save naming an old version is a conflict.
+    assert!(matches!(store.prep().save(&bo, &id, 1, &json!({"x": 2})), Err(StoreError::EditConflict { .. })));
+}
+
+trait NowForTest {
+    fn now_for_test(&self) -> chrono::DateTime<Utc>;
+}
+impl NowForTest for FixedClock {
+    fn now_for_test(&self) -> chrono::DateTime<Utc> {
+        pactwise_domain::Clock::now(self)
+    }
+}
+
+#[test]
+fn another_organization_sees_no_package_and_viewers_cannot_prepare() {
+    let (store, _) = store();
+    let acme = org(&store, "Acme");
+    let globex = org(&store, "Globex");
+    let ana = member_of(&store, acme, "Ana", Role::Buyer);
+    let eve = member_of(&store, globex, "Eve", Role::Owner);
+    let viewer = member_of(&store, acme, "Vi", Role::Viewer);
+    let id = store.prep().create(&ana, "Fleet", &json!({"artifacts": {}}), Duration::minutes(15)).unwrap();
+    assert!(matches!(store.prep().get(&eve, &id), Err(StoreError::NotFound)));
+    assert!(matches!(store.prep().acquire_lock(&eve, &id, Duration::minutes(5)), Err(StoreError::NotFound)));
+    assert!(matches!(store.prep().publish(&eve, &id), Err(StoreError::NotFound)));
+    assert!(store.prep().list(&eve).unwrap().is_empty());
+    assert!(matches!(
+        store.prep().create(&viewer, "x", &json!({}), Duration::minutes(5)),
+        Err(StoreError::Forbidden { .. })
+    ));
+    assert!(matches!(store.prep().publish(&viewer, &id), Err(StoreError::Forbidden { .. })));
+    assert_eq!(store.prep().get(&viewer, &id).unwrap().title, "Fleet");
+}
+
+#[test]
+fn an_empty_package_is_refused_by_the_gate_with_every_artifact_named() {
+    let (store, _) = store();
+    let acme = org(&store, "Acme");
+    let ana = member_of(&store, acme, "Ana", Role::Buyer);
+    let id = store.prep().create(&ana, "Fleet", &json!({"artifacts": {}}), Duration::minutes(15)).unwrap();
+    match store.prep().publish(&ana, &id) {
+        Err(StoreError::PublishRefused { violations }) => {
+            let malformed: Vec<&str> =
+                violations.iter().filter(|v| v.rule == PublishRule::Malformed).map(|v| v.artifact.as_str()).collect();
+            assert_eq!(malformed.len(), 6, "{violations:?}");
+            assert!(violations.iter().any(|v| v.rule == PublishRule::WeightsNotHundred));
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(store.prep().get(&ana, &id).unwrap().status, "draft");
+    assert!(!publish_gate(&json!({"artifacts": {}})).is_empty());
+}

@@ -1,0 +1,36 @@
+/** The assistant panel's pure parts: the question limit, what to do about an error, the cited range of a page. */
+import type { ErrorCode } from "./bindings";
+
+/** The longest question the assistant accepts (the backend checks the same limit). */
+export const MAX_QUESTION_CHARS = 2000;
+
+/** Characters as the backend counts them (Unicode scalar values, not UTF-16 units). */
+export function charCount(text: string): number {
+  return Array.from(text).length;
+}
+
+/** What to do about an assistant error, by its stable code; null when the message says it all. */
+export function remedyFor(code: ErrorCode | null): string | null {
+  switch (code) {
+    case "model_unavailable":
+      return "The assistant needs the model. Add your API key in Settings (Alt+7); everything else works offline.";
+    case "budget_exhausted":
+      return "This month's model budget is used up. An owner can raise the budget in Settings, or ask again next month.";
+    case "rate_limited":
+      return "Too many questions in the last minute. Wait a minute, then ask again.";
+    case "model_tool_loop_cap":
+      return "The assistant could not settle on an answer in its allowed steps. Ask a narrower question (name the contract or the clause).";
+    case "invalid_input":
+      return "Shorten or rephrase the question, then ask again.";
+    default:
+      return null;
+  }
+}
+
+/** A page's text split around the cited character range `start..end` (Unicode scalar offsets, end exclusive). */
+export function splitAtRange(text: string, start: number, end: number): { before: string; cited: string; after: string } {
+  const chars = Array.from(text);
+  const s = Math.max(0, Math.min(start, chars.length));
+  const e = Math.max(s, Math.min(end, chars.length));
+  return { before: chars.slice(0, s).join(""), cited: chars.slice(s, e).join(""), after: chars.slice(e).join("") };
+}

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import Approvals from "../src/views/Approvals.svelte";
+import { approval, callsOf, installWorkflowBackend } from "./workflowBackend";
+import { dueLabel, evidenceLines } from "../src/lib/workflow";
+
+const NOW = () => new Date("2026-11-30T12:00:00Z");
+
+describe("Approvals inbox", () => {
+  it("lists pending approvals with the due date and escalation state", async () => {
+    installWorkflowBackend({
+      inbox: [approval(), approval({ id: "0193a0b4-0000-7000-8000-00000000b002", title: "Late one", due_at: "2026-11-29T12:00:00Z", escalated: true })],
+    });
+    render(Approvals, { now: NOW });
+    const rows = await screen.findAllByTestId("approval-row");
+    expect(rows).toHaveLength(2);
+    expect(rows[0].textContent).toContain("due in 3 days");
+    expect(rows[1].textContent).toContain("overdue by 24 hours");
+    expect(rows[1].textContent).toContain("escalated");
+    expect(rows[0].textContent).not.toContain("escalated");
+  });
+
+  it("j/k move, Enter opens the run's context and the evidence as it was when the step paused", async () => {
+    const backend = installWorkflowBackend({
+      inbox: [approval(), approval({ id: "0193a0b4-0000-7000-8000-00000000b002", title: "Second" })],
+    });
+    render(Approvals, { now: NOW });
+    await screen.findAllByTestId("approval-row");
+    await fireEvent.keyDown(window, { key: "j" });
+    expect(screen.getAllByTestId("approval-row")[1].getAttribute("aria-selected")).toBe("true");
+    await fireEvent.keyDown(window, { key: "k" });
+    await fireEvent.keyDown(window, { key: "ArrowDown" });
+    await fireEvent.keyDown(window, { key: "Enter" });
+    const detail = await screen.findByTestId("approval-detail");
+    expect(detail.textContent).toContain("Second");
+    const evidence = screen.getByTestId("evidence").textContent ?? "";
+    expect(evidence).toContain("REQ-7 standing desks");
+    expect(evidence).toContain("Globex");
+    await waitFor(() => expect(screen.getByTestId("timeline").textContent).toContain("approval_opened"));
+    expect(callsOf(backend, "run_detail")[0].args).toEqual({ id: approval().run });
+  });
+
+  it("'a' without a reason is refused where the user is looking; a backend error keeps what was typed", async () => {
+    const backend = installWorkflowBackend({ decideError: { code: "forbidden", message: "Your role cannot decide this step." } });
+    render(Approvals, { now: NOW });
+    await screen.findAllByTestId("approval-row");
+    await fireEvent.keyDown(window, { key: "a" });
+    const reason = (await screen.findByTestId("decision-reason")) as HTMLTextAreaElement;
+    await waitFor(() => expect(document.activeElement).toBe(reason));
+    await fireEvent.submit(screen.getByTestId("decision-form"));
+    expect((await screen.findByTestId("decision-error")).textContent).toContain("Give a reason to approve");
+    expect(callsOf(backend, "decide_approval")).toHaveLength(0);
+
+    await fireEvent.input(reason, { target: { value: "fits the budget" } });
+    await fireEvent.submit(screen.getByTestId("decision-form"));
+    await waitFor(() => expect(screen.getByTestId("decision-error").textContent).toContain("Your role cannot decide this step."));
+    expect(reason.value).toBe("fits the budget");
+  });
+
+  it("approving with a reason records it with the choice, empties the inbox and shows the finished run", async () => {
+    const backend = installWorkflowBackend();
+    render(Approvals, { now: NOW });
+    await screen.findAllByTestId("approval-row");
+    await fireEvent.keyDown(window, { key: "a" });
+    const reason = (await screen.findByTestId("decision-reason")) as HTMLTextAreaElement;
+    await fireEvent.input(reason, { target: { value: "fits the budget" } });
+    await fireEvent.keyDown(reason, { key: "Enter", ctrlKey: true });
+    expect((await screen.findByTestId("decision-outcome")).textContent).toContain("Approved: the procurement run is finished.");
+    expect(callsOf(backend, "decide_approval")[0].args).toEqual({
+      id: approval().id,
+      decision: "approve",
+      reason: "fits the budget",
+      choice: "Globex",
+    });
+    await screen.findByTestId("inbox-empty");
+    await waitFor(() => expect(screen.getByTestId("agreement").textContent).toContain("PURCHASE AGREEMENT between the buyer and Globex"));
+    expect(screen.getByTestId("decisions").textContent).toContain("fits the budget");
+  });
+
+  it("'r' rejects, and sends no choice", async () => {
+    const backend = installWorkflowBackend();
+    render(Approvals, { now: NOW });
+    await screen.findAllByTestId("approval-row");
+    await fireEvent.keyDown(window, { key: "r" });
+    const reason = (await screen.findByTestId("decision-reason")) as HTMLTextAreaElement;
+    await fireEvent.input(reason, { target: { value: "over the limit" } });
+    await fireEvent.submit(screen.getByTestId("decision-form"));
+    await screen.findByTestId("decision-outcome");
+    expect(callsOf(backend, "decide_approval")[0].args).toMatchObject({ decision: "reject", reason: "over the limit", choice: null });
+  });
+});
+
+describe("workflow words", () => {
+  it("due dates read in words, and evidence shows scalars as they are and structures as JSON", () => {
+    const now = new Date("2026-11-30T12:00:00Z");
+    expect(dueLabel(null, now)).toBe("no due date");
+    expect(dueLabel("2026-11-30T12:30:00Z", now)).toBe("due in 30 minutes");
+    expect(dueLabel("2026-11-30T09:00:00Z", now)).toBe("overdue by 3 hours");
+    const lines = evidenceLines({ budget: 10000, shortlist: [{ vendor: "Globex" }], note: null });
+    expect(lines.map((l) => [l.key, l.structured])).toEqual([["budget", false], ["shortlist", true], ["note", false]]);
+    expect(lines[0].text).toBe("10000");
+    expect(lines[1].text).toContain('"vendor": "Globex"');
+    expect(lines[2].text).toBe("—");
+  });
+});
