@@ -111,7 +111,7 @@ impl Api {
         let s = scope.clone();
         let doc = self
             .db
-            .call(move |store| store.pages().load(&s, id))
+            .call(move |store| store.pages().load_page(&s, id, number))
             .await?
             .ok_or_else(|| ApiError::new(ErrorCode::NotFound, "this document has no readable pages yet"))?;
         let renderable =

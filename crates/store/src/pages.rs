@@ -80,6 +80,26 @@ impl<'s> Pages<'s> {
 
     /// The stored extraction of a live document of the organization, if it was extracted.
     pub fn load(&self, scope: &OrgScope, id: DocumentId) -> Result<Option<ExtractedDocument>, StoreError> {
+        self.load_pages(scope, id, None)
+    }
+
+    /// Like [`Pages::load`], with only page `number` in `pages` (empty if the document has no such page): what a
+    /// viewer showing one page reads, without decoding every page of a long contract.
+    pub fn load_page(
+        &self,
+        scope: &OrgScope,
+        id: DocumentId,
+        number: u32,
+    ) -> Result<Option<ExtractedDocument>, StoreError> {
+        self.load_pages(scope, id, Some(number))
+    }
+
+    fn load_pages(
+        &self,
+        scope: &OrgScope,
+        id: DocumentId,
+        only: Option<u32>,
+    ) -> Result<Option<ExtractedDocument>, StoreError> {
         let content_hash = self.content_hash(scope, id)?;
         let head = self
             .store
@@ -96,9 +116,9 @@ impl<'s> Pages<'s> {
         let corrupt = |what: &str| StoreError::Corrupt(format!("document_pages of {id}: {what}"));
         let mut stmt = self.store.conn().prepare(
             "SELECT number, text, source, confidence, confidence_kind, synthetic, width, height, rotation, char_boxes
-             FROM document_pages WHERE document_id = ?1 ORDER BY number",
+             FROM document_pages WHERE document_id = ?1 AND (?2 IS NULL OR number = ?2) ORDER BY number",
         )?;
-        let rows = stmt.query_map([id.to_string()], |r| {
+        let rows = stmt.query_map(params![id.to_string(), only], |r| {
             Ok((
                 r.get::<_, u32>(0)?,
                 r.get::<_, String>(1)?,

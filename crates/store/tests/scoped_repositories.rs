@@ -150,3 +150,41 @@ fn the_current_session_survives_reopening_a_file_database() {
         rusqlite::Connection::open(&path).unwrap().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
     assert_eq!(journal, "wal");
 }
+
+#[test]
+fn one_page_of_a_stored_extraction_loads_alone_and_only_for_its_organization() {
+    use pactwise_domain::page::{Confidence, ExtractedDocument, Page, PageSource};
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Owner);
+    let b = member(&store, "Globex", Role::Owner);
+    let (d, _) = store.documents().record(&a, &doc('c')).unwrap();
+    let page = |number: u32| Page {
+        number,
+        text: format!("Text of page {number}."),
+        source: PageSource::Text,
+        confidence: Confidence::None,
+        synthetic: false,
+        width: 612.0,
+        height: 792.0,
+        rotation: 0,
+        char_boxes: Vec::new(),
+    };
+    let extracted = ExtractedDocument {
+        media_type: MediaType::Pdf,
+        content_hash: "c".repeat(64),
+        pages: (1..=3).map(page).collect(),
+        synthetic: false,
+        headers: Vec::new(),
+        footers: Vec::new(),
+    };
+    store.pages().save(&a, d.id, &extracted).unwrap();
+
+    let second = store.pages().load_page(&a, d.id, 2).unwrap().expect("extracted");
+    assert_eq!(second.pages.len(), 1);
+    assert_eq!(second.pages[0].number, 2);
+    assert_eq!(second.pages[0].text, "Text of page 2.");
+    assert_eq!(second.media_type, MediaType::Pdf);
+    assert!(store.pages().load_page(&a, d.id, 9).unwrap().expect("extracted").pages.is_empty());
+    assert_eq!(store.pages().load(&a, d.id).unwrap().expect("extracted").pages.len(), 3);
+    assert!(store.pages().load_page(&b, d.id, 2).is_err(), "another organization's page is not loaded");
+}
