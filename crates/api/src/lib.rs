@@ -11,6 +11,7 @@ mod extract;
 mod intake;
 mod memo;
 mod model;
+mod report;
 mod review;
 mod runs;
 mod session;
@@ -31,6 +32,9 @@ pub use model::{ModelAvailability, ModelBudget};
 pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
 pub use pactwise_pipeline::{Stage, Thresholds};
 pub use pactwise_store::OrgScope;
+pub use report::{
+    REPORT_MAX_CALLS_KEY, REPORT_TIME_LIMIT_KEY, ReportOptions, ReportProgress, ReportSignOff, ReportStatus, ReportView,
+};
 pub use review::{
     CorrectionInput, DocumentReview, OWN_NAMES_KEY, QueueEntry, ReviewGate, ReviewItem, ReviewMode, ReviewStage,
     ReviewType, StoreLog, catalog,
@@ -96,6 +100,10 @@ pub struct Api {
     /// One extractor per process: pdfium is bound once and OCR workers are reused across documents.
     extractor: Arc<pactwise_extract::Extractor>,
     assistant: pactwise_assistant::Assistant,
+    /// The clock every store of this process is opened with (report runs open their own connection).
+    clock: Arc<dyn Clock>,
+    /// Documents whose report this process is driving now.
+    reports_in_flight: Arc<std::sync::Mutex<std::collections::HashSet<pactwise_domain::DocumentId>>>,
 }
 
 impl Api {
@@ -117,7 +125,9 @@ impl Api {
         );
         let db = Db::spawn(store);
         Ok(Api {
-            assistant: pactwise_assistant::Assistant::new(db.clone(), client.clone(), clock),
+            assistant: pactwise_assistant::Assistant::new(db.clone(), client.clone(), clock.clone()),
+            clock,
+            reports_in_flight: Arc::default(),
             db,
             blobs: BlobStore::new(data_dir.blobs()),
             data_dir,
