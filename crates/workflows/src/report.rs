@@ -583,7 +583,8 @@ fn classify(ctx: &NodeContext<'_>) -> Result<NodeOutput, NodeFailure> {
     let Some(current) = pending.first().copied() else {
         return Ok(NodeOutput::default().write("types", to_value(&results)?).route("done"));
     };
-    if clauses.is_empty() {
+    let bound = bound_reached(spent, plan.limits, 0);
+    if bound.is_none() && clauses.is_empty() {
         // Nothing was extracted: there is nothing to file, and no call is made.
         for t in &pending {
             results.insert(
@@ -602,7 +603,7 @@ fn classify(ctx: &NodeContext<'_>) -> Result<NodeOutput, NodeFailure> {
     }
     let start = ctx.clock.now();
     let known: BTreeSet<&str> = clauses.iter().map(|c| c.id.as_str()).collect();
-    let stop = match bound_reached(spent, plan.limits, 0) {
+    let stop = match bound {
         Some(reason) => Some((reason, None, 0)),
         None => {
             let ask = classify_ask(current, &clauses)?;

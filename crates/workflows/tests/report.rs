@@ -484,3 +484,19 @@ fn a_reviewer_signs_the_report_off_and_who_and_when_are_recorded() {
     let now = pactwise_domain::Clock::now(world.clock.as_ref());
     assert_eq!(outcome["at"], json!(now));
 }
+
+#[test]
+fn a_bound_reached_before_any_clause_was_extracted_leaves_every_clause_type_unprocessed_with_that_reason() {
+    let mut script = script();
+    script.rules.insert(0, FakeRule::new("This is window 1 of 6:", FakeReply::error(500)));
+    let world = World::new(script);
+    let (_, record) = world.run(limits(2, 5), Some(&world.gateway));
+    let report = report_of(&record);
+    assert_eq!(world.report_requests().len(), 2, "the window's call and its one retry");
+    let reasons: Vec<(ReportPart, UnprocessedReason)> = report.unprocessed.iter().map(|u| (u.part, u.reason)).collect();
+    assert_eq!(reasons[0], (ReportPart::Window, UnprocessedReason::ModelFailed));
+    assert!(reasons[1..6].iter().all(|r| *r == (ReportPart::Window, UnprocessedReason::CallBudget)));
+    assert_eq!(reasons[6..].len(), 24);
+    assert!(reasons[6..].iter().all(|r| *r == (ReportPart::ClauseType, UnprocessedReason::CallBudget)));
+    assert!(report.shown_clauses().is_empty() && report.rejected.is_empty());
+}
