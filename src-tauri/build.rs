@@ -29,6 +29,11 @@ const COMMANDS: &[&str] = &[
     "list_runs",
     "workflow_graphs",
     "start_run",
+    "start_report",
+    "report",
+    "document_reports",
+    "sign_off_report",
+    "export_report",
 ];
 
 fn main() {

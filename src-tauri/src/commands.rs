@@ -4,7 +4,7 @@ use crate::AppState;
 use pactwise_api::{
     ApiError, ApprovalView, CorrectionInput, DecisionOutcome, DocumentQuery, DocumentReview, ExportedReview,
     FinalizeInput, GraphSummary, ImportOptions, ImportProgress, ImportReport, MemoFormat, ModelAvailability,
-    PageLayout, QueueEntry, ReviewMode, RunDetail, RunView, SessionInfo, Stage, Thresholds,
+    PageLayout, QueueEntry, ReportOptions, ReportView, ReviewMode, RunDetail, RunView, SessionInfo, Stage, Thresholds,
 };
 use pactwise_domain::ContractType;
 use pactwise_domain::{ApprovalId, Decision, Document, DocumentId, RunId};
@@ -266,6 +266,61 @@ async fn start_run(state: State<'_, AppState>, graph: String, input: serde_json:
     api.start_run(&scope, graph, input).await
 }
 
+/// Runs the contract review report on a document (or resumes its unfinished run) until it waits for sign-off or
+/// ends.
+#[tauri::command]
+#[specta::specta]
+async fn start_report(
+    state: State<'_, AppState>,
+    document: DocumentId,
+    options: ReportOptions,
+) -> Result<ReportView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.start_report(&scope, document, options).await
+}
+
+/// A report run of the organization.
+#[tauri::command]
+#[specta::specta]
+async fn report(state: State<'_, AppState>, run: RunId) -> Result<ReportView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.report(&scope, run).await
+}
+
+/// A document's report runs, newest first.
+#[tauri::command]
+#[specta::specta]
+async fn document_reports(state: State<'_, AppState>, document: DocumentId) -> Result<Vec<ReportView>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.document_reports(&scope, document).await
+}
+
+/// Signs a report off (or declines to) with a reason; the store stamps who and when from the session.
+#[tauri::command]
+#[specta::specta]
+async fn sign_off_report(
+    state: State<'_, AppState>,
+    run: RunId,
+    decision: Decision,
+    reason: String,
+) -> Result<ReportView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.sign_off_report(&scope, run, decision, reason).await
+}
+
+/// Writes a signed-off report as DOCX or PDF.
+#[tauri::command]
+#[specta::specta]
+async fn export_report(
+    state: State<'_, AppState>,
+    run: RunId,
+    format: MemoFormat,
+    path: String,
+) -> Result<ExportedReview, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.export_report(&scope, run, format, PathBuf::from(path)).await
+}
+
 /// The commands and events the UI may use; also what the TypeScript bindings are generated from.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
@@ -298,6 +353,11 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             list_runs,
             workflow_graphs,
             start_run,
+            start_report,
+            report,
+            document_reports,
+            sign_off_report,
+            export_report,
         ])
         .events(tauri_specta::collect_events![ImportProgressEvent])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.

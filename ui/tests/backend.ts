@@ -7,6 +7,7 @@ import type {
   ImportReport,
   PageLayout,
   QueueEntry_Serialize,
+  ReportView_Serialize,
   Thresholds_Serialize,
   VendorEntry,
 } from "../src/lib/bindings";
@@ -30,6 +31,10 @@ export interface FakeBackend {
   /** What the save dialog answers (null: the person cancelled). */
   savePath: string | null;
   user: string;
+  /** Report runs by document id, newest first. */
+  reports: Record<string, ReportView_Serialize[]>;
+  /** What `start_report` answers for a document (an error is thrown as the backend's). */
+  runReport?: (document: string) => ReportView_Serialize;
 }
 
 const squash = (t: string) => t.replace(/\s+/g, " ").trim();
@@ -73,6 +78,7 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
     ownNames: [],
     savePath: null,
     user: "Ann",
+    reports: {},
     ...initial,
   };
   mockWindows("main");
@@ -204,6 +210,33 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         return backend.ownNames;
       case "plugin:dialog|save":
         return backend.savePath;
+      case "document_reports":
+        return structuredClone(backend.reports[a.document as string] ?? []);
+      case "start_report": {
+        if (!backend.runReport) throw { code: "model_unavailable", message: "no model" };
+        const view = backend.runReport(a.document as string);
+        backend.reports[a.document as string] = [view, ...(backend.reports[a.document as string] ?? [])];
+        return structuredClone(view);
+      }
+      case "report": {
+        const view = Object.values(backend.reports).flat().find((r) => r.run === a.run);
+        if (!view) throw { code: "not_found", message: "no such report in your organization" };
+        return structuredClone(view);
+      }
+      case "sign_off_report": {
+        const view = Object.values(backend.reports).flat().find((r) => r.run === a.run);
+        if (!view) throw { code: "not_found", message: "no such report in your organization" };
+        if (!view.approval) throw { code: "invalid_input", message: "this report is not waiting for a sign-off" };
+        view.approval = null;
+        view.status = a.decision === "approve" ? "signed_off" : "sign_off_refused";
+        view.sign_off = { decision: a.decision as "approve" | "reject", by: backend.user, at: "2026-11-30T12:00:00Z", reason: a.reason as string };
+        return structuredClone(view);
+      }
+      case "export_report": {
+        const view = Object.values(backend.reports).flat().find((r) => r.run === a.run);
+        if (view?.status !== "signed_off") throw { code: "review_incomplete", message: "sign the report off before exporting it" };
+        return { path: a.path, bytes: 10_240, format: a.format };
+      }
       default:
         throw new Error(`unexpected command ${cmd}`);
     }

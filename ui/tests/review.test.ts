@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import Review from "../src/views/Review.svelte";
 import { callsOf, installReviewBackend } from "./backend";
@@ -187,5 +187,16 @@ describe("Review view", () => {
     expect(document.activeElement).toBe(find);
     await fireEvent.input(find, { target: { value: "party" } });
     await waitFor(() => expect(screen.getByTestId("find-count").textContent).toContain("1 of 2"));
+  });
+
+  it("r and the Report button open the document's contract review report", async () => {
+    installReviewBackend();
+    const onreport = vi.fn();
+    render(Review, { documentId: DOC, name: "mutual-nda-northwind-contoso.pdf", onreport });
+    await screen.findAllByTestId("checklist-item");
+    await fireEvent.keyDown(window, { key: "r" });
+    expect(onreport).toHaveBeenLastCalledWith(DOC, "mutual-nda-northwind-contoso.pdf");
+    await fireEvent.click(screen.getByTestId("open-report"));
+    expect(onreport).toHaveBeenCalledTimes(2);
   });
 });

@@ -12,6 +12,7 @@ mod intake;
 mod memo;
 mod model;
 mod prep;
+mod report;
 mod review;
 mod runs;
 mod session;
@@ -35,6 +36,9 @@ pub use pactwise_prep::{ArtifactKind, ArtifactState, Content, Intake, Package, R
 pub use pactwise_store::OrgScope;
 pub use prep::{
     PREP_LEASE_MINUTES, PrepExport, PrepExportFormat, PrepLock, PrepSummary, PrepView, PublishViolation, parse_artifact,
+};
+pub use report::{
+    REPORT_MAX_CALLS_KEY, REPORT_TIME_LIMIT_KEY, ReportOptions, ReportProgress, ReportSignOff, ReportStatus, ReportView,
 };
 pub use review::{
     CorrectionInput, DocumentReview, OWN_NAMES_KEY, QueueEntry, ReviewGate, ReviewItem, ReviewMode, ReviewStage,
@@ -101,8 +105,10 @@ pub struct Api {
     /// One extractor per process: pdfium is bound once and OCR workers are reused across documents.
     extractor: Arc<pactwise_extract::Extractor>,
     assistant: pactwise_assistant::Assistant,
-    /// Time for Prep Studio's drafting runs (their time budget).
+    /// The clock every store of this process is opened with (report runs open their own connection).
     clock: Arc<dyn Clock>,
+    /// Documents whose report this process is driving now.
+    reports_in_flight: Arc<std::sync::Mutex<std::collections::HashSet<pactwise_domain::DocumentId>>>,
 }
 
 impl Api {
@@ -126,6 +132,7 @@ impl Api {
         Ok(Api {
             assistant: pactwise_assistant::Assistant::new(db.clone(), client.clone(), clock.clone()),
             clock,
+            reports_in_flight: Arc::default(),
             db,
             blobs: BlobStore::new(data_dir.blobs()),
             data_dir,

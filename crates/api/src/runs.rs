@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 pub use pactwise_workflows::bench::BenchReport;
 
-fn registry() -> Result<&'static Registry, ApiError> {
+pub(crate) fn registry() -> Result<&'static Registry, ApiError> {
     static REGISTRY: OnceLock<Result<Registry, String>> = OnceLock::new();
     REGISTRY
         .get_or_init(|| pactwise_workflows::registry().map_err(|e| e.to_string()))

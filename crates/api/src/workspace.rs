@@ -244,13 +244,7 @@ impl Api {
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the export was interrupted ({e})")))??;
-        let tmp = path.with_extension("partial");
-        std::fs::write(&tmp, &bytes).and_then(|_| std::fs::rename(&tmp, &path)).map_err(|e| {
-            ApiError::new(
-                ErrorCode::FileUnreadable,
-                format!("cannot write {} ({e}); choose another place", path.display()),
-            )
-        })?;
+        write_atomically(&path, &bytes)?;
         Ok(ExportedReview { path: path.display().to_string(), bytes: bytes.len() as u64, format })
     }
 
@@ -284,6 +278,14 @@ impl Api {
         let s = scope.clone();
         Ok(self.db.call(move |store| store.reviews().vendors(&s)).await?)
     }
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it into place: whole or absent.
+pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), ApiError> {
+    let tmp = path.with_extension("partial");
+    std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| {
+        ApiError::new(ErrorCode::FileUnreadable, format!("cannot write {} ({e}); choose another place", path.display()))
+    })
 }
 
 #[cfg(test)]

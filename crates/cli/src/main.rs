@@ -9,7 +9,7 @@ mod runs;
 use clap::{Parser, Subcommand};
 use output::{Outcome, fail};
 use pactwise_api::{Api, ApiError, DocumentQuery, ImportOptions, ImportProgress, ImportStage, parse_document_id};
-use pactwise_api::{CorrectionInput, ReviewMode};
+use pactwise_api::{CorrectionInput, ReportOptions, ReviewMode};
 use pactwise_domain::{Document, ErrorCode, ItemStatus, Quote};
 use serde_json::json;
 use std::path::PathBuf;
@@ -77,6 +77,18 @@ enum Command {
         /// Run the whole state machine with no model calls and say which route the document would take
         #[arg(long, conflicts_with = "offline")]
         dry_run: bool,
+    },
+    /// Run the contract review report on a file (imported first if needed): clauses by type with text found on
+    /// the cited page, rejected extractions, unprocessed parts; sign it off with `approve` (needs an API key)
+    Report {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Model calls for this run, retries included [default: the organization's setting, else 60]
+        #[arg(long, value_name = "N")]
+        max_calls: Option<u32>,
+        /// Seconds of model-driven work for this run [default: the organization's setting, else 300]
+        #[arg(long, value_name = "SECS")]
+        time_limit: Option<u32>,
     },
     /// Documents the review gate routed to a person, with the reason
     Queue,
@@ -278,8 +290,10 @@ fn rerun_with_omp_limit() -> Option<ExitCode> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Extract { .. } | Command::Import { .. } | Command::Review { .. })
-        && let Some(code) = rerun_with_omp_limit()
+    if matches!(
+        cli.command,
+        Command::Extract { .. } | Command::Import { .. } | Command::Review { .. } | Command::Report { .. }
+    ) && let Some(code) = rerun_with_omp_limit()
     {
         return code;
     }
@@ -404,6 +418,28 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                         report.imported, report.unchanged, report.total
                     );
                     Ok(Outcome::ok(json!(report), text))
+                }
+                Command::Report { file, max_calls, time_limit } => {
+                    let imported = api
+                        .import_documents(&scope, vec![file], ImportOptions::default(), &|p: ImportProgress| {
+                            if p.stage == ImportStage::Reviewing {
+                                eprintln!("classifying {}", p.file);
+                            }
+                        })
+                        .await?;
+                    if let Some(failed) = imported.failed.into_iter().next() {
+                        return Err(failed.error);
+                    }
+                    let document = imported.imported.into_iter().next().ok_or_else(|| {
+                        ApiError::new(ErrorCode::Internal, "the import reported no document and no failure")
+                    })?;
+                    if let Some(error) = document.extraction_error {
+                        return Err(error);
+                    }
+                    eprintln!("running the contract review report on {}", document.document.name);
+                    let options = ReportOptions { max_calls, time_limit_secs: time_limit };
+                    let view = api.start_report(&scope, document.document.id, options).await?;
+                    Ok(output::report_outcome(&view))
                 }
                 Command::Queue => {
                     let queue = api.review_queue(&scope).await?;

@@ -12,11 +12,13 @@ pub struct Outcome {
     text: String,
     /// Set when part of the input was refused (exit 2) although a result is printed.
     refused: bool,
+    /// Set when what was asked for failed (exit 1) although a result is printed.
+    failed: bool,
 }
 
 impl Outcome {
     pub fn ok(json: Value, text: String) -> Outcome {
-        Outcome { json, text, refused: false }
+        Outcome { json, text, refused: false, failed: false }
     }
 
     pub fn print(self, as_json: bool) -> ExitCode {
@@ -27,7 +29,13 @@ impl Outcome {
         } else if !self.text.is_empty() {
             let _ = writeln!(out, "{}", self.text);
         }
-        if self.refused { ExitCode::from(2) } else { ExitCode::SUCCESS }
+        if self.refused {
+            ExitCode::from(2)
+        } else if self.failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        }
     }
 }
 
@@ -71,7 +79,7 @@ pub fn import_outcome(report: &ImportReport) -> Outcome {
             report.failed.len() + report.imported.len()
         ));
     }
-    Outcome { json: json!(report), text: lines.join("\n"), refused: !report.failed.is_empty() }
+    Outcome { json: json!(report), text: lines.join("\n"), refused: !report.failed.is_empty(), failed: false }
 }
 
 pub fn document_table(docs: &[Document]) -> String {
@@ -208,4 +216,46 @@ pub fn eval_text(report: &Value) -> String {
         f("parties_recall")
     ));
     lines.join("\n")
+}
+
+/// A report run: its status, then clauses by type, rejected extractions and unprocessed parts. A failed run exits 1.
+pub fn report_outcome(view: &pactwise_api::ReportView) -> Outcome {
+    use pactwise_api::ReportStatus;
+    let mut lines = vec![format!("Report {} on {}: {:?}", view.run, view.document_name, view.status)];
+    if let Some(reason) = &view.reason {
+        lines.push(format!("Reason: {reason}"));
+    }
+    if let Some(report) = &view.report {
+        lines.push(format!(
+            "{:?}; {} model call(s) of {}; {} clause(s) shown, {} rejected, {} dropped at an edge, {} part(s) not processed",
+            report.completeness,
+            report.bounds.calls_used,
+            report.bounds.call_limit,
+            report.shown_clauses().len(),
+            report.rejected.len(),
+            report.dropped.len(),
+            report.unprocessed.len()
+        ));
+        for t in report.clause_types.iter().filter(|t| !t.clauses.is_empty()) {
+            lines.push(format!("  {} ({})", t.item_id, t.clauses.len()));
+            for c in &t.clauses {
+                lines.push(format!("    p.{}: {}", c.page, c.text));
+            }
+        }
+        for r in &report.rejected {
+            lines.push(format!("  rejected {} (p.{}, {}): {}", r.clause_id, r.page, r.reason, r.text));
+        }
+        for u in &report.unprocessed {
+            lines.push(format!("  not processed: {:?} {} ({})", u.part, u.id, u.reason.describe()));
+        }
+    }
+    if let Some(approval) = view.approval {
+        lines.push(format!("Sign it off with: pactwise approve {approval} --decision approve --reason TEXT"));
+    }
+    Outcome {
+        json: json!(view),
+        text: lines.join("\n"),
+        refused: false,
+        failed: matches!(view.status, ReportStatus::Failed | ReportStatus::Cancelled),
+    }
 }

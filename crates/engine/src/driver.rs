@@ -488,7 +488,18 @@ impl<'a> Engine<'a> {
         now: DateTime<Utc>,
         model_spec: Option<&'c crate::graph::ModelSpec>,
     ) -> NodeContext<'c> {
-        NodeContext { run, org, node, attempt, channels: &state.channels, now, model_spec, model: self.model }
+        NodeContext {
+            run,
+            org,
+            node,
+            attempt,
+            channels: &state.channels,
+            now,
+            model_spec,
+            model: self.model,
+            clock: self.store.clock(),
+            documents: Some(self),
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -570,6 +581,19 @@ impl<'a> Engine<'a> {
             }
         }
         Ok((commit, kids))
+    }
+}
+
+/// Page text for steps, read as this worker for the run's organization.
+impl crate::registry::DocumentText for Engine<'_> {
+    fn page_texts(
+        &self,
+        org: OrgId,
+        document: pactwise_domain::DocumentId,
+        first: u32,
+        last: u32,
+    ) -> Result<Option<pactwise_store::PageTexts>, String> {
+        self.store.pages().texts_for_worker(self.credential, org, document, first, last).map_err(|e| e.to_string())
     }
 }
 

@@ -18,5 +18,5 @@ pub use driver::{Advanced, Engine};
 pub use error::EngineError;
 pub use graph::{GraphDef, ModelSpec, NodeDef, NodeKind, Reducer, RetryPolicy};
 pub use machine::{Handoff, NodeFailure, NodeOutput, Phase, RunState};
-pub use model::{GatewayModel, ModelPort};
-pub use registry::{NodeContext, NodeHandler, Registry};
+pub use model::{AskFailure, GatewayModel, ModelPort, ToolAsk};
+pub use registry::{DocumentText, NodeContext, NodeHandler, Registry};

@@ -3,12 +3,19 @@
 use crate::EngineError;
 use crate::graph::{GraphDef, ModelSpec, NodeKind};
 use crate::machine::{NodeFailure, NodeOutput};
-use crate::model::ModelPort;
+use crate::model::{AskFailure, ModelPort, ToolAsk};
 use chrono::{DateTime, Utc};
-use pactwise_domain::{OrgId, RunId};
+use pactwise_domain::{Clock, DocumentId, OrgId, RunId};
+use pactwise_store::PageTexts;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+
+/// The read-only tool a step may use on documents: page text of the run's own organization.
+pub trait DocumentText {
+    /// Pages `first..=last` of a live document of `org`, with its page count (`None`: not extracted).
+    fn page_texts(&self, org: OrgId, document: DocumentId, first: u32, last: u32) -> Result<Option<PageTexts>, String>;
+}
 
 /// What a handler sees: the run's channels as of the start of the super-step, and (for agent nodes with a model
 /// part) the gateway with the graph's mode and prompt.
@@ -22,6 +29,10 @@ pub struct NodeContext<'a> {
     pub now: DateTime<Utc>,
     pub model_spec: Option<&'a ModelSpec>,
     pub model: Option<&'a dyn ModelPort>,
+    /// The engine's clock, for steps that measure the time they spend (`now` is the super-step's start).
+    pub clock: &'a dyn Clock,
+    /// Page text of the run's organization's documents (read-only).
+    pub documents: Option<&'a dyn DocumentText>,
 }
 
 impl NodeContext<'_> {
@@ -31,6 +42,31 @@ impl NodeContext<'_> {
 
     pub fn input(&self) -> &Value {
         self.channel(crate::graph::INPUT_CHANNEL)
+    }
+
+    /// Whether this step can ask the model (it has a model part and a model is configured).
+    pub fn has_model(&self) -> bool {
+        self.model_spec.is_some() && self.model.is_some()
+    }
+
+    /// One forced tool call with the graph's mode and prompt (see [`ModelPort::ask_tool`]).
+    pub fn ask_tool(&self, ask: &ToolAsk) -> Result<Value, AskFailure> {
+        let (Some(spec), Some(model)) = (self.model_spec, self.model) else {
+            return Err(AskFailure {
+                code: "model_unavailable".into(),
+                message: "no model is configured for this step".into(),
+            });
+        };
+        let _span = tracing::info_span!("model_call", node = self.node, mode = %spec.mode).entered();
+        model.ask_tool(self.org, spec, ask)
+    }
+
+    /// Pages `first..=last` of a document of the run's organization (the organization is the run's, not an
+    /// argument).
+    pub fn page_texts(&self, document: DocumentId, first: u32, last: u32) -> Result<Option<PageTexts>, String> {
+        let reader = self.documents.ok_or_else(|| "no document reader is configured".to_string())?;
+        let _span = tracing::info_span!("tool_call", node = self.node, tool = "page_texts", first, last).entered();
+        reader.page_texts(self.org, document, first, last)
     }
 
     /// Asks the model for a draft with the graph's mode and prompt, `data` attached as untrusted. `None` when the

@@ -352,13 +352,23 @@ impl ModelClient {
         key: &ApiKey,
         request: &MessagesRequest,
     ) -> Result<Exchange, ModelError> {
+        self.exchange_with(ctx, key, request, self.config.retry).await
+    }
+
+    /// [`Self::exchange`] with its own retry policy (`max_attempts: 1`: exactly one HTTP request).
+    pub(crate) async fn exchange_with(
+        &self,
+        ctx: &CallContext,
+        key: &ApiKey,
+        request: &MessagesRequest,
+        retry: crate::retry::RetryPolicy,
+    ) -> Result<Exchange, ModelError> {
         let (body, model) = self.wire_body(request)?;
         let mut key_header = HeaderValue::from_str(key.expose()).map_err(|_| {
             ModelError::ModelUnavailable(Unavailable::KeyRejected("the stored key is not a valid header value".into()))
         })?;
         key_header.set_sensitive(true);
         let url = self.config.messages_url();
-        let retry = self.config.retry;
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;

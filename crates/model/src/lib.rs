@@ -41,7 +41,7 @@ pub use ledger::{LedgerError, LedgerPolicy, UsageLedger};
 pub use policy::MODEL_ID;
 pub use prompt::PromptDocument;
 pub use retry::{Jitter, RecordingSleeper, RetryPolicy, SeededJitter, Sleeper};
-pub use structured::{Structured, StructuredRequest};
+pub use structured::{Structured, StructuredRequest, ToolInput};
 pub use tool_loop::{
     ToolAllowlist, ToolCallRecord, ToolCallResult, ToolDefinition, ToolExecutor, ToolFailure, ToolLoopOutcome,
     ToolLoopRequest,

@@ -140,6 +140,73 @@ impl ModelClient {
     }
 }
 
+/// The raw input of a forced tool call made with exactly one HTTP request: no retries, no corrective re-asks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInput {
+    /// The tool input as the model sent it, NOT validated: the caller validates it at its own edge.
+    pub input: Value,
+    pub tokens: TokenUsage,
+    pub cost_micros: i64,
+}
+
+impl ModelClient {
+    /// One forced call of a tool whose input schema is `schema`, in exactly one HTTP request: no retries by the
+    /// client and no corrective re-asks, so a caller that counts its calls against a budget of its own counts
+    /// requests. The input is returned as sent (the caller validates it item by item and drops what is malformed;
+    /// nothing is repaired by the model). A refusal, a truncated reply or a reply without the tool call is an error.
+    pub async fn call_tool_once(
+        &self,
+        ctx: &CallContext,
+        request: StructuredRequest,
+        schema: Value,
+    ) -> Result<ToolInput, ModelError> {
+        SchemaCheck::new(&schema)?;
+        let key = self.api_key().await?;
+        let ttl = self.cache_ttl();
+        let mut wire = MessagesRequest::new(
+            self.max_tokens(request.max_tokens),
+            vec![first_user_message(&request.documents, &request.prompt, ttl)],
+        );
+        if let Some(model) = &request.model {
+            wire.model = model.clone();
+        }
+        wire.system = system_blocks(&request.system, ttl);
+        wire.tools = vec![ToolSpec {
+            name: request.tool_name.clone(),
+            description: request.tool_description.clone(),
+            input_schema: schema,
+        }];
+        wire.tool_choice = Some(ToolChoice::Tool { name: request.tool_name.clone(), disable_parallel_tool_use: true });
+        let once = crate::retry::RetryPolicy { max_attempts: 1, ..self.config().retry };
+        let exchange = self.exchange_with(ctx, &key, &wire, once).await?;
+        let response = &exchange.response;
+        match response.stop_reason {
+            Some(StopReason::Refusal) => {
+                self.record(ctx, &exchange, UsageOutcome::Refused);
+                return Err(ModelError::Refused { explanation: non_empty(response.text()) });
+            }
+            Some(StopReason::MaxTokens) | Some(StopReason::ModelContextWindowExceeded) => {
+                self.record(ctx, &exchange, UsageOutcome::Truncated);
+                return Err(ModelError::Truncated { max_tokens: wire.max_tokens });
+            }
+            _ => {}
+        }
+        match response.tool_uses().find(|(_, name, _)| *name == request.tool_name) {
+            Some((_, _, input)) => {
+                self.record(ctx, &exchange, UsageOutcome::Ok);
+                Ok(ToolInput { input: input.clone(), tokens: exchange.tokens, cost_micros: exchange.cost_micros })
+            }
+            None => {
+                self.record(ctx, &exchange, UsageOutcome::InvalidOutput);
+                Err(ModelError::SchemaInvalid {
+                    errors: vec![format!("the reply did not call the tool `{}`", request.tool_name)],
+                    attempts: 1,
+                })
+            }
+        }
+    }
+}
+
 /// The user turn that asks again: a tool result (marked as an error) for every tool call of the failed reply, the
 /// one for our tool listing every validation error; a plain text turn when the reply called no tool.
 fn corrective_turn<'a>(

@@ -231,3 +231,26 @@ async fn the_client_can_be_shared_and_its_calls_spawned_on_other_threads() {
     // And the structured call really completes when awaited.
     assert_eq!(structured.await.unwrap().value.kind, ContractKind::Nda);
 }
+
+#[tokio::test]
+async fn a_single_tool_call_makes_exactly_one_request_and_returns_the_input_unrepaired() {
+    let schema = pactwise_model::schema::object_schema::<Classification>().unwrap();
+    // A reply that breaks the schema comes back as sent: no corrective re-ask, the caller validates it.
+    let h = harness(vec![FakeReply::forced_tool(invalid())]).await;
+    let reply = h.client.call_tool_once(&h.ctx, classify_request(), schema.clone()).await.unwrap();
+    assert_eq!(reply.input, invalid());
+    assert_eq!(h.server.message_requests().len(), 1);
+
+    // A server error is not retried by the client: one request, one error.
+    let h = harness(vec![FakeReply::error(500), FakeReply::forced_tool(valid())]).await;
+    let error = h.client.call_tool_once(&h.ctx, classify_request(), schema.clone()).await.unwrap_err();
+    assert_eq!(error.code().as_str(), "model_unavailable");
+    assert_eq!(h.server.message_requests().len(), 1);
+    assert!(h.sleeper.waits().is_empty(), "no backoff either");
+
+    // A reply without the tool call is an error, not a re-ask.
+    let h = harness(vec![FakeReply::text("I would rather chat."), FakeReply::forced_tool(valid())]).await;
+    let error = h.client.call_tool_once(&h.ctx, classify_request(), schema).await.unwrap_err();
+    assert!(matches!(error, ModelError::SchemaInvalid { attempts: 1, .. }), "{error:?}");
+    assert_eq!(h.server.message_requests().len(), 1);
+}

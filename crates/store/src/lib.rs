@@ -35,7 +35,7 @@ pub use documents::{Documents, NewDocument};
 pub use error::StoreError;
 pub use migrations::SCHEMA_VERSION;
 pub use pactwise_domain::ImportOutcome;
-pub use pages::Pages;
+pub use pages::{PageTexts, Pages};
 pub use passages::{
     ContractOverview, NewAnswer, NewPassage, NewPrecedent, PassageHit, Passages, PrecedentHit, StoredCitation,
 };

@@ -2,13 +2,21 @@
 //! scope and checks that the document is the organization's and not deleted.
 
 use crate::time::to_sql;
-use crate::{OrgScope, Store, StoreError};
-use pactwise_domain::DocumentId;
+use crate::{OrgScope, PlatformCredential, Store, StoreError};
 use pactwise_domain::page::{CharBox, Confidence, ExtractedDocument, Page, PageSource};
+use pactwise_domain::{DocumentId, OrgId};
 use rusqlite::{OptionalExtension, params};
 
 pub struct Pages<'s> {
     store: &'s Store,
+}
+
+/// Some pages' text and the document's page count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageTexts {
+    pub page_count: u32,
+    /// (page number, text), in page order.
+    pub pages: Vec<(u32, String)>,
 }
 
 impl<'s> Pages<'s> {
@@ -166,6 +174,43 @@ impl<'s> Pages<'s> {
             headers: serde_json::from_str(&headers).map_err(|_| corrupt("headers"))?,
             footers: serde_json::from_str(&footers).map_err(|_| corrupt("footers"))?,
         }))
+    }
+
+    /// For a platform worker running a step of a run of organization `org` (the run's own organization, never
+    /// one from run input): the text of pages `first..=last` of a live document of that organization, with the
+    /// document's page count. `NotFound` for another organization's or a deleted document; `None` when it has not
+    /// been extracted. Text only: no character boxes are decoded.
+    pub fn texts_for_worker(
+        &self,
+        _credential: &PlatformCredential,
+        org: OrgId,
+        id: DocumentId,
+        first: u32,
+        last: u32,
+    ) -> Result<Option<PageTexts>, StoreError> {
+        let conn = self.store.conn();
+        conn.query_row(
+            "SELECT 1 FROM documents WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL",
+            params![id.to_string(), org.to_string()],
+            |_| Ok(()),
+        )
+        .optional()?
+        .ok_or(StoreError::NotFound)?;
+        let Some(page_count) = conn
+            .query_row("SELECT page_count FROM document_extractions WHERE document_id = ?1", [id.to_string()], |r| {
+                r.get::<_, u32>(0)
+            })
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        let mut stmt = conn.prepare_cached(
+            "SELECT number, text FROM document_pages WHERE document_id = ?1 AND number BETWEEN ?2 AND ?3 ORDER BY number",
+        )?;
+        let pages = stmt
+            .query_map(params![id.to_string(), first, last], |r| Ok((r.get::<_, u32>(0)?, r.get::<_, String>(1)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(PageTexts { page_count, pages }))
     }
 
     /// How many pages the document's stored extraction has (None: not extracted yet).

@@ -188,3 +188,32 @@ fn one_page_of_a_stored_extraction_loads_alone_and_only_for_its_organization() {
     assert_eq!(store.pages().load(&a, d.id).unwrap().expect("extracted").pages.len(), 3);
     assert!(store.pages().load_page(&b, d.id, 2).is_err(), "another organization's page is not loaded");
 }
+
+#[test]
+fn a_worker_reads_page_text_only_of_the_runs_organization_and_never_of_a_deleted_document() {
+    use pactwise_domain::{ExtractedDocument, Page};
+    use pactwise_store::PlatformCredential;
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Owner);
+    let b = member(&store, "Globex", Role::Owner);
+    let (document, _) = store.documents().record(&a, &doc('p')).unwrap();
+    let worker = PlatformCredential::issue(&store, "w");
+    let pages = store.pages();
+    assert_eq!(pages.texts_for_worker(&worker, a.org(), document.id, 1, 9).unwrap(), None, "not extracted yet");
+    let extracted = ExtractedDocument {
+        media_type: MediaType::Pdf,
+        content_hash: "p".repeat(64),
+        pages: (1..=3).map(|n| Page::plain(n, format!("page {n} text"))).collect(),
+        synthetic: false,
+        headers: Vec::new(),
+        footers: Vec::new(),
+    };
+    pages.save(&a, document.id, &extracted).unwrap();
+    let texts = pages.texts_for_worker(&worker, a.org(), document.id, 2, 3).unwrap().unwrap();
+    assert_eq!(texts.page_count, 3);
+    assert_eq!(texts.pages, [(2, "page 2 text".to_string()), (3, "page 3 text".to_string())]);
+    assert!(pages.texts_for_worker(&worker, a.org(), document.id, 1, 0).unwrap().unwrap().pages.is_empty());
+    assert!(matches!(pages.texts_for_worker(&worker, b.org(), document.id, 1, 3), Err(StoreError::NotFound)));
+    store.documents().soft_delete(&a, document.id).unwrap();
+    assert!(matches!(pages.texts_for_worker(&worker, a.org(), document.id, 1, 3), Err(StoreError::NotFound)));
+}

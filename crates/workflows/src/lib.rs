@@ -1,8 +1,11 @@
 //! The built-in workflow graphs and the rule-based agents they call: procurement (research from the local vendor
 //! table, a code-made shortlist, a person picks the vendor, legal drafts the purchase agreement — by the model when
 //! available, else from a template), contract lifecycle, vendor onboarding, invoice processing (three-way match),
-//! budget planning and renewal notices. Graphs are data (`graphs/*.json`), validated when loaded; no model ranks,
-//! scores or recommends a vendor, and every figure is computed by code. Also the engine benchmark ([`bench`]).
+//! budget planning, renewal notices and the contract review report ([`report`], WF-CR-1: the model extracts and
+//! files clauses, code checks every edge, verifies each clause on its cited page, enforces the call and time
+//! bounds and assembles the report a person signs off). Graphs are data (`graphs/*.json`), validated when loaded; no
+//! model ranks, scores or recommends a vendor, and every figure is computed by code. Also the engine benchmark
+//! ([`bench`]).
 
 pub mod bench;
 mod budget;
@@ -12,6 +15,7 @@ mod money;
 mod onboarding;
 mod procurement;
 mod renewal;
+pub mod report;
 
 use pactwise_engine::{EngineError, Registry};
 
@@ -23,6 +27,7 @@ pub const GRAPHS: &[(&str, &str)] = &[
     ("invoice_processing", include_str!("../graphs/invoice_processing.json")),
     ("budget_planning", include_str!("../graphs/budget_planning.json")),
     ("renewal_notice", include_str!("../graphs/renewal_notice.json")),
+    ("contract_review_report", include_str!("../graphs/contract_review_report.json")),
 ];
 
 /// A registry with every built-in handler and graph (each graph validated as it is added).
@@ -34,6 +39,7 @@ pub fn registry() -> Result<Registry, EngineError> {
     invoice::register(&mut r);
     budget::register(&mut r);
     renewal::register(&mut r);
+    report::register(&mut r);
     for (_, json) in GRAPHS {
         r.add_graph_json(json)?;
     }

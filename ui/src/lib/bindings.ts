@@ -43,6 +43,19 @@ export const commands = {
 	workflowGraphs: () => typedError<GraphSummary[], ApiError>(__TAURI_INVOKE("workflow_graphs")),
 	/**  Starts a run of a built-in graph and drives it until it waits or ends. */
 	startRun: (graph: string, input: Value) => typedError<RunView_Serialize, ApiError>(__TAURI_INVOKE("start_run", { graph, input })),
+	/**
+	 *  Runs the contract review report on a document (or resumes its unfinished run) until it waits for sign-off or
+	 *  ends.
+	 */
+	startReport: (document: DocumentId, options: ReportOptions_Deserialize) => typedError<ReportView_Serialize, ApiError>(__TAURI_INVOKE("start_report", { document, options })),
+	/**  A report run of the organization. */
+	report: (run: RunId) => typedError<ReportView_Serialize, ApiError>(__TAURI_INVOKE("report", { run })),
+	/**  A document's report runs, newest first. */
+	documentReports: (document: DocumentId) => typedError<ReportView_Serialize[], ApiError>(__TAURI_INVOKE("document_reports", { document })),
+	/**  Signs a report off (or declines to) with a reason; the store stamps who and when from the session. */
+	signOffReport: (run: RunId, decision: Decision, reason: string) => typedError<ReportView_Serialize, ApiError>(__TAURI_INVOKE("sign_off_report", { run, decision, reason })),
+	/**  Writes a signed-off report as DOCX or PDF. */
+	exportReport: (run: RunId, format: MemoFormat, path: string) => typedError<ExportedReview, ApiError>(__TAURI_INVOKE("export_report", { run, format, path })),
 };
 
 /** Events */
@@ -274,6 +287,42 @@ export type Confidence = { kind: "measured"; value: number | null } | { kind: "e
 /**  Text read from the file; there is nothing to be unsure about. */
 { kind: "none" };
 
+export type ContractReport = ContractReport_Serialize | ContractReport_Deserialize;
+
+export type ContractReport_Deserialize = {
+	document: DocumentId,
+	contract_type: string,
+	contract_type_name: string,
+	page_count: number,
+	completeness: ReportCompleteness,
+	/**  In playbook order. */
+	clause_types: ReportClauseType[],
+	/**  Verified clauses no processed clause type claimed. */
+	unassigned: ReportClause[],
+	rejected: ReportRejection[],
+	dropped: EdgeDrop_Deserialize[],
+	unprocessed: UnprocessedPart_Deserialize[],
+	windows: ReportWindow[],
+	bounds: ReportBounds,
+};
+
+export type ContractReport_Serialize = {
+	document: DocumentId,
+	contract_type: string,
+	contract_type_name: string,
+	page_count: number,
+	completeness: ReportCompleteness,
+	/**  In playbook order. */
+	clause_types: ReportClauseType[],
+	/**  Verified clauses no processed clause type claimed. */
+	unassigned: ReportClause[],
+	rejected: ReportRejection[],
+	dropped: EdgeDrop_Serialize[],
+	unprocessed: UnprocessedPart_Serialize[],
+	windows: ReportWindow[],
+	bounds: ReportBounds,
+};
+
 /**  One contract type of the catalog, exactly as one data file describes it. */
 export type ContractType = ContractType_Serialize | ContractType_Deserialize;
 
@@ -471,6 +520,33 @@ export type Document_Serialize = {
 	created_at: string,
 	/**  Set when soft-deleted; a deleted document is invisible unless asked for explicitly and can be restored. */
 	deleted_at: string | null,
+};
+
+/**  An item dropped at an edge, as received (shortened); never repaired. */
+export type EdgeDrop = EdgeDrop_Serialize | EdgeDrop_Deserialize;
+
+/**  An item dropped at an edge, as received (shortened); never repaired. */
+export type EdgeDrop_Deserialize = {
+	edge: ReportEdge,
+	/**  The window (extraction) the item came from. */
+	window?: number | null,
+	/**  The clause type (classification) the item came from. */
+	item_id?: string | null,
+	reason: string,
+	/**  What was received, as JSON, at most 300 characters. */
+	received: string,
+};
+
+/**  An item dropped at an edge, as received (shortened); never repaired. */
+export type EdgeDrop_Serialize = {
+	edge: ReportEdge,
+	/**  The window (extraction) the item came from. */
+	window: number | null,
+	/**  The clause type (classification) the item came from. */
+	item_id: string | null,
+	reason: string,
+	/**  What was received, as JSON, at most 300 characters. */
+	received: string,
 };
 
 export type ErrorCode = 
@@ -854,6 +930,156 @@ export type RejectedExtraction = {
 	method: Method,
 };
 
+/**  The bounds the run had and what it used of them. */
+export type ReportBounds = {
+	calls_used: number,
+	call_limit: number,
+	/**  Time spent in model-driven steps (a crash's downtime does not count). */
+	time_used_ms: number,
+	time_limit_ms: number,
+};
+
+/**  A clause whose text was found on the page it cites. `text` is the page's own text of that span. */
+export type ReportClause = {
+	clause_id: string,
+	text: string,
+	page: number,
+	window: number,
+	/**  The other clause types this clause is also filed under (empty when it is under one type only). */
+	also_under: string[],
+};
+
+/**  One clause type of the playbook (a checklist item of the contract's type) and the clauses filed under it. */
+export type ReportClauseType = {
+	item_id: string,
+	section: string,
+	question: string,
+	risk: RiskLevel,
+	/**  False when the type was not asked about (see `ContractReport::unprocessed`). */
+	processed: boolean,
+	clauses: ReportClause[],
+};
+
+/**  Whether every window and every clause type was processed. */
+export type ReportCompleteness = "complete" | 
+/**  Some windows or clause types were not processed; `ContractReport::unprocessed` names them. */
+"incomplete";
+
+/**  Where an item was dropped. */
+export type ReportEdge = 
+/**  Extraction → classification: a malformed clause or one outside its window. */
+"extract" | 
+/**  Classification → assembly: a clause id that extraction did not produce. */
+"classify";
+
+/**  Bounds for one run; unset values come from the organization's settings, then the defaults (60 calls, 300 s). */
+export type ReportOptions = ReportOptions_Serialize | ReportOptions_Deserialize;
+
+/**  Bounds for one run; unset values come from the organization's settings, then the defaults (60 calls, 300 s). */
+export type ReportOptions_Deserialize = {
+	max_calls?: number | null,
+	time_limit_secs?: number | null,
+};
+
+/**  Bounds for one run; unset values come from the organization's settings, then the defaults (60 calls, 300 s). */
+export type ReportOptions_Serialize = {
+	max_calls: number | null,
+	time_limit_secs: number | null,
+};
+
+/**  What was not processed: a window of pages or a clause type of the playbook. */
+export type ReportPart = "window" | "clause_type";
+
+/**  How far a running report is. */
+export type ReportProgress = {
+	windows_done: number,
+	windows: number,
+	clause_types_done: number,
+	clause_types: number,
+	calls_used: number,
+};
+
+/**  An extraction whose text is not on the page it cites: never in the report's clauses. */
+export type ReportRejection = {
+	clause_id: string,
+	/**  The text as the model gave it (not found on the page). */
+	text: string,
+	page: number,
+	window: number,
+	/**  `quote_not_found` or `page_not_found`. */
+	reason: string,
+	/**  The clause types the model had filed it under. */
+	claimed_types: string[],
+};
+
+/**  A person's sign-off decision, stamped by the store from their session. */
+export type ReportSignOff = {
+	decision: Decision,
+	by: string,
+	at: string,
+	reason: string,
+};
+
+/**  Where a report stands. */
+export type ReportStatus = 
+/**  Extracting, classifying or verifying (or interrupted; running the report again resumes it). */
+"running" | 
+/**  Assembled (complete or incomplete); waiting for a person to sign it off. */
+"awaiting_sign_off" | "signed_off" | 
+/**  The person declined to sign it off. */
+"sign_off_refused" | 
+/**  The run could not produce a report; `reason` says why. */
+"failed" | "cancelled";
+
+/**  A report run as the UI and the CLI show it. */
+export type ReportView = ReportView_Serialize | ReportView_Deserialize;
+
+/**  A report run as the UI and the CLI show it. */
+export type ReportView_Deserialize = {
+	run: RunId,
+	document: DocumentId,
+	document_name: string,
+	status: ReportStatus,
+	/**  Why the run failed (or was cancelled). */
+	reason?: string | null,
+	/**  The assembled report (only clauses found on their cited page), once there is one. */
+	report?: ContractReport_Deserialize | null,
+	progress?: ReportProgress | null,
+	/**  The pending sign-off step, while there is one. */
+	approval?: ApprovalId | null,
+	sign_off?: ReportSignOff | null,
+	started_at: string,
+	updated_at: string,
+};
+
+/**  A report run as the UI and the CLI show it. */
+export type ReportView_Serialize = {
+	run: RunId,
+	document: DocumentId,
+	document_name: string,
+	status: ReportStatus,
+	/**  Why the run failed (or was cancelled). */
+	reason: string | null,
+	/**  The assembled report (only clauses found on their cited page), once there is one. */
+	report: ContractReport_Serialize | null,
+	progress: ReportProgress | null,
+	/**  The pending sign-off step, while there is one. */
+	approval: ApprovalId | null,
+	sign_off: ReportSignOff | null,
+	started_at: string,
+	updated_at: string,
+};
+
+/**  A window of pages and what came of it. */
+export type ReportWindow = {
+	index: number,
+	first_page: number,
+	last_page: number,
+	processed: boolean,
+	/**  Clauses accepted at the edge (before verification). */
+	clauses: number,
+};
+
 /**  The gate's decision as the CLI contract has it: `route` and `reason` (null when auto), with a sentence. */
 export type ReviewGate = ReviewGate_Serialize | ReviewGate_Deserialize;
 
@@ -1199,6 +1425,43 @@ export type ToolCallSummary_Serialize = {
 	outcome: string,
 	detail: string | null,
 };
+
+export type UnprocessedPart = UnprocessedPart_Serialize | UnprocessedPart_Deserialize;
+
+export type UnprocessedPart_Deserialize = {
+	part: ReportPart,
+	/**  The window's number (1-based) or the clause type's checklist item id. */
+	id: string,
+	/**  "pages 4–6" or the clause type's question. */
+	label: string,
+	reason: UnprocessedReason,
+	/**  The last error, when a call failed. */
+	detail?: string | null,
+};
+
+export type UnprocessedPart_Serialize = {
+	part: ReportPart,
+	/**  The window's number (1-based) or the clause type's checklist item id. */
+	id: string,
+	/**  "pages 4–6" or the clause type's question. */
+	label: string,
+	reason: UnprocessedReason,
+	/**  The last error, when a call failed. */
+	detail: string | null,
+};
+
+/**  Why a part of the contract or of the playbook was not processed. */
+export type UnprocessedReason = 
+/**  The run's model-call budget was used up. */
+"call_budget" | 
+/**  The run's time limit was reached. */
+"time_limit" | 
+/**  The model call failed twice (the first attempt and its one retry). */
+"model_failed" | 
+/**  Reading the window's pages failed twice. */
+"tool_failed" | 
+/**  The playbook has more clause types than a run may ask about. */
+"playbook_bound";
 
 /**  A person who can sign in. */
 export type UserId = string;
