@@ -29,6 +29,17 @@ const COMMANDS: &[&str] = &[
     "list_runs",
     "workflow_graphs",
     "start_run",
+    "prep_new",
+    "prep_list",
+    "prep_show",
+    "prep_lock",
+    "prep_release",
+    "prep_edit",
+    "prep_validate",
+    "prep_approve",
+    "prep_draft",
+    "prep_publish",
+    "prep_export",
 ];
 
 fn main() {
