@@ -204,6 +204,8 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         return backend.ownNames;
       case "plugin:dialog|save":
         return backend.savePath;
+      case "prep_list":
+        return [];
       default:
         throw new Error(`unexpected command ${cmd}`);
     }
