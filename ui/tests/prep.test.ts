@@ -327,7 +327,7 @@ describe("Prep Studio: lock, drafting, publish and export", () => {
     const backend = installPrepBackend();
     await openPackage();
     await fireEvent.click(screen.getByTestId("publish-button"));
-    expect((await screen.findByTestId("prep-notice")).textContent).toContain("Not published: the gate refused");
+    expect((await screen.findByTestId("publish-notice")).textContent).toContain("Not published: the gate refused");
     await waitFor(() => expect(callsOf(backend, "prep_show").length).toBe(2));
   });
 
@@ -343,7 +343,7 @@ describe("Prep Studio: lock, drafting, publish and export", () => {
     await waitFor(() => expect(callsOf(backend, "prep_export")).toHaveLength(1));
     expect(callsOf(backend, "plugin:dialog|save")[0].args.options).toMatchObject({ defaultPath: "IT service desk for schools.pdf" });
     expect(callsOf(backend, "prep_export")[0].args).toEqual({ id: PKG, format: "pdf", path: "/tmp/exports/rfp.pdf" });
-    expect((await screen.findByTestId("prep-notice")).textContent).toBe("Saved /tmp/exports/rfp.pdf (24.6 KB).");
+    expect((await screen.findByTestId("publish-notice")).textContent).toBe("Saved /tmp/exports/rfp.pdf (24.6 KB).");
   });
 
   it("with PACTWISE_SAVE_DIR the save path is the suggested name in that folder (no dialog)", async () => {
