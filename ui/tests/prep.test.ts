@@ -298,6 +298,35 @@ describe("Prep Studio: lock, drafting, publish and export", () => {
     await waitFor(() => expect(screen.getByTestId("prep-lock").textContent).toContain("You (Ann) hold the edit lease"));
   });
 
+  it("a save refused because someone else took the lease (package_locked) says who, reloads, and keeps what was typed", async () => {
+    const backend = installPrepBackend();
+    await openPackage();
+    const editor = await showArtifact("5", "pricing-editor");
+    const rows = within(editor).getAllByTestId("pricing-row");
+    await fireEvent.input(input(rows[1], "quantity"), { target: { value: "200" } });
+    backend.view.lock = lock({ holder_name: "Bob", held_by_me: false, expired: false });
+    backend.failNext.prep_edit = { code: "package_locked", message: "Bob holds the edit lock until 10:30; it can be taken over once it expires" };
+    await fireEvent.keyDown(input(rows[1], "quantity"), { key: "Enter", ctrlKey: true });
+    expect((await screen.findByTestId("editor-message")).textContent).toBe(
+      "Read only: Bob holds the edit lock until 10:30; it can be taken over once it expires",
+    );
+    await waitFor(() => expect(screen.getByTestId("prep-lock").textContent).toContain("Read only: Bob holds the edit lease"));
+    expect(input(within(editor).getAllByTestId("pricing-row")[1], "quantity").value).toBe("200");
+    expect(screen.getByTestId("editor-dirty")).toBeTruthy();
+  });
+
+  it("a save that lost a race (edit_conflict) asks to apply the change again on the reloaded package", async () => {
+    const backend = installPrepBackend();
+    await openPackage();
+    const editor = await showArtifact("2", "scope-editor");
+    await fireEvent.input(within(editor).getByLabelText("Summary"), { target: { value: "A managed service desk for 40 schools." } });
+    backend.failNext.prep_edit = { code: "edit_conflict", message: "the package changed since it was read" };
+    await fireEvent.click(screen.getByTestId("editor-save"));
+    expect((await screen.findByTestId("editor-message")).textContent).toContain("The package changed since you opened it");
+    expect(callsOf(backend, "prep_show").length).toBe(2);
+    expect((within(editor).getByLabelText("Summary") as HTMLTextAreaElement).value).toBe("A managed service desk for 40 schools.");
+  });
+
   it("drafting needs the model: without a key the reason is shown and nothing is sent", async () => {
     const backend = installPrepBackend({ view: viewOf(emptyPackage()) });
     await openPackage("no_api_key");
