@@ -428,6 +428,27 @@ describe("Prep Studio: the list and a new package", () => {
   });
 });
 
+describe("Prep Studio: leaving a package", () => {
+  it("Escape goes back to the list, but not while the open editor holds unsaved changes", async () => {
+    installPrepBackend();
+    render(PrepStudio, { model: "ready" });
+    await screen.findAllByTestId("prep-row");
+    const list = screen.getByTestId("prep-list");
+    await fireEvent.keyDown(list, { key: "Enter" });
+    await screen.findByTestId("prep-package");
+    const editor = await showArtifact("5", "pricing-editor");
+    await fireEvent.input(input(within(editor).getAllByTestId("pricing-row")[0], "unit"), { target: { value: "school-year" } });
+    (document.activeElement as HTMLElement | null)?.blur();
+    await fireEvent.keyDown(window, { key: "Escape" });
+    expect(screen.getByTestId("prep-nav-error").textContent).toContain("Save (Ctrl+Enter) or revert your changes");
+    expect(screen.getByTestId("prep-package")).toBeTruthy();
+    await fireEvent.click(screen.getByTestId("editor-revert"));
+    await fireEvent.keyDown(window, { key: "Escape" });
+    await waitFor(() => expect(screen.queryByTestId("prep-package")).toBeNull());
+    expect(screen.queryByTestId("prep-nav-error")).toBeNull();
+  });
+});
+
 describe("Prep Studio words and arithmetic", () => {
   it("percentages and amounts are exact integers; budgets are parsed or refused with a message", () => {
     expect(percentToBp("45")).toBe(4500);
