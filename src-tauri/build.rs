@@ -34,6 +34,17 @@ const COMMANDS: &[&str] = &[
     "document_reports",
     "sign_off_report",
     "export_report",
+    "prep_new",
+    "prep_list",
+    "prep_show",
+    "prep_lock",
+    "prep_release",
+    "prep_edit",
+    "prep_validate",
+    "prep_approve",
+    "prep_draft",
+    "prep_publish",
+    "prep_export",
 ];
 
 fn main() {

@@ -2,9 +2,10 @@
 
 use crate::AppState;
 use pactwise_api::{
-    ApiError, ApprovalView, CorrectionInput, DecisionOutcome, DocumentQuery, DocumentReview, ExportedReview,
-    FinalizeInput, GraphSummary, ImportOptions, ImportProgress, ImportReport, MemoFormat, ModelAvailability,
-    PageLayout, QueueEntry, ReportOptions, ReportView, ReviewMode, RunDetail, RunView, SessionInfo, Stage, Thresholds,
+    ApiError, ApprovalView, ArtifactKind, Content, CorrectionInput, DecisionOutcome, DocumentQuery, DocumentReview,
+    DraftProgress, ExportedReview, FinalizeInput, GraphSummary, ImportOptions, ImportProgress, ImportReport, Intake,
+    MemoFormat, ModelAvailability, PageLayout, PrepExport, PrepExportFormat, PrepLock, PrepSummary, PrepView,
+    QueueEntry, ReportOptions, ReportView, ReviewMode, RunBudget, RunDetail, RunView, SessionInfo, Stage, Thresholds,
 };
 use pactwise_domain::ContractType;
 use pactwise_domain::{ApprovalId, Decision, Document, DocumentId, RunId};
@@ -16,6 +17,14 @@ use tauri_specta::Event;
 /// Progress of an import, sent while `import_documents` runs.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
 pub struct ImportProgressEvent(pub ImportProgress);
+
+/// Progress of a Prep Studio drafting run, sent before each step while `prep_draft` runs.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+pub struct PrepProgressEvent {
+    /// The package being drafted.
+    pub package: String,
+    pub progress: DraftProgress,
+}
 
 #[tauri::command]
 #[specta::specta]
@@ -321,6 +330,116 @@ async fn export_report(
     api.export_report(&scope, run, format, PathBuf::from(path)).await
 }
 
+/// Starts an RFP package from the buyer's intake; the buyer holds its edit lease.
+#[tauri::command]
+#[specta::specta]
+async fn prep_new(state: State<'_, AppState>, intake: Intake) -> Result<PrepView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.prep_new(&scope, intake).await
+}
+
+/// The organization's RFP packages, most recently changed first.
+#[tauri::command]
+#[specta::specta]
+async fn prep_list(state: State<'_, AppState>) -> Result<Vec<PrepSummary>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.prep_list(&scope).await
+}
+
+/// A package with its six artifacts, findings, run and budget, lock holder, pre-check and milestone dates.
+#[tauri::command]
+#[specta::specta]
+async fn prep_show(state: State<'_, AppState>, id: String) -> Result<PrepView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.prep_show(&scope, &id).await
+}
+
+/// Takes (or renews, or takes over once expired) the package's edit lease.
+#[tauri::command]
+#[specta::specta]
+async fn prep_lock(state: State<'_, AppState>, id: String) -> Result<PrepLock, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.prep_lock(&scope, &id).await
+}
+
+/// Gives the edit lease back.
+#[tauri::command]
+#[specta::specta]
+async fn prep_release(state: State<'_, AppState>, id: String) -> Result<(), ApiError> {
+    let (api, scope) = state.session().await?;
+    api.prep_release(&scope, &id).await
+}
+
+/// A person's edit of one artifact (validated at once; downstream artifacts become stale).
+#[tauri::command]
+#[specta::specta]
+async fn prep_edit(state: State<'_, AppState>, id: String, content: Content) -> Result<PrepView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.prep_edit(&scope, &id, content).await
+}
+
+/// Runs every validator again.
+#[tauri::command]
+#[specta::specta]
+async fn prep_validate(state: State<'_, AppState>, id: String) -> Result<PrepView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.prep_validate(&scope, &id).await
+}
+
+/// Approves one artifact bound to the content hash the buyer saw.
+#[tauri::command]
+#[specta::specta]
+async fn prep_approve(
+    state: State<'_, AppState>,
+    id: String,
+    kind: ArtifactKind,
+    seen_hash: String,
+) -> Result<PrepView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.prep_approve(&scope, &id, kind, seen_hash).await
+}
+
+/// Drafts the package through the model (or resumes a paused or failed run), sending `PrepProgressEvent`s.
+#[tauri::command]
+#[specta::specta]
+async fn prep_draft(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    id: String,
+    budget: Option<RunBudget>,
+    resume: bool,
+) -> Result<PrepView, ApiError> {
+    let (api, scope) = state.session().await?;
+    let package = id.clone();
+    let progress = move |progress: DraftProgress| {
+        if let Err(e) = (PrepProgressEvent { package: package.clone(), progress }).emit(&app) {
+            tracing::warn!(error = %e, "could not send drafting progress");
+        }
+    };
+    api.prep_draft(&scope, &id, budget, resume, &progress).await
+}
+
+/// Publishes through the store's gate, under this session.
+#[tauri::command]
+#[specta::specta]
+async fn prep_publish(state: State<'_, AppState>, id: String) -> Result<PrepView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.prep_publish(&scope, &id).await
+}
+
+/// Writes the approved package to `path` as DOCX, PDF or an OCDS 1.1 release.
+#[tauri::command]
+#[specta::specta]
+async fn prep_export(
+    state: State<'_, AppState>,
+    id: String,
+    format: PrepExportFormat,
+    path: String,
+) -> Result<PrepExport, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.prep_export(&scope, &id, format, &PathBuf::from(path)).await
+}
+
 /// The commands and events the UI may use; also what the TypeScript bindings are generated from.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
@@ -358,8 +477,19 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             document_reports,
             sign_off_report,
             export_report,
+            prep_new,
+            prep_list,
+            prep_show,
+            prep_lock,
+            prep_release,
+            prep_edit,
+            prep_validate,
+            prep_approve,
+            prep_draft,
+            prep_publish,
+            prep_export,
         ])
-        .events(tauri_specta::collect_events![ImportProgressEvent])
+        .events(tauri_specta::collect_events![ImportProgressEvent, PrepProgressEvent])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.
         .dangerously_cast_bigints_to_number()
 }

@@ -68,6 +68,15 @@ fn init_logging(root: &std::path::Path) -> Option<tracing_appender::non_blocking
     Some(guard)
 }
 
+/// `PACTWISE_SAVE_DIR=DIR` (end-to-end tests only): the UI's save dialogs do not open and answer with a file of the
+/// suggested name in DIR (see `ui/src/lib/dialogs.ts`), because a native file chooser cannot be driven through
+/// WebDriver. Unset, nothing is injected and the dialogs open as usual.
+fn save_dir_script() -> Option<String> {
+    let dir = std::env::var("PACTWISE_SAVE_DIR").ok().filter(|d| !d.trim().is_empty())?;
+    tracing::warn!(dir, "PACTWISE_SAVE_DIR is set: save dialogs answer with files in this folder");
+    Some(format!("window.__PACTWISE_SAVE_DIR__ = {};", serde_json::to_string(&dir).ok()?))
+}
+
 /// Serves `pwpage://localhost/<document id>/<page>?scale=<zoom>`: a page rendered by pdfium (cached) as PNG.
 async fn page_image_response(app: &tauri::AppHandle, uri: &tauri::http::Uri) -> tauri::http::Response<Vec<u8>> {
     use tauri::http::{Response, StatusCode, header};
@@ -107,7 +116,11 @@ async fn page_image_response(app: &tauri::AppHandle, uri: &tauri::http::Uri) -> 
 pub fn run() {
     let (state, _log_guard) = open_state();
     let builder = specta_builder();
-    let app = tauri::Builder::default()
+    let mut app = tauri::Builder::default();
+    if let Some(script) = save_dir_script() {
+        app = app.append_invoke_initialization_script(script);
+    }
+    let app = app
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
         .register_asynchronous_uri_scheme_protocol("pwpage", |ctx, request, responder| {

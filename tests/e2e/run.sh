@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of the real desktop app: Xvfb (when there is no display) + tauri-driver + WebKitWebDriver,
-# driven by WebdriverIO from node's test runner. Screenshots land in tests/e2e/output/.
+# driven by WebdriverIO from node's test runner. Screenshots land in tests/e2e/output/. Arguments: test files to run
+# (default: all).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 export PACTWISE_APP="${PACTWISE_APP:-${CARGO_TARGET_DIR:-$here/../../target}/debug/pactwise-desk}"
@@ -25,6 +26,10 @@ fi
 # (every other test) the model is simply offline.
 export PACTWISE_MODEL_ENDPOINT="${PACTWISE_MODEL_ENDPOINT:-http://127.0.0.1:$(( 5600 + RANDOM % 400 ))}"
 
+# The app's save dialogs answer with files in this folder instead of opening (a native dialog cannot be driven).
+export PACTWISE_SAVE_DIR="$E2E_OUTPUT/saved"
+mkdir -p "$PACTWISE_SAVE_DIR"
+
 port=$(( 4444 + RANDOM % 500 ))
 "$driver_bin" --port "$port" --native-port $(( port + 1000 )) >"$E2E_OUTPUT/tauri-driver.log" 2>&1 &
 pids+=($!)
@@ -35,4 +40,6 @@ for _ in $(seq 1 100); do
 done
 
 cd "$here"
-node --test --test-concurrency=1 ./*.test.mjs
+# All test files, or those named (e.g. `tests/e2e/run.sh prep.test.mjs`).
+if [ "$#" -gt 0 ]; then files=("$@"); else files=(./*.test.mjs); fi
+node --test --test-concurrency=1 "${files[@]}"

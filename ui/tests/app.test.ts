@@ -17,8 +17,10 @@ describe("App frame", () => {
     render(App);
     await fireEvent.keyDown(window, { key: "7", altKey: true });
     expect(await screen.findByText("/tmp/pactwise-data")).toBeTruthy();
-    await fireEvent.keyDown(window, { key: "5", altKey: true });
+    await fireEvent.keyDown(window, { key: "3", altKey: true });
     expect((await screen.findByTestId("upcoming")).textContent).toContain("Not built yet");
+    await fireEvent.keyDown(window, { key: "5", altKey: true });
+    expect((await screen.findByTestId("prep-empty")).textContent).toContain("No packages yet");
     await fireEvent.keyDown(window, { key: "1", altKey: true });
     expect((await screen.findByTestId("queue-empty")).textContent).toContain("Nothing waits for a person");
   });

@@ -237,6 +237,8 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         if (view?.status !== "signed_off") throw { code: "review_incomplete", message: "sign the report off before exporting it" };
         return { path: a.path, bytes: 10_240, format: a.format };
       }
+      case "prep_list":
+        return [];
       default:
         throw new Error(`unexpected command ${cmd}`);
     }

@@ -32,10 +32,13 @@ pub use memo::MemoFormat;
 pub use model::{ModelAvailability, ModelBudget};
 pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
 pub use pactwise_pipeline::{Stage, Thresholds};
-pub use pactwise_prep::{ArtifactKind, ArtifactState, Content, Intake, Package, RunBudget, RunStatus};
+pub use pactwise_prep::{
+    ArtifactKind, ArtifactState, Content, DraftProgress, Intake, Package, RunBudget, RunStatus, RunStep,
+};
 pub use pactwise_store::OrgScope;
 pub use prep::{
-    PREP_LEASE_MINUTES, PrepExport, PrepExportFormat, PrepLock, PrepSummary, PrepView, PublishViolation, parse_artifact,
+    MilestoneDate, PREP_LEASE_MINUTES, PrepExport, PrepExportFormat, PrepLock, PrepSummary, PrepView, PublishViolation,
+    parse_artifact,
 };
 pub use report::{
     REPORT_MAX_CALLS_KEY, REPORT_TIME_LIMIT_KEY, ReportOptions, ReportProgress, ReportSignOff, ReportStatus, ReportView,

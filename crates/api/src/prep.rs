@@ -1,16 +1,18 @@
-//! Prep Studio as user actions: one function per action, used by the CLI (`pactwise prep ...`) and, later, the
-//! desktop view. Every action takes the session's scope; edits need the caller's edit lease; publishing goes only
+//! Prep Studio as user actions: one function per action, used by the CLI (`pactwise prep ...`) and the desktop
+//! view (`src-tauri`'s `prep_*` commands). Every action takes the session's scope; edits need the caller's edit lease; publishing goes only
 //! through the store's gate (`Prep::publish`) under the caller's own session.
 //!
 //! For the desktop view: `prep_show` returns everything the Prep Studio screen shows (the six artifacts with their
 //! states, validator errors, content hashes and prompt stamps; critic findings; warnings; the run with its budget
-//! meter; the lock holder; the publish pre-check). Editing and validation work offline; `prep_draft` needs the model.
+//! meter; the lock holder; the publish pre-check; the milestone dates the calendar computes from the intake). Editing and validation work offline; `prep_draft` needs the model.
 
 use crate::{Api, ApiError};
 use pactwise_domain::ErrorCode;
 use pactwise_model::CallContext;
 use pactwise_prep::export::ExportError;
-use pactwise_prep::{ArtifactKind, Content, Drafter, Intake, Package, RunBudget, StepError};
+use pactwise_prep::{
+    ArtifactKind, Content, DraftProgress, Drafter, Intake, MilestoneKind, Package, RunBudget, StepError,
+};
 use pactwise_store::OrgScope;
 use pactwise_store::prep::{GateViolation, LockInfo, PackageRow};
 use serde::{Deserialize, Serialize};
@@ -61,6 +63,15 @@ fn lock_view(scope: &OrgScope, lock: LockInfo) -> PrepLock {
     }
 }
 
+/// A milestone date computed in code from the intake's timeline (business-day calendar, the intake's holidays).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct MilestoneDate {
+    pub kind: MilestoneKind,
+    /// The milestone's name in words ("Deadline for questions").
+    pub title: String,
+    pub date: chrono::NaiveDate,
+}
+
 /// A package as Prep Studio shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct PrepView {
@@ -72,6 +83,9 @@ pub struct PrepView {
     pub lock: Option<PrepLock>,
     /// What the store's gate would refuse now (empty: ready to publish).
     pub precheck: Vec<PublishViolation>,
+    /// The six milestone dates the calendar gives for the current intake (empty without an intake). The milestones
+    /// artifact must carry exactly these dates.
+    pub milestone_preview: Vec<MilestoneDate>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
@@ -132,6 +146,16 @@ fn parse_package(row: &PackageRow) -> Result<Package, ApiError> {
 fn view(scope: &OrgScope, row: PackageRow, lock: Option<LockInfo>) -> Result<PrepView, ApiError> {
     let package = parse_package(&row)?;
     let precheck = pactwise_prep::precheck(&package.artifacts).iter().map(PublishViolation::from).collect();
+    let milestone_preview = package
+        .artifacts
+        .intake
+        .content
+        .as_ref()
+        .map(pactwise_prep::milestone_dates)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(kind, date)| MilestoneDate { kind, title: kind.title().to_string(), date })
+        .collect();
     Ok(PrepView {
         id: row.id,
         version: row.version,
@@ -139,6 +163,7 @@ fn view(scope: &OrgScope, row: PackageRow, lock: Option<LockInfo>) -> Result<Pre
         package,
         lock: lock.map(|l| lock_view(scope, l)),
         precheck,
+        milestone_preview,
         updated_at: row.updated_at,
     })
 }
@@ -263,12 +288,14 @@ impl Api {
     }
 
     /// Drafts the package through the model (a new run), or continues a paused or failed one (`resume`).
+    /// `progress` is called before each step (a draft or a critic cycle) starts.
     pub async fn prep_draft(
         &self,
         scope: &OrgScope,
         id: &str,
         budget: Option<RunBudget>,
         resume: bool,
+        progress: &(dyn Fn(DraftProgress) + Send + Sync),
     ) -> Result<PrepView, ApiError> {
         let (s, id_owned) = (scope.clone(), id.to_string());
         let catalog = crate::review::catalog().map_err(|e| e.message);
@@ -303,7 +330,7 @@ impl Api {
             clock: self.clock.as_ref(),
             grounding: &grounding,
         };
-        let traces = drafter.run(&mut package).await;
+        let traces = drafter.run_with_progress(&mut package, progress).await;
         let (s, id_owned) = (scope.clone(), id.to_string());
         self.db
             .call(move |store| {

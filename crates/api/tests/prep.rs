@@ -1,6 +1,6 @@
 //! Prep Studio through the api, as the CLI and the desktop view use it: draft against the fake model (a golden
 //! run whose draft breaks two validators), fix both errors by hand, validate, approve what was seen, publish
-//! through the store's gate, export DOCX and OCDS.
+//! through the store's gate, export DOCX, OCDS and PDF (the PDF read back through pdfium).
 
 use pactwise_api::{Api, ApiOptions, ArtifactKind, Content, Intake, PrepExportFormat, RunStatus};
 use pactwise_domain::ErrorCode;
@@ -33,8 +33,23 @@ async fn draft_fix_by_hand_approve_publish_and_export() {
     let view = api.prep_new(&scope, intake).await.unwrap();
     let id = view.id.clone();
     assert!(view.lock.as_ref().unwrap().held_by_me);
-    let view = api.prep_draft(&scope, &id, None, false).await.unwrap();
+    // The milestone dates are computed from the intake before anything is drafted.
+    let preview: Vec<String> = view.milestone_preview.iter().map(|m| format!("{} {}", m.title, m.date)).collect();
+    assert_eq!(preview.len(), 6);
+    assert_eq!(preview[0], "Publication 2027-04-05");
+    let steps = std::sync::Mutex::new(Vec::new());
+    let view = api
+        .prep_draft(&scope, &id, None, false, &|p| steps.lock().unwrap().push((p.step, p.done, p.remaining)))
+        .await
+        .unwrap();
     assert_eq!(view.package.run.status, RunStatus::Done);
+    let steps = steps.into_inner().unwrap();
+    assert_eq!(steps.len() as u32, view.package.run.model_calls, "one progress report per model call");
+    assert_eq!(steps[0], (pactwise_api::RunStep::Draft(ArtifactKind::Scope), 0, 6));
+    // The drafted milestones carry exactly the dates the preview showed.
+    let drafted: Vec<String> =
+        view.package.artifacts.milestones.content.as_ref().unwrap().items.iter().map(|m| m.date.to_string()).collect();
+    assert_eq!(drafted, view.milestone_preview.iter().map(|m| m.date.to_string()).collect::<Vec<_>>());
     assert_eq!(view.package.run.critic_cycles, 3);
     let rules: Vec<&str> = view.precheck.iter().map(|v| v.rule.as_str()).collect();
     assert!(rules.contains(&"weights_not_hundred") && rules.contains(&"pricing_line_not_priceable"), "{rules:?}");
@@ -75,5 +90,44 @@ async fn draft_fix_by_hand_approve_publish_and_export() {
     let release: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ocds).unwrap()).unwrap();
     assert_eq!(release["tag"][0], "tender");
     assert_eq!(release["tender"]["items"].as_array().unwrap().len(), 2);
+    // The file the app writes validates against the OCDS 1.1 release schema (`../shared/data`, or
+    // `PACTWISE_SHARED_DATA`; skipped with a message when the shared data folder is absent).
+    let data = std::env::var_os("PACTWISE_SHARED_DATA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
+    match std::fs::read_to_string(data.join("ocds/schema/release-schema.json")) {
+        Ok(text) => {
+            let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let validator = jsonschema::validator_for(&schema).unwrap();
+            let errors: Vec<String> =
+                validator.iter_errors(&release).map(|e| format!("{}: {e}", e.instance_path())).collect();
+            assert!(errors.is_empty(), "{errors:#?}");
+        }
+        Err(_) => eprintln!("OCDS schema check skipped: {} is absent", data.join("ocds/schema").display()),
+    }
     assert_eq!(api.prep_list(&scope).await.unwrap().len(), 1);
+
+    let pdfium = Path::new(pactwise_extract::DEFAULT_PDFIUM_PATH);
+    if !pdfium.exists() {
+        eprintln!("PDF export skipped: libpdfium is not installed (run make setup)");
+        return;
+    }
+    let pdf = dir.path().join("rfp.pdf");
+    let written = api.prep_export(&scope, &id, PrepExportFormat::Pdf, &pdf).await.unwrap();
+    assert_eq!(written.bytes, std::fs::metadata(&pdf).unwrap().len());
+    assert!(std::fs::read(&pdf).unwrap().starts_with(b"%PDF-"));
+    let report = pactwise_api::extract_file(&pdf, Default::default(), |_| {}).await.unwrap();
+    let text: String = report.pages.iter().map(|p| p.text.replace("\r\n", "\n")).collect::<Vec<_>>().join("\n");
+    for expected in [
+        "Request for proposals: IT service desk for schools",
+        "Riverside School District",
+        "Evaluation criteria",
+        "R-02 (scored)",
+        "50.00 %",
+        "On-site visit",
+    ] {
+        assert!(text.contains(expected), "{expected:?} missing from the PDF text:\n{text}");
+    }
+    // Nothing is left beside the export (it is written whole, then renamed).
+    assert!(!dir.path().join("rfp.partial").exists());
 }

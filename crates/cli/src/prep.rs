@@ -180,7 +180,19 @@ pub async fn run(api: &Api, scope: &OrgScope, command: PrepCommand) -> Result<Ou
                     max_seconds: max_seconds.unwrap_or(d.max_seconds),
                 }
             });
-            Ok(view_outcome(api.prep_draft(scope, &id, budget, resume).await?))
+            let progress = |p: pactwise_api::DraftProgress| {
+                let step = match p.step {
+                    pactwise_api::RunStep::Draft(kind) => kind.as_str(),
+                    pactwise_api::RunStep::Critique => "critic review",
+                };
+                eprintln!(
+                    "drafting: {step} (step {} of {}, {} tokens so far)",
+                    p.done + 1,
+                    p.done + p.remaining,
+                    p.tokens_used
+                );
+            };
+            Ok(view_outcome(api.prep_draft(scope, &id, budget, resume, &progress).await?))
         }
         PrepCommand::Edit { id, artifact, file } => {
             let kind = parse_artifact(&artifact)?;

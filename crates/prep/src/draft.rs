@@ -109,6 +109,21 @@ pub fn budget_pause(run: &crate::package::RunState, elapsed_seconds: i64) -> Opt
     None
 }
 
+/// What a drafting run is about to do, sent before each step so a person sees a long run move.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct DraftProgress {
+    /// The step that starts now.
+    pub step: RunStep,
+    /// Steps finished since this call started.
+    pub done: u32,
+    /// Steps still queued, this one included (a critic finding can add steps).
+    pub remaining: u32,
+    pub critic_cycles: u32,
+    pub tokens_used: u64,
+    pub cost_micros: i64,
+    pub budget: RunBudget,
+}
+
 /// How a step ended when it did not succeed.
 enum Stop {
     Pause(String),
@@ -127,7 +142,17 @@ impl Drafter<'_> {
     /// Runs the package's queue until it is empty, a budget pauses it, or a draft fails. Returns the traces of
     /// every model call (the caller stores them with the package).
     pub async fn run(&self, package: &mut Package) -> Vec<PrepTrace> {
+        self.run_with_progress(package, &|_| {}).await
+    }
+
+    /// [`Drafter::run`], calling `progress` before each step starts.
+    pub async fn run_with_progress(
+        &self,
+        package: &mut Package,
+        progress: &(dyn Fn(DraftProgress) + Send + Sync),
+    ) -> Vec<PrepTrace> {
         let mut traces = Vec::new();
+        let mut done = 0u32;
         for warning in &self.grounding.warnings {
             if !package.warnings.contains(warning) {
                 package.warnings.push(warning.clone());
@@ -145,6 +170,15 @@ impl Drafter<'_> {
                 package.run.pause_reason = Some(reason);
                 return traces;
             }
+            progress(DraftProgress {
+                step: next,
+                done,
+                remaining: package.run.queue.len() as u32,
+                critic_cycles: package.run.critic_cycles,
+                tokens_used: package.run.tokens_used,
+                cost_micros: package.run.cost_micros,
+                budget: package.run.budget,
+            });
             let result = match next {
                 RunStep::Draft(kind) => self.draft(package, kind, &mut traces).await,
                 RunStep::Critique => self.critique(package, &mut traces).await,
@@ -152,6 +186,7 @@ impl Drafter<'_> {
             match result {
                 Ok(()) => {
                     package.run.queue.remove(0);
+                    done += 1;
                 }
                 Err(Stop::Pause(reason)) => {
                     package.run.status = RunStatus::Paused;

@@ -24,7 +24,7 @@ pub use artifact::{
     Verification,
 };
 pub use calendar::{BusinessCalendar, milestone_dates};
-pub use draft::{Drafter, MAX_CRITIC_CYCLES, plan, resume};
+pub use draft::{DraftProgress, Drafter, MAX_CRITIC_CYCLES, plan, resume};
 pub use grounding::Grounding;
 pub use machine::{ArtifactState, Command, Event, StepError, Violation, step};
 pub use package::{

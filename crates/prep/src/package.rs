@@ -62,8 +62,10 @@ pub enum RunStep {
     Critique,
 }
 
+/// Where a drafting run stands. The container name is only the UI bindings' type name (`PrepRunStatus`, beside the
+/// workflow runs' `RunStatus`); JSON carries the variant names alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename = "PrepRunStatus", rename_all = "snake_case")]
 pub enum RunStatus {
     #[default]
     Idle,

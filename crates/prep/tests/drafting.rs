@@ -82,6 +82,38 @@ async fn a_blocker_re_runs_its_artifact_and_everything_downstream_then_the_criti
 }
 
 #[tokio::test]
+async fn progress_is_reported_before_every_step_including_the_steps_a_blocker_adds() {
+    let f = fixture("fleet-telematics");
+    let m = model(f.script.clone(), support::clock()).await;
+    let store = Store::open_in_memory(m.clock.clone()).unwrap();
+    let acme = org(&store, "Acme");
+    let buyer = member(&store, acme, "Ana", Role::Buyer);
+    let grounding = Grounding::default();
+    let mut p = Package::new(f.intake.clone());
+    plan(&mut p, f.budget);
+    let seen = Mutex::new(Vec::new());
+    let drafter = Drafter { model: &m.client, ctx: ctx(&buyer), clock: m.clock.as_ref(), grounding: &grounding };
+    let traces = drafter.run_with_progress(&mut p, &|progress| seen.lock().unwrap().push(progress)).await;
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(p.run.status, RunStatus::Done);
+    // One report per step, in the order the steps ran, each before its step (so with the spending so far).
+    assert_eq!(seen.len(), traces.len());
+    let steps: Vec<RunStep> = seen.iter().map(|s| s.step).collect();
+    assert_eq!(steps[0], RunStep::Draft(ArtifactKind::Scope));
+    assert_eq!(steps[5], RunStep::Critique);
+    assert_eq!(steps[6], RunStep::Draft(ArtifactKind::Requirements), "the blocker's re-run is reported too");
+    assert_eq!(seen.iter().map(|s| s.done).collect::<Vec<_>>(), (0..seen.len() as u32).collect::<Vec<_>>());
+    // Six steps planned first; the blocker in cycle 1 adds four drafts and a critique.
+    assert_eq!(seen[0].remaining, 6);
+    assert_eq!(seen[6].remaining, 5);
+    assert_eq!((seen[0].tokens_used, seen[0].cost_micros), (0, 0));
+    assert!(seen.windows(2).all(|w| w[0].tokens_used <= w[1].tokens_used));
+    assert_eq!(seen[6].critic_cycles, 1);
+    assert!(seen.last().unwrap().tokens_used < p.run.tokens_used, "the last step's spending comes after its report");
+    assert_eq!(seen[0].budget, f.budget);
+}
+
+#[tokio::test]
 async fn the_critic_stops_after_three_cycles_and_leaves_what_remains_to_the_buyer() {
     let clock = support::clock();
     let (p, traces, _m) = run_fixture("it-service-desk", None, clock.as_ref()).await;

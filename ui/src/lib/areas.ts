@@ -32,7 +32,6 @@ export const AREAS: Area[] = [
     id: "prep",
     label: "Prep Studio",
     purpose: "Draft RFP packages: the model drafts, code checks, you approve",
-    upcoming: "Prep Studio drafts an RFP package in six artifacts (intake, scope, requirements, criteria, pricing, milestones) with validators that block a broken package.",
   },
   {
     id: "assistant",

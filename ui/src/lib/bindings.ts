@@ -56,11 +56,34 @@ export const commands = {
 	signOffReport: (run: RunId, decision: Decision, reason: string) => typedError<ReportView_Serialize, ApiError>(__TAURI_INVOKE("sign_off_report", { run, decision, reason })),
 	/**  Writes a signed-off report as DOCX or PDF. */
 	exportReport: (run: RunId, format: MemoFormat, path: string) => typedError<ExportedReview, ApiError>(__TAURI_INVOKE("export_report", { run, format, path })),
+	/**  Starts an RFP package from the buyer's intake; the buyer holds its edit lease. */
+	prepNew: (intake: Intake_Deserialize) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_new", { intake })),
+	/**  The organization's RFP packages, most recently changed first. */
+	prepList: () => typedError<PrepSummary[], ApiError>(__TAURI_INVOKE("prep_list")),
+	/**  A package with its six artifacts, findings, run and budget, lock holder, pre-check and milestone dates. */
+	prepShow: (id: string) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_show", { id })),
+	/**  Takes (or renews, or takes over once expired) the package's edit lease. */
+	prepLock: (id: string) => typedError<PrepLock, ApiError>(__TAURI_INVOKE("prep_lock", { id })),
+	/**  Gives the edit lease back. */
+	prepRelease: (id: string) => typedError<null, ApiError>(__TAURI_INVOKE("prep_release", { id })),
+	/**  A person's edit of one artifact (validated at once; downstream artifacts become stale). */
+	prepEdit: (id: string, content: Content_Deserialize) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_edit", { id, content })),
+	/**  Runs every validator again. */
+	prepValidate: (id: string) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_validate", { id })),
+	/**  Approves one artifact bound to the content hash the buyer saw. */
+	prepApprove: (id: string, kind: ArtifactKind, seenHash: string) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_approve", { id, kind, seenHash })),
+	/**  Drafts the package through the model (or resumes a paused or failed run), sending `PrepProgressEvent`s. */
+	prepDraft: (id: string, budget: RunBudget | null, resume: boolean) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_draft", { id, budget, resume })),
+	/**  Publishes through the store's gate, under this session. */
+	prepPublish: (id: string) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_publish", { id })),
+	/**  Writes the approved package to `path` as DOCX, PDF or an OCDS 1.1 release. */
+	prepExport: (id: string, format: PrepExportFormat, path: string) => typedError<PrepExport, ApiError>(__TAURI_INVOKE("prep_export", { id, format, path })),
 };
 
 /** Events */
 export const events = {
 	importProgressEvent: makeEvent<ImportProgressEvent, ImportProgressEvent>("import-progress-event"),
+	prepProgressEvent: makeEvent<PrepProgressEvent, PrepProgressEvent>("prep-progress-event"),
 };
 
 /* Types */
@@ -153,6 +176,47 @@ export type ApprovalView_Serialize = {
 	reason: string | null,
 	choice: string | null,
 	created_at: string,
+};
+
+/**  The artifacts, in dependency order: each depends on every one before it. */
+export type ArtifactKind = "intake" | "scope" | "requirements" | "criteria" | "pricing" | "milestones";
+
+export type ArtifactState = ArtifactState_Serialize | ArtifactState_Deserialize;
+
+export type ArtifactState_Deserialize = { status: "empty" } | 
+/**  A model draft is in flight; `previous` is restored if it fails. */
+{ status: "drafting"; previous: ArtifactState_Deserialize } | { status: "drafted" } | { status: "invalid"; errors: Violation_Deserialize[] } | { status: "valid" } | 
+/**  Approved by the buyer, bound to the hash of the content they saw. */
+{ status: "approved"; hash: string } | 
+/**  Something upstream changed after this was drafted; approval is gone until it is validated and approved again. */
+{ status: "stale" };
+
+export type ArtifactState_Serialize = { status: "empty" } | 
+/**  A model draft is in flight; `previous` is restored if it fails. */
+{ status: "drafting"; previous: ArtifactState_Serialize } | { status: "drafted" } | { status: "invalid"; errors: Violation_Serialize[] } | { status: "valid" } | 
+/**  Approved by the buyer, bound to the hash of the content they saw. */
+{ status: "approved"; hash: string } | 
+/**  Something upstream changed after this was drafted; approval is gone until it is validated and approved again. */
+{ status: "stale" };
+
+export type Artifacts = Artifacts_Serialize | Artifacts_Deserialize;
+
+export type Artifacts_Deserialize = {
+	intake: Slot_Deserialize<Intake_Deserialize>,
+	scope: Slot_Deserialize<Scope>,
+	requirements: Slot_Deserialize<Requirements_Deserialize>,
+	criteria: Slot_Deserialize<Criteria>,
+	pricing: Slot_Deserialize<Pricing_Deserialize>,
+	milestones: Slot_Deserialize<Milestones>,
+};
+
+export type Artifacts_Serialize = {
+	intake: Slot_Serialize<Intake_Serialize>,
+	scope: Slot_Serialize<Scope>,
+	requirements: Slot_Serialize<Requirements_Serialize>,
+	criteria: Slot_Serialize<Criteria>,
+	pricing: Slot_Serialize<Pricing_Serialize>,
+	milestones: Slot_Serialize<Milestones>,
 };
 
 /**  One question of a type's checklist. */
@@ -287,6 +351,15 @@ export type Confidence = { kind: "measured"; value: number | null } | { kind: "e
 /**  Text read from the file; there is nothing to be unsure about. */
 { kind: "none" };
 
+/**  Content of any artifact, for [`Package::set_content`]. */
+export type Content = Content_Serialize | Content_Deserialize;
+
+/**  Content of any artifact, for [`Package::set_content`]. */
+export type Content_Deserialize = { artifact: "intake"; content: Intake_Deserialize } | { artifact: "scope"; content: Scope } | { artifact: "requirements"; content: Requirements_Deserialize } | { artifact: "criteria"; content: Criteria } | { artifact: "pricing"; content: Pricing_Deserialize } | { artifact: "milestones"; content: Milestones };
+
+/**  Content of any artifact, for [`Package::set_content`]. */
+export type Content_Serialize = { artifact: "intake"; content: Intake_Serialize } | { artifact: "scope"; content: Scope } | { artifact: "requirements"; content: Requirements_Serialize } | { artifact: "criteria"; content: Criteria } | { artifact: "pricing"; content: Pricing_Serialize } | { artifact: "milestones"; content: Milestones };
+
 export type ContractReport = ContractReport_Serialize | ContractReport_Deserialize;
 
 export type ContractReport_Deserialize = {
@@ -389,6 +462,20 @@ export type CorrectionInput_Serialize = {
 	/**  Text selected in the contract; verified on its page before it is saved. */
 	quote: Quote | null,
 	note: string | null,
+};
+
+export type Criteria = {
+	criteria: Criterion[],
+};
+
+export type Criterion = {
+	id: string,
+	name: string,
+	description: string,
+	/**  Weight in basis points: 10,000 is 100 %. Weights of all criteria sum to exactly 10,000. */
+	weight_bp: number,
+	/**  The scored requirements evaluated under this criterion. */
+	requirement_codes: string[],
 };
 
 /**  The 41 clause categories of the CUAD dataset, spelled as the dataset spells them. */
@@ -520,6 +607,20 @@ export type Document_Serialize = {
 	created_at: string,
 	/**  Set when soft-deleted; a deleted document is invisible unless asked for explicitly and can be restored. */
 	deleted_at: string | null,
+};
+
+/**  What a drafting run is about to do, sent before each step so a person sees a long run move. */
+export type DraftProgress = {
+	/**  The step that starts now. */
+	step: RunStep,
+	/**  Steps finished since this call started. */
+	done: number,
+	/**  Steps still queued, this one included (a critic finding can add steps). */
+	remaining: number,
+	critic_cycles: number,
+	tokens_used: number,
+	cost_micros: number,
+	budget: RunBudget,
 };
 
 /**  An item dropped at an edge, as received (shortened); never repaired. */
@@ -684,6 +785,26 @@ export type FinalizeInput_Serialize = {
 	new_vendor_name: string | null,
 };
 
+/**  An advisory finding of the red-team critic. */
+export type Finding = {
+	cycle: number,
+	perspective: Perspective,
+	severity: Severity,
+	target: ArtifactKind,
+	rationale: string,
+	status: FindingStatus,
+};
+
+export type FindingStatus = 
+/**  A blocker or major finding: its artifact and everything downstream were drafted again. */
+"re_run" | 
+/**  A blocker or major finding left after the last critic cycle: the buyer decides. */
+"unresolved" | 
+/**  A minor finding: the buyer decides. */
+"awaiting_buyer" | 
+/**  The buyer read it and closed it. */
+"dismissed";
+
 /**  A built-in graph. */
 export type GraphSummary = {
 	name: string,
@@ -778,6 +899,51 @@ export type ImportedDocument_Serialize = {
 	review_error: ApiError | null,
 };
 
+/**  What the buyer needs: entered by the buyer (the intake module only proposes `needs` from the brief). */
+export type Intake = Intake_Serialize | Intake_Deserialize;
+
+/**  What the buyer needs: entered by the buyer (the intake module only proposes `needs` from the brief). */
+export type Intake_Deserialize = {
+	title: string,
+	/**  The buying organization's name as it appears on the RFP. */
+	buyer: string,
+	/**  The buyer's description in their own words. */
+	brief: string,
+	needs?: Need[],
+	/**  `goods`, `services` or `works`. */
+	category: string,
+	/**  ISO 4217 code. */
+	currency: string,
+	/**  The budget ceiling in minor units (cents), if the buyer states one. */
+	budget_ceiling_minor?: number | null,
+	timeline: Timeline,
+	/**  Non-working days besides weekends. */
+	holidays?: string[],
+	/**  A contract type of the checklist library to ground requirements in (e.g. `saas_subscription`). */
+	checklist_type?: string | null,
+};
+
+/**  What the buyer needs: entered by the buyer (the intake module only proposes `needs` from the brief). */
+export type Intake_Serialize = {
+	title: string,
+	/**  The buying organization's name as it appears on the RFP. */
+	buyer: string,
+	/**  The buyer's description in their own words. */
+	brief: string,
+	needs: Need[],
+	/**  `goods`, `services` or `works`. */
+	category: string,
+	/**  ISO 4217 code. */
+	currency: string,
+	/**  The budget ceiling in minor units (cents), if the buyer states one. */
+	budget_ceiling_minor: number | null,
+	timeline: Timeline,
+	/**  Non-working days besides weekends. */
+	holidays: string[],
+	/**  A contract type of the checklist library to ground requirements in (e.g. `saas_subscription`). */
+	checklist_type: string | null,
+};
+
 /**
  *  Patterns for the offline evaluator (Rust `regex` syntax, matched case-insensitively; no look-around, no
  *  back-references).
@@ -815,6 +981,15 @@ export type ItemStatus = "present" | "partial" | "absent" |
 /**  No answer: the model skipped it, its section failed, or its quote could not be verified (see the reason). */
 "not_evaluated";
 
+/**  How a scored requirement is measured. */
+export type Measure = {
+	/**  What is measured, e.g. "monthly availability". */
+	metric: string,
+	/**  The level to meet, e.g. ">= 99.9 %". */
+	threshold: string,
+	verification: Verification,
+};
+
 /**  The kinds of file Pactwise takes in. Detected from the file's bytes (magic numbers), not trusted from its name. */
 export type MediaType = "pdf" | "docx" | "txt" | "png" | "jpeg" | "tiff";
 
@@ -828,6 +1003,28 @@ export type Method =
 "rules" | 
 /**  A person confirmed or corrected it. */
 "person";
+
+export type Milestone = {
+	kind: MilestoneKind,
+	/**  Computed in code from the intake's timeline on the business-day calendar. */
+	date: string,
+	/**  Written by the model (or the buyer): why this milestone sits where it does. */
+	rationale: string,
+};
+
+/**  A milestone date computed in code from the intake's timeline (business-day calendar, the intake's holidays). */
+export type MilestoneDate = {
+	kind: MilestoneKind,
+	/**  The milestone's name in words ("Deadline for questions"). */
+	title: string,
+	date: string,
+};
+
+export type MilestoneKind = "publication" | "questions_deadline" | "submission_deadline" | "evaluation" | "award" | "contract_start";
+
+export type Milestones = {
+	items: Milestone[],
+};
 
 /**  Whether model calls can be made now, for the status line and Settings. */
 export type ModelAvailability = 
@@ -846,8 +1043,35 @@ export type NamedContract = {
 	title: string,
 };
 
+/**  One need the buyer states; requirements and scope say which needs they serve. */
+export type Need = {
+	/**  A short code such as `N1`. */
+	id: string,
+	text: string,
+};
+
 /**  An organization (tenant). */
 export type OrgId = string;
+
+export type Package = Package_Serialize | Package_Deserialize;
+
+export type Package_Deserialize = {
+	title: string,
+	artifacts: Artifacts_Deserialize,
+	findings: Finding[],
+	/**  Grounding problems shown to the buyer (a retrieval that failed, an unknown checklist type). */
+	warnings: string[],
+	run: RunState_Deserialize,
+};
+
+export type Package_Serialize = {
+	title: string,
+	artifacts: Artifacts_Serialize,
+	findings: Finding[],
+	/**  Grounding problems shown to the buyer (a retrieval that failed, an unknown checklist type). */
+	warnings: string[],
+	run: RunState_Serialize,
+};
 
 /**  A page as the contract pane shows it. */
 export type PageLayout = {
@@ -871,6 +1095,162 @@ export type PageSource =
 "text" | 
 /**  Optical character recognition of a rendered or scanned page. */
 "ocr";
+
+export type Perspective = 
+/**  A vendor's bid manager looking for ambiguity, lock-in and unpriceable asks. */
+"bid_manager" | 
+/**  A lawyer preparing a bid protest: unequal treatment, hidden criteria, unclear deadlines. */
+"protest_lawyer";
+
+/**  A written export. */
+export type PrepExport = {
+	path: string,
+	bytes: number,
+	format: PrepExportFormat,
+};
+
+export type PrepExportFormat = "docx" | "pdf" | 
+/**  An OCDS 1.1 release (JSON). */
+"ocds";
+
+/**  Who holds the edit lease. */
+export type PrepLock = {
+	holder_name: string,
+	held_by_me: boolean,
+	expires_at: string,
+	expired: boolean,
+};
+
+/**  Progress of a Prep Studio drafting run, sent before each step while `prep_draft` runs. */
+export type PrepProgressEvent = {
+	/**  The package being drafted. */
+	package: string,
+	progress: DraftProgress,
+};
+
+/**
+ *  Where a drafting run stands. The container name is only the UI bindings' type name (`PrepRunStatus`, beside the
+ *  workflow runs' `RunStatus`); JSON carries the variant names alone.
+ */
+export type PrepRunStatus = "idle" | "running" | 
+/**  Stopped before a budget would be overspent, or because the model is unavailable; `resume` continues. */
+"paused" | 
+/**  Stopped on a refused, truncated or out-of-shape draft; the artifact kept its content and shows the error. */
+"failed" | "done";
+
+/**  A package in a list. */
+export type PrepSummary = {
+	id: string,
+	title: string,
+	status: string,
+	states: ([ArtifactKind, string])[],
+	updated_at: string,
+};
+
+/**  A package as Prep Studio shows it. */
+export type PrepView = PrepView_Serialize | PrepView_Deserialize;
+
+/**  A package as Prep Studio shows it. */
+export type PrepView_Deserialize = {
+	id: string,
+	version: number,
+	/**  `draft` or `published`. */
+	status: string,
+	package: Package_Deserialize,
+	lock?: PrepLock | null,
+	/**  What the store's gate would refuse now (empty: ready to publish). */
+	precheck: PublishViolation_Deserialize[],
+	/**
+	 *  The six milestone dates the calendar gives for the current intake (empty without an intake). The milestones
+	 *  artifact must carry exactly these dates.
+	 */
+	milestone_preview: MilestoneDate[],
+	updated_at: string,
+};
+
+/**  A package as Prep Studio shows it. */
+export type PrepView_Serialize = {
+	id: string,
+	version: number,
+	/**  `draft` or `published`. */
+	status: string,
+	package: Package_Serialize,
+	lock: PrepLock | null,
+	/**  What the store's gate would refuse now (empty: ready to publish). */
+	precheck: PublishViolation_Serialize[],
+	/**
+	 *  The six milestone dates the calendar gives for the current intake (empty without an intake). The milestones
+	 *  artifact must carry exactly these dates.
+	 */
+	milestone_preview: MilestoneDate[],
+	updated_at: string,
+};
+
+export type PriceBasis = "fixed_price" | "per_unit" | "time_and_materials" | "subscription";
+
+export type Pricing = Pricing_Serialize | Pricing_Deserialize;
+
+export type PricingLine = PricingLine_Serialize | PricingLine_Deserialize;
+
+export type PricingLine_Deserialize = {
+	code: string,
+	description: string,
+	/**  What one unit is, e.g. "vehicle-month". */
+	unit: string,
+	/**  How many units are priced, when known. */
+	quantity?: number | null,
+	basis?: PriceBasis | null,
+	/**  The amount is left open ("to be determined"); such a line cannot be priced. */
+	open_amount?: boolean,
+};
+
+export type PricingLine_Serialize = {
+	code: string,
+	description: string,
+	/**  What one unit is, e.g. "vehicle-month". */
+	unit: string,
+	/**  How many units are priced, when known. */
+	quantity: number | null,
+	basis: PriceBasis | null,
+	/**  The amount is left open ("to be determined"); such a line cannot be priced. */
+	open_amount: boolean,
+};
+
+export type Pricing_Deserialize = {
+	currency: string,
+	lines: PricingLine_Deserialize[],
+};
+
+export type Pricing_Serialize = {
+	currency: string,
+	lines: PricingLine_Serialize[],
+};
+
+/**  Which prompt module produced a piece of content, stamped with the module's content hash. */
+export type PromptStamp = {
+	module: string,
+	version: number,
+	hash: string,
+};
+
+/**  One rule the publish pre-check (or the store's gate) found broken. */
+export type PublishViolation = PublishViolation_Serialize | PublishViolation_Deserialize;
+
+/**  One rule the publish pre-check (or the store's gate) found broken. */
+export type PublishViolation_Deserialize = {
+	rule: string,
+	artifact: string,
+	subject?: string | null,
+	message: string,
+};
+
+/**  One rule the publish pre-check (or the store's gate) found broken. */
+export type PublishViolation_Serialize = {
+	rule: string,
+	artifact: string,
+	subject: string | null,
+	message: string,
+};
 
 /**  A document in the review queue. */
 export type QueueEntry = QueueEntry_Serialize | QueueEntry_Deserialize;
@@ -1080,6 +1460,44 @@ export type ReportWindow = {
 	clauses: number,
 };
 
+export type Requirement = Requirement_Serialize | Requirement_Deserialize;
+
+export type RequirementKind = 
+/**  Pass or fail; not scored. */
+"mandatory" | 
+/**  Scored under exactly one evaluation criterion; must be measurable. */
+"scored";
+
+export type Requirement_Deserialize = {
+	/**  Unique within the package, e.g. `R-07`. */
+	code: string,
+	text: string,
+	kind: RequirementKind,
+	/**  The intake needs it serves. */
+	need_ids?: string[],
+	measure?: Measure | null,
+};
+
+export type Requirement_Serialize = {
+	/**  Unique within the package, e.g. `R-07`. */
+	code: string,
+	text: string,
+	kind: RequirementKind,
+	/**  The intake needs it serves. */
+	need_ids: string[],
+	measure: Measure | null,
+};
+
+export type Requirements = Requirements_Serialize | Requirements_Deserialize;
+
+export type Requirements_Deserialize = {
+	items: Requirement_Deserialize[],
+};
+
+export type Requirements_Serialize = {
+	items: Requirement_Serialize[],
+};
+
 /**  The gate's decision as the CLI contract has it: `route` and `reason` (null when auto), with a sentence. */
 export type ReviewGate = ReviewGate_Serialize | ReviewGate_Deserialize;
 
@@ -1192,6 +1610,16 @@ export type RiskLevel = "critical" | "high" | "medium" | "low";
  */
 export type Role = "owner" | "admin" | "reviewer" | "buyer" | "approver" | "viewer";
 
+/**
+ *  Limits of one drafting run. Tokens and cost count over the whole draft; time counts per run (each resume starts
+ *  the clock again).
+ */
+export type RunBudget = {
+	max_tokens: number,
+	max_cost_micros: number,
+	max_seconds: number,
+};
+
 /**  A run with its timeline, approvals, handed-off tasks and checkpoint count. */
 export type RunDetail = RunDetail_Serialize | RunDetail_Deserialize;
 
@@ -1237,6 +1665,45 @@ export type RunEventView_Serialize = {
 /**  A workflow run (one execution of a graph). */
 export type RunId = string;
 
+/**  The drafting run's durable state: what is left to do and what was spent. Resuming replays it. */
+export type RunState = RunState_Serialize | RunState_Deserialize;
+
+/**  The drafting run's durable state: what is left to do and what was spent. Resuming replays it. */
+export type RunState_Deserialize = {
+	status: PrepRunStatus,
+	queue: RunStep[],
+	budget: RunBudget,
+	critic_cycles: number,
+	/**  The critic cycle after which no blocker or major finding was left (convergence), if it came. */
+	converged_at_cycle?: number | null,
+	tokens_used: number,
+	cost_micros: number,
+	/**  The largest single step so far: the reserve kept free before the next step starts. */
+	largest_step_tokens: number,
+	largest_step_cost_micros: number,
+	model_calls: number,
+	pause_reason?: string | null,
+	error?: SlotError | null,
+};
+
+/**  The drafting run's durable state: what is left to do and what was spent. Resuming replays it. */
+export type RunState_Serialize = {
+	status: PrepRunStatus,
+	queue: RunStep[],
+	budget: RunBudget,
+	critic_cycles: number,
+	/**  The critic cycle after which no blocker or major finding was left (convergence), if it came. */
+	converged_at_cycle: number | null,
+	tokens_used: number,
+	cost_micros: number,
+	/**  The largest single step so far: the reserve kept free before the next step starts. */
+	largest_step_tokens: number,
+	largest_step_cost_micros: number,
+	model_calls: number,
+	pause_reason: string | null,
+	error: SlotError | null,
+};
+
 /**  Where a workflow run stands. */
 export type RunStatus = 
 /**  Has work to do now (or as soon as a worker holds its lease). */
@@ -1245,6 +1712,9 @@ export type RunStatus =
 "waiting" | 
 /**  A step failed for good; completed steps are being undone in reverse order. */
 "compensating" | "succeeded" | "failed" | "cancelled";
+
+/**  A step of a drafting run. */
+export type RunStep = { step: "draft"; artifact: ArtifactKind } | { step: "critique" };
 
 /**  A run as the UI and the CLI show it. */
 export type RunView = RunView_Serialize | RunView_Deserialize;
@@ -1287,6 +1757,15 @@ export type RunView_Serialize = {
 	finished_at: string | null,
 };
 
+export type Scope = {
+	summary: string,
+	in_scope: string[],
+	out_of_scope: string[],
+	deliverables: string[],
+	/**  The intake needs this scope covers. */
+	need_ids: string[],
+};
+
 /**  A section of a type's checklist ("Term and termination"). */
 export type Section = {
 	/**  snake_case, unique within the type; the middle part of its items' ids. */
@@ -1303,6 +1782,14 @@ export type SessionInfo = {
 	role: Role,
 	data_dir: string,
 };
+
+export type Severity = 
+/**  The package cannot go out like this (e.g. a requirement only one vendor can meet). */
+"blocker" | 
+/**  A serious weakness a vendor or a protest would exploit. */
+"major" | 
+/**  Worth the buyer's attention; nothing is re-run for it. */
+"minor";
 
 /**
  *  Signals for the offline keyword classifier. All entries are regular expressions (Rust `regex` syntax, matched
@@ -1334,6 +1821,42 @@ export type Signals_Serialize = {
 	distinctive_terms: string[],
 	/**  Terms that suggest another type. */
 	negative_cues: string[],
+};
+
+/**
+ *  One artifact: its state, its content (none before the first draft), the hash of that content, and the prompt
+ *  module that drafted it (none when a person wrote it).
+ */
+export type Slot<T> = Slot_Serialize<T> | Slot_Deserialize<T>;
+
+/**  An error shown on an artifact (a refused or truncated draft); the content stays as it was. */
+export type SlotError = {
+	code: ErrorCode,
+	message: string,
+};
+
+/**
+ *  One artifact: its state, its content (none before the first draft), the hash of that content, and the prompt
+ *  module that drafted it (none when a person wrote it).
+ */
+export type Slot_Deserialize<T> = {
+	state: ArtifactState_Deserialize,
+	content?: T | null,
+	content_hash?: string | null,
+	prompt?: PromptStamp | null,
+	error?: SlotError | null,
+};
+
+/**
+ *  One artifact: its state, its content (none before the first draft), the hash of that content, and the prompt
+ *  module that drafted it (none when a person wrote it).
+ */
+export type Slot_Serialize<T> = {
+	state: ArtifactState_Serialize,
+	content: T | null,
+	content_hash: string | null,
+	prompt: PromptStamp | null,
+	error: SlotError | null,
 };
 
 /**  The pipeline's stages after extraction, in order. */
@@ -1407,6 +1930,22 @@ export type Thresholds_Serialize = {
 	max_not_evaluated_share: number | null,
 };
 
+/**  Business days between the milestones; dates are computed from these in code. */
+export type Timeline = {
+	/**  The day the RFP is published (moved to the next business day if it is not one). */
+	publication: string,
+	/**  Business days from publication to the questions deadline. */
+	question_days: number,
+	/**  Business days from the questions deadline to the submission deadline. */
+	submission_days: number,
+	/**  Business days of evaluation after the submission deadline. */
+	evaluation_days: number,
+	/**  Business days from the end of evaluation to the award. */
+	award_days: number,
+	/**  Business days from the award to the contract start. */
+	contract_start_days: number,
+};
+
 /**  What a tool call did, for the answer's trace. */
 export type ToolCallSummary = ToolCallSummary_Serialize | ToolCallSummary_Deserialize;
 
@@ -1472,6 +2011,29 @@ export type Value = null | boolean | number | string | Value[] | { [key in strin
 export type VendorEntry = {
 	id: string,
 	name: string,
+};
+
+export type Verification = "test" | "demonstration" | "document" | "reference" | "inspection";
+
+/**  A validator's finding: a rule with a stable name, the item it is about, and what to do. */
+export type Violation = Violation_Serialize | Violation_Deserialize;
+
+/**  A validator's finding: a rule with a stable name, the item it is about, and what to do. */
+export type Violation_Deserialize = {
+	/**  Stable name (the publish gate's rules use `pactwise_store::prep::PublishRule` names). */
+	rule: string,
+	artifact: ArtifactKind,
+	subject?: string | null,
+	message: string,
+};
+
+/**  A validator's finding: a rule with a stable name, the item it is about, and what to do. */
+export type Violation_Serialize = {
+	/**  Stable name (the publish gate's rules use `pactwise_store::prep::PublishRule` names). */
+	rule: string,
+	artifact: ArtifactKind,
+	subject: string | null,
+	message: string,
 };
 
 /* Tauri Specta runtime */
