@@ -263,3 +263,31 @@ fn a_data_directory_that_cannot_be_used_is_a_clear_error() {
     assert!(message.contains("a-file") && message.contains("--data-dir"), "names it and says what to do: {message}");
     assert_eq!(std::fs::read(&not_a_dir).unwrap(), b"x", "the file is left as it was");
 }
+
+#[test]
+fn sync_says_it_is_not_signed_in_and_refuses_a_bad_address() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let status = pactwise(&data, &["sync", "status", "--json"]);
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let status = json_of(&status);
+    assert_eq!(status["phase"], "not_signed_in");
+    assert_eq!(status["pending_uploads"], 0);
+
+    let now = pactwise(&data, &["sync", "now", "--json"]);
+    assert_eq!(now.status.code(), Some(1));
+    assert_eq!(json_of(&now)["error"]["code"], "unauthenticated");
+    assert!(String::from_utf8_lossy(&now.stderr).contains("sync sign-in"), "says what to do");
+
+    let bad = Command::new(env!("CARGO_BIN_EXE_pactwise"))
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["sync", "sign-in", "--server", "sync.example.com", "--org", "alpha", "--email", "a@b.c", "--json"])
+        .env("PACTWISE_SYNC_PASSWORD", "secret-password")
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "bad input");
+    let bad = json_of(&bad);
+    assert_eq!(bad["error"]["code"], "invalid_input");
+    assert!(!bad.to_string().contains("secret-password"), "the password is never printed");
+}
