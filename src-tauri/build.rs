@@ -29,6 +29,10 @@ const COMMANDS: &[&str] = &[
     "list_runs",
     "workflow_graphs",
     "start_run",
+    "sync_status",
+    "sync_sign_in",
+    "sync_sign_out",
+    "sync_retry",
 ];
 
 fn main() {

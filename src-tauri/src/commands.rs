@@ -4,7 +4,8 @@ use crate::AppState;
 use pactwise_api::{
     ApiError, ApprovalView, CorrectionInput, DecisionOutcome, DocumentQuery, DocumentReview, ExportedReview,
     FinalizeInput, GraphSummary, ImportOptions, ImportProgress, ImportReport, MemoFormat, ModelAvailability,
-    PageLayout, QueueEntry, ReviewMode, RunDetail, RunView, SessionInfo, Stage, Thresholds,
+    PageLayout, QueueEntry, ReviewMode, RunDetail, RunView, SessionInfo, SignInInput, Stage, SyncStatusView,
+    Thresholds,
 };
 use pactwise_domain::ContractType;
 use pactwise_domain::{ApprovalId, Decision, Document, DocumentId, RunId};
@@ -266,6 +267,42 @@ async fn start_run(state: State<'_, AppState>, graph: String, input: serde_json:
     api.start_run(&scope, graph, input).await
 }
 
+/// Where sync stands (the status line polls it).
+#[tauri::command]
+#[specta::specta]
+async fn sync_status(state: State<'_, AppState>) -> Result<SyncStatusView, ApiError> {
+    let (api, _) = state.session().await?;
+    api.sync_status().await
+}
+
+/// Signs in to the organization's sync service; its organization becomes the window's session and the background
+/// loop starts.
+#[tauri::command]
+#[specta::specta]
+async fn sync_sign_in(state: State<'_, AppState>, input: SignInInput) -> Result<SyncStatusView, ApiError> {
+    let (api, _) = state.session().await?;
+    let scope = api.sync_sign_in(input).await?;
+    state.set_scope(scope).await;
+    crate::start_sync(api).await;
+    api.sync_status().await
+}
+
+/// Signs out of sync (the loop stops, the token leaves the keychain); the data stays.
+#[tauri::command]
+#[specta::specta]
+async fn sync_sign_out(state: State<'_, AppState>) -> Result<SyncStatusView, ApiError> {
+    let (api, _) = state.session().await?;
+    api.sync_sign_out().await
+}
+
+/// The retry button: sync now instead of waiting out the backoff.
+#[tauri::command]
+#[specta::specta]
+async fn sync_retry(state: State<'_, AppState>) -> Result<SyncStatusView, ApiError> {
+    let (api, _) = state.session().await?;
+    api.sync_retry().await
+}
+
 /// The commands and events the UI may use; also what the TypeScript bindings are generated from.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
@@ -298,6 +335,10 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             list_runs,
             workflow_graphs,
             start_run,
+            sync_status,
+            sync_sign_in,
+            sync_sign_out,
+            sync_retry,
         ])
         .events(tauri_specta::collect_events![ImportProgressEvent])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.
