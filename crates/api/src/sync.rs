@@ -425,8 +425,17 @@ impl FileHooks {
                 .await
                 .map_err(|e| SyncError::Io(e.to_string()))?
                 .map_err(replica_error)?;
-            http.upload_blob(bytes).await?;
-            self.uploaded.fetch_add(1, Ordering::Relaxed);
+            match http.upload_blob(bytes).await {
+                Ok(_) => {
+                    self.uploaded.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) if is_transient(&e) => return Err(e),
+                // Refused for good (too large for the service, say): the change still goes out, so nothing else
+                // waits behind it; other devices list the document as a file they cannot fetch, with the reason.
+                Err(e) => {
+                    tracing::warn!(document = %change.record_id, code = %e.code(), "the service refused the file: {e}")
+                }
+            }
         }
         Ok(())
     }
