@@ -82,9 +82,16 @@ fn sync_error(e: SyncError) -> ApiError {
 // ---------------------------------------------------------------------------------------------------------------
 // Encoding local changes
 
-/// The running loop, as far as the rest of the process needs it: to wake it and to read its status.
+/// The running loop, as far as the rest of the process needs it: to wake it and to read its status; or why it
+/// could not start (a token missing from the keychain, say), for the status line.
 #[derive(Clone, Default)]
-pub(crate) struct LoopSlot(Arc<Mutex<Option<Running>>>);
+pub(crate) struct LoopSlot(Arc<Mutex<SlotState>>);
+
+#[derive(Default)]
+struct SlotState {
+    running: Option<Running>,
+    start_error: Option<ApiError>,
+}
 
 struct Running {
     client: Weak<SyncClient<StoreReplica>>,
@@ -93,12 +100,16 @@ struct Running {
 }
 
 impl LoopSlot {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Running>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn client(&self) -> Option<Arc<SyncClient<StoreReplica>>> {
-        self.lock().as_ref().and_then(|r| r.client.upgrade())
+        self.lock().running.as_ref().and_then(|r| r.client.upgrade())
+    }
+
+    fn start_error(&self) -> Option<ApiError> {
+        self.lock().start_error.clone()
     }
 
     fn wake(&self) {
@@ -108,7 +119,7 @@ impl LoopSlot {
     }
 
     fn stop(&self) {
-        self.lock().take();
+        *self.lock() = SlotState::default();
     }
 }
 
@@ -783,8 +794,11 @@ impl Api {
         let client = self.sync_slot.client().filter(|c| c.replica().scope.org() == scope.org());
         let live = client.as_ref().map(|c| c.status());
         let last_success = live.as_ref().and_then(|l| l.last_success).max(stored_success);
-        let last_error =
-            live.as_ref().and_then(|l| l.last_error.as_ref()).map(|e| ApiError::new(e.code, e.message.clone()));
+        let last_error = match &live {
+            Some(l) => l.last_error.as_ref().map(|e| ApiError::new(e.code, e.message.clone())),
+            // In the app a loop that could not start says why; the CLI never starts one.
+            None => self.sync_slot.start_error(),
+        };
         let phase = match live.as_ref().map(|l| l.activity) {
             Some("syncing") => SyncPhase::Syncing,
             Some("waiting_to_retry") => SyncPhase::WaitingToRetry,
@@ -838,9 +852,11 @@ impl Api {
     pub async fn sync_loop(&self) -> Result<Option<SyncLoop>, ApiError> {
         self.sync_slot.stop();
         let Some((scope, account, _)) = self.bound_sync().await? else { return Ok(None) };
-        let (client, _) = self.sync_client(scope, &account)?;
+        let (client, _) = self.sync_client(scope, &account).inspect_err(|e| {
+            self.sync_slot.lock().start_error = Some(e.clone());
+        })?;
         let (stop, stopped) = tokio::sync::oneshot::channel();
-        *self.sync_slot.lock() = Some(Running { client: Arc::downgrade(&client), _stop: stop });
+        self.sync_slot.lock().running = Some(Running { client: Arc::downgrade(&client), _stop: stop });
         Ok(Some(SyncLoop { client, stopped }))
     }
 

@@ -324,3 +324,21 @@ async fn the_token_lives_in_the_os_keychain_and_leaves_it_at_sign_out() {
     api.sync_sign_out().await.unwrap();
     assert!(keychain.get().unwrap().is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_that_cannot_start_says_why_in_the_status() {
+    let service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let a = desktop(tmp.path(), "a");
+    a.api.sync_sign_in(service.sign_in("alpha", "ann@alpha.example")).await.unwrap();
+    let device = a.api.sync_status().await.unwrap().account.unwrap().device_id.parse().unwrap();
+    // The keychain lost the token (another tool cleared it): the loop cannot start, and the status line says so.
+    a.tokens.store_for(device).clear().unwrap();
+    let err = a.api.sync_loop().await.err().expect("no loop without a token");
+    assert_eq!(err.code, ErrorCode::Unauthenticated);
+    let status = a.api.sync_status().await.unwrap();
+    assert!(!status.running);
+    let shown = status.last_error.expect("the reason is shown");
+    assert_eq!(shown.code, ErrorCode::Unauthenticated);
+    assert!(shown.message.contains("sign in to sync again"), "{}", shown.message);
+}

@@ -172,10 +172,13 @@ fn ensure_user(tx: &Transaction<'_>, user: UserId, name_hint: Option<&str>, now:
         .filter(|n| !n.is_empty())
         .map(|n| n.chars().take(200).collect::<String>())
         .unwrap_or_else(|| format!("Member {}", &id[..8.min(id.len())]));
+    // A placeholder name ("Member 01a2…", from a change that carried none) gives way to the first real one.
     tx.prepare_cached(
-        "INSERT INTO users (id, display_name, email, created_at) VALUES (?1, ?2, NULL, ?3) ON CONFLICT (id) DO NOTHING",
+        "INSERT INTO users (id, display_name, email, created_at) VALUES (?1, ?2, NULL, ?3)
+         ON CONFLICT (id) DO UPDATE SET display_name = excluded.display_name
+         WHERE users.display_name = 'Member ' || substr(users.id, 1, 8) AND ?4",
     )?
-    .execute(params![id, name, now])?;
+    .execute(params![id, name, now, name_hint.is_some_and(|n| !n.trim().is_empty())])?;
     Ok(())
 }
 

@@ -258,6 +258,15 @@ fn a_remote_delete_and_restore_apply_to_a_document_that_is_here() {
         .map(|e| e.action)
         .collect::<Vec<_>>();
     assert_eq!(deleted_by_other, ["document.deleted", "document.restored"]);
+    let placeholder = store.platform().user_name(other).unwrap();
+    assert!(placeholder.starts_with("Member "), "{placeholder}");
+    // The first change that names the member gives the row its name; a later one does not rename it.
+    log.apply_page(&b, 5, (1, 0), |a| {
+        a.ensure_user(other, Some("bob@alpha.example"))?;
+        a.ensure_user(other, Some("someone else"))
+    })
+    .unwrap();
+    assert_eq!(store.platform().user_name(other).unwrap(), "bob@alpha.example");
 }
 
 #[test]
