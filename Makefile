@@ -88,6 +88,7 @@ ui/dist/index.html: $(UI_SOURCES) ui/node_modules/.installed
 build: setup ui
 	cargo build -p pactwise-desk -p pactwise-cli -p pactwise-extract
 	cargo build -p pactwise-model --features fake --bin pactwise-fake-model
+	cargo build -p pactwise-sync-server
 
 run: build
 	$(CLI) demo

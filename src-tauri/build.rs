@@ -45,6 +45,10 @@ const COMMANDS: &[&str] = &[
     "prep_draft",
     "prep_publish",
     "prep_export",
+    "sync_status",
+    "sync_sign_in",
+    "sync_sign_out",
+    "sync_retry",
 ];
 
 fn main() {

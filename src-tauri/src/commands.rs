@@ -5,7 +5,8 @@ use pactwise_api::{
     ApiError, ApprovalView, ArtifactKind, Content, CorrectionInput, DecisionOutcome, DocumentQuery, DocumentReview,
     DraftProgress, ExportedReview, FinalizeInput, GraphSummary, ImportOptions, ImportProgress, ImportReport, Intake,
     MemoFormat, ModelAvailability, PageLayout, PrepExport, PrepExportFormat, PrepLock, PrepSummary, PrepView,
-    QueueEntry, ReportOptions, ReportView, ReviewMode, RunBudget, RunDetail, RunView, SessionInfo, Stage, Thresholds,
+    QueueEntry, ReportOptions, ReportView, ReviewMode, RunBudget, RunDetail, RunView, SessionInfo, SignInInput, Stage,
+    SyncStatusView, Thresholds,
 };
 use pactwise_domain::ContractType;
 use pactwise_domain::{ApprovalId, Decision, Document, DocumentId, RunId};
@@ -440,6 +441,42 @@ async fn prep_export(
     api.prep_export(&scope, &id, format, &PathBuf::from(path)).await
 }
 
+/// Where sync stands (the status line polls it).
+#[tauri::command]
+#[specta::specta]
+async fn sync_status(state: State<'_, AppState>) -> Result<SyncStatusView, ApiError> {
+    let (api, _) = state.session().await?;
+    api.sync_status().await
+}
+
+/// Signs in to the organization's sync service; its organization becomes the window's session and the background
+/// loop starts.
+#[tauri::command]
+#[specta::specta]
+async fn sync_sign_in(state: State<'_, AppState>, input: SignInInput) -> Result<SyncStatusView, ApiError> {
+    let (api, _) = state.session().await?;
+    let scope = api.sync_sign_in(input).await?;
+    state.set_scope(scope).await;
+    crate::start_sync(api).await;
+    api.sync_status().await
+}
+
+/// Signs out of sync (the loop stops, the token leaves the keychain); the data stays.
+#[tauri::command]
+#[specta::specta]
+async fn sync_sign_out(state: State<'_, AppState>) -> Result<SyncStatusView, ApiError> {
+    let (api, _) = state.session().await?;
+    api.sync_sign_out().await
+}
+
+/// The retry button: sync now instead of waiting out the backoff.
+#[tauri::command]
+#[specta::specta]
+async fn sync_retry(state: State<'_, AppState>) -> Result<SyncStatusView, ApiError> {
+    let (api, _) = state.session().await?;
+    api.sync_retry().await
+}
+
 /// The commands and events the UI may use; also what the TypeScript bindings are generated from.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
@@ -488,6 +525,10 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             prep_draft,
             prep_publish,
             prep_export,
+            sync_status,
+            sync_sign_in,
+            sync_sign_out,
+            sync_retry,
         ])
         .events(tauri_specta::collect_events![ImportProgressEvent, PrepProgressEvent])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.

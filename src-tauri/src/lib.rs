@@ -23,6 +23,24 @@ impl AppState {
             Err(e) => Err(e.clone()),
         }
     }
+
+    /// The window works in another session from now on (after a sync sign-in).
+    pub(crate) async fn set_scope(&self, new: OrgScope) {
+        if let Ok((_, scope)) = &self.opened {
+            *scope.write().await = new;
+        }
+    }
+}
+
+/// Starts the sync loop of the signed-in organization, if this install syncs (a sign-in or a restart).
+pub(crate) async fn start_sync(api: &Api) {
+    match api.sync_loop().await {
+        Ok(Some(sync_loop)) => {
+            tauri::async_runtime::spawn(sync_loop.run());
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!(code = %e.code, "sync did not start: {}", e.message),
+    }
 }
 
 /// `--data-dir DIR` (or `--data-dir=DIR`) from the command line, if given.
@@ -133,6 +151,8 @@ pub fn run() {
             builder.mount_events(app);
             if let Ok((api, _)) = &state.opened {
                 tauri::async_runtime::block_on(async { api.spawn_background_tasks() });
+                let api = api.clone();
+                tauri::async_runtime::spawn(async move { start_sync(&api).await });
             }
             app.manage(state);
             tracing::info!("window ready");

@@ -8,6 +8,7 @@ import type {
   PageLayout,
   QueueEntry_Serialize,
   ReportView_Serialize,
+  SyncStatusView_Serialize,
   Thresholds_Serialize,
   VendorEntry,
 } from "../src/lib/bindings";
@@ -35,6 +36,36 @@ export interface FakeBackend {
   reports: Record<string, ReportView_Serialize[]>;
   /** What `start_report` answers for a document (an error is thrown as the backend's). */
   runReport?: (document: string) => ReportView_Serialize;
+  orgName: string;
+  sync: SyncStatusView_Serialize;
+}
+
+export const notSignedIn: SyncStatusView_Serialize = {
+  phase: "not_signed_in",
+  account: null,
+  org_name: null,
+  pending_uploads: 0,
+  files_waiting: 0,
+  last_success: null,
+  last_error: null,
+  next_retry_at: null,
+  running: false,
+};
+
+/** A desktop signed in to "alpha" whose last round worked. */
+export function syncedStatus(extra: Partial<SyncStatusView_Serialize> = {}): SyncStatusView_Serialize {
+  return {
+    phase: "synced",
+    account: { server: "https://sync.example.com", org_slug: "alpha", email: "ann@alpha.example", device_id: "d-1" },
+    org_name: "Alpha LLP",
+    pending_uploads: 0,
+    files_waiting: 0,
+    last_success: "2026-11-30T10:00:00Z",
+    last_error: null,
+    next_retry_at: null,
+    running: true,
+    ...extra,
+  };
 }
 
 const squash = (t: string) => t.replace(/\s+/g, " ").trim();
@@ -79,6 +110,8 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
     savePath: null,
     user: "Ann",
     reports: {},
+    orgName: "Acme Legal",
+    sync: notSignedIn,
     ...initial,
   };
   mockWindows("main");
@@ -93,7 +126,7 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
       case "session_info":
         return {
           org_id: "0193a0b4-0000-7000-8000-000000000001",
-          org_name: "Acme Legal",
+          org_name: backend.orgName,
           user_id: "0193a0b4-0000-7000-8000-0000000000aa",
           user_name: "Ann",
           role: "owner",
@@ -239,6 +272,28 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
       }
       case "prep_list":
         return [];
+      case "sync_status":
+      case "sync_retry":
+        return backend.sync;
+      case "sync_sign_in": {
+        const input = a.input as { server: string; org: string; email: string; password: string };
+        if (input.password !== "right-password") {
+          throw {
+            code: "unauthenticated",
+            message: "the sync service did not accept this sign-in; check the organization, the email and the password",
+          };
+        }
+        backend.orgName = "Alpha LLP";
+        backend.sync = syncedStatus({
+          phase: "not_synced_yet",
+          last_success: null,
+          account: { server: input.server, org_slug: input.org, email: input.email, device_id: "d-2" },
+        });
+        return backend.sync;
+      }
+      case "sync_sign_out":
+        backend.sync = notSignedIn;
+        return backend.sync;
       default:
         throw new Error(`unexpected command ${cmd}`);
     }

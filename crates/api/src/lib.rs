@@ -16,6 +16,7 @@ mod report;
 mod review;
 mod runs;
 mod session;
+mod sync;
 mod workspace;
 
 pub use assistant::CorpusImport;
@@ -52,6 +53,10 @@ pub use runs::{
     TaskView, bench_engine, parse_approval_id, parse_run_id, workflow_graphs,
 };
 pub use session::{Membership, SessionInfo};
+pub use sync::{
+    KeyringSyncTokens, MemorySyncTokens, SignInInput, SyncAccount, SyncLoop, SyncPhase, SyncRoundReport,
+    SyncStatusView, SyncTokens,
+};
 pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, text_runs};
 
 use pactwise_domain::{Clock, SystemClock};
@@ -80,11 +85,13 @@ pub fn resolve_data_dir(explicit: Option<PathBuf>) -> Result<PathBuf, ApiError> 
     })
 }
 
-/// What an `Api` is built with; tests swap the clock, the key store and the model endpoint.
+/// What an `Api` is built with; tests swap the clock, the key stores and the model endpoint.
 pub struct ApiOptions {
     pub clock: Arc<dyn Clock>,
     pub keys: Arc<dyn ApiKeySource>,
     pub model: ModelConfig,
+    /// Where sync device tokens are kept (the OS keychain; tests keep them in memory).
+    pub sync_tokens: Arc<dyn SyncTokens>,
 }
 
 impl Default for ApiOptions {
@@ -94,12 +101,26 @@ impl Default for ApiOptions {
             clock: Arc::new(SystemClock),
             keys: Arc::new(KeyringApiKeySource::default()),
             model: ModelConfig::from_env(),
+            sync_tokens: Arc::new(KeyringSyncTokens),
         }
     }
 }
 
-/// The application over one data directory.
+/// The application over one data directory. A cheap handle: clones share everything (the sync loop holds one).
+#[derive(Clone)]
 pub struct Api {
+    parts: Arc<ApiParts>,
+}
+
+impl std::ops::Deref for Api {
+    type Target = ApiParts;
+    fn deref(&self) -> &ApiParts {
+        &self.parts
+    }
+}
+
+/// What an [`Api`] handle shares.
+pub struct ApiParts {
     db: Db,
     blobs: BlobStore,
     data_dir: DataDir,
@@ -108,10 +129,13 @@ pub struct Api {
     /// One extractor per process: pdfium is bound once and OCR workers are reused across documents.
     extractor: Arc<pactwise_extract::Extractor>,
     assistant: pactwise_assistant::Assistant,
-    /// The clock every store of this process is opened with (report runs open their own connection).
+    /// Time for Prep Studio's drafting runs (their time budget) and sync.
     clock: Arc<dyn Clock>,
     /// Documents whose report this process is driving now.
     reports_in_flight: Arc<std::sync::Mutex<std::collections::HashSet<pactwise_domain::DocumentId>>>,
+    sync_tokens: Arc<dyn SyncTokens>,
+    /// The sync loop of the signed-in organization, if one runs in this process.
+    sync_slot: sync::LoopSlot,
 }
 
 impl Api {
@@ -121,9 +145,12 @@ impl Api {
     }
 
     pub fn open_with(root: PathBuf, options: ApiOptions) -> Result<Api, ApiError> {
-        let ApiOptions { clock, keys, model } = options;
+        let ApiOptions { clock, keys, model, sync_tokens } = options;
         let data_dir = DataDir::create(&root).map_err(|e| ApiError::from_store_at(e, &root))?;
-        let store = Store::open(&data_dir.database(), clock.clone()).map_err(|e| ApiError::from_store_at(e, &root))?;
+        let mut store =
+            Store::open(&data_dir.database(), clock.clone()).map_err(|e| ApiError::from_store_at(e, &root))?;
+        let sync_slot = sync::LoopSlot::default();
+        store.set_change_encoder(Arc::new(sync::WireEncoder::new(sync_slot.clone())));
         let usage_store =
             Store::open(&data_dir.database(), clock.clone()).map_err(|e| ApiError::from_store_at(e, &root))?;
         let usage = Arc::new(model::StoreUsage::new(usage_store));
@@ -132,7 +159,7 @@ impl Api {
                 .map_err(|e| ApiError::new(e.code(), e.to_string()))?,
         );
         let db = Db::spawn(store);
-        Ok(Api {
+        let parts = ApiParts {
             assistant: pactwise_assistant::Assistant::new(db.clone(), client.clone(), clock.clone()),
             clock,
             reports_in_flight: Arc::default(),
@@ -142,7 +169,10 @@ impl Api {
             model: client,
             keys,
             extractor: Arc::new(pactwise_extract::Extractor::new(pactwise_extract::ExtractConfig::from_env())),
-        })
+            sync_tokens,
+            sync_slot,
+        };
+        Ok(Api { parts: Arc::new(parts) })
     }
 
     /// Starts the background work of a long-running process (the desktop app): the usage ledger's timed flush.

@@ -90,37 +90,63 @@ pub struct Membership {
     pub current: bool,
 }
 
+/// The organizations this install's person may work in: the memberships of every user who has signed in on this
+/// install (the local user, and the sync service's user after a sign-in to sync, which works under the service's
+/// ids), so the organization used before sync can be switched back to and the synced one again. Each with the user
+/// who is the member; the session's own user first.
+fn reachable_organizations(
+    store: &Store,
+    scope: &OrgScope,
+) -> Result<Vec<(UserId, pactwise_store::SessionOrg)>, StoreError> {
+    let platform = store.platform();
+    let mut users = vec![scope.user()];
+    users.extend(platform.session_users()?.into_iter().filter(|u| *u != scope.user()));
+    let mut out: Vec<(UserId, pactwise_store::SessionOrg)> = Vec::new();
+    for user in users {
+        for m in platform.organizations_of(user)? {
+            if !out.iter().any(|(_, o)| o.org == m.org) {
+                out.push((user, m));
+            }
+        }
+    }
+    Ok(out)
+}
+
 impl Api {
-    /// The organizations the session's user belongs to.
+    /// The organizations this install's person may switch to (see [`Api::switch_organization`]).
     pub async fn organizations(&self, scope: &OrgScope) -> Result<Vec<Membership>, ApiError> {
         let s = scope.clone();
         Ok(self
             .db
             .call(move |store| {
                 let scope = store.sessions().open(s.session())?;
-                Ok(store
-                    .platform()
-                    .organizations_of(scope.user())?
+                Ok(reachable_organizations(store, &scope)?
                     .into_iter()
-                    .map(|m| Membership { current: m.org == scope.org(), org_id: m.org, name: m.name, role: m.role })
+                    .map(|(_, m)| Membership {
+                        current: m.org == scope.org(),
+                        org_id: m.org,
+                        name: m.name,
+                        role: m.role,
+                    })
                     .collect())
             })
             .await?)
     }
 
-    /// Starts a session in another organization the user belongs to and makes it current. The organization must be
-    /// one of the user's memberships; anything else is refused like a missing one.
+    /// Starts a session in another organization this install's person belongs to and makes it current. The
+    /// organization must be a membership of a user who has signed in on this install (see
+    /// `reachable_organizations`); anything else is refused like a missing one.
     pub async fn switch_organization(&self, scope: &OrgScope, org: OrgId) -> Result<OrgScope, ApiError> {
         let s = scope.clone();
         Ok(self
             .db
             .call(move |store| {
                 let scope = store.sessions().open(s.session())?;
-                let platform = store.platform();
-                if !platform.organizations_of(scope.user())?.iter().any(|m| m.org == org) {
+                let Some((user, _)) = reachable_organizations(store, &scope)?.into_iter().find(|(_, m)| m.org == org)
+                else {
                     return Err(pactwise_store::StoreError::NotFound);
-                }
-                let session = platform.start_session(scope.user(), org)?;
+                };
+                let session = store.platform().start_session(user, org)?;
                 store.sessions().make_current(session)
             })
             .await?)

@@ -5,6 +5,7 @@
 mod output;
 mod prep;
 mod runs;
+mod sync;
 
 use clap::{Parser, Subcommand};
 use output::{Outcome, fail};
@@ -158,6 +159,11 @@ enum Command {
         #[command(subcommand)]
         setting: SettingCommand,
     },
+    /// Sync with the organization's sync service: sign-in, now, status, sign-out
+    Sync {
+        #[command(subcommand)]
+        what: sync::SyncCommand,
+    },
     #[command(flatten)]
     Workflow(runs::WorkflowCommand),
 }
@@ -290,9 +296,14 @@ fn rerun_with_omp_limit() -> Option<ExitCode> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `sync now` imports documents received from other devices (OCR for scans).
     if matches!(
         cli.command,
-        Command::Extract { .. } | Command::Import { .. } | Command::Review { .. } | Command::Report { .. }
+        Command::Extract { .. }
+            | Command::Import { .. }
+            | Command::Review { .. }
+            | Command::Report { .. }
+            | Command::Sync { what: sync::SyncCommand::Now }
     ) && let Some(code) = rerun_with_omp_limit()
     {
         return code;
@@ -357,6 +368,8 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
             );
             Ok(Outcome::ok(json!(report), text))
         }
+        // Sync works on the install's signed-in organization, whatever the current session is.
+        Command::Sync { what } => sync::run(api, what).await,
         command => {
             let scope = api.local_session().await?;
             match command {
@@ -477,7 +490,11 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     Ok(output::review_outcome(&review))
                 }
                 Command::Workflow(command) => runs::dispatch(api, &scope, command).await,
-                Command::Demo | Command::Checklists { .. } | Command::Extract { .. } | Command::Eval { .. } => {
+                Command::Demo
+                | Command::Sync { .. }
+                | Command::Checklists { .. }
+                | Command::Extract { .. }
+                | Command::Eval { .. } => {
                     unreachable!("handled above")
                 }
             }

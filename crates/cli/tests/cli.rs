@@ -307,3 +307,31 @@ fn review_prints_every_item_of_the_type_with_the_contract_fields_and_refuses_bad
     let not_cuad = pactwise(&data, &["eval", "cuad", tmp.path().to_str().unwrap(), "--json"]);
     assert_eq!(not_cuad.status.code(), Some(2));
 }
+
+#[test]
+fn sync_says_it_is_not_signed_in_and_refuses_a_bad_address() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let status = pactwise(&data, &["sync", "status", "--json"]);
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let status = json_of(&status);
+    assert_eq!(status["phase"], "not_signed_in");
+    assert_eq!(status["pending_uploads"], 0);
+
+    let now = pactwise(&data, &["sync", "now", "--json"]);
+    assert_eq!(now.status.code(), Some(1));
+    assert_eq!(json_of(&now)["error"]["code"], "unauthenticated");
+    assert!(String::from_utf8_lossy(&now.stderr).contains("sync sign-in"), "says what to do");
+
+    let bad = Command::new(env!("CARGO_BIN_EXE_pactwise"))
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["sync", "sign-in", "--server", "sync.example.com", "--org", "alpha", "--email", "a@b.c", "--json"])
+        .env("PACTWISE_SYNC_PASSWORD", "secret-password")
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "bad input");
+    let bad = json_of(&bad);
+    assert_eq!(bad["error"]["code"], "invalid_input");
+    assert!(!bad.to_string().contains("secret-password"), "the password is never printed");
+}

@@ -32,14 +32,31 @@ pub(crate) fn append_audit(
     entity_id: Option<&str>,
     details: &serde_json::Value,
 ) -> Result<(), StoreError> {
+    let (org, actor) = (scope.org().to_string(), scope.user().to_string());
+    append_audit_as(tx, &org, Some(&actor), at, action, entity_kind, entity_id, details)
+}
+
+/// An entry whose actor is not the session's user: what another member did on another device, received by sync
+/// (the actor is the author the sync service stamped).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn append_audit_as(
+    tx: &Transaction<'_>,
+    org: &str,
+    actor: Option<&str>,
+    at: &str,
+    action: &str,
+    entity_kind: &str,
+    entity_id: Option<&str>,
+    details: &serde_json::Value,
+) -> Result<(), StoreError> {
     tx.prepare_cached(
         "INSERT INTO audit_log (id, org_id, actor_id, at, action, entity_kind, entity_id, details)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![
         uuid::Uuid::now_v7().to_string(),
-        scope.org().to_string(),
-        scope.user().to_string(),
+        org,
+        actor,
         at,
         action,
         entity_kind,

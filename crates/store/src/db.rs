@@ -42,6 +42,23 @@ impl Db {
             .map_err(|_| StoreError::WorkerGone)?;
         answer.await.map_err(|_| StoreError::WorkerGone)?
     }
+
+    /// Runs `f` on the store thread and blocks the calling thread until it answers. For synchronous callers that
+    /// run on an async runtime's thread anyway (the sync client's `LocalReplica` calls): the store thread needs no
+    /// runtime, so this cannot deadlock on one; keep the work short.
+    pub fn call_blocking<R, F>(&self, f: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Store) -> Result<R, StoreError> + Send + 'static,
+    {
+        let (reply, answer) = mpsc::sync_channel(1);
+        self.jobs
+            .send(Box::new(move |store| {
+                let _ = reply.send(f(store));
+            }))
+            .map_err(|_| StoreError::WorkerGone)?;
+        answer.recv().map_err(|_| StoreError::WorkerGone)?
+    }
 }
 
 #[cfg(test)]

@@ -3,11 +3,41 @@
 //! `restore`.
 
 use crate::audit::append_audit;
+use crate::sync_log::{ChangePayload, emit_in};
 use crate::time::{from_sql, from_sql_opt, to_sql};
 use crate::{OrgScope, Store, StoreError};
 use pactwise_domain::{Document, DocumentId, ImportOutcome, MediaType};
 use rusqlite::{OptionalExtension, Row, params};
-use serde_json::json;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// The synced model name of documents (`pactwise_sync::SyncedModel::Document`).
+const SYNCED_MODEL: &str = "document";
+
+/// All synced fields of a new document (see `sync_remote::DOCUMENT_FIELDS`).
+fn synced_fields(tx: &rusqlite::Transaction<'_>, doc: &Document) -> Result<ChangePayload, StoreError> {
+    let creator: Option<String> = tx
+        .query_row("SELECT display_name FROM users WHERE id = ?1", [doc.created_by.to_string()], |r| r.get(0))
+        .optional()?;
+    let fields: BTreeMap<String, Value> = [
+        ("name", json!(doc.name)),
+        ("content_hash", json!(doc.content_hash)),
+        ("media_type", json!(doc.media_type.as_str())),
+        ("size", json!(doc.size)),
+        ("created_at", json!(to_sql(doc.created_at))),
+        ("created_by", json!(doc.created_by.to_string())),
+        ("created_by_name", json!(creator)),
+        ("deleted_at", json!(doc.deleted_at.map(to_sql))),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    Ok(ChangePayload::Fields(fields))
+}
+
+fn trash_field(doc: &Document) -> ChangePayload {
+    ChangePayload::Fields([("deleted_at".to_string(), json!(doc.deleted_at.map(to_sql)))].into())
+}
 
 pub struct Documents<'s> {
     store: &'s Store,
@@ -48,7 +78,11 @@ fn document_from_row(row: &Row<'_>) -> rusqlite::Result<Document> {
 }
 
 /// The document as it stands inside a transaction, deleted or not (after a change, to return it).
-fn read_in(tx: &rusqlite::Transaction<'_>, scope: &OrgScope, id: DocumentId) -> Result<Document, StoreError> {
+pub(crate) fn read_in(
+    tx: &rusqlite::Transaction<'_>,
+    scope: &OrgScope,
+    id: DocumentId,
+) -> Result<Document, StoreError> {
     Ok(tx.query_row(
         &format!("SELECT {COLUMNS} FROM documents WHERE id = ?1 AND org_id = ?2"),
         params![id.to_string(), scope.org().to_string()],
@@ -116,6 +150,15 @@ impl<'s> Documents<'s> {
             )?;
         }
         let doc = read_in(&tx, scope, id)?;
+        match outcome {
+            ImportOutcome::Created => {
+                emit_in(self.store, &tx, scope, SYNCED_MODEL, &id.to_string(), |tx| synced_fields(tx, &doc))?
+            }
+            ImportOutcome::Restored => {
+                emit_in(self.store, &tx, scope, SYNCED_MODEL, &id.to_string(), |_| Ok(trash_field(&doc)))?
+            }
+            ImportOutcome::Existing => {}
+        }
         tx.commit()?;
         Ok((doc, outcome))
     }
@@ -183,6 +226,7 @@ impl<'s> Documents<'s> {
         }
         append_audit(&tx, scope, &now, action, "document", Some(&id.to_string()), &json!({}))?;
         let doc = read_in(&tx, scope, id)?;
+        emit_in(self.store, &tx, scope, SYNCED_MODEL, &id.to_string(), |_| Ok(trash_field(&doc)))?;
         tx.commit()?;
         Ok(doc)
     }

@@ -1,7 +1,10 @@
 //! The embedded SQLite store. Owns the database file and the data directory's layout: connection pragmas (WAL,
 //! foreign keys, busy timeout), embedded migrations, sessions and the tenant scope (`OrgScope`, which only a valid
-//! session can produce), one repository module per table group, the append-only audit log, and the
-//! content-addressed blob store. The API is synchronous; async callers go through [`Db`], a dedicated thread.
+//! session can produce), one repository module per table group, the append-only audit log, the
+//! content-addressed blob store, and what sync keeps on the desktop (outbox, cursor and clocks; local writes of
+//! synced records queue their change in the same transaction through an installed [`ChangeEncoder`]; remote
+//! changes apply through [`SyncApply`]). The API is synchronous; async callers go through [`Db`], a dedicated
+//! thread.
 
 mod approvals;
 mod audit;
@@ -22,6 +25,7 @@ mod scope;
 mod sessions;
 mod settings;
 mod sync_log;
+mod sync_remote;
 mod tasks;
 mod time;
 mod usage;
@@ -52,7 +56,14 @@ pub use runs::{
 pub use scope::OrgScope;
 pub use sessions::Sessions;
 pub use settings::Settings;
-pub use sync_log::{NewOutboxEntry, OutboxEntry, SyncApply, SyncLog, SyncState};
+pub use sync_log::{
+    ChangeEncoder, ChangePayload, EncodedChange, LocalChange, NewOutboxEntry, OutboxEntry, SYNC_ACCOUNT_SETTING,
+    SYNCED_SETTINGS, SyncApply, SyncLog, SyncState,
+};
+pub use sync_remote::{
+    CorrectionApplied, DOCUMENT_FIELDS, DocumentApplied, Received, RemoteCorrection, SyncBinding, WantedDocument,
+    check_document_fields,
+};
 pub use tasks::{Backlog, FailingAgent, HealthThresholds, NewTask, QueueHealth, TaskRecord, Tasks};
 pub use usage::Usage;
 
@@ -66,6 +77,8 @@ use std::time::Duration;
 pub struct Store {
     conn: Connection,
     clock: Arc<dyn Clock>,
+    /// Turns local changes of synced records into outbox entries (installed by `api`, which knows the wire format).
+    encoder: Option<Arc<dyn ChangeEncoder>>,
 }
 
 impl Store {
@@ -94,7 +107,17 @@ impl Store {
         }
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
         migrations::migrate(&mut conn)?;
-        Ok(Store { conn, clock })
+        Ok(Store { conn, clock, encoder: None })
+    }
+
+    /// Installs the encoder of synced changes: from now on, writes to synced records of organizations that are
+    /// signed in to sync queue their change in the same transaction.
+    pub fn set_change_encoder(&mut self, encoder: Arc<dyn ChangeEncoder>) {
+        self.encoder = Some(encoder);
+    }
+
+    pub(crate) fn change_encoder(&self) -> Option<&Arc<dyn ChangeEncoder>> {
+        self.encoder.as_ref()
     }
 
     pub fn clock(&self) -> &dyn Clock {

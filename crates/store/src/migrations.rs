@@ -13,6 +13,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0006_engine", include_str!("../migrations/0006_engine.sql")),
     ("0007_sync", include_str!("../migrations/0007_sync.sql")),
     ("0008_prep", include_str!("../migrations/0008_prep.sql")),
+    ("0009_sync_files", include_str!("../migrations/0009_sync_files.sql")),
 ];
 
 /// The schema version this build writes.

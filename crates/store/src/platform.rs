@@ -92,6 +92,21 @@ impl<'s> Platform<'s> {
         Ok(())
     }
 
+    /// The people who have signed in on this install: every user with a session here (the local user, and the sync
+    /// service's user after a sign-in to sync), oldest first. Users known only through sync have none.
+    pub fn session_users(&self) -> Result<Vec<UserId>, StoreError> {
+        let mut stmt = self.store.conn().prepare(
+            "SELECT s.user_id FROM sessions s JOIN users u ON u.id = s.user_id AND u.deleted_at IS NULL
+             GROUP BY s.user_id ORDER BY MIN(s.created_at), s.user_id",
+        )?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        rows.map(|r| {
+            let v = r?;
+            v.parse().map_err(|_| StoreError::Corrupt(format!("bad user id {v:?}")))
+        })
+        .collect()
+    }
+
     /// Finds a live organization by exact name (used to keep the demo seeding idempotent).
     pub fn find_organization(&self, name: &str) -> Result<Option<OrgId>, StoreError> {
         let id: Option<String> = self

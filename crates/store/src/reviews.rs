@@ -5,6 +5,7 @@
 //! organization's and not deleted.
 
 use crate::audit::append_audit;
+use crate::sync_log::{ChangePayload, emit_in};
 use crate::time::{from_sql, from_sql_opt, to_sql};
 use crate::{OrgScope, Store, StoreError};
 use chrono::{DateTime, Utc};
@@ -224,16 +225,28 @@ impl<'s> Reviews<'s> {
                 at,
             ],
         )?;
-        append_audit(
-            &tx,
-            scope,
-            &at,
-            &format!("review.{}", correction.kind),
-            "document",
-            Some(&id.to_string()),
-            &serde_json::json!({"item": correction.item_id, "status": correction.status,
-                "quote_page": correction.quote.as_ref().map(|q| q.1), "note": correction.note}),
-        )?;
+        let action = format!("review.{}", correction.kind);
+        let details = serde_json::json!({"item": correction.item_id, "status": correction.status,
+            "quote_page": correction.quote.as_ref().map(|q| q.1), "note": correction.note});
+        append_audit(&tx, scope, &at, &action, "document", Some(&id.to_string()), &details)?;
+        // An append-only event (`pactwise_sync::SyncedModel::ReviewCorrection`) with its audit entry's facts.
+        emit_in(self.store, &tx, scope, "review_correction", &row_id, |tx| {
+            let user_name: Option<String> = tx
+                .query_row("SELECT display_name FROM users WHERE id = ?1", [scope.user().to_string()], |r| r.get(0))
+                .optional()?;
+            Ok(ChangePayload::Event(serde_json::json!({
+                "document_id": id.to_string(),
+                "item_id": correction.item_id,
+                "kind": correction.kind,
+                "status": correction.status,
+                "quote_text": correction.quote.as_ref().map(|q| q.0.clone()),
+                "quote_page": correction.quote.as_ref().map(|q| q.1),
+                "note": correction.note,
+                "user_name": user_name,
+                "created_at": at,
+                "audit": {"action": action, "details": details},
+            })))
+        })?;
         tx.commit()?;
         Ok(Correction {
             id: row_id,

@@ -4,15 +4,113 @@
 //! are JSON owned by `pactwise-sync` (a `Change`), and HLCs are compared in their sortable text form.
 //!
 //! The rules the sync client relies on: an outbox entry is written in the same transaction as the local change
-//! ([`SyncLog::queue_in`] is the hook other store modules call inside theirs); a pulled page is applied and the
+//! ([`emit_in`] is the hook other store modules call inside theirs; it asks the installed [`ChangeEncoder`] for the
+//! entry, and does nothing for an organization that is not signed in to sync); a pulled page is applied and the
 //! cursor moved in one transaction ([`SyncLog::apply_page`]); the cursor never moves backwards.
+//!
+//! What syncs from here: documents (last-writer-wins fields; soft delete and restore too), review corrections
+//! (append-only events with their audit entry's facts) and the settings in [`SYNCED_SETTINGS`]. Remote changes are
+//! applied through [`SyncApply`] without queueing anything back. A remote document waits in
+//! `sync_wanted_documents` until its file is here ([`SyncLog::receive_document`]); remote corrections of a document
+//! that is not here yet wait in `sync_deferred_corrections` and are applied when it arrives.
 
-use crate::time::to_sql;
+use crate::time::{from_sql, to_sql};
 use crate::{OrgScope, Store, StoreError};
+use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, Transaction, params};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The settings that sync between an organization's desktops (last writer wins per key). Others stay local.
+pub const SYNCED_SETTINGS: &[&str] = &["review.thresholds", "organization.aliases"];
+
+/// The organization's sync account (server URL, organization slug, email, device id; JSON owned by `api`). A
+/// setting like any other, but never synced and never a secret: the device token lives in the OS keychain.
+pub const SYNC_ACCOUNT_SETTING: &str = "sync.account";
+
+/// What a store module hands over for one local change of a synced record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChangePayload {
+    /// Last-writer-wins fields: name to JSON value (`null` clears).
+    Fields(BTreeMap<String, Value>),
+    /// An append-only event.
+    Event(Value),
+}
+
+/// One local change, with what the encoder needs to stamp it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalChange<'a> {
+    /// The synced model's stable wire name (`document`, `review_correction`, `setting`).
+    pub model: &'a str,
+    pub record_id: &'a str,
+    pub payload: &'a ChangePayload,
+    /// This install's HLC node id for the organization, and the clock's last reading (wall ms, counter).
+    pub node_id: &'a str,
+    pub clock: (u64, u32),
+    pub now_ms: u64,
+}
+
+/// An encoded change: the outbox entry, its HLC in sortable text form (the clock of each field it sets) and the
+/// clock reading after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodedChange {
+    pub entry: NewOutboxEntry,
+    pub hlc: String,
+    pub clock: (u64, u32),
+}
+
+/// Turns a local change into the sync wire format. The store does not know that format (it does not import
+/// `pactwise-sync`); `api` implements this and installs it with [`Store::set_change_encoder`]. `encode` runs inside
+/// the change's transaction, which may still roll back.
+pub trait ChangeEncoder: Send + Sync {
+    fn encode(&self, change: &LocalChange<'_>) -> Result<EncodedChange, String>;
+}
+
+/// Queue a change of a synced record inside the transaction that makes it, if the organization is signed in to
+/// sync (it has a sync state) and an encoder is installed; otherwise nothing. `payload` is built only when needed.
+pub(crate) fn emit_in(
+    store: &Store,
+    tx: &Transaction<'_>,
+    scope: &OrgScope,
+    model: &str,
+    record_id: &str,
+    payload: impl FnOnce(&Transaction<'_>) -> Result<ChangePayload, StoreError>,
+) -> Result<(), StoreError> {
+    let Some(encoder) = store.change_encoder() else {
+        return Ok(());
+    };
+    let state: Option<(String, i64, i64)> = tx
+        .prepare_cached("SELECT node_id, hlc_wall_ms, hlc_counter FROM sync_state WHERE org_id = ?1")?
+        .query_row([scope.org().to_string()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    let Some((node_id, wall, counter)) = state else {
+        return Ok(());
+    };
+    let payload = payload(tx)?;
+    let now = store.clock().now();
+    let change = LocalChange {
+        model,
+        record_id,
+        payload: &payload,
+        node_id: &node_id,
+        clock: (wall as u64, counter as u32),
+        now_ms: u64::try_from(now.timestamp_millis()).unwrap_or(0),
+    };
+    let encoded = encoder
+        .encode(&change)
+        .map_err(|message| StoreError::Invalid(format!("this change cannot be synced: {message}")))?;
+    let fields: Vec<(&str, &str)> = match &payload {
+        ChangePayload::Fields(fields) => fields.keys().map(|k| (k.as_str(), encoded.hlc.as_str())).collect(),
+        ChangePayload::Event(_) => Vec::new(),
+    };
+    let now = to_sql(now);
+    SyncLog::queue_in(tx, scope, &encoded.entry, &fields, &now)?;
+    save_clock(tx, scope, encoded.clock, &now)?;
+    Ok(())
+}
 
 pub struct SyncLog<'s> {
-    store: &'s Store,
+    pub(crate) store: &'s Store,
 }
 
 /// A change to queue: its id, model and record as plain text, and the whole change as JSON.
@@ -37,12 +135,15 @@ pub struct SyncState {
     pub hlc_wall_ms: u64,
     pub hlc_counter: u32,
     pub cursor: u64,
+    /// When a sync round last finished (pushed everything, pulled everything, fetched the files it could).
+    pub last_success_at: Option<DateTime<Utc>>,
 }
 
 /// The operations a page's application may do inside its transaction (scoped to the caller's organization).
 pub struct SyncApply<'t> {
-    tx: &'t Transaction<'t>,
-    org: String,
+    pub(crate) tx: &'t Transaction<'t>,
+    pub(crate) org: String,
+    pub(crate) now: String,
 }
 
 impl SyncApply<'_> {
@@ -161,7 +262,7 @@ impl<'s> SyncLog<'s> {
         let org = scope.org().to_string();
         let read = |conn: &rusqlite::Connection| {
             conn.query_row(
-                "SELECT node_id, hlc_wall_ms, hlc_counter, cursor FROM sync_state WHERE org_id = ?1",
+                "SELECT node_id, hlc_wall_ms, hlc_counter, cursor, last_success_at FROM sync_state WHERE org_id = ?1",
                 [&org],
                 |r| {
                     Ok(SyncState {
@@ -169,6 +270,7 @@ impl<'s> SyncLog<'s> {
                         hlc_wall_ms: r.get::<_, i64>(1)? as u64,
                         hlc_counter: r.get::<_, i64>(2)? as u32,
                         cursor: r.get::<_, i64>(3)? as u64,
+                        last_success_at: r.get::<_, Option<String>>(4)?.as_deref().map(from_sql).transpose()?,
                     })
                 },
             )
@@ -196,7 +298,7 @@ impl<'s> SyncLog<'s> {
         let tx = self.store.conn().unchecked_transaction()?;
         let org = scope.org().to_string();
         let now = to_sql(self.store.clock().now());
-        apply(&SyncApply { tx: &tx, org: org.clone() })?;
+        apply(&SyncApply { tx: &tx, org: org.clone(), now: now.clone() })?;
         let n = tx.execute(
             "UPDATE sync_state SET cursor = MAX(cursor, ?2), updated_at = ?3 WHERE org_id = ?1",
             params![org, next_cursor as i64, now],
@@ -210,7 +312,7 @@ impl<'s> SyncLog<'s> {
     }
 }
 
-fn save_clock(
+pub(crate) fn save_clock(
     tx: &Transaction<'_>,
     scope: &OrgScope,
     (wall, counter): (u64, u32),

@@ -1,12 +1,15 @@
 //! The driver around [`crate::machine`]: performs its commands against the replica and the service, feeds back
 //! events, waits out backoffs (through [`Pause`], so tests never sleep), and exposes a status for the app's sync
-//! line (pending uploads, last success, the error while stuck) and a retry button (`wake`).
+//! line (pending uploads, last success, the error while stuck) and a retry button (`wake`). [`RoundHooks`] let the
+//! desktop move documents' files around a round (upload before the changes that name them are pushed, fetch after
+//! the pull); their failures back off and retry like any other step.
 
 use crate::error::SyncError;
 use crate::http::HttpApi;
 use crate::machine::{self, Command, Event, Failure, MachineConfig, Phase, State};
 use crate::replica::LocalReplica;
 use crate::token::DeviceToken;
+use crate::wire::Change;
 use chrono::{DateTime, TimeZone, Utc};
 use pactwise_domain::{Clock, ErrorCode};
 use serde::Serialize;
@@ -29,6 +32,33 @@ pub struct TokioPause;
 impl Pause for TokioPause {
     fn pause(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
         Box::pin(tokio::time::sleep(duration))
+    }
+}
+
+/// What a hook returns.
+pub type HookFuture<'a> = Pin<Box<dyn Future<Output = Result<(), SyncError>> + Send + 'a>>;
+
+/// Work around a round that needs the service but is not part of the change protocol: documents' files.
+pub trait RoundHooks: Send + Sync {
+    /// Before a batch is pushed: upload the files its changes refer to, so no device learns of a document whose
+    /// file the service does not have. An error fails the push step (back off, retry the same batch).
+    fn before_push<'a>(&'a self, api: &'a HttpApi, changes: &'a [Change]) -> HookFuture<'a>;
+    /// After every page was pulled and applied: fetch the files the applied changes refer to. An error fails the
+    /// round (back off; the next round resumes the fetch).
+    fn after_round<'a>(&'a self, api: &'a HttpApi) -> HookFuture<'a>;
+}
+
+/// No files to move (tests, benchmarks, replicas without documents).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoHooks;
+
+impl RoundHooks for NoHooks {
+    fn before_push<'a>(&'a self, _: &'a HttpApi, _: &'a [Change]) -> HookFuture<'a> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn after_round<'a>(&'a self, _: &'a HttpApi) -> HookFuture<'a> {
+        Box::pin(async { Ok(()) })
     }
 }
 
@@ -79,6 +109,7 @@ pub struct SyncClient<R: LocalReplica> {
     clock: Arc<dyn Clock>,
     pause: Arc<dyn Pause>,
     config: SyncConfig,
+    hooks: Arc<dyn RoundHooks>,
     state: Mutex<State>,
     wake: Notify,
 }
@@ -102,7 +133,13 @@ impl<R: LocalReplica> SyncClient<R> {
         config: SyncConfig,
     ) -> Self {
         let state = Mutex::new(State::new(config.seed));
-        Self { replica, api, clock, pause, config, state, wake: Notify::new() }
+        Self { replica, api, clock, pause, config, hooks: Arc::new(NoHooks), state, wake: Notify::new() }
+    }
+
+    /// The same client, moving files around each round with `hooks`.
+    pub fn with_hooks(mut self, hooks: Arc<dyn RoundHooks>) -> Self {
+        self.hooks = hooks;
+        self
     }
 
     pub fn api(&self) -> &HttpApi {
@@ -171,8 +208,14 @@ impl<R: LocalReplica> SyncClient<R> {
             self.save(&state);
             let event = match command {
                 Command::RoundDone => {
-                    report.failures = 0;
-                    return Ok(report);
+                    let span = tracing::info_span!("sync_after_round");
+                    match tracing::Instrument::instrument(self.hooks.after_round(&self.api), span).await {
+                        Ok(()) => {
+                            report.failures = 0;
+                            return Ok(report);
+                        }
+                        Err(error) => self.failed(error, &mut last_error),
+                    }
                 }
                 Command::WaitUntil { at_ms } => {
                     report.failures += 1;
@@ -191,19 +234,7 @@ impl<R: LocalReplica> SyncClient<R> {
                 }
                 other => match self.perform(other, &mut report).await {
                     Ok(event) => event,
-                    Err(error) => {
-                        tracing::warn!(code = %error.code(), "sync step failed: {error}");
-                        let failure = Failure {
-                            code: error.code(),
-                            message: error.to_string(),
-                            retry_after_ms: match &error {
-                                SyncError::RateLimited { retry_after_s } => retry_after_s.map(|s| s * 1_000),
-                                _ => None,
-                            },
-                        };
-                        last_error = Some(error);
-                        Event::Failed { failure, now_ms: self.now_ms() }
-                    }
+                    Err(error) => self.failed(error, &mut last_error),
                 },
             };
             let (next, commands) = machine::step(state, event, &self.config.machine);
@@ -212,6 +243,21 @@ impl<R: LocalReplica> SyncClient<R> {
         }
         self.save(&state);
         Err(SyncError::Protocol("the sync round stopped without finishing".into()))
+    }
+
+    /// A failed step as the machine's event; the error is kept to return if the caller gives up.
+    fn failed(&self, error: SyncError, last_error: &mut Option<SyncError>) -> Event {
+        tracing::warn!(code = %error.code(), "sync step failed: {error}");
+        let failure = Failure {
+            code: error.code(),
+            message: error.to_string(),
+            retry_after_ms: match &error {
+                SyncError::RateLimited { retry_after_s } => retry_after_s.map(|s| s * 1_000),
+                _ => None,
+            },
+        };
+        *last_error = Some(error);
+        Event::Failed { failure, now_ms: self.now_ms() }
     }
 
     async fn perform(&self, command: Command, report: &mut RoundReport) -> Result<Event, SyncError> {
@@ -223,8 +269,11 @@ impl<R: LocalReplica> SyncClient<R> {
             }
             Command::Push(request) => {
                 let span = tracing::info_span!("sync_push", changes = request.changes.len());
-                let _guard = span.enter();
-                let response = self.api.push(&request).await?;
+                let push = async {
+                    self.hooks.before_push(&self.api, &request.changes).await?;
+                    self.api.push(&request).await
+                };
+                let response = tracing::Instrument::instrument(push, span).await?;
                 Event::Pushed { response, now_ms: self.now_ms() }
             }
             Command::MarkPushed(results) => {

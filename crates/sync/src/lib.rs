@@ -20,7 +20,7 @@ pub mod replica;
 pub mod token;
 pub mod wire;
 
-pub use client::{Pause, SyncClient, SyncConfig, SyncStatus, TokioPause};
+pub use client::{HookFuture, NoHooks, Pause, RoundHooks, SyncClient, SyncConfig, SyncStatus, TokioPause};
 pub use error::{ReplicaError, SyncError};
 pub use hlc::{Hlc, HlcClock};
 pub use http::HttpApi;

@@ -78,6 +78,17 @@ export const commands = {
 	prepPublish: (id: string) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_publish", { id })),
 	/**  Writes the approved package to `path` as DOCX, PDF or an OCDS 1.1 release. */
 	prepExport: (id: string, format: PrepExportFormat, path: string) => typedError<PrepExport, ApiError>(__TAURI_INVOKE("prep_export", { id, format, path })),
+	/**  Where sync stands (the status line polls it). */
+	syncStatus: () => typedError<SyncStatusView_Serialize, ApiError>(__TAURI_INVOKE("sync_status")),
+	/**
+	 *  Signs in to the organization's sync service; its organization becomes the window's session and the background
+	 *  loop starts.
+	 */
+	syncSignIn: (input: SignInInput) => typedError<SyncStatusView_Serialize, ApiError>(__TAURI_INVOKE("sync_sign_in", { input })),
+	/**  Signs out of sync (the loop stops, the token leaves the keychain); the data stays. */
+	syncSignOut: () => typedError<SyncStatusView_Serialize, ApiError>(__TAURI_INVOKE("sync_sign_out")),
+	/**  The retry button: sync now instead of waiting out the backoff. */
+	syncRetry: () => typedError<SyncStatusView_Serialize, ApiError>(__TAURI_INVOKE("sync_retry")),
 };
 
 /** Events */
@@ -1791,6 +1802,16 @@ export type Severity =
 /**  Worth the buyer's attention; nothing is re-run for it. */
 "minor";
 
+/**  What a person types to sign in to sync. */
+export type SignInInput = {
+	/**  The sync service's address, e.g. `https://sync.example.com` or `http://127.0.0.1:8787`. */
+	server: string,
+	/**  The organization's short name (slug), as its administrator gave it. */
+	org: string,
+	email: string,
+	password: string,
+};
+
 /**
  *  Signals for the offline keyword classifier. All entries are regular expressions (Rust `regex` syntax, matched
  *  case-insensitively); a plain phrase is a valid pattern.
@@ -1861,6 +1882,65 @@ export type Slot_Serialize<T> = {
 
 /**  The pipeline's stages after extraction, in order. */
 export type Stage = "classify" | "checklist" | "gate" | "finalize";
+
+/**  The sync account of the signed-in organization (kept in its settings; not a secret). */
+export type SyncAccount = {
+	server: string,
+	org_slug: string,
+	email: string,
+	device_id: string,
+};
+
+/**  Where sync stands, for the status line and Settings. */
+export type SyncPhase = 
+/**  This install does not sync (local only). */
+"not_signed_in" | 
+/**  A round is running. */
+"syncing" | 
+/**  The last step failed; sync retries by itself at `next_retry_at` (or at once with the retry button). */
+"waiting_to_retry" | 
+/**  Changes or files wait (the next round takes them). */
+"pending" | 
+/**  Everything here is on the service and everything there is here. */
+"synced" | 
+/**  Signed in, no round finished yet. */
+"not_synced_yet";
+
+export type SyncStatusView = SyncStatusView_Serialize | SyncStatusView_Deserialize;
+
+export type SyncStatusView_Deserialize = {
+	phase: SyncPhase,
+	account?: SyncAccount | null,
+	/**  The signed-in organization's name. */
+	org_name?: string | null,
+	/**  Local changes not yet on the service. */
+	pending_uploads: number,
+	/**  Documents from other devices whose file is not here (or not imported) yet. */
+	files_waiting: number,
+	last_success?: string | null,
+	/**  Why sync is stuck, while it is. */
+	last_error?: ApiError | null,
+	next_retry_at?: string | null,
+	/**  Whether a background loop runs in this process (the app); the CLI syncs with `pactwise sync now`. */
+	running: boolean,
+};
+
+export type SyncStatusView_Serialize = {
+	phase: SyncPhase,
+	account: SyncAccount | null,
+	/**  The signed-in organization's name. */
+	org_name: string | null,
+	/**  Local changes not yet on the service. */
+	pending_uploads: number,
+	/**  Documents from other devices whose file is not here (or not imported) yet. */
+	files_waiting: number,
+	last_success: string | null,
+	/**  Why sync is stuck, while it is. */
+	last_error: ApiError | null,
+	next_retry_at: string | null,
+	/**  Whether a background loop runs in this process (the app); the CLI syncs with `pactwise sync now`. */
+	running: boolean,
+};
 
 /**  Where a queued task stands. */
 export type TaskStatus = "pending" | "processing" | "done" | "failed" | "cancelled";

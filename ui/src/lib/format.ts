@@ -1,3 +1,5 @@
+import type { SyncStatusView } from "./bindings";
+
 /** "1.5 MB", the way a person writes sizes. */
 export function humanSize(bytes: number): string {
   if (bytes < 1000) return `${bytes} B`;
@@ -52,4 +54,40 @@ export function modelLabel(model: string | null): string {
     default:
       return "checking…";
   }
+}
+
+/** The status line's words for sync (never colour alone). */
+export function syncLabel(sync: SyncStatusView | null): string {
+  if (!sync) return "checking…";
+  const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  switch (sync.phase) {
+    case "not_signed_in":
+      return "local only";
+    case "syncing":
+      return "syncing…";
+    case "waiting_to_retry":
+      return "waiting to retry";
+    case "pending": {
+      const parts = [];
+      if (sync.pending_uploads > 0) parts.push(plural(sync.pending_uploads, "pending upload", "pending uploads"));
+      if (sync.files_waiting > 0) parts.push(plural(sync.files_waiting, "file to fetch", "files to fetch"));
+      return parts.join(", ") || "changes waiting";
+    }
+    case "synced":
+      return "synced";
+    case "not_synced_yet":
+      return "not synced yet";
+  }
+}
+
+/** The status line's tooltip for sync: where, when it last worked, and what goes wrong while stuck. */
+export function syncTitle(sync: SyncStatusView | null): string {
+  if (!sync || sync.phase === "not_signed_in") return "This computer does not sync; sign in to sync in Settings.";
+  const lines = [];
+  if (sync.org_name && sync.account) lines.push(`${sync.org_name} on ${sync.account.server}`);
+  lines.push(sync.last_success ? `Last synced ${shortDateTime(sync.last_success)}` : "Not synced yet");
+  lines.push(`${sync.pending_uploads} pending upload(s), ${sync.files_waiting} file(s) to fetch`);
+  if (sync.next_retry_at) lines.push(`Retries by itself at ${shortDateTime(sync.next_retry_at)}`);
+  if (sync.last_error) lines.push(sync.last_error.message);
+  return lines.join("\n");
 }

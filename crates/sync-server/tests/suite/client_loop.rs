@@ -4,11 +4,15 @@
 use crate::common::*;
 use pactwise_domain::{FixedClock, Role};
 use pactwise_sync::client::{Pause, SyncConfig};
-use pactwise_sync::{DeviceToken, HttpApi, MemoryReplica, SyncClient, SyncedModel};
+use pactwise_sync::{
+    Change, DeviceToken, HookFuture, HttpApi, MemoryReplica, RoundHooks, SyncClient, SyncError, SyncedModel,
+};
+use pactwise_sync_server::SyncStorage;
 use serde_json::json;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
@@ -69,4 +73,56 @@ async fn the_background_loop_syncs_on_start_and_on_wake_then_stops(backend: Back
     assert_eq!(client.status().activity, "idle");
 }
 
-crate::both_backends!(the_background_loop_syncs_on_start_and_on_wake_then_stops);
+/// Records what the hooks saw; the first fetch fails like a broken connection.
+struct Hooks {
+    storage: Arc<dyn SyncStorage>,
+    /// For each push: how many changes it carried and how many the server held when the hook ran.
+    pushes: Mutex<Vec<(usize, u64)>>,
+    fetches: Mutex<u32>,
+}
+
+impl RoundHooks for Hooks {
+    fn before_push<'a>(&'a self, _: &'a HttpApi, changes: &'a [Change]) -> HookFuture<'a> {
+        let held = blocking(|| self.storage.counts().unwrap().changes);
+        self.pushes.lock().unwrap().push((changes.len(), held));
+        Box::pin(async { Ok(()) })
+    }
+
+    fn after_round<'a>(&'a self, _: &'a HttpApi) -> HookFuture<'a> {
+        let mut fetches = self.fetches.lock().unwrap();
+        *fetches += 1;
+        let first = *fetches == 1;
+        Box::pin(async move { if first { Err(SyncError::Unreachable("connection reset".into())) } else { Ok(()) } })
+    }
+}
+
+async fn hooks_run_before_the_push_and_a_failed_fetch_backs_off_and_resumes(backend: Backend) {
+    let fresh = fresh(backend);
+    let clock = fixed_clock();
+    let a = org(fresh.storage.as_ref(), clock.as_ref(), "alpha", &[Role::Reviewer]);
+    let server = TestServer::start(fresh.storage.clone(), clock.clone(), generous()).await;
+    let replica = Arc::new(MemoryReplica::new(Uuid::now_v7(), Arc::new(FixedClock::new(start_time()))));
+    replica.set_fields(SyncedModel::Document, "d1", [("content_hash".to_string(), json!("ab"))].into());
+    let hooks =
+        Arc::new(Hooks { storage: fresh.storage.clone(), pushes: Mutex::new(Vec::new()), fetches: Mutex::new(0) });
+    let client = SyncClient::with_api(
+        replica.clone(),
+        HttpApi::new(&server.endpoint, Some(DeviceToken::new(&a.tokens[0]))).unwrap(),
+        clock.clone(),
+        Arc::new(IdleForever),
+        SyncConfig::default(),
+    )
+    .with_hooks(hooks.clone());
+    let report = client.sync_now(None).await.unwrap();
+    assert_eq!(*hooks.pushes.lock().unwrap(), [(1, 0)], "the hook ran before the change reached the server");
+    assert_eq!(*hooks.fetches.lock().unwrap(), 2, "the failed fetch was retried after a backoff");
+    assert_eq!(report.pushed, 1);
+    let status = client.status();
+    assert_eq!((status.activity, status.pending_uploads), ("idle", 0));
+    assert!(status.last_error.is_none() && status.last_success.is_some());
+}
+
+crate::both_backends!(
+    the_background_loop_syncs_on_start_and_on_wake_then_stops,
+    hooks_run_before_the_push_and_a_failed_fetch_backs_off_and_resumes
+);

@@ -1,0 +1,124 @@
+//! `pactwise sync …`: sign in to the organization's sync service, sync now, show where sync stands, sign out. The
+//! password comes from `PACTWISE_SYNC_PASSWORD` or standard input, never from the command line; the device token
+//! goes to the OS keychain.
+
+use crate::output::Outcome;
+use clap::Subcommand;
+use pactwise_api::{Api, ApiError, SignInInput, SyncPhase, SyncStatusView};
+use pactwise_domain::ErrorCode;
+use serde_json::json;
+
+/// The environment variable the password may come from (else standard input).
+pub const PASSWORD_ENV: &str = "PACTWISE_SYNC_PASSWORD";
+
+#[derive(Subcommand)]
+pub enum SyncCommand {
+    /// Sign this install in to an organization of the sync service (password from PACTWISE_SYNC_PASSWORD or stdin)
+    SignIn {
+        /// The service's address, e.g. https://sync.example.com
+        #[arg(long, value_name = "URL")]
+        server: String,
+        /// The organization's short name, as its administrator gave it
+        #[arg(long, value_name = "SLUG")]
+        org: String,
+        #[arg(long, value_name = "EMAIL")]
+        email: String,
+    },
+    /// One round now: push local changes (and their files), pull the others', fetch and import new documents
+    Now,
+    /// Where sync stands: pending uploads, files waiting, last success
+    Status,
+    /// Sign out of sync: the device token is revoked and leaves the keychain; the data stays here
+    SignOut,
+}
+
+fn read_password() -> Result<String, ApiError> {
+    if let Ok(password) = std::env::var(PASSWORD_ENV)
+        && !password.is_empty()
+    {
+        return Ok(password);
+    }
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!("Type the sync password and press Enter (or set {PASSWORD_ENV}):");
+    }
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).map_err(|e| {
+        ApiError::new(ErrorCode::InvalidInput, format!("could not read the password from stdin ({e}); pipe it in"))
+    })?;
+    let password = line.trim_end_matches(['\n', '\r']).to_string();
+    if password.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::InvalidInput,
+            format!("no password given: pipe it on standard input or set {PASSWORD_ENV}"),
+        ));
+    }
+    Ok(password)
+}
+
+/// The status as one line of text.
+pub fn status_text(s: &SyncStatusView) -> String {
+    let phase = match s.phase {
+        SyncPhase::NotSignedIn => {
+            return "Sync: not signed in (local only). Sign in with `pactwise sync sign-in`.".into();
+        }
+        SyncPhase::Syncing => "syncing",
+        SyncPhase::WaitingToRetry => "waiting to retry",
+        SyncPhase::Pending => "changes waiting",
+        SyncPhase::Synced => "synced",
+        SyncPhase::NotSyncedYet => "not synced yet",
+    };
+    let mut text = format!("Sync: {phase}");
+    if let (Some(account), Some(org)) = (&s.account, &s.org_name) {
+        text.push_str(&format!(" · {org} ({}) as {} on {}", account.org_slug, account.email, account.server));
+    }
+    text.push_str(&format!(" · {} pending upload(s) · {} file(s) waiting", s.pending_uploads, s.files_waiting));
+    match &s.last_success {
+        Some(at) => text.push_str(&format!(" · last success {at}")),
+        None => text.push_str(" · never synced"),
+    }
+    if let Some(e) = &s.last_error {
+        text.push_str(&format!("\nlast error: {}", e.message));
+    }
+    text
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<serde_json::Value, ApiError> {
+    serde_json::to_value(value).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
+}
+
+pub async fn run(api: &Api, command: SyncCommand) -> Result<Outcome, ApiError> {
+    match command {
+        SyncCommand::SignIn { server, org, email } => {
+            let password = read_password()?;
+            let scope = api.sync_sign_in(SignInInput { server, org, email, password }).await?;
+            let status = api.sync_status().await?;
+            let session = api.session_info(&scope).await?;
+            let text = format!(
+                "Signed in to {} as {} ({}); it is now the current organization. Sync with `pactwise sync now`.",
+                session.org_name, session.user_name, session.role
+            );
+            Ok(Outcome::ok(json!({ "session": session, "sync": to_json(&status)? }), text))
+        }
+        SyncCommand::Now => {
+            let report = api.sync_now().await?;
+            let text = format!(
+                "Pushed {} change(s) ({} file(s) uploaded), pulled {} ({} file(s) fetched, {} document(s) imported).\n{}",
+                report.pushed,
+                report.files_uploaded,
+                report.pulled,
+                report.files_fetched,
+                report.documents_imported,
+                status_text(&report.status)
+            );
+            Ok(Outcome::ok(to_json(&report)?, text))
+        }
+        SyncCommand::Status => {
+            let status = api.sync_status().await?;
+            Ok(Outcome::ok(to_json(&status)?, status_text(&status)))
+        }
+        SyncCommand::SignOut => {
+            let status = api.sync_sign_out().await?;
+            Ok(Outcome::ok(to_json(&status)?, "Signed out of sync; the data stays on this computer.".into()))
+        }
+    }
+}
