@@ -317,8 +317,9 @@ fn the_health_check_flags_failing_agent_types_and_large_backlogs() {
 const CLAIM_CHILD: &str = "PACTWISE_CLAIM_CHILD_DB";
 const TASKS: usize = 1500;
 
-/// Claims tasks one small batch at a time until none is left; returns the ids claimed.
-fn claim_all(store: &Store, worker: &str) -> Vec<String> {
+/// Claims tasks one small batch at a time until none is left, telling `each` every id as it is claimed; returns
+/// the ids claimed.
+fn claim_all(store: &Store, worker: &str, mut each: impl FnMut(&str)) -> Vec<String> {
     let cred = PlatformCredential::issue(store, worker);
     let mut mine = Vec::new();
     loop {
@@ -326,23 +327,29 @@ fn claim_all(store: &Store, worker: &str) -> Vec<String> {
         if batch.is_empty() {
             return mine;
         }
-        mine.extend(batch.into_iter().map(|t| t.id.to_string()));
+        for t in batch {
+            each(&t.id.to_string());
+            mine.push(t.id.to_string());
+        }
     }
 }
 
 /// Run as a child process by the test below: opens the store, says READY, waits for the go (a line on stdin),
-/// claims and prints what it got.
+/// claims and prints each id as soon as it has it.
 #[test]
 fn claim_child_process() {
+    use std::io::Write;
     let Ok(path) = std::env::var(CLAIM_CHILD) else { return };
     let worker = std::env::var("PACTWISE_CLAIM_WORKER").unwrap();
     let store = Store::open(Path::new(&path), Arc::new(pactwise_domain::SystemClock)).unwrap();
     println!("\nREADY");
     let mut go = String::new();
     std::io::stdin().read_line(&mut go).unwrap();
-    for id in claim_all(&store, &worker) {
-        println!("CLAIMED {id}");
-    }
+    let mut out = std::io::stdout();
+    claim_all(&store, &worker, |id| {
+        writeln!(out, "CLAIMED {id}").unwrap();
+        out.flush().unwrap();
+    });
 }
 
 #[test]
@@ -388,17 +395,31 @@ fn every_task_is_claimed_exactly_once_by_concurrent_threads_and_processes() {
     for child in &mut children {
         writeln!(child.stdin.as_mut().unwrap(), "go").unwrap();
     }
+    // The threads start once every process has claimed its first task (or ended with none), so the processes
+    // take part even when this machine is slow to schedule them; they all keep claiming alongside the threads.
+    let mut claimed: Vec<String> = Vec::new();
+    let mut by_processes = 0;
+    for reader in &mut readers {
+        let mut line = String::new();
+        while reader.read_line(&mut line).unwrap() > 0 {
+            if let Some((_, id)) = line.split_once("CLAIMED ") {
+                claimed.push(id.trim().to_string());
+                by_processes += 1;
+                break;
+            }
+            line.clear();
+        }
+    }
     let threads: Vec<_> = (0..3)
         .map(|i| {
             let path = path.clone();
             std::thread::spawn(move || {
                 let store = Store::open(&path, Arc::new(pactwise_domain::SystemClock)).unwrap();
-                claim_all(&store, &format!("thread-{i}"))
+                claim_all(&store, &format!("thread-{i}"), |_| {})
             })
         })
         .collect();
-    let mut claimed: Vec<String> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
-    let mut by_processes = 0;
+    claimed.extend(threads.into_iter().flat_map(|t| t.join().unwrap()));
     for (mut child, mut reader) in children.into_iter().zip(readers) {
         let mut text = String::new();
         reader.read_to_string(&mut text).unwrap();
