@@ -1,6 +1,7 @@
 // A fake backend at the Tauri IPC level (the real bindings and @tauri-apps/api run unchanged above it).
 import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
 import type {
+  ApprovalView,
   ContractType_Serialize,
   Document,
   DocumentReview_Serialize,
@@ -30,6 +31,8 @@ export interface FakeBackend {
   /** What the save dialog answers (null: the person cancelled). */
   savePath: string | null;
   user: string;
+  /** What approvals_inbox answers (the app's background look for new approvals). */
+  approvals: ApprovalView[];
 }
 
 const squash = (t: string) => t.replace(/\s+/g, " ").trim();
@@ -73,6 +76,7 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
     ownNames: [],
     savePath: null,
     user: "Ann",
+    approvals: [],
     ...initial,
   };
   mockWindows("main");
@@ -95,6 +99,12 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         };
       case "model_availability":
         return backend.model ?? "no_api_key";
+      case "approvals_inbox":
+        return backend.approvals;
+      case "plugin:notification|is_permission_granted":
+        return true;
+      case "plugin:notification|notify":
+        return null;
       case "set_api_key":
         backend.model = "ready";
         return "ready";
