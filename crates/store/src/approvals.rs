@@ -134,7 +134,7 @@ fn decide_in(
         return Err(StoreError::Invalid("give a reason for the decision (--reason TEXT)".into()));
     }
     let approval = tx
-        .query_row(
+        .prepare_cached_query_row(
             &format!("SELECT {COLUMNS} FROM engine_approvals WHERE id = ?1 AND org_id = ?2"),
             params![id.to_string(), scope.org().to_string()],
             approval_from_row,
@@ -237,7 +237,7 @@ impl<'s> Approvals<'s> {
 
     /// Pending approvals of the organization that the session's role may resolve, oldest first.
     pub fn inbox(&self, scope: &OrgScope) -> Result<Vec<ApprovalRecord>, StoreError> {
-        let mut stmt = self.store.conn().prepare(&format!(
+        let mut stmt = self.store.conn().prepare_cached(&format!(
             "SELECT {COLUMNS} FROM engine_approvals
              WHERE org_id = ?1 AND status = 'pending'
                AND instr(',' || eligible_roles || ',', ',' || ?2 || ',') > 0
