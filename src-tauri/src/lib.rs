@@ -140,6 +140,9 @@ pub fn run() {
     }
     let app = app
         .plugin(tauri_plugin_dialog::init())
+        // Native notifications for new approvals (the UI asks through the plugin's commands; on a desktop without a
+        // notification daemon the plugin's send fails in the background and nothing else happens).
+        .plugin(tauri_plugin_notification::init())
         .invoke_handler(builder.invoke_handler())
         .register_asynchronous_uri_scheme_protocol("pwpage", |ctx, request, responder| {
             let app = ctx.app_handle().clone();

@@ -1,6 +1,7 @@
 // A fake backend at the Tauri IPC level (the real bindings and @tauri-apps/api run unchanged above it).
 import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
 import type {
+  ApprovalView,
   ContractType_Serialize,
   Document,
   DocumentReview_Serialize,
@@ -36,6 +37,8 @@ export interface FakeBackend {
   reports: Record<string, ReportView_Serialize[]>;
   /** What `start_report` answers for a document (an error is thrown as the backend's). */
   runReport?: (document: string) => ReportView_Serialize;
+  /** What approvals_inbox answers (the app's background look for new approvals). */
+  approvals: ApprovalView[];
   orgName: string;
   sync: SyncStatusView_Serialize;
 }
@@ -112,6 +115,7 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
     reports: {},
     orgName: "Acme Legal",
     sync: notSignedIn,
+    approvals: [],
     ...initial,
   };
   mockWindows("main");
@@ -134,6 +138,12 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         };
       case "model_availability":
         return backend.model ?? "no_api_key";
+      case "approvals_inbox":
+        return backend.approvals;
+      case "plugin:notification|is_permission_granted":
+        return true;
+      case "plugin:notification|notify":
+        return null;
       case "set_api_key":
         backend.model = "ready";
         return "ready";

@@ -14,6 +14,10 @@ export interface WorkflowBackend {
   /** What ask_assistant answers: an Answer, or an error to throw. */
   answer?: Answer | { code: string; message: string };
   pageText: string;
+  /** The desktop has no notification daemon: notify fails. */
+  notifyFails?: boolean;
+  /** The desktop refused the app's notifications. */
+  notificationsDenied?: boolean;
 }
 
 export function approval(extra: Partial<ApprovalView> = {}): ApprovalView {
@@ -132,6 +136,11 @@ export function installWorkflowBackend(initial: Partial<WorkflowBackend> = {}): 
         return [];
       case "approvals_inbox":
         return backend.inbox;
+      case "plugin:notification|is_permission_granted":
+        return !backend.notificationsDenied;
+      case "plugin:notification|notify":
+        if (backend.notifyFails) throw "org.freedesktop.Notifications was not provided by any .service files";
+        return null;
       case "list_runs":
         return [backend.run];
       case "run_detail": {

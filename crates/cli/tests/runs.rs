@@ -115,7 +115,8 @@ fn bench_engine_prints_its_figures_as_one_json_document() {
     assert_eq!(report["sqlite_synchronous"], 2, "synchronous=FULL");
     assert_eq!(report["journal_mode"], "wal");
     assert!(report["runs_per_s"].as_f64().unwrap() > 0.0);
-    // Two groups of three runs, four commits each (start, analysis, decisions, legal).
-    assert_eq!(report["commits"], 8);
+    // Two groups of three runs, three commits each (start with research, analysis, the decisions with legal), and
+    // one checkpoint per super-step (research, analysis, choose_vendor, legal).
+    assert_eq!(report["commits"], 6);
     assert_eq!(report["checkpoints_written"], 24);
 }

@@ -288,7 +288,8 @@ impl<'a> Engine<'a> {
     }
 
     /// Records a person's decision on an approval (authorization and identity are the store's) and, in the same
-    /// transaction, the run's next checkpoint. Then drives the run on until it waits or ends.
+    /// transaction, the run's next checkpoints (see `resolve_decision`). Then drives the run on until it waits or
+    /// ends.
     pub fn decide(
         &self,
         scope: &OrgScope,
@@ -297,17 +298,32 @@ impl<'a> Engine<'a> {
         reason: &str,
         choice: Option<&str>,
     ) -> Result<(ApprovalRecord, RunRecord), EngineError> {
+        let decided = self.record_decision(scope, approval, decision, reason, choice)?;
+        let run = self.drive(decided.run)?;
+        Ok((decided, run))
+    }
+
+    /// [`Engine::decide`] without driving the run on afterwards: one commit, the decision with the checkpoints it
+    /// leads to.
+    pub fn record_decision(
+        &self,
+        scope: &OrgScope,
+        approval: ApprovalId,
+        decision: Decision,
+        reason: &str,
+        choice: Option<&str>,
+    ) -> Result<ApprovalRecord, EngineError> {
         let now = self.now();
+        let _span = tracing::info_span!("decision", approval = %approval).entered();
         let (decided, _applied) =
             self.store.approvals().decide(scope, approval, decision, reason, choice, |a, run| {
                 self.resolve_decision(a, run, now).unwrap_or_else(|e| {
                     tracing::warn!(error = %e, "decision recorded; the run resumes on its next pass");
-                    None
+                    Vec::new()
                 })
             })?;
         self.commits.set(self.commits.get() + 1);
-        let run = self.drive(decided.run)?;
-        Ok((decided, run))
+        Ok(decided)
     }
 
     /// Several decisions of one person in one transaction, each with its run's next checkpoint; then drives the
@@ -321,7 +337,7 @@ impl<'a> Engine<'a> {
         let decided = self.store.approvals().decide_many(scope, decisions, |a, run| {
             self.resolve_decision(a, run, now).unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "decision recorded; the run resumes on its next pass");
-                None
+                Vec::new()
             })
         })?;
         self.commits.set(self.commits.get() + 1);
@@ -332,24 +348,50 @@ impl<'a> Engine<'a> {
         Ok((approvals, records))
     }
 
+    /// The checkpoints a decision leads to, written in the decision's own transaction: the approval's super-step
+    /// (the decision merged, the next nodes activated), then — when the next super-step's nodes are rule-based — that
+    /// super-step too, run here, inside the transaction. Each is its own checkpoint, so the run's history has one
+    /// per super-step; together they cost one commit. Nothing is run before the decision is recorded, so a refused
+    /// decision runs no step, and a crash before the commit loses the decision with the step (the approver is told
+    /// it failed and decides again): no committed step runs twice.
     fn resolve_decision(
         &self,
         approval: &ApprovalRecord,
         run: &RunRecord,
         now: DateTime<Utc>,
-    ) -> Result<Option<StepCommit>, EngineError> {
+    ) -> Result<Vec<StepCommit>, EngineError> {
         if run.status.is_terminal() {
-            return Ok(None);
+            return Ok(Vec::new());
         }
         let graph = self.snapshot(&run.graph_snapshot)?;
         let state: RunState = serde_json::from_str(&run.state).map_err(|e| corrupt("run state", e))?;
         if state.superstep != approval.superstep || !matches!(state.waits.get(&approval.node), Some(Wait::Approval)) {
-            return Ok(None);
+            return Ok(Vec::new());
         }
         let event = Event::WaitResolved { node: approval.node.clone(), output: decision_output(&graph, approval) };
         let (state, commands) = machine::step(&graph, state, event, now).map_err(|e| corrupt("step", e))?;
         let (commit, _) = self.build_commit(&graph, run.id, run.org, run.revision, &state, commands, now)?;
-        Ok(Some(commit))
+        let mut commits = vec![commit];
+        if self.runs_within_a_commit(&graph, &state, now)
+            && let Some((next, _)) =
+                self.pass(&graph, run.id, run.org, run.revision + 1, state, Vec::new(), now, &[], &[])?
+        {
+            commits.push(next);
+        }
+        Ok(commits)
+    }
+
+    /// Whether the current super-step may run while a transaction holds the write lock: it has nodes to run and
+    /// none of them can wait on the model (a model call takes seconds; rules take microseconds). Without a model
+    /// configured, agent nodes with a model part use their rule-based fallback, so they qualify too.
+    fn runs_within_a_commit(&self, graph: &GraphDef, state: &RunState, now: DateTime<Utc>) -> bool {
+        let runnable = state.runnable(graph, now);
+        !runnable.is_empty()
+            && runnable.iter().all(|node| match graph.node(node).map(|d| &d.kind) {
+                Some(NodeKind::Agent { model: Some(_), .. }) => self.model.is_none(),
+                Some(NodeKind::Agent { model: None, .. } | NodeKind::Condition { .. }) => true,
+                _ => false,
+            })
     }
 
     /// Cancels a run of the session's organization with its child runs, tasks and approvals.
@@ -357,9 +399,45 @@ impl<'a> Engine<'a> {
         Ok(self.store.runs().cancel(scope, run, reason)?)
     }
 
-    /// The watchdog's sweep.
+    /// The watchdog's sweep. A run it stops (deadline passed, too many failed attempts) has its completed
+    /// compensable steps undone in reverse order, like a run whose step failed: the sweep's transaction moves it to
+    /// compensating (or straight to failed when nothing needs undoing), then this worker drives the compensation.
     pub fn sweep(&self, policy: SweepPolicy) -> Result<SweepReport, EngineError> {
-        Ok(self.store.runs().sweep(self.credential, policy)?)
+        let now = self.now();
+        let report = {
+            let _span = tracing::info_span!("sweep").entered();
+            self.store.runs().sweep(self.credential, policy, &mut |run, reason| {
+                self.stop_commit(run, reason, now).unwrap_or_else(|e| {
+                    tracing::warn!(run = %run.id, error = %e, "stopped without compensation: its state did not load");
+                    None
+                })
+            })?
+        };
+        self.commits.set(self.commits.get() + 1);
+        let stopped: Vec<RunId> =
+            report.deadlines_enforced.iter().chain(&report.stopped_for_failures).copied().collect();
+        if !stopped.is_empty() {
+            self.drive_many(&stopped)?;
+        }
+        Ok(report)
+    }
+
+    /// The checkpoint of a run the watchdog stops: the machine's `Stopped` event on its last state.
+    fn stop_commit(
+        &self,
+        run: &RunRecord,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<StepCommit>, EngineError> {
+        let graph = self.snapshot(&run.graph_snapshot)?;
+        let state: RunState = serde_json::from_str(&run.state).map_err(|e| corrupt("run state", e))?;
+        if state.is_finished() {
+            return Ok(None);
+        }
+        let (state, commands) = machine::step(&graph, state, Event::Stopped { reason: reason.to_string() }, now)
+            .map_err(|e| corrupt("step", e))?;
+        let (commit, _) = self.build_commit(&graph, run.id, run.org, run.revision, &state, commands, now)?;
+        Ok(Some(commit))
     }
 
     /// One pass over a run: resolve waits, or run one compensation, or run the runnable nodes of the current

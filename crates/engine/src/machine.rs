@@ -169,6 +169,11 @@ pub enum Event {
     Compensated {
         node: String,
     },
+    /// The watchdog stopped the run (its deadline passed, or it kept failing): completed steps are compensated in
+    /// reverse order, as when a step fails, and the run ends failed with `reason`.
+    Stopped {
+        reason: String,
+    },
 }
 
 /// Effects the driver writes in the super-step's commit.
@@ -534,6 +539,12 @@ pub fn step(
             });
             next_compensation(graph, &mut state, &mut out);
         }
+        Event::Stopped { reason } => {
+            // Already undoing its steps (a step failed first): that compensation goes on, with its own reason.
+            if state.phase != Phase::Compensating {
+                begin_compensation(graph, &mut state, reason, &mut out);
+            }
+        }
     }
     Ok((state, out))
 }
@@ -634,6 +645,32 @@ mod tests {
         assert_eq!(kinds(&c), ["log:compensated", "log:failed", "finish:false"]);
         assert_eq!(s.phase, Phase::Failed);
         assert!(s.reason.unwrap().contains("broken"));
+    }
+
+    #[test]
+    fn a_stopped_run_compensates_what_completed_and_a_run_with_nothing_to_undo_fails_at_once() {
+        let g = graph();
+        // Stopped while waiting for the approval: `a` completed and has a compensation.
+        let (s, _) = start(&g, serde_json::json!({}), t0());
+        let (s, _) =
+            step(&g, s, Event::NodeSucceeded { node: "a".into(), output: NodeOutput::default() }, t0()).unwrap();
+        assert_eq!(s.phase, Phase::Waiting);
+        let (s, c) = step(&g, s, Event::Stopped { reason: "the run passed its deadline".into() }, t0()).unwrap();
+        assert_eq!(kinds(&c), ["log:compensation_started", "compensate:a"]);
+        assert_eq!((s.phase, s.reason.as_deref()), (Phase::Compensating, Some("the run passed its deadline")));
+        assert!(s.waits.is_empty(), "the approval no longer holds the run");
+        // Stopping it again changes nothing: the compensation goes on.
+        let (again, c) = step(&g, s.clone(), Event::Stopped { reason: "again".into() }, t0()).unwrap();
+        assert_eq!((again, c), (s.clone(), Vec::new()));
+        let (s, c) = step(&g, s, Event::Compensated { node: "a".into() }, t0()).unwrap();
+        assert_eq!(kinds(&c), ["log:compensated", "log:failed", "finish:false"]);
+        assert_eq!(s.phase, Phase::Failed);
+
+        // Stopped before anything completed: failed in the same step.
+        let (s, _) = start(&g, serde_json::json!({}), t0());
+        let (s, c) = step(&g, s, Event::Stopped { reason: "stopped after 20 failed attempts".into() }, t0()).unwrap();
+        assert_eq!(kinds(&c), ["log:compensation_started", "log:failed", "finish:false"]);
+        assert_eq!(s.phase, Phase::Failed);
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! Crash safety: a child process runs a graph one super-step at a time on a file database; the test kills it with
 //! SIGKILL right after each super-step boundary in turn (after commit k), starts a fresh process that resumes the
 //! run from its last checkpoint, and checks that the final state equals an uninterrupted run's and that a
-//! side-effect counter outside the database saw every step exactly once.
+//! side-effect counter outside the database saw every step exactly once. A second graph pauses for an approval: the
+//! decision's commit also carries the step it resumes, and killing around it loses no decision and repeats no step.
 
 mod common;
 
 use chrono::{DateTime, Duration, Utc};
 use common::*;
-use pactwise_domain::{FixedClock, Role, RunId, RunStatus};
+use pactwise_domain::{Decision, FixedClock, Role, RunId, RunStatus};
 use pactwise_engine::{Engine, NodeContext, NodeFailure, NodeOutput, Registry, RunState};
 use pactwise_store::{PlatformCredential, Store};
 use serde_json::json;
@@ -61,6 +62,24 @@ fn registry() -> Registry {
         .to_string(),
     )
     .unwrap();
+    r.add_graph_json(
+        &json!({
+            "name": "approved_steps", "version": 1, "entry": ["intake"],
+            "channels": {"log": "append", "totals": "merge", "decision": "last_value"},
+            "nodes": [
+                {"id": "intake", "kind": "agent", "handler": "counted"},
+                {"id": "sign_off", "kind": "approval", "title": "Sign off", "output": "decision", "evidence": ["log"]},
+                {"id": "after", "kind": "agent", "handler": "counted"},
+                {"id": "close", "kind": "agent", "handler": "counted"}
+            ],
+            "edges": [
+                {"from": "intake", "to": "sign_off"}, {"from": "sign_off", "to": "after", "when": "approved"},
+                {"from": "after", "to": "close"}
+            ]
+        })
+        .to_string(),
+    )
+    .unwrap();
     r
 }
 
@@ -81,7 +100,38 @@ fn crash_child() {
     let store = open(Path::new(&path), now);
     let registry = registry();
     let mut out = std::io::stdout().lock();
-    if mode == "start" {
+    if mode == "start-approval" {
+        // Commit 1: the run and {intake}; commit 2: the decision with {sign_off} and {after}; commit 3: {close}.
+        let cred = PlatformCredential::issue(&store, "first-worker");
+        let engine = Engine::new(&store, &registry, &cred).with_lease(Duration::seconds(30));
+        let acme = org(&store, "Acme");
+        let scope = member(&store, acme, "Buyer", Role::Buyer);
+        let approver = member(&store, acme, "Approver", Role::Approver);
+        let run = engine.start(&scope, "approved_steps", json!({})).unwrap();
+        writeln!(out, "\nRUN {run}\nCOMMITTED 1").unwrap();
+        out.flush().unwrap();
+        let mut line = String::new();
+        for k in 2.. {
+            line.clear();
+            if std::io::stdin().read_line(&mut line).unwrap() == 0 {
+                return;
+            }
+            let moved = if k == 2 {
+                let approval = store.approvals().inbox(&approver).unwrap()[0].id;
+                engine.record_decision(&approver, approval, Decision::Approve, "signed", None).unwrap();
+                true
+            } else {
+                engine.advance(&[run]).unwrap()[0].committed
+            };
+            if !moved {
+                writeln!(out, "\nDONE").unwrap();
+                out.flush().unwrap();
+                return;
+            }
+            writeln!(out, "\nCOMMITTED {k}").unwrap();
+            out.flush().unwrap();
+        }
+    } else if mode == "start" {
         let cred = PlatformCredential::issue(&store, "first-worker");
         let engine = Engine::new(&store, &registry, &cred).with_lease(Duration::seconds(30));
         let scope = member(&store, org(&store, "Acme"), "Buyer", Role::Buyer);
@@ -106,6 +156,13 @@ fn crash_child() {
     } else {
         let cred = PlatformCredential::issue(&store, "second-worker");
         let engine = Engine::new(&store, &registry, &cred);
+        // A decision still missing is given now, by another approver of the organization.
+        if let Some(acme) = store.platform().find_organization("Acme").unwrap() {
+            let approver = member(&store, acme, "Second approver", Role::Approver);
+            for pending in store.approvals().inbox(&approver).unwrap() {
+                engine.decide(&approver, pending.id, Decision::Approve, "signed after the restart", None).unwrap();
+            }
+        }
         let done = engine.work(10).unwrap();
         for r in done {
             writeln!(
@@ -142,10 +199,21 @@ fn child(mode: &str, db: &Path, counter: &Path, now: DateTime<Utc>) -> std::proc
 /// Runs the graph in a child process, killing it with SIGKILL after commit `kill_after` (never, if `None`), and
 /// resumes it in a second process.
 fn run_with_crash(dir: &Path, kill_after: Option<usize>) -> Outcome {
+    run_graph_with_crash("start", &[1, 3, 3, 4, 5], dir, kill_after)
+}
+
+/// `mode` picks the graph the first process runs; `side_effects_by_commit[k - 1]` is how many steps have run when
+/// commit k returned.
+fn run_graph_with_crash(
+    mode: &str,
+    side_effects_by_commit: &[usize],
+    dir: &Path,
+    kill_after: Option<usize>,
+) -> Outcome {
     let db = dir.join("engine.sqlite3");
     let counter = dir.join("side-effects.txt");
     let t0: DateTime<Utc> = "2026-11-30T09:00:00Z".parse().unwrap();
-    let mut first = child("start", &db, &counter, t0);
+    let mut first = child(mode, &db, &counter, t0);
     let mut stdin = first.stdin.take().unwrap();
     let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
     let mut run: Option<RunId> = None;
@@ -173,7 +241,7 @@ fn run_with_crash(dir: &Path, kill_after: Option<usize>) -> Outcome {
         assert_eq!(status.signal(), Some(9), "the first process was killed by SIGKILL");
         // Steps run before the kill: those of super-steps 1..=k ({intake}, {left, right}, {check}, {big}, {close}).
         let before = std::fs::read_to_string(&counter).unwrap_or_default().lines().count();
-        assert_eq!(before, [1, 3, 3, 4, 5][k - 1], "killed right after commit {k}");
+        assert_eq!(before, side_effects_by_commit[k - 1], "killed right after commit {k}");
     }
     // A new process, an hour later (the dead worker's lease has expired), resumes from the last checkpoint.
     let second = child("resume", &db, &counter, t0 + Duration::hours(1)).wait_with_output().unwrap();
@@ -209,6 +277,37 @@ fn a_run_killed_at_any_super_step_boundary_resumes_to_the_same_end_without_repea
         let outcome = run_with_crash(dir.path(), Some(k));
         assert_eq!(outcome.status, RunStatus::Succeeded, "killed after commit {k}");
         assert_eq!(outcome.channels, reference.channels, "killed after commit {k}: same final state");
+        let mut counted = outcome.counter.clone();
+        counted.sort();
+        assert_eq!(counted, expected_steps, "killed after commit {k}: every side effect exactly once");
+        let mut events = outcome.succeeded_events.clone();
+        events.sort();
+        events.dedup();
+        assert_eq!(events.len(), outcome.succeeded_events.len(), "each step logged once");
+    }
+}
+
+#[test]
+fn a_run_killed_around_its_decisions_commit_resumes_without_repeating_a_step_or_losing_the_decision() {
+    // Commit 2 carries the decision, the approval's super-step and the rule-based step after it.
+    let by_commit = [1, 2, 3];
+    let reference = run_graph_with_crash("start-approval", &by_commit, tempfile::tempdir().unwrap().path(), None);
+    assert_eq!(reference.status, RunStatus::Succeeded);
+    let expected_steps = ["after", "close", "intake"];
+    let mut counted = reference.counter.clone();
+    counted.sort();
+    assert_eq!(counted, expected_steps);
+    assert_eq!(reference.channels["decision"]["reason"], "signed");
+
+    for k in 1..=by_commit.len() {
+        let dir = tempfile::tempdir().unwrap();
+        let outcome = run_graph_with_crash("start-approval", &by_commit, dir.path(), Some(k));
+        assert_eq!(outcome.status, RunStatus::Succeeded, "killed after commit {k}");
+        assert_eq!(outcome.channels["log"], reference.channels["log"], "killed after commit {k}: same steps in order");
+        assert_eq!(outcome.channels["totals"], reference.channels["totals"], "killed after commit {k}");
+        // Killed before the decision's commit, the decision is given after the restart; after it, it was kept.
+        let reason = if k == 1 { "signed after the restart" } else { "signed" };
+        assert_eq!(outcome.channels["decision"]["reason"], reason, "killed after commit {k}");
         let mut counted = outcome.counter.clone();
         counted.sort();
         assert_eq!(counted, expected_steps, "killed after commit {k}: every side effect exactly once");

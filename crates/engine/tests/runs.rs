@@ -474,3 +474,259 @@ fn group_commit_advances_many_runs_in_one_transaction() {
         assert_eq!(store.runs().checkpoints(&scope, r.id).unwrap().len(), 3);
     }
 }
+
+/// A graph whose approval leads to a step with a side-effect counter: prepare → sign_off (approval) → after, and
+/// `draft` (a step with a model part) after a second approval.
+fn decision_registry(after_runs: Arc<Mutex<Vec<String>>>) -> Registry {
+    let mut registry = registry_with_log();
+    registry.handler("counted", move |ctx: &NodeContext<'_>| {
+        after_runs.lock().unwrap().push(ctx.node.to_string());
+        Ok(NodeOutput::default().write("log", json!(ctx.node)))
+    });
+    registry
+        .add_graph_json(
+            &json!({
+                "name": "decided", "version": 1, "entry": ["prepare"],
+                "channels": {"log": "append", "decision": "last_value"},
+                "nodes": [
+                    {"id": "prepare", "kind": "agent", "handler": "log"},
+                    {"id": "sign_off", "kind": "approval", "title": "Sign off", "output": "decision", "evidence": ["log"]},
+                    {"id": "after", "kind": "agent", "handler": "counted"},
+                    {"id": "draft", "kind": "agent", "handler": "counted",
+                     "model": {"mode": "note", "prompt": "Write a one-line note."}}
+                ],
+                "edges": [
+                    {"from": "prepare", "to": "sign_off"},
+                    {"from": "sign_off", "to": "after", "when": "approved"},
+                    {"from": "after", "to": "draft"}
+                ]
+            })
+            .to_string(),
+        )
+        .unwrap();
+    registry
+}
+
+#[test]
+fn a_decision_and_the_rule_based_step_it_resumes_share_one_commit_with_a_checkpoint_each() {
+    let store = Store::open_in_memory(clock()).unwrap();
+    let acme = org(&store, "Acme");
+    let buyer = member(&store, acme, "Buyer", Role::Buyer);
+    let approver = member(&store, acme, "Approver", Role::Approver);
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let registry = decision_registry(ran.clone());
+    let cred = PlatformCredential::issue(&store, "w");
+    let engine = Engine::new(&store, &registry, &cred);
+    let run = engine.start(&buyer, "decided", json!({})).unwrap();
+    assert_eq!(engine.commits(), 1, "the run's creation and its first super-step: one commit");
+    let approval = store.approvals().for_run(&buyer, run).unwrap()[0].id;
+
+    // A refused decision records nothing and runs no step.
+    let outsider = member(&store, acme, "Reviewer", Role::Reviewer);
+    assert!(engine.decide(&outsider, approval, Decision::Approve, "mine", None).is_err());
+    assert!(ran.lock().unwrap().is_empty());
+
+    let before = engine.commits();
+    let (_, done) = engine.decide(&approver, approval, Decision::Approve, "fine", None).unwrap();
+    assert_eq!(done.status, RunStatus::Succeeded);
+    // Without a model, `draft` runs its rules: the decision, `after` and `draft` each got their checkpoint; the
+    // decision's commit carried the approval's super-step and `after`; `draft` had its own.
+    assert_eq!(engine.commits() - before, 2);
+    assert_eq!(*ran.lock().unwrap(), ["after", "draft"], "each step ran once");
+    let checkpoints = store.runs().checkpoints(&buyer, run).unwrap();
+    let supersteps: Vec<u32> = checkpoints.iter().map(|c| c.superstep).collect();
+    assert_eq!(supersteps, [2, 3, 4, 4], "one checkpoint per super-step: prepare, sign_off, after, draft (finished)");
+    let events = store.runs().events(&buyer, run).unwrap();
+    let succeeded: Vec<&str> =
+        events.iter().filter(|e| e.kind == "succeeded").filter_map(|e| e.node.as_deref()).collect();
+    assert_eq!(succeeded, ["prepare", "sign_off", "after", "draft"]);
+    assert_eq!(strings(&channel(&done, "log")), ["prepare", "after", "draft"]);
+}
+
+/// A model that answers at once (the commit structure is under test here, not the model API).
+struct InstantModel;
+
+impl pactwise_engine::ModelPort for InstantModel {
+    fn draft(&self, _: pactwise_domain::OrgId, _: &pactwise_engine::ModelSpec, _: &Value) -> Result<String, String> {
+        Ok("a note".into())
+    }
+}
+
+#[test]
+fn a_step_that_may_call_the_model_never_runs_inside_the_decisions_transaction() {
+    let store = Store::open_in_memory(clock()).unwrap();
+    let acme = org(&store, "Acme");
+    let buyer = member(&store, acme, "Buyer", Role::Buyer);
+    let approver = member(&store, acme, "Approver", Role::Approver);
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let mut registry = decision_registry(ran.clone());
+    // The same graph with the model step right after the approval.
+    registry
+        .add_graph_json(
+            &json!({
+                "name": "decided", "version": 2, "entry": ["prepare"],
+                "channels": {"log": "append", "decision": "last_value"},
+                "nodes": [
+                    {"id": "prepare", "kind": "agent", "handler": "log"},
+                    {"id": "sign_off", "kind": "approval", "title": "Sign off", "output": "decision", "evidence": ["log"]},
+                    {"id": "draft", "kind": "agent", "handler": "counted",
+                     "model": {"mode": "note", "prompt": "Write a one-line note."}}
+                ],
+                "edges": [{"from": "prepare", "to": "sign_off"}, {"from": "sign_off", "to": "draft", "when": "approved"}]
+            })
+            .to_string(),
+        )
+        .unwrap();
+    let cred = PlatformCredential::issue(&store, "w");
+    let model = InstantModel;
+    let engine = Engine::new(&store, &registry, &cred).with_model(Some(&model));
+    let run = engine.start(&buyer, "decided", json!({})).unwrap();
+    let approval = store.approvals().for_run(&buyer, run).unwrap()[0].id;
+    let before = engine.commits();
+    let (_, done) = engine.decide(&approver, approval, Decision::Approve, "fine", None).unwrap();
+    assert_eq!(done.status, RunStatus::Succeeded);
+    assert_eq!(engine.commits() - before, 2, "the decision's commit, then the model step's own");
+    assert_eq!(*ran.lock().unwrap(), ["draft"]);
+}
+
+/// A saga whose later part is slow (a timer) or keeps failing, with compensable steps before it.
+fn stoppable_registry(undone: Arc<Mutex<Vec<String>>>) -> Registry {
+    let mut registry = registry_with_log();
+    registry.handler("undo", move |ctx: &NodeContext<'_>| {
+        undone.lock().unwrap().push(ctx.node.to_string());
+        Ok(NodeOutput::default())
+    });
+    registry.handler("unreachable", |_: &NodeContext<'_>| {
+        Err(NodeFailure::Retryable("the carrier does not answer".into()))
+    });
+    registry
+        .add_graph_json(
+            &json!({
+                "name": "slow_saga", "version": 1, "entry": ["reserve"], "channels": {"log": "append"},
+                "deadline_secs": 600,
+                "nodes": [
+                    {"id": "reserve", "kind": "agent", "handler": "log", "compensate": "undo"},
+                    {"id": "notify", "kind": "agent", "handler": "log"},
+                    {"id": "charge", "kind": "agent", "handler": "log", "compensate": "undo"},
+                    {"id": "pause", "kind": "wait", "seconds": 3600},
+                    {"id": "ship", "kind": "agent", "handler": "log", "compensate": "undo"}
+                ],
+                "edges": [
+                    {"from": "reserve", "to": "notify"}, {"from": "notify", "to": "charge"},
+                    {"from": "charge", "to": "pause"}, {"from": "pause", "to": "ship"}
+                ]
+            })
+            .to_string(),
+        )
+        .unwrap();
+    registry
+        .add_graph_json(
+            &json!({
+                "name": "failing_saga", "version": 1, "entry": ["reserve"], "channels": {"log": "append"},
+                "nodes": [
+                    {"id": "reserve", "kind": "agent", "handler": "log", "compensate": "undo"},
+                    {"id": "charge", "kind": "agent", "handler": "log", "compensate": "undo"},
+                    {"id": "ship", "kind": "agent", "handler": "unreachable", "compensate": "undo",
+                     "retry": {"max_attempts": 20, "backoff_ms": 1000, "max_backoff_ms": 1000}}
+                ],
+                "edges": [{"from": "reserve", "to": "charge"}, {"from": "charge", "to": "ship"}]
+            })
+            .to_string(),
+        )
+        .unwrap();
+    registry
+}
+
+fn kinds(store: &Store, scope: &pactwise_store::OrgScope, run: pactwise_domain::RunId) -> Vec<String> {
+    store.runs().events(scope, run).unwrap().into_iter().map(|e| e.kind).collect()
+}
+
+#[test]
+fn a_run_stopped_at_its_deadline_compensates_its_completed_steps_in_reverse_order() {
+    let clock = clock();
+    let store = Store::open_in_memory(clock.clone()).unwrap();
+    let scope = member(&store, org(&store, "Acme"), "Buyer", Role::Buyer);
+    let undone = Arc::new(Mutex::new(Vec::new()));
+    let registry = stoppable_registry(undone.clone());
+    let cred = PlatformCredential::issue(&store, "w");
+    let engine = Engine::new(&store, &registry, &cred);
+    let run = engine.start(&scope, "slow_saga", json!({})).unwrap();
+    let waiting = engine.drive(run).unwrap();
+    assert_eq!(waiting.status, RunStatus::Waiting, "on the one-hour timer");
+
+    // Before the deadline nothing is stopped.
+    clock.advance(Duration::minutes(9));
+    assert!(engine.sweep(SweepPolicy::default()).unwrap().deadlines_enforced.is_empty());
+    assert!(undone.lock().unwrap().is_empty());
+
+    clock.advance(Duration::minutes(2));
+    let report = engine.sweep(SweepPolicy::default()).unwrap();
+    assert_eq!(report.deadlines_enforced, vec![run]);
+    // `ship` never ran, `notify` has nothing to undo: charge, then reserve.
+    assert_eq!(*undone.lock().unwrap(), ["charge", "reserve"]);
+    let stopped = store.runs().get(&scope, run).unwrap();
+    assert_eq!((stopped.status, stopped.reason.as_deref()), (RunStatus::Failed, Some("the run passed its deadline")));
+    let kinds = kinds(&store, &scope, run);
+    let tail = &kinds[kinds.iter().position(|k| k == "stopped").unwrap()..];
+    assert_eq!(tail, ["stopped", "compensation_started", "compensated", "compensated", "failed"]);
+    let audit = store.audit().list(&scope).unwrap();
+    assert!(audit.iter().any(|e| e.action == "run_stopped"));
+    let finished = audit.iter().find(|e| e.action == "run_finished").unwrap();
+    assert_eq!(finished.details["status"], "failed");
+
+    // Compensation happens once: later sweeps and workers leave the run alone.
+    clock.advance(Duration::hours(2));
+    assert_eq!(engine.sweep(SweepPolicy::default()).unwrap(), Default::default());
+    assert!(engine.work(10).unwrap().is_empty());
+    assert_eq!(undone.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn a_run_the_watchdog_stops_for_failing_compensates_like_a_failed_run() {
+    let clock = clock();
+    let store = Store::open_in_memory(clock.clone()).unwrap();
+    let scope = member(&store, org(&store, "Acme"), "Buyer", Role::Buyer);
+    let undone = Arc::new(Mutex::new(Vec::new()));
+    let registry = stoppable_registry(undone.clone());
+    let w1 = PlatformCredential::issue(&store, "w1");
+    let first = Engine::new(&store, &registry, &w1);
+    let run = first.start(&scope, "failing_saga", json!({})).unwrap();
+    for _ in 0..2 {
+        first.drive(run).unwrap();
+        clock.advance(Duration::seconds(1));
+    }
+    let failing = store.runs().get(&scope, run).unwrap();
+    assert_eq!((failing.status, failing.failures), (RunStatus::Running, 2), "two failed attempts of `ship` so far");
+
+    // The store hands the run to stop, with its state and the reason; without an engine it is only marked failed.
+    let report = store
+        .runs()
+        .sweep(&w1, SweepPolicy { max_failures: 2 }, &mut |record, reason| {
+            let state: RunState = serde_json::from_str(&record.state).unwrap();
+            assert_eq!(state.completed, ["reserve", "charge"]);
+            assert_eq!(reason, "stopped after 2 failed attempts");
+            None
+        })
+        .unwrap();
+    assert_eq!(report.stopped_for_failures, vec![run], "without the engine the run is only marked failed");
+    assert!(undone.lock().unwrap().is_empty());
+
+    // Through the engine: the same stop compensates.
+    let run = first.start(&scope, "failing_saga", json!({})).unwrap();
+    for _ in 0..2 {
+        first.drive(run).unwrap();
+        clock.advance(Duration::seconds(1));
+    }
+    let w2 = PlatformCredential::issue(&store, "w2");
+    let sweeper = Engine::new(&store, &registry, &w2);
+    let report = sweeper.sweep(SweepPolicy { max_failures: 2 }).unwrap();
+    assert_eq!(report.stopped_for_failures, vec![run]);
+    assert_eq!(*undone.lock().unwrap(), ["charge", "reserve"], "`ship` never succeeded: nothing of it to undo");
+    let stopped = store.runs().get(&scope, run).unwrap();
+    assert_eq!(
+        (stopped.status, stopped.reason.as_deref()),
+        (RunStatus::Failed, Some("stopped after 2 failed attempts"))
+    );
+    // The first worker, which held the run, cannot commit over the stop.
+    assert!(!first.advance(&[run]).unwrap()[0].committed);
+}

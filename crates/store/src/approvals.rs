@@ -126,15 +126,15 @@ fn decide_in(
     scope: &OrgScope,
     now: &str,
     input: &DecisionInput<'_>,
-    then: &mut dyn FnMut(&ApprovalRecord, &RunRecord) -> Option<StepCommit>,
-) -> Result<(ApprovalRecord, Option<Applied>), StoreError> {
+    then: &mut dyn FnMut(&ApprovalRecord, &RunRecord) -> Vec<StepCommit>,
+) -> Result<(ApprovalRecord, Vec<Applied>), StoreError> {
     let DecisionInput { approval: id, decision, reason, choice } = *input;
     let reason = reason.trim();
     if reason.is_empty() {
         return Err(StoreError::Invalid("give a reason for the decision (--reason TEXT)".into()));
     }
     let approval = tx
-        .query_row(
+        .prepare_cached_query_row(
             &format!("SELECT {COLUMNS} FROM engine_approvals WHERE id = ?1 AND org_id = ?2"),
             params![id.to_string(), scope.org().to_string()],
             approval_from_row,
@@ -210,17 +210,23 @@ fn decide_in(
         [approval.run.to_string()],
         crate::runs::run_from_row,
     )?;
-    let applied = match then(&decided, &run) {
-        Some(step) => Some(apply_step(tx, &step, None, now)?),
-        None => {
-            tx.prepare_cached_execute(
-                "UPDATE engine_runs SET status = 'running', wake_at = NULL, updated_at = ?2
-                     WHERE id = ?1 AND status = 'waiting'",
-                params![approval.run.to_string(), now],
-            )?;
-            None
+    let steps = then(&decided, &run);
+    if steps.is_empty() {
+        tx.prepare_cached_execute(
+            "UPDATE engine_runs SET status = 'running', wake_at = NULL, updated_at = ?2
+                 WHERE id = ?1 AND status = 'waiting'",
+            params![approval.run.to_string(), now],
+        )?;
+    }
+    // Each super-step is fenced on the revision the one before it left, so they apply in order or not at all.
+    let mut applied = Vec::with_capacity(steps.len());
+    for step in &steps {
+        let outcome = apply_step(tx, step, None, now)?;
+        applied.push(outcome);
+        if outcome == Applied::Stale {
+            break;
         }
-    };
+    }
     Ok((decided, applied))
 }
 
@@ -231,7 +237,7 @@ impl<'s> Approvals<'s> {
 
     /// Pending approvals of the organization that the session's role may resolve, oldest first.
     pub fn inbox(&self, scope: &OrgScope) -> Result<Vec<ApprovalRecord>, StoreError> {
-        let mut stmt = self.store.conn().prepare(&format!(
+        let mut stmt = self.store.conn().prepare_cached(&format!(
             "SELECT {COLUMNS} FROM engine_approvals
              WHERE org_id = ?1 AND status = 'pending'
                AND instr(',' || eligible_roles || ',', ',' || ?2 || ',') > 0
@@ -281,8 +287,10 @@ impl<'s> Approvals<'s> {
     /// organization (else `NotFound`), still pending, the role is eligible, the reason is given, the choice (if the
     /// step offers choices) is one of them, and — with four-eyes — the user decided no other step of the run.
     ///
-    /// In the same transaction, `then` may turn the decision into the run's next checkpoint (the engine's pure step);
-    /// if it returns `None` the run is only woken. Returns the decided approval and what happened to the commit.
+    /// In the same transaction, `then` may turn the decision into the run's next checkpoints (the engine's pure step:
+    /// the approval's super-step, and possibly the super-step it leads to), applied in order, each fenced on the
+    /// revision the one before left; if it returns none the run is only woken. Returns the decided approval and what
+    /// happened to each commit.
     pub fn decide<F>(
         &self,
         scope: &OrgScope,
@@ -291,9 +299,9 @@ impl<'s> Approvals<'s> {
         reason: &str,
         choice: Option<&str>,
         mut then: F,
-    ) -> Result<(ApprovalRecord, Option<Applied>), StoreError>
+    ) -> Result<(ApprovalRecord, Vec<Applied>), StoreError>
     where
-        F: FnMut(&ApprovalRecord, &RunRecord) -> Option<StepCommit>,
+        F: FnMut(&ApprovalRecord, &RunRecord) -> Vec<StepCommit>,
     {
         let now = to_sql(self.store.clock().now());
         let tx = write_tx(self.store)?;
@@ -308,9 +316,9 @@ impl<'s> Approvals<'s> {
         scope: &OrgScope,
         decisions: &[DecisionInput<'_>],
         mut then: F,
-    ) -> Result<Vec<(ApprovalRecord, Option<Applied>)>, StoreError>
+    ) -> Result<Vec<(ApprovalRecord, Vec<Applied>)>, StoreError>
     where
-        F: FnMut(&ApprovalRecord, &RunRecord) -> Option<StepCommit>,
+        F: FnMut(&ApprovalRecord, &RunRecord) -> Vec<StepCommit>,
     {
         let now = to_sql(self.store.clock().now());
         let tx = write_tx(self.store)?;

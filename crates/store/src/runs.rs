@@ -776,7 +776,18 @@ impl<'s> Runs<'s> {
 
     /// The watchdog: recovers expired leases, enforces deadlines, stops runs that keep failing, escalates approvals
     /// that waited too long (once) and requeues tasks whose worker vanished. One transaction.
-    pub fn sweep(&self, _credential: &PlatformCredential, policy: SweepPolicy) -> Result<SweepReport, StoreError> {
+    ///
+    /// A run it stops is handed to `stop` (with the reason) inside that transaction: the engine turns it into the
+    /// run's next checkpoint — compensating its completed steps, or failed when there is nothing to undo — which is
+    /// applied like any super-step. If `stop` returns `None` the run is marked failed as it stands. Either way its
+    /// child runs, queued tasks and pending approvals are cancelled, and it holds no lease, so any worker may run
+    /// its compensation. A run already compensating is left to finish that.
+    pub fn sweep(
+        &self,
+        _credential: &PlatformCredential,
+        policy: SweepPolicy,
+        stop: &mut dyn FnMut(&RunRecord, &str) -> Option<StepCommit>,
+    ) -> Result<SweepReport, StoreError> {
         let now = to_sql(self.store.clock().now());
         let tx = write_tx(self.store)?;
         let mut report = SweepReport::default();
@@ -805,12 +816,13 @@ impl<'s> Runs<'s> {
             report.leases_recovered.push(parse_text("run id", id)?);
         }
         let late = ids(
-            "SELECT id FROM engine_runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled')
+            "SELECT id FROM engine_runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled', 'compensating')
              AND deadline_at IS NOT NULL AND deadline_at < ?1",
             &[&now],
         )?;
         let failing = ids(
-            "SELECT id FROM engine_runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND failures >= ?1",
+            "SELECT id FROM engine_runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled', 'compensating')
+             AND failures >= ?1",
             &[&policy.max_failures],
         )?;
         for (list, reason, target) in [
@@ -822,25 +834,15 @@ impl<'s> Runs<'s> {
             ),
         ] {
             for id in list {
-                let changed = tx.prepare_cached_execute(
-                    "UPDATE engine_runs SET status = 'failed', reason = ?2, finished_at = ?3, updated_at = ?3,
-                         revision = revision + 1, lease_owner = NULL, lease_expires_at = NULL
-                     WHERE id = ?1 AND status NOT IN ('succeeded', 'failed', 'cancelled')",
-                    params![id, reason, now],
+                let record = tx.prepare_cached_query_row(
+                    &format!("SELECT {COLUMNS} FROM engine_runs WHERE id = ?1"),
+                    [id],
+                    run_from_row,
                 )?;
-                if changed == 0 {
+                // Stopped once: a run past its deadline that also keeps failing is in both lists.
+                if record.status.is_terminal() || record.status == RunStatus::Compensating {
                     continue;
                 }
-                cancel_tree(&tx, std::slice::from_ref(id), false, &reason, &now)?;
-                tx.prepare_cached_execute(
-                    "UPDATE engine_approvals SET status = 'cancelled' WHERE run_id = ?1 AND status = 'pending'",
-                    [id],
-                )?;
-                tx.prepare_cached_execute(
-                    "UPDATE engine_tasks SET status = 'cancelled', finished_at = ?2
-                     WHERE run_id = ?1 AND status IN ('pending', 'processing')",
-                    params![id, now],
-                )?;
                 insert_event(
                     &tx,
                     id,
@@ -852,6 +854,40 @@ impl<'s> Runs<'s> {
                         details: serde_json::json!({ "reason": reason }),
                     },
                     &now,
+                )?;
+                let stepped = match stop(&record, &reason) {
+                    Some(step) => apply_step(&tx, &step, None, &now)? != Applied::Stale,
+                    None => false,
+                };
+                if stepped {
+                    tx.prepare_cached_execute(
+                        "UPDATE engine_runs SET lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL
+                         WHERE id = ?1",
+                        [id],
+                    )?;
+                } else {
+                    tx.prepare_cached_execute(
+                        "UPDATE engine_runs SET status = 'failed', reason = ?2, finished_at = ?3, updated_at = ?3,
+                             revision = revision + 1, lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL
+                         WHERE id = ?1 AND status NOT IN ('succeeded', 'failed', 'cancelled')",
+                        params![id, reason, now],
+                    )?;
+                    // A parent waiting on this run has work again (a finished child wakes it the same way).
+                    tx.prepare_cached_execute(
+                        "UPDATE engine_runs SET status = 'running', wake_at = NULL, updated_at = ?2
+                         WHERE id = (SELECT parent_run_id FROM engine_runs WHERE id = ?1) AND status = 'waiting'",
+                        params![id, now],
+                    )?;
+                }
+                cancel_tree(&tx, std::slice::from_ref(id), false, &reason, &now)?;
+                tx.prepare_cached_execute(
+                    "UPDATE engine_approvals SET status = 'cancelled' WHERE run_id = ?1 AND status = 'pending'",
+                    [id],
+                )?;
+                tx.prepare_cached_execute(
+                    "UPDATE engine_tasks SET status = 'cancelled', finished_at = ?2
+                     WHERE run_id = ?1 AND status IN ('pending', 'processing')",
+                    params![id, now],
                 )?;
                 let org: String =
                     tx.prepare_cached_query_row("SELECT org_id FROM engine_runs WHERE id = ?1", [id], |r| r.get(0))?;

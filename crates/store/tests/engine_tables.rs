@@ -64,26 +64,27 @@ fn only_an_eligible_approver_of_the_same_organization_can_decide() {
     let approval = store.approvals().inbox(&approver).unwrap()[0].id;
 
     // Another organization's user: the approval does not exist for them.
-    let err = store.approvals().decide(&outsider, approval, Decision::Approve, "ok", Some("Globex"), |_, _| None);
+    let err = store.approvals().decide(&outsider, approval, Decision::Approve, "ok", Some("Globex"), |_, _| Vec::new());
     assert!(matches!(err, Err(StoreError::NotFound)), "{err:?}");
     assert!(store.approvals().inbox(&outsider).unwrap().is_empty());
     // Users without an eligible role.
     for scope in [&buyer, &viewer] {
-        let err = store.approvals().decide(scope, approval, Decision::Approve, "ok", Some("Globex"), |_, _| None);
+        let err = store.approvals().decide(scope, approval, Decision::Approve, "ok", Some("Globex"), |_, _| Vec::new());
         assert!(matches!(err, Err(StoreError::Forbidden { .. })), "{err:?}");
         assert!(store.approvals().inbox(scope).unwrap().is_empty());
     }
     // A missing reason and a choice that is not offered.
-    let err = store.approvals().decide(&approver, approval, Decision::Approve, "  ", Some("Globex"), |_, _| None);
+    let err = store.approvals().decide(&approver, approval, Decision::Approve, "  ", Some("Globex"), |_, _| Vec::new());
     assert!(matches!(err, Err(StoreError::Invalid(_))));
-    let err = store.approvals().decide(&approver, approval, Decision::Approve, "ok", Some("Initech"), |_, _| None);
+    let err =
+        store.approvals().decide(&approver, approval, Decision::Approve, "ok", Some("Initech"), |_, _| Vec::new());
     assert!(matches!(err, Err(StoreError::Invalid(_))));
     assert_eq!(store.approvals().get(&approver, approval).unwrap().status, ApprovalStatus::Pending);
 
     // The eligible approver decides; identity, time, reason and the state seen are recorded.
     let (decided, _) = store
         .approvals()
-        .decide(&approver, approval, Decision::Approve, "cheapest within budget", Some("globex"), |_, _| None)
+        .decide(&approver, approval, Decision::Approve, "cheapest within budget", Some("globex"), |_, _| Vec::new())
         .unwrap();
     assert_eq!(decided.status, ApprovalStatus::Approved);
     assert_eq!(decided.decided_by, Some(approver.user()));
@@ -92,7 +93,8 @@ fn only_an_eligible_approver_of_the_same_organization_can_decide() {
     assert_eq!(decided.choice.as_deref(), Some("Globex"));
     assert_eq!(decided.state_seen, json!({ "amount": 9500 }));
     // A decision is made once.
-    let again = store.approvals().decide(&approver, approval, Decision::Reject, "changed my mind", None, |_, _| None);
+    let again =
+        store.approvals().decide(&approver, approval, Decision::Reject, "changed my mind", None, |_, _| Vec::new());
     assert!(matches!(again, Err(StoreError::Conflict(_))), "{again:?}");
     // The run was woken.
     assert_eq!(store.runs().get(&buyer, run).unwrap().status, RunStatus::Running);
@@ -140,10 +142,14 @@ fn four_eyes_stops_one_person_deciding_two_steps_of_a_run() {
     run_with_approvals(&store, &buyer, &[("legal", approvers(), true), ("finance", approvers(), true)]);
     let inbox = store.approvals().inbox(&first).unwrap();
     assert_eq!(inbox.len(), 2);
-    store.approvals().decide(&first, inbox[0].id, Decision::Approve, "fine", Some("Acme"), |_, _| None).unwrap();
-    let err = store.approvals().decide(&first, inbox[1].id, Decision::Approve, "fine too", Some("Acme"), |_, _| None);
+    store.approvals().decide(&first, inbox[0].id, Decision::Approve, "fine", Some("Acme"), |_, _| Vec::new()).unwrap();
+    let err =
+        store.approvals().decide(&first, inbox[1].id, Decision::Approve, "fine too", Some("Acme"), |_, _| Vec::new());
     assert!(matches!(err, Err(StoreError::FourEyes)), "{err:?}");
-    store.approvals().decide(&second, inbox[1].id, Decision::Approve, "agreed", Some("Acme"), |_, _| None).unwrap();
+    store
+        .approvals()
+        .decide(&second, inbox[1].id, Decision::Approve, "agreed", Some("Acme"), |_, _| Vec::new())
+        .unwrap();
 }
 
 #[test]
@@ -156,11 +162,11 @@ fn an_approval_escalates_exactly_once_and_escalation_never_decides() {
     run_with_approvals(&store, &buyer, &[("gate", approvers(), false)]);
     let cred = PlatformCredential::issue(&store, "watchdog");
 
-    assert_eq!(store.runs().sweep(&cred, SweepPolicy::default()).unwrap().escalated_approvals, 0);
+    assert_eq!(store.runs().sweep(&cred, SweepPolicy::default(), &mut |_, _| None).unwrap().escalated_approvals, 0);
     clock.advance(Duration::hours(25));
-    assert_eq!(store.runs().sweep(&cred, SweepPolicy::default()).unwrap().escalated_approvals, 1);
+    assert_eq!(store.runs().sweep(&cred, SweepPolicy::default(), &mut |_, _| None).unwrap().escalated_approvals, 1);
     clock.advance(Duration::hours(25));
-    assert_eq!(store.runs().sweep(&cred, SweepPolicy::default()).unwrap().escalated_approvals, 0);
+    assert_eq!(store.runs().sweep(&cred, SweepPolicy::default(), &mut |_, _| None).unwrap().escalated_approvals, 0);
     assert_eq!(store.approvals().escalate_due(&cred).unwrap(), 0);
 
     let urgent: Vec<_> = store.approvals().notifications(&approver).unwrap().into_iter().filter(|n| n.urgent).collect();

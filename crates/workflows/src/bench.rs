@@ -1,7 +1,8 @@
 //! The engine benchmark: N procurement runs on a file database with `synchronous = FULL` (every commit synced), no
 //! model calls, the approval given programmatically by an approver session. Runs move in groups of `concurrency`:
-//! the group's starts, super-steps and decisions each share one commit (group commit). A super-step counts only
-//! after its commit returned, so grouping does not weaken durability.
+//! the group's starts (with research), analyses, and decisions (with the rule-based legal step each resumes) each
+//! share one commit (group commit): three commits per group. A super-step counts only after its commit returned,
+//! so grouping does not weaken durability.
 
 use pactwise_domain::{Decision, Role, RunStatus, SystemClock};
 use pactwise_engine::{Engine, EngineError, RunState};

@@ -1,0 +1,106 @@
+/**
+ * Native notifications for new approvals. The inbox (the app's background poll and the Approvals view) reports what
+ * it sees; each pending approval is announced once — ever, not once per start of the app: the ids already announced
+ * are kept in local storage. Notifications go through the notification plugin's own commands
+ * (`plugin:notification|…`, allowed in `src-tauri/capabilities/default.json`); a desktop without a notification
+ * daemon, a refused permission or any other failure is quiet: the inbox is where approvals live, the notification
+ * only points at it.
+ */
+import { invoke } from "@tauri-apps/api/core";
+import type { ApprovalView } from "./bindings";
+import { dueLabel } from "./workflow";
+
+export interface NativeNotice {
+  title: string;
+  body: string;
+}
+
+const STORAGE_KEY = "pactwise.approvals.notified";
+/** How many announced ids are remembered (the oldest are forgotten first; they have long left the inbox). */
+const REMEMBERED = 1000;
+/** More new approvals than this at once are announced by one summary instead of one notification each. */
+const ONE_BY_ONE = 3;
+
+let permission: Promise<boolean> | null = null;
+
+/** Whether the desktop lets the app notify (asked once per session; Linux and Windows always do). */
+function permitted(): Promise<boolean> {
+  permission ??= (async () => {
+    const granted = await invoke<boolean | null>("plugin:notification|is_permission_granted");
+    if (granted !== null) return granted;
+    return (await invoke<string>("plugin:notification|request_permission")) === "granted";
+  })().catch(() => false);
+  return permission;
+}
+
+/** Asks the desktop to show a notification. Never throws; `false` when it could not be shown. */
+export async function showNative(notice: NativeNotice): Promise<boolean> {
+  try {
+    if (!(await permitted())) return false;
+    await invoke("plugin:notification|notify", { options: { title: notice.title, body: notice.body } });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Forgets the permission answer (tests; a new session asks again anyway). */
+export function resetNotificationPermission() {
+  permission = null;
+}
+
+function storage(): Storage | null {
+  try {
+    return typeof localStorage === "undefined" ? null : localStorage;
+  } catch {
+    return null;
+  }
+}
+
+export class ApprovalNotifier {
+  private announced: string[];
+
+  constructor(
+    private readonly show: (notice: NativeNotice) => Promise<boolean> = showNative,
+    private readonly store: Storage | null = storage(),
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.announced = this.load();
+  }
+
+  private load(): string[] {
+    try {
+      const saved = JSON.parse(this.store?.getItem(STORAGE_KEY) ?? "[]");
+      return Array.isArray(saved) ? saved.filter((x): x is string => typeof x === "string") : [];
+    } catch {
+      return [];
+    }
+  }
+
+  /**
+   * Announces the pending approvals of `inbox` that were never announced, and remembers them (before showing
+   * anything, so a second report arriving meanwhile does not announce them again; a notification that fails is not
+   * retried). Returns how many were new.
+   */
+  async notice(inbox: readonly ApprovalView[]): Promise<number> {
+    const fresh = inbox.filter((a) => a.status === "pending" && !this.announced.includes(a.id));
+    if (fresh.length === 0) return 0;
+    this.announced = [...this.announced, ...fresh.map((a) => a.id)].slice(-REMEMBERED);
+    try {
+      this.store?.setItem(STORAGE_KEY, JSON.stringify(this.announced));
+    } catch {
+      // Storage full or unavailable: they are remembered for this session.
+    }
+    if (fresh.length > ONE_BY_ONE) {
+      await this.show({
+        title: `${fresh.length} new approvals need a decision`,
+        body: fresh.map((a) => a.title).slice(0, ONE_BY_ONE).join("; ") + "; …",
+      });
+    } else {
+      for (const a of fresh) {
+        await this.show({ title: "Approval needed", body: `${a.title} (${dueLabel(a.due_at, this.now())})` });
+      }
+    }
+    return fresh.length;
+  }
+}
