@@ -199,3 +199,39 @@ export function moveInColumn(event: KeyboardEvent, delta: number): boolean {
   target.focus();
   return true;
 }
+
+/** What a row of a Prep Studio table does: save the table, add a row below this one, remove this one. */
+export interface RowActions {
+  save: () => void;
+  addRow: () => void;
+  removeRow: () => void;
+}
+
+/**
+ * The keys every Prep Studio table row answers: Ctrl+Enter or Ctrl+S saves; unless the table is read-only,
+ * Alt+Enter adds a row below, Alt+Delete (or Alt+Backspace) removes the row, Alt+↓ and Alt+↑ move to the same
+ * cell of the next or previous row.
+ */
+export function onRowKeydown(event: KeyboardEvent, readonly: boolean, act: RowActions): void {
+  if ((event.ctrlKey || event.metaKey) && (event.key === "Enter" || event.key.toLowerCase() === "s")) {
+    event.preventDefault();
+    act.save();
+  } else if (readonly || !event.altKey) {
+    return;
+  } else if (event.key === "Enter") {
+    event.preventDefault();
+    act.addRow();
+  } else if (event.key === "Delete" || event.key === "Backspace") {
+    event.preventDefault();
+    act.removeRow();
+  } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+    if (moveInColumn(event, event.key === "ArrowDown" ? 1 : -1)) event.preventDefault();
+  }
+}
+
+/** After row `index` was removed: focus the first cell of the row now in its place (or the last row), else the
+ * table's add-row button. */
+export function focusAfterRemoval(table: HTMLTableElement | null, index: number, remaining: number): void {
+  const inputs = table?.querySelectorAll<HTMLInputElement>("tr[data-row] td:first-child input");
+  (inputs?.[Math.min(index, remaining - 1)] ?? table?.querySelector<HTMLElement>("[data-testid=add-row]"))?.focus();
+}
