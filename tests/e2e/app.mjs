@@ -1,8 +1,10 @@
 // Helpers shared by the end-to-end tests: start the real app through tauri-driver, find things, take screenshots.
 import { remote } from "webdriverio";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import readline from "node:readline";
 
 export const output = process.env.E2E_OUTPUT ?? path.resolve("output");
 
@@ -54,4 +56,32 @@ export async function waitForRows(browser, names, timeout = 10000) {
     },
     { timeout, timeoutMsg: `expected rows [${want}], saw [${seen}]` },
   );
+}
+
+/**
+ * Starts the fake model server (`pactwise-fake-model`, beside the app) with `script` on the port of
+ * PACTWISE_MODEL_ENDPOINT, which run.sh picks and the app is pointed at. An earlier test's server may still be
+ * letting go of the port, so a start that fails is tried again (20 times at most). Returns the child process.
+ */
+export async function startFakeModel(script) {
+  const endpoint = process.env.PACTWISE_MODEL_ENDPOINT;
+  const bin = path.join(path.dirname(process.env.PACTWISE_APP), "pactwise-fake-model");
+  const port = new URL(endpoint).port;
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const child = spawn(bin, ["--script", script, "--port", port], { stdio: ["ignore", "pipe", "inherit"] });
+    const first = await new Promise((resolve) => {
+      readline.createInterface({ input: child.stdout }).once("line", resolve);
+      child.once("exit", () => resolve(null));
+    });
+    if (first) {
+      const listening = JSON.parse(first).endpoint;
+      if (listening !== endpoint) {
+        child.kill("SIGTERM");
+        throw new Error(`the fake model server listens on ${listening}, not on ${endpoint}`);
+      }
+      return child;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the fake model server could not listen on ${endpoint}`);
 }

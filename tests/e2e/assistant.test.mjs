@@ -2,11 +2,10 @@
 // answered with a citation chip, and the chip opens the document's page with the cited passage highlighted.
 import { test, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import readline from "node:readline";
-import { freshDataDir, launch, screenshot } from "./app.mjs";
+import { freshDataDir, launch, screenshot, startFakeModel } from "./app.mjs";
 
 const dataDir = freshDataDir("assistant");
 const files = freshDataDir("assistant-files");
@@ -59,13 +58,7 @@ test("a question is answered with a citation that opens the cited passage highli
       when_exhausted: "repeat_last",
     }),
   );
-  const port = new URL(endpoint).port;
-  fake = spawn(path.join(bin, "pactwise-fake-model"), ["--script", script, "--port", port], { stdio: ["ignore", "pipe", "inherit"] });
-  const first = await new Promise((resolve, reject) => {
-    readline.createInterface({ input: fake.stdout }).once("line", resolve);
-    fake.once("exit", (code) => reject(new Error(`the fake model server exited (${code})`)));
-  });
-  assert.equal(JSON.parse(first).endpoint, endpoint);
+  fake = await startFakeModel(script);
   pactwise(["settings", "api-key"], "sk-ant-e2e-fake-key");
   keyStored = true;
 

@@ -7,12 +7,11 @@
 // CLI confirms what the store holds.
 import { test, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import readline from "node:readline";
 import { fileURLToPath } from "node:url";
-import { freshDataDir, launch, screenshot } from "./app.mjs";
+import { freshDataDir, launch, screenshot, startFakeModel } from "./app.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dataDir = freshDataDir("prep");
@@ -38,24 +37,6 @@ after(async () => {
 afterEach(async (t) => {
   if (browser && t.passed === false) await screenshot(browser, "failure-prep").catch(() => {});
 });
-
-/** Starts the fake model server on the endpoint's port (the assistant test's server may still be letting go of it). */
-async function startFake(script) {
-  const port = new URL(endpoint).port;
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const child = spawn(path.join(bin, "pactwise-fake-model"), ["--script", script, "--port", port], { stdio: ["ignore", "pipe", "inherit"] });
-    const first = await new Promise((resolve) => {
-      readline.createInterface({ input: child.stdout }).once("line", resolve);
-      child.once("exit", () => resolve(null));
-    });
-    if (first) {
-      assert.equal(JSON.parse(first).endpoint, endpoint);
-      return child;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`the fake model server could not listen on ${endpoint}`);
-}
 
 async function setField(testid, value) {
   const field = await browser.$(`[data-testid=${testid}]`);
@@ -114,7 +95,7 @@ test("draft against the fake model, fix the validator errors by hand, approve ev
   for (const rule of scriptData.rules) rule.reply.delay_ms = 400;
   const script = path.join(files, "it-service-desk-script.json");
   fs.writeFileSync(script, JSON.stringify(scriptData));
-  fake = await startFake(script);
+  fake = await startFakeModel(script);
   pactwise(["settings", "api-key"], "sk-ant-e2e-fake-key");
   keyStored = true;
 

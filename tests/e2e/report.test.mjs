@@ -3,11 +3,10 @@
 // a clause is shown on its page, and a person signs the report off.
 import { test, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import path from "node:path";
-import readline from "node:readline";
 import { fileURLToPath } from "node:url";
-import { freshDataDir, launch, screenshot, waitForRows } from "./app.mjs";
+import { freshDataDir, launch, screenshot, startFakeModel, waitForRows } from "./app.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtures = path.resolve(here, "../../fixtures/report");
@@ -37,15 +36,7 @@ afterEach(async (t) => {
 
 test("a report runs on a contract against the fake model, is opened and is signed off", async (t) => {
   if (!endpoint) return t.skip("run.sh sets PACTWISE_MODEL_ENDPOINT for the app");
-  const port = new URL(endpoint).port;
-  fake = spawn(path.join(bin, "pactwise-fake-model"), ["--script", path.join(fixtures, "fake-model.json"), "--port", port], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const first = await new Promise((resolve, reject) => {
-    readline.createInterface({ input: fake.stdout }).once("line", resolve);
-    fake.once("exit", (code) => reject(new Error(`the fake model server exited (${code})`)));
-  });
-  assert.equal(JSON.parse(first).endpoint, endpoint);
+  fake = await startFakeModel(path.join(fixtures, "fake-model.json"));
   pactwise(["settings", "api-key"], "sk-ant-e2e-fake-key");
   keyStored = true;
   // The import's pipeline classifies the contract through the fake server (an NDA): its checklist is the playbook.
