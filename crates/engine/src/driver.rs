@@ -237,15 +237,18 @@ impl<'a> Engine<'a> {
     /// Runs move together, one super-step per round, each round one commit. Returns the runs' final records.
     pub fn drive_many(&self, runs: &[RunId]) -> Result<Vec<RunRecord>, EngineError> {
         let mut all: Vec<RunId> = runs.to_vec();
-        // Child runs still going (started by an earlier commit) move along with their parents.
-        let mut i = 0;
-        while i < all.len() {
-            for child in self.store.runs().live_children(self.credential, all[i])? {
+        // Child runs still going (started by an earlier commit) move along with their parents: one query per
+        // generation of runs, not one per run.
+        let mut generation: Vec<RunId> = all.clone();
+        while !generation.is_empty() {
+            let mut next = Vec::new();
+            for child in self.store.runs().live_children_of(self.credential, &generation)? {
                 if !all.contains(&child) {
                     all.push(child);
+                    next.push(child);
                 }
             }
-            i += 1;
+            generation = next;
         }
         let mut live: Vec<RunId> = all.clone();
         while !live.is_empty() {
@@ -334,17 +337,52 @@ impl<'a> Engine<'a> {
         decisions: &[DecisionInput<'_>],
     ) -> Result<(Vec<ApprovalRecord>, Vec<RunRecord>), EngineError> {
         let now = self.now();
+        // The status each decision's last checkpoint leaves its run in.
+        let mut last_status: HashMap<ApprovalId, Option<RunStatus>> = HashMap::new();
         let decided = self.store.approvals().decide_many(scope, decisions, |a, run| {
-            self.resolve_decision(a, run, now).unwrap_or_else(|e| {
+            let steps = self.resolve_decision(a, run, now).unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "decision recorded; the run resumes on its next pass");
                 Vec::new()
-            })
+            });
+            last_status.insert(a.id, steps.last().map(|s| s.status));
+            steps
         })?;
         self.commits.set(self.commits.get() + 1);
+        // A run that every checkpoint of its decision applied to and that ended there has nothing left to drive:
+        // it is only read back. The others are driven on together.
+        let mut runs: Vec<RunId> = Vec::with_capacity(decided.len());
+        let mut ended: BTreeSet<RunId> = BTreeSet::new();
+        for (a, applied) in &decided {
+            let all_applied = !applied.is_empty() && applied.iter().all(|o| matches!(o, Applied::Yes { .. }));
+            if all_applied && last_status.get(&a.id).copied().flatten().is_some_and(|s| s.is_terminal()) {
+                ended.insert(a.run);
+            }
+            if !runs.contains(&a.run) {
+                runs.push(a.run);
+            }
+        }
+        let moving: Vec<RunId> = runs.iter().copied().filter(|r| !ended.contains(r)).collect();
+        let mut driven: HashMap<RunId, RunRecord> = HashMap::new();
+        // Child runs driven along with their parents come after the decided runs, in `drive_many`'s order.
+        let mut children = Vec::new();
+        if !moving.is_empty() {
+            for record in self.drive_many(&moving)? {
+                if runs.contains(&record.id) {
+                    driven.insert(record.id, record);
+                } else {
+                    children.push(record);
+                }
+            }
+        }
+        let mut records = Vec::with_capacity(runs.len() + children.len());
+        for id in &runs {
+            match driven.remove(id) {
+                Some(record) => records.push(record),
+                None => records.push(self.store.runs().load(self.credential, *id)?),
+            }
+        }
+        records.extend(children);
         let approvals: Vec<ApprovalRecord> = decided.into_iter().map(|(a, _)| a).collect();
-        let mut runs: Vec<RunId> = approvals.iter().map(|a| a.run).collect();
-        runs.dedup();
-        let records = self.drive_many(&runs)?;
         Ok((approvals, records))
     }
 

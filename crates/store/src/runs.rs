@@ -686,6 +686,26 @@ impl<'s> Runs<'s> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The ids of the unfinished child runs of any of `parents`, in one query (parents' order, then creation).
+    pub fn live_children_of(
+        &self,
+        _credential: &PlatformCredential,
+        parents: &[RunId],
+    ) -> Result<Vec<RunId>, StoreError> {
+        if parents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = parents.iter().map(ToString::to_string).collect();
+        let list = serde_json::to_string(&ids).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let mut stmt = self.store.conn().prepare_cached(
+            "SELECT r.id FROM json_each(?1) p JOIN engine_runs r ON r.parent_run_id = p.value
+              WHERE r.deleted_at IS NULL AND r.status NOT IN ('succeeded', 'failed', 'cancelled')
+              ORDER BY p.key, r.created_at, r.id",
+        )?;
+        let rows = stmt.query_map([list], |r| parse_text::<RunId>("run id", &r.get::<_, String>(0)?))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// A run's event log, oldest first (scoped).
     pub fn events(&self, scope: &OrgScope, id: RunId) -> Result<Vec<RunEvent>, StoreError> {
         self.get(scope, id)?;
