@@ -246,6 +246,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(|| async { ApiError::NotFound("no such route; this server speaks /api/v1".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(middleware::from_fn_with_state(state.clone(), count_requests))
+        .layer(middleware::from_fn(crate::drain::finish_unread_bodies))
         .with_state(state)
 }
 

@@ -11,6 +11,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod drain;
 pub mod http;
 pub mod metrics;
 pub mod postgres;

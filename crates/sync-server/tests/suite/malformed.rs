@@ -220,4 +220,88 @@ async fn a_thousand_malformed_requests_all_get_4xx_and_store_nothing(backend: Ba
     }
 }
 
-crate::both_backends!(a_thousand_malformed_requests_all_get_4xx_and_store_nothing);
+/// One raw HTTP/1.1 exchange on `stream`: write the parts in order, read one response (status, headers, body).
+async fn exchange(stream: &mut tokio::net::TcpStream, parts: &[&[u8]]) -> (u16, String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    for part in parts {
+        stream.write_all(part).await.unwrap();
+    }
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "the server closed the connection before answering: {:?}", String::from_utf8_lossy(&buf));
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let headers = String::from_utf8(buf[..head_end].to_vec()).unwrap().to_ascii_lowercase();
+    let status: u16 = headers[9..12].parse().unwrap();
+    let length: usize =
+        headers.lines().find_map(|l| l.strip_prefix("content-length:")).map(|v| v.trim().parse().unwrap()).unwrap_or(0);
+    while buf.len() < head_end + length {
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "the server closed the connection in the middle of a response");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    (status, headers, String::from_utf8_lossy(&buf[head_end..head_end + length]).into_owned())
+}
+
+/// A request refused before its body was read (wrong content type, a method the route does not take, a body over the
+/// limit) still leaves the connection usable: the server reads and discards the rest of the body instead of closing
+/// the connection under a client that was told it could keep it. (A keep-alive client that reused such a connection
+/// used to fail now and then with "connection closed before message completed".) A body too large to discard is
+/// answered with `connection: close`, so no client reuses that connection.
+async fn a_refused_body_leaves_the_connection_usable(backend: Backend) {
+    let fresh = fresh(backend);
+    let clock = fixed_clock();
+    let a = org(fresh.storage.as_ref(), clock.as_ref(), "alpha", &[Role::Owner]);
+    let config = ServerConfig { json_limit: JSON_LIMIT, ..generous() };
+    let server = TestServer::start(fresh.storage.clone(), clock.clone(), config).await;
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let auth = format!("authorization: Bearer {}\r\n", a.tokens[0]);
+    let health = "GET /health HTTP/1.1\r\nhost: t\r\n\r\n";
+
+    // Only the first part of the body has arrived when the server refuses it; the rest follows the answer.
+    let body = vec![b'x'; 100_000];
+    let head = format!(
+        "POST /api/v1/changes HTTP/1.1\r\nhost: t\r\n{auth}content-type: text/plain\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let (status, headers, text) = exchange(&mut stream, &[head.as_bytes(), &body[..1_000]]).await;
+    assert_eq!(status, 415, "{text}");
+    assert!(!headers.contains("connection: close"), "{headers}");
+    let (status, _, text) = exchange(&mut stream, &[&body[1_000..], health.as_bytes()]).await;
+    assert_eq!(status, 200, "the connection still serves requests after a refused body: {text}");
+
+    // A method the route does not take, then a body over the limit, on the same connection.
+    let head = format!("PATCH /api/v1/changes HTTP/1.1\r\nhost: t\r\n{auth}content-length: {}\r\n\r\n", body.len());
+    let (status, _, text) = exchange(&mut stream, &[head.as_bytes(), &body[..10]]).await;
+    assert_eq!(status, 405, "{text}");
+    let big = vec![b' '; JSON_LIMIT + 10_000];
+    let head = format!(
+        "POST /api/v1/changes HTTP/1.1\r\nhost: t\r\n{auth}content-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        big.len()
+    );
+    let (status, _, text) = exchange(&mut stream, &[&body[10..], head.as_bytes(), &big]).await;
+    assert_eq!(status, 413, "{text}");
+    let (status, _, _) = exchange(&mut stream, &[health.as_bytes()]).await;
+    assert_eq!(status, 200);
+
+    // A body larger than the server will discard (a client sending 1 GiB): answered once the limit is passed, and the
+    // connection is closed, not reused.
+    let head = format!(
+        "POST /api/v1/changes HTTP/1.1\r\nhost: t\r\n{auth}content-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        1usize << 30
+    );
+    let (status, headers, text) = exchange(&mut stream, &[head.as_bytes(), &big]).await;
+    assert_eq!(status, 413, "{text}");
+    assert!(headers.contains("connection: close"), "{headers}");
+    serde_json::from_str::<ErrorBody>(&text).unwrap();
+}
+
+crate::both_backends!(
+    a_thousand_malformed_requests_all_get_4xx_and_store_nothing,
+    a_refused_body_leaves_the_connection_usable
+);
