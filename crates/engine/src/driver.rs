@@ -17,11 +17,7 @@ use pactwise_store::{
 };
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
-
-/// A graph snapshot's text and the graph parsed from it.
-type ParsedSnapshot = (String, Arc<GraphDef>);
 
 /// The engine over one store, acting as one platform worker.
 pub struct Engine<'a> {
@@ -31,8 +27,8 @@ pub struct Engine<'a> {
     model: Option<&'a dyn ModelPort>,
     lease: Duration,
     commits: std::cell::Cell<u64>,
-    /// Parsed graph snapshots, by their text: a run's snapshot is parsed once, not at every super-step.
-    graphs: std::cell::RefCell<HashMap<u64, Vec<ParsedSnapshot>>>,
+    /// Parsed graph snapshots, by their row: a run's snapshot is read and parsed once, not at every super-step.
+    graphs: std::cell::RefCell<HashMap<i64, Arc<GraphDef>>>,
     snapshot_texts: std::cell::RefCell<HashMap<String, (u32, String)>>,
 }
 
@@ -129,16 +125,15 @@ impl<'a> Engine<'a> {
         Ok(text)
     }
 
-    /// The graph a run started with (parsed from its snapshot, cached by the snapshot's text).
-    fn snapshot(&self, text: &str) -> Result<Arc<GraphDef>, EngineError> {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        text.hash(&mut hasher);
-        let key = hasher.finish();
-        if let Some(found) = self.graphs.borrow().get(&key).and_then(|v| v.iter().find(|(t, _)| t == text)) {
-            return Ok(found.1.clone());
+    /// The graph a run started with (read and parsed from its snapshot once per engine).
+    fn snapshot(&self, run: &RunRecord) -> Result<Arc<GraphDef>, EngineError> {
+        let id = run.graph_snapshot_id;
+        if let Some(found) = self.graphs.borrow().get(&id) {
+            return Ok(found.clone());
         }
-        let graph: Arc<GraphDef> = Arc::new(serde_json::from_str(text).map_err(|e| corrupt("graph snapshot", e))?);
-        self.graphs.borrow_mut().entry(key).or_default().push((text.to_string(), graph.clone()));
+        let text = self.store.runs().graph_snapshot(self.credential, id)?;
+        let graph: Arc<GraphDef> = Arc::new(serde_json::from_str(&text).map_err(|e| corrupt("graph snapshot", e))?);
+        self.graphs.borrow_mut().insert(id, graph.clone());
         Ok(graph)
     }
 
@@ -190,7 +185,7 @@ impl<'a> Engine<'a> {
                 parent: record.parent,
             };
             if !record.status.is_terminal() {
-                let graph = self.snapshot(&record.graph_snapshot)?;
+                let graph = self.snapshot(&record)?;
                 let state: RunState = serde_json::from_str(&record.state).map_err(|e| corrupt("run state", e))?;
                 let approvals = if state.waits.values().any(|w| matches!(w, Wait::Approval)) {
                     self.store.approvals().for_run_as_worker(self.credential, id)?
@@ -401,7 +396,7 @@ impl<'a> Engine<'a> {
         if run.status.is_terminal() {
             return Ok(Vec::new());
         }
-        let graph = self.snapshot(&run.graph_snapshot)?;
+        let graph = self.snapshot(run)?;
         let state: RunState = serde_json::from_str(&run.state).map_err(|e| corrupt("run state", e))?;
         if state.superstep != approval.superstep || !matches!(state.waits.get(&approval.node), Some(Wait::Approval)) {
             return Ok(Vec::new());
@@ -467,7 +462,7 @@ impl<'a> Engine<'a> {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<StepCommit>, EngineError> {
-        let graph = self.snapshot(&run.graph_snapshot)?;
+        let graph = self.snapshot(run)?;
         let state: RunState = serde_json::from_str(&run.state).map_err(|e| corrupt("run state", e))?;
         if state.is_finished() {
             return Ok(None);

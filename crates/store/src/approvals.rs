@@ -200,14 +200,23 @@ fn decide_in(
             "choice": choice, "state_seen": approval.state_seen,
         }),
     )?;
-    let decided = tx.prepare_cached_query_row(
-        &format!("SELECT {COLUMNS} FROM engine_approvals WHERE id = ?1"),
-        [id.to_string()],
-        approval_from_row,
-    )?;
+    // The decided approval is the one read above with the decision written into it (not read a second time).
+    let decided_by_name =
+        tx.prepare_cached_query_row("SELECT display_name FROM users WHERE id = ?1", [scope.user().to_string()], |r| {
+            r.get::<_, Option<String>>(0)
+        })?;
+    let decided = ApprovalRecord {
+        status,
+        decided_by: Some(scope.user()),
+        decided_by_name,
+        decided_at: Some(from_sql(now)?),
+        reason: Some(reason.to_string()),
+        choice,
+        ..approval
+    };
     let run = tx.prepare_cached_query_row(
         &format!("SELECT {} FROM engine_runs WHERE id = ?1", crate::runs::COLUMNS),
-        [approval.run.to_string()],
+        [decided.run.to_string()],
         crate::runs::run_from_row,
     )?;
     let steps = then(&decided, &run);
@@ -215,7 +224,7 @@ fn decide_in(
         tx.prepare_cached_execute(
             "UPDATE engine_runs SET status = 'running', wake_at = NULL, updated_at = ?2
                  WHERE id = ?1 AND status = 'waiting'",
-            params![approval.run.to_string(), now],
+            params![decided.run.to_string(), now],
         )?;
     }
     // Each super-step is fenced on the revision the one before it left, so they apply in order or not at all.

@@ -14,6 +14,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0007_sync", include_str!("../migrations/0007_sync.sql")),
     ("0008_prep", include_str!("../migrations/0008_prep.sql")),
     ("0009_sync_files", include_str!("../migrations/0009_sync_files.sql")),
+    ("0010_engine_graph_snapshots", include_str!("../migrations/0010_engine_graph_snapshots.sql")),
 ];
 
 /// The schema version this build writes.
@@ -130,6 +131,55 @@ mod tests {
         for t in ["engine_runs", "engine_checkpoints", "engine_events", "engine_approvals", "engine_tasks"] {
             assert!(tables(&conn).iter().any(|x| x == t), "missing {t}");
         }
+    }
+
+    #[test]
+    fn runs_of_the_previous_schema_keep_their_graph_snapshots_once_each() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0010_engine_graph_snapshots").unwrap() as u32;
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, before).unwrap();
+        conn.execute_batch(
+            "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't0');
+             INSERT INTO engine_runs (id, org_id, graph_name, graph_version, graph_snapshot, input, status, superstep,
+                 revision, state, created_at, updated_at)
+             VALUES ('r1', 'o1', 'g', 1, '{\"v\":1}', '{}', 'running', 0, 0, '{}', 't1', 't1'),
+                    ('r2', 'o1', 'g', 1, '{\"v\":1}', '{}', 'succeeded', 3, 3, '{}', 't2', 't2'),
+                    ('r3', 'o1', 'g', 2, '{\"v\":2}', '{}', 'waiting', 1, 1, '{}', 't3', 't3');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let snapshots: Vec<(String, u32, String)> = conn
+            .prepare(
+                "SELECT r.id, s.graph_version, s.snapshot FROM engine_runs r
+                 JOIN engine_graph_snapshots s ON s.id = r.graph_snapshot_id ORDER BY r.id",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            snapshots,
+            [
+                ("r1".to_string(), 1, r#"{"v":1}"#.to_string()),
+                ("r2".to_string(), 1, r#"{"v":1}"#.to_string()),
+                ("r3".to_string(), 2, r#"{"v":2}"#.to_string())
+            ]
+        );
+        let kept: u32 = conn.query_row("SELECT count(*) FROM engine_graph_snapshots", [], |r| r.get(0)).unwrap();
+        assert_eq!(kept, 2, "one row per distinct snapshot");
+        let columns: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_info('engine_runs')")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(!columns.iter().any(|c| c == "graph_snapshot"), "{columns:?}");
+        let (status, revision): (String, u32) = conn
+            .query_row("SELECT status, revision FROM engine_runs WHERE id = 'r2'", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        assert_eq!((status.as_str(), revision), ("succeeded", 3));
     }
 
     #[test]

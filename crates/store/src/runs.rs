@@ -24,7 +24,8 @@ pub struct RunRecord {
     pub org: OrgId,
     pub graph_name: String,
     pub graph_version: u32,
-    pub graph_snapshot: String,
+    /// The graph definition the run started with, kept once per distinct text ([`Runs::graph_snapshot`]).
+    pub graph_snapshot_id: i64,
     pub input: String,
     pub status: RunStatus,
     pub superstep: u32,
@@ -248,7 +249,7 @@ pub struct SweepReport {
 }
 
 pub(crate) const COLUMNS: &str =
-    "id, org_id, graph_name, graph_version, graph_snapshot, input, status, superstep, revision, state,
+    "id, org_id, graph_name, graph_version, graph_snapshot_id, input, status, superstep, revision, state,
      reason, parent_run_id, parent_node, started_by, lease_owner, lease_expires_at, wake_at, deadline_at, failures,
      created_at, updated_at, finished_at";
 
@@ -269,7 +270,7 @@ pub(crate) fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRecord> {
         org: parse_text("org id", &r.get::<_, String>(1)?)?,
         graph_name: r.get(2)?,
         graph_version: r.get(3)?,
-        graph_snapshot: r.get(4)?,
+        graph_snapshot_id: r.get(4)?,
         input: r.get(5)?,
         status: parse_text("run status", &r.get::<_, String>(6)?)?,
         superstep: r.get(7)?,
@@ -311,6 +312,27 @@ pub(crate) fn append_platform_audit(
         params![uuid::Uuid::now_v7().to_string(), org, at, action, entity_kind, entity_id, details.to_string()],
     )?;
     Ok(())
+}
+
+/// The id of a graph snapshot's row, written the first time this text is seen.
+fn intern_snapshot(
+    tx: &Transaction<'_>,
+    graph_name: &str,
+    graph_version: u32,
+    snapshot: &str,
+    now: &str,
+) -> Result<i64, StoreError> {
+    let found = tx
+        .prepare_cached_query_row("SELECT id FROM engine_graph_snapshots WHERE snapshot = ?1", [snapshot], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = found {
+        return Ok(id);
+    }
+    tx.prepare_cached_execute(
+        "INSERT INTO engine_graph_snapshots (graph_name, graph_version, snapshot, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![graph_name, graph_version, snapshot, now],
+    )?;
+    Ok(tx.last_insert_rowid())
 }
 
 fn insert_event(tx: &Transaction<'_>, run: &str, e: &NewEvent, at: &str) -> Result<(), StoreError> {
@@ -484,8 +506,9 @@ pub(crate) fn apply_step(
         ])?;
     }
     for c in &step.children {
+        let snapshot = intern_snapshot(tx, &c.graph_name, c.graph_version, &c.graph_snapshot, now)?;
         tx.prepare_cached_execute(
-            "INSERT OR IGNORE INTO engine_runs (id, org_id, graph_name, graph_version, graph_snapshot, input, status,
+            "INSERT OR IGNORE INTO engine_runs (id, org_id, graph_name, graph_version, graph_snapshot_id, input, status,
                  superstep, revision, state, parent_run_id, parent_node, started_by, created_at, updated_at)
              SELECT ?1, org_id, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, id, ?9, started_by, ?10, ?10 FROM engine_runs
              WHERE id = ?11",
@@ -493,7 +516,7 @@ pub(crate) fn apply_step(
                 c.id.to_string(),
                 c.graph_name,
                 c.graph_version,
-                c.graph_snapshot,
+                snapshot,
                 c.input,
                 c.status.as_str(),
                 c.superstep,
@@ -556,8 +579,9 @@ impl<'s> Runs<'s> {
         for write in writes {
             match write {
                 RunWrite::Start { run, step } => {
+                    let snapshot = intern_snapshot(&tx, &run.graph_name, run.graph_version, &run.graph_snapshot, &now)?;
                     tx.prepare_cached(
-                        "INSERT INTO engine_runs (id, org_id, graph_name, graph_version, graph_snapshot, input, status,
+                        "INSERT INTO engine_runs (id, org_id, graph_name, graph_version, graph_snapshot_id, input, status,
                              superstep, revision, state, started_by, deadline_at, created_at, updated_at)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', 0, 0, '{}', ?7, ?8, ?9, ?9)",
                     )?
@@ -566,7 +590,7 @@ impl<'s> Runs<'s> {
                         run.org.to_string(),
                         run.graph_name,
                         run.graph_version,
-                        run.graph_snapshot,
+                        snapshot,
                         run.input,
                         run.started_by.map(|u| u.to_string()),
                         run.deadline_at.map(to_sql),
@@ -645,6 +669,15 @@ impl<'s> Runs<'s> {
     }
 
     /// One of the organization's runs; another organization's id answers like a missing one.
+    /// The text of a graph snapshot that a run points at.
+    pub fn graph_snapshot(&self, _credential: &PlatformCredential, id: i64) -> Result<String, StoreError> {
+        self.store
+            .conn()
+            .query_row("SELECT snapshot FROM engine_graph_snapshots WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?
+            .ok_or(StoreError::NotFound)
+    }
+
     pub fn get(&self, scope: &OrgScope, id: RunId) -> Result<RunRecord, StoreError> {
         self.store
             .conn()
