@@ -199,6 +199,7 @@ export function reviewFixture() {
       height: 792,
       renderable: true,
       runs: typewriterRuns(PAGE_1),
+      page_count: 2,
     },
     {
       number: 2,
@@ -210,6 +211,7 @@ export function reviewFixture() {
       height: 0,
       renderable: false,
       runs: [],
+      page_count: 2,
     },
   ];
   const entry: QueueEntry_Serialize = {

@@ -33,7 +33,7 @@ function selectInPage(page: number, text: string) {
 
 describe("Review view", () => {
   it("draws the page's text layer from the runs and highlights every verified quote on it", async () => {
-    await open();
+    const backend = await open();
     const layer = screen.getAllByTestId("text-layer")[0];
     expect(layer.querySelectorAll("span[data-start]").length).toBeGreaterThan(30);
     // The page image comes from the backend's renderer through the custom protocol.
@@ -45,6 +45,9 @@ describe("Review view", () => {
     // Page 2 is synthetic: shown as text and labelled so.
     await waitFor(() => expect(screen.getByTestId("page-count").textContent).toContain("of 2"));
     await waitFor(() => expect(document.querySelector('[data-page="2"]')?.textContent).toContain("synthetic page"));
+    // The page count comes with the first page: no page past the last one is ever asked for.
+    const asked = callsOf(backend, "page_layout").map((c) => (c.args as { page: number }).page);
+    expect(Math.max(...asked)).toBeLessThanOrEqual(2);
   });
 
   it("a page image that cannot be rendered leaves its text layer visible in place, with a note", async () => {

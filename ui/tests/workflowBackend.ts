@@ -183,6 +183,7 @@ export function installWorkflowBackend(initial: Partial<WorkflowBackend> = {}): 
           height: null,
           renderable: false,
           runs: [],
+          page_count: 1,
         };
       default:
         throw new Error(`unexpected command ${cmd}`);

@@ -38,6 +38,8 @@ pub struct PageLayout {
     /// Whether an image of the page can be rendered (PDF and images).
     pub renderable: bool,
     pub runs: Vec<TextRun>,
+    /// How many pages the document has (so a viewer needs no probing for the last one).
+    pub page_count: u32,
 }
 
 /// Groups character boxes into runs: a run ends at whitespace, at a jump to another line, or at a gap.
@@ -109,11 +111,14 @@ impl Api {
     /// A page's text, layout and text runs.
     pub async fn page_layout(&self, scope: &OrgScope, id: DocumentId, number: u32) -> Result<PageLayout, ApiError> {
         let s = scope.clone();
-        let doc = self
+        let (doc, page_count) = self
             .db
-            .call(move |store| store.pages().load_page(&s, id, number))
-            .await?
-            .ok_or_else(|| ApiError::new(ErrorCode::NotFound, "this document has no readable pages yet"))?;
+            .call(move |store| {
+                let doc = store.pages().load_page(&s, id, number)?;
+                Ok::<_, pactwise_store::StoreError>((doc, store.pages().page_count(&s, id)?.unwrap_or(0)))
+            })
+            .await?;
+        let doc = doc.ok_or_else(|| ApiError::new(ErrorCode::NotFound, "this document has no readable pages yet"))?;
         let renderable =
             matches!(doc.media_type, pactwise_domain::MediaType::Pdf) || doc.media_type.as_str().starts_with("image/");
         let page = doc
@@ -132,6 +137,7 @@ impl Api {
             renderable,
             runs,
             text: page.text,
+            page_count,
         })
     }
 

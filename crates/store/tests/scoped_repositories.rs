@@ -187,6 +187,8 @@ fn one_page_of_a_stored_extraction_loads_alone_and_only_for_its_organization() {
     assert!(store.pages().load_page(&a, d.id, 9).unwrap().expect("extracted").pages.is_empty());
     assert_eq!(store.pages().load(&a, d.id).unwrap().expect("extracted").pages.len(), 3);
     assert!(store.pages().load_page(&b, d.id, 2).is_err(), "another organization's page is not loaded");
+    assert_eq!(store.pages().page_count(&a, d.id).unwrap(), Some(3));
+    assert!(store.pages().page_count(&b, d.id).is_err(), "another organization's document is not counted");
 }
 
 #[test]

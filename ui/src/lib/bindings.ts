@@ -1098,6 +1098,8 @@ export type PageLayout = {
 	/**  Whether an image of the page can be rendered (PDF and images). */
 	renderable: boolean,
 	runs: TextRun[],
+	/**  How many pages the document has (so a viewer needs no probing for the last one). */
+	page_count: number,
 };
 
 /**  Where a page's text came from. */
