@@ -467,3 +467,23 @@ describe("Prep Studio words and arithmetic", () => {
     expect(budgetFrom("lots", "2", "600")).toEqual({ error: "The token budget must be a whole number above 0." });
   });
 });
+
+describe("Prep Studio inside the app", () => {
+  it("Alt+number and the rail do not leave the studio while an editor holds unsaved changes", async () => {
+    installPrepBackend();
+    const { default: App } = await import("../src/App.svelte");
+    render(App);
+    await fireEvent.keyDown(window, { key: "5", altKey: true });
+    await fireEvent.keyDown(await screen.findByTestId("prep-list"), { key: "Enter" });
+    await screen.findByTestId("prep-package");
+    const editor = await showArtifact("5", "pricing-editor");
+    await fireEvent.input(input(within(editor).getAllByTestId("pricing-row")[0], "unit"), { target: { value: "school-year" } });
+    await fireEvent.keyDown(window, { key: "1", altKey: true });
+    expect(screen.getByTestId("prep-nav-error").textContent).toContain("Save (Ctrl+Enter) or revert your changes");
+    await fireEvent.click(document.querySelector<HTMLElement>('[data-area="approvals"]')!);
+    expect(input(within(screen.getByTestId("pricing-editor")).getAllByTestId("pricing-row")[0], "unit").value).toBe("school-year");
+    await fireEvent.click(screen.getByTestId("editor-revert"));
+    await fireEvent.keyDown(window, { key: "1", altKey: true });
+    await waitFor(() => expect(screen.queryByTestId("prep-package")).toBeNull());
+  });
+});
