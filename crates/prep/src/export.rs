@@ -1,5 +1,5 @@
 //! Exports of an approved package: the document as format-free lines (the api renders them to PDF), a DOCX
-//! written by hand (WordprocessingML: one document part, built-in styles), and an OCDS 1.1 release (tag `tender`:
+//! (`pactwise-docx`), and an OCDS 1.1 release (tag `tender`:
 //! items from the pricing schedule, award criteria with their weights, periods and milestones from the computed
 //! dates, documents). Export refuses a package the publish pre-check refuses.
 
@@ -9,14 +9,13 @@ use crate::validate::precheck;
 use chrono::{DateTime, NaiveDate, Utc};
 use pactwise_store::prep::GateViolation;
 use serde_json::{Value, json};
-use std::io::Write;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     #[error("the package is not ready to export: {}", .0.iter().map(|v| v.message.as_str()).collect::<Vec<_>>().join("; "))]
     NotApproved(Vec<GateViolation>),
-    #[error("writing the DOCX failed: {0}")]
-    Docx(String),
+    #[error(transparent)]
+    Docx(#[from] pactwise_docx::DocxError),
 }
 
 /// One line of the exported document, with its weight.
@@ -108,82 +107,16 @@ pub fn document_lines(package: &Package) -> Result<Vec<Line>, ExportError> {
 /// The RFP as a DOCX file.
 pub fn docx(package: &Package) -> Result<Vec<u8>, ExportError> {
     let lines = document_lines(package)?;
-    let mut body = String::new();
-    for line in &lines {
-        let (style, text) = match line {
-            Line::Title(t) => ("Title", t),
-            Line::Heading(t) => ("Heading1", t),
-            Line::Text(t) => ("", t),
-            Line::Bullet(t) => ("ListBullet", t),
-        };
-        let style =
-            if style.is_empty() { String::new() } else { format!("<w:pPr><w:pStyle w:val=\"{style}\"/></w:pPr>") };
-        let text = if matches!(line, Line::Bullet(_)) { format!("• {text}") } else { text.clone() };
-        body.push_str(&format!("<w:p>{style}<w:r><w:t xml:space=\"preserve\">{}</w:t></w:r></w:p>", xml_escape(&text)));
-    }
-    let w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
-    let document = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?><w:document xmlns:w=\"{w}\"><w:body>{body}\
-         <w:sectPr><w:pgSz w:w=\"11906\" w:h=\"16838\"/><w:pgMar w:top=\"1134\" w:right=\"1134\" w:bottom=\"1134\" \
-         w:left=\"1134\" w:header=\"708\" w:footer=\"708\" w:gutter=\"0\"/></w:sectPr></w:body></w:document>"
-    );
-    let styles = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?><w:styles xmlns:w=\"{w}\">\
-         <w:style w:type=\"paragraph\" w:default=\"1\" w:styleId=\"Normal\"><w:name w:val=\"Normal\"/>\
-         <w:rPr><w:sz w:val=\"20\"/></w:rPr></w:style>\
-         <w:style w:type=\"paragraph\" w:styleId=\"Title\"><w:name w:val=\"Title\"/><w:basedOn w:val=\"Normal\"/>\
-         <w:rPr><w:b/><w:sz w:val=\"32\"/></w:rPr></w:style>\
-         <w:style w:type=\"paragraph\" w:styleId=\"Heading1\"><w:name w:val=\"heading 1\"/><w:basedOn w:val=\"Normal\"/>\
-         <w:pPr><w:spacing w:before=\"240\"/></w:pPr><w:rPr><w:b/><w:sz w:val=\"26\"/></w:rPr></w:style>\
-         <w:style w:type=\"paragraph\" w:styleId=\"ListBullet\"><w:name w:val=\"List Bullet\"/>\
-         <w:basedOn w:val=\"Normal\"/><w:pPr><w:ind w:left=\"360\"/></w:pPr></w:style></w:styles>"
-    );
-    let content_types = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\
-        <Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\">\
-        <Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/>\
-        <Default Extension=\"xml\" ContentType=\"application/xml\"/>\
-        <Override PartName=\"/word/document.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml\"/>\
-        <Override PartName=\"/word/styles.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.wordprocessingml.styles+xml\"/>\
-        </Types>";
-    let rels = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\
-        <Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\">\
-        <Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument\" Target=\"word/document.xml\"/>\
-        </Relationships>";
-    let document_rels = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\
-        <Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\">\
-        <Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles\" Target=\"styles.xml\"/>\
-        </Relationships>";
-    let failed = |e: &dyn std::fmt::Display| ExportError::Docx(e.to_string());
-    let mut out = std::io::Cursor::new(Vec::new());
-    {
-        let mut zip = zip::ZipWriter::new(&mut out);
-        let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-        for (name, text) in [
-            ("[Content_Types].xml", content_types),
-            ("_rels/.rels", rels),
-            ("word/_rels/document.xml.rels", document_rels),
-            ("word/styles.xml", styles.as_str()),
-            ("word/document.xml", document.as_str()),
-        ] {
-            zip.start_file(name, options).map_err(|e| failed(&e))?;
-            zip.write_all(text.as_bytes()).map_err(|e| failed(&e))?;
-        }
-        zip.finish().map_err(|e| failed(&e))?;
-    }
-    Ok(out.into_inner())
-}
-
-fn xml_escape(text: &str) -> String {
-    text.chars()
-        .filter(|c| !c.is_control() || *c == '\t')
-        .map(|c| match c {
-            '&' => "&amp;".to_owned(),
-            '<' => "&lt;".to_owned(),
-            '>' => "&gt;".to_owned(),
-            '"' => "&quot;".to_owned(),
-            other => other.to_string(),
+    let blocks: Vec<pactwise_docx::Block<'_>> = lines
+        .iter()
+        .map(|line| match line {
+            Line::Title(t) => pactwise_docx::Block::Title(t),
+            Line::Heading(t) => pactwise_docx::Block::Heading(t),
+            Line::Text(t) => pactwise_docx::Block::Text(t),
+            Line::Bullet(t) => pactwise_docx::Block::Bullet(t),
         })
-        .collect()
+        .collect();
+    Ok(pactwise_docx::write(&blocks)?)
 }
 
 fn at_midnight(day: NaiveDate) -> String {
