@@ -387,6 +387,19 @@ async fn prep_validate(state: State<'_, AppState>, id: String) -> Result<PrepVie
     api.prep_validate(&scope, &id).await
 }
 
+/// Dismisses a critic finding that waits for the buyer, with the reason it does not apply.
+#[tauri::command]
+#[specta::specta]
+async fn prep_dismiss_finding(
+    state: State<'_, AppState>,
+    id: String,
+    index: u32,
+    reason: String,
+) -> Result<PrepView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.prep_dismiss_finding(&scope, &id, index, reason).await
+}
+
 /// Approves one artifact bound to the content hash the buyer saw.
 #[tauri::command]
 #[specta::specta]
@@ -522,6 +535,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             prep_edit,
             prep_validate,
             prep_approve,
+            prep_dismiss_finding,
             prep_draft,
             prep_publish,
             prep_export,

@@ -487,3 +487,27 @@ describe("Prep Studio inside the app", () => {
     await waitFor(() => expect(screen.queryByTestId("prep-package")).toBeNull());
   });
 });
+
+describe("Prep Studio: critic findings", () => {
+  it("a finding left to the buyer is dismissed with a reason, by keyboard; an empty reason is refused in the row", async () => {
+    const backend = installPrepBackend();
+    await openPackage();
+    const rows = screen.getAllByTestId("finding");
+    const open = rows.findIndex((r) => within(r).queryByTestId("dismiss-finding"));
+    expect(open).toBeGreaterThanOrEqual(0);
+    expect(within(rows[0]).queryByTestId("dismiss-finding")).toBeNull();
+    await fireEvent.click(within(rows[open]).getByTestId("dismiss-finding"));
+    const reason = await within(rows[open]).findByTestId("dismiss-reason");
+    await waitFor(() => expect(document.activeElement).toBe(reason));
+    await fireEvent.submit(reason.closest("form")!);
+    expect(within(rows[open]).getByTestId("dismiss-error").textContent).toContain("Say why");
+    expect(callsOf(backend, "prep_dismiss_finding")).toHaveLength(0);
+    await fireEvent.input(reason, { target: { value: "Responsiveness is scored by the SLA table." } });
+    await fireEvent.submit(reason.closest("form")!);
+    await waitFor(() => expect(callsOf(backend, "prep_dismiss_finding")).toHaveLength(1));
+    expect(callsOf(backend, "prep_dismiss_finding")[0].args).toEqual({ id: PKG, index: open, reason: "Responsiveness is scored by the SLA table." });
+    const row = (await screen.findAllByTestId("finding"))[open];
+    await waitFor(() => expect(within(row).getByTestId("dismissal").textContent).toContain("Responsiveness is scored by the SLA table."));
+    expect(within(row).queryByTestId("dismiss-finding")).toBeNull();
+  });
+});

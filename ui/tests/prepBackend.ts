@@ -260,6 +260,15 @@ export function installPrepBackend(initial: Partial<PrepBackend> = {}): PrepBack
           p.artifacts[kind].state = { status: "approved", hash: current as string };
           return refresh();
         }
+        case "prep_dismiss_finding": {
+          const f = p.findings[a.index as number];
+          if (!f) throw { code: "not_found", message: `the package has no finding number ${a.index}` };
+          if (!String(a.reason ?? "").trim()) throw { code: "invalid_input", message: "say why the finding does not apply" };
+          if (f.status !== "awaiting_buyer" && f.status !== "unresolved") throw { code: "invalid_input", message: "this finding was already acted on or dismissed" };
+          f.status = "dismissed";
+          f.dismissal = String(a.reason).trim();
+          return refresh();
+        }
         case "prep_lock":
           backend.view.lock = lock();
           return backend.view.lock;

@@ -34,7 +34,7 @@ pub use model::{ModelAvailability, ModelBudget};
 pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
 pub use pactwise_pipeline::{Stage, Thresholds};
 pub use pactwise_prep::{
-    ArtifactKind, ArtifactState, Content, DraftProgress, Intake, Package, RunBudget, RunStatus, RunStep,
+    ArtifactKind, ArtifactState, Content, DraftProgress, FindingStatus, Intake, Package, RunBudget, RunStatus, RunStep,
 };
 pub use pactwise_store::OrgScope;
 pub use prep::{

@@ -11,7 +11,7 @@ use pactwise_domain::ErrorCode;
 use pactwise_model::CallContext;
 use pactwise_prep::export::ExportError;
 use pactwise_prep::{
-    ArtifactKind, Content, DraftProgress, Drafter, Intake, MilestoneKind, Package, RunBudget, StepError,
+    ArtifactKind, Content, DismissError, DraftProgress, Drafter, Intake, MilestoneKind, Package, RunBudget, StepError,
 };
 use pactwise_store::OrgScope;
 use pactwise_store::prep::{GateViolation, LockInfo, PackageRow};
@@ -121,6 +121,16 @@ impl From<StepError> for ApiError {
         let code = match e {
             StepError::ApprovalOutdated { .. } => ErrorCode::ApprovalOutdated,
             StepError::NotAllowed { .. } => ErrorCode::InvalidInput,
+        };
+        ApiError::new(code, e.to_string())
+    }
+}
+
+impl From<DismissError> for ApiError {
+    fn from(e: DismissError) -> ApiError {
+        let code = match e {
+            DismissError::NoSuchFinding(_) => ErrorCode::NotFound,
+            DismissError::Closed | DismissError::NoReason => ErrorCode::InvalidInput,
         };
         ApiError::new(code, e.to_string())
     }
@@ -285,6 +295,18 @@ impl Api {
         seen_hash: String,
     ) -> Result<PrepView, ApiError> {
         self.prep_change(scope, id, move |p| Ok(p.approve(kind, &seen_hash)?)).await
+    }
+
+    /// Dismisses a critic finding that waits for the buyer (`index` in the package's list), with the reason it does
+    /// not apply.
+    pub async fn prep_dismiss_finding(
+        &self,
+        scope: &OrgScope,
+        id: &str,
+        index: u32,
+        reason: String,
+    ) -> Result<PrepView, ApiError> {
+        self.prep_change(scope, id, move |p| Ok(p.dismiss_finding(index as usize, &reason)?)).await
     }
 
     /// Drafts the package through the model (a new run), or continues a paused or failed one (`resume`).

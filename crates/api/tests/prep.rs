@@ -2,7 +2,7 @@
 //! run whose draft breaks two validators), fix both errors by hand, validate, approve what was seen, publish
 //! through the store's gate, export DOCX, OCDS and PDF (the PDF read back through pdfium).
 
-use pactwise_api::{Api, ApiOptions, ArtifactKind, Content, Intake, PrepExportFormat, RunStatus};
+use pactwise_api::{Api, ApiOptions, ArtifactKind, Content, FindingStatus, Intake, PrepExportFormat, RunStatus};
 use pactwise_domain::ErrorCode;
 use pactwise_model::fake::{FakeModelServer, FakeScript};
 use pactwise_model::{ApiKey, InMemoryApiKeySource, ModelConfig};
@@ -51,6 +51,21 @@ async fn draft_fix_by_hand_approve_publish_and_export() {
         view.package.artifacts.milestones.content.as_ref().unwrap().items.iter().map(|m| m.date.to_string()).collect();
     assert_eq!(drafted, view.milestone_preview.iter().map(|m| m.date.to_string()).collect::<Vec<_>>());
     assert_eq!(view.package.run.critic_cycles, 3);
+    // The buyer dismisses a finding left to them, with a reason; it is kept, with the reason, in the package.
+    let open = view
+        .package
+        .findings
+        .iter()
+        .position(|f| matches!(f.status, FindingStatus::Unresolved | FindingStatus::AwaitingBuyer))
+        .expect("a finding left to the buyer");
+    let err = api.prep_dismiss_finding(&scope, &id, open as u32, " ".into()).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidInput);
+    let err = api.prep_dismiss_finding(&scope, &id, 99, "n/a".into()).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound);
+    api.prep_dismiss_finding(&scope, &id, open as u32, "Covered by our framework agreement.".into()).await.unwrap();
+    let view = api.prep_show(&scope, &id).await.unwrap();
+    assert_eq!(view.package.findings[open].status, FindingStatus::Dismissed);
+    assert_eq!(view.package.findings[open].dismissal.as_deref(), Some("Covered by our framework agreement."));
     let rules: Vec<&str> = view.precheck.iter().map(|v| v.rule.as_str()).collect();
     assert!(rules.contains(&"weights_not_hundred") && rules.contains(&"pricing_line_not_priceable"), "{rules:?}");
     // Publishing now is refused by the store's gate, with the same rules.

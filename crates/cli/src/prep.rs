@@ -64,6 +64,15 @@ pub enum PrepCommand {
         #[arg(long)]
         hash: String,
     },
+    /// Dismiss a critic finding that waits for you (--finding N as numbered by `prep show`, from 1), with the reason
+    Dismiss {
+        #[arg(value_name = "ID")]
+        id: String,
+        #[arg(long, value_name = "N")]
+        finding: u32,
+        #[arg(long)]
+        reason: String,
+    },
     /// Take (or renew) the edit lock; another person's lock can be taken over once it has expired
     Lock {
         #[arg(value_name = "ID")]
@@ -128,14 +137,16 @@ fn view_outcome(view: PrepView) -> Outcome {
         run.budget.max_tokens,
         run.pause_reason.as_ref().map(|r| format!(" — paused: {r}")).unwrap_or_default()
     ));
-    for f in &view.package.findings {
+    for (i, f) in view.package.findings.iter().enumerate() {
         lines.push(format!(
-            "finding (cycle {}, {:?}, {:?} → {}): {}",
+            "finding {} (cycle {}, {:?}, {:?} → {}): {}{}",
+            i + 1,
             f.cycle,
             f.severity,
             f.status,
             f.target.as_str(),
-            f.rationale
+            f.rationale,
+            f.dismissal.as_ref().map(|r| format!(" — dismissed: {r}")).unwrap_or_default()
         ));
     }
     for w in &view.package.warnings {
@@ -204,6 +215,12 @@ pub async fn run(api: &Api, scope: &OrgScope, command: PrepCommand) -> Result<Ou
         PrepCommand::Approve { id, artifact, hash } => {
             let kind = parse_artifact(&artifact)?;
             Ok(view_outcome(api.prep_approve(scope, &id, kind, hash).await?))
+        }
+        PrepCommand::Dismiss { id, finding, reason } => {
+            if finding == 0 {
+                return Err(bad_input("findings are numbered from 1 (see `prep show`)".to_string()));
+            }
+            Ok(view_outcome(api.prep_dismiss_finding(scope, &id, finding - 1, reason).await?))
         }
         PrepCommand::Lock { id } => {
             let lock = api.prep_lock(scope, &id).await?;

@@ -68,6 +68,13 @@ fn prep_new_edit_approve_and_the_gate_through_the_cli() {
     let out = pactwise(&data, &["prep", "approve", &id, "--artifact", "budget", "--hash", &hash]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown artifact"));
+    // Nothing drafted offline, so no critic findings: dismissing one is refused, as is a finding number 0.
+    let out = pactwise(&data, &["prep", "dismiss", &id, "--finding", "1", "--reason", "n/a", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(json_of(&out)["error"]["code"], "not_found");
+    let out = pactwise(&data, &["prep", "dismiss", &id, "--finding", "0", "--reason", "n/a", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(json_of(&out)["error"]["code"], "invalid_input");
     let out = pactwise(&data, &["prep", "show", "no-such-id", "--json"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(json_of(&out)["error"]["code"], "not_found");

@@ -396,6 +396,7 @@ impl Drafter<'_> {
                 target: f.target,
                 rationale: f.rationale.clone(),
                 status,
+                dismissal: None,
             });
         }
         match earliest {

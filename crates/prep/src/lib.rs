@@ -28,7 +28,8 @@ pub use draft::{DraftProgress, Drafter, MAX_CRITIC_CYCLES, plan, resume};
 pub use grounding::Grounding;
 pub use machine::{ArtifactState, Command, Event, StepError, Violation, step};
 pub use package::{
-    Content, Finding, FindingStatus, Package, Perspective, RunBudget, RunState, RunStatus, RunStep, Severity,
+    Content, DismissError, Finding, FindingStatus, Package, Perspective, RunBudget, RunState, RunStatus, RunStep,
+    Severity,
 };
 pub use validate::{precheck, validate};
 

@@ -52,6 +52,20 @@ pub struct Finding {
     pub target: ArtifactKind,
     pub rationale: String,
     pub status: FindingStatus,
+    /// Why the buyer dismissed it (set with [`FindingStatus::Dismissed`]).
+    #[serde(default)]
+    pub dismissal: Option<String>,
+}
+
+/// Why a finding cannot be dismissed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DismissError {
+    #[error("the package has no finding number {0}")]
+    NoSuchFinding(usize),
+    #[error("this finding was already acted on (its artifact was drafted again) or dismissed")]
+    Closed,
+    #[error("say why the finding does not apply (a reason is kept with it)")]
+    NoReason,
 }
 
 /// A step of a drafting run.
@@ -189,6 +203,22 @@ impl Package {
     pub fn approve(&mut self, kind: ArtifactKind, seen_hash: &str) -> Result<(), StepError> {
         let current = self.artifacts.content_hash(kind).unwrap_or_default();
         self.apply(kind, Event::Approve { seen: seen_hash.to_string(), current })?;
+        Ok(())
+    }
+
+    /// The buyer closes a finding that waits for them (a minor one, or one left after the last critic cycle), with
+    /// the reason it does not apply. Findings are advisory: nothing else changes.
+    pub fn dismiss_finding(&mut self, index: usize, reason: &str) -> Result<(), DismissError> {
+        let reason = reason.trim();
+        if reason.is_empty() {
+            return Err(DismissError::NoReason);
+        }
+        let finding = self.findings.get_mut(index).ok_or(DismissError::NoSuchFinding(index))?;
+        if !matches!(finding.status, FindingStatus::AwaitingBuyer | FindingStatus::Unresolved) {
+            return Err(DismissError::Closed);
+        }
+        finding.status = FindingStatus::Dismissed;
+        finding.dismissal = Some(reason.to_string());
         Ok(())
     }
 

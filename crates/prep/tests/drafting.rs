@@ -73,6 +73,18 @@ async fn a_blocker_re_runs_its_artifact_and_everything_downstream_then_the_criti
             (2, Severity::Minor, FindingStatus::AwaitingBuyer)
         ]
     );
+    // The buyer dismisses a minor finding with a reason; nothing else changes. A finding already acted on, one
+    // that does not exist, and a dismissal without a reason are refused.
+    let mut dismissed = p.clone();
+    assert_eq!(dismissed.dismiss_finding(0, "no"), Err(DismissError::Closed));
+    assert_eq!(dismissed.dismiss_finding(1, "  "), Err(DismissError::NoReason));
+    assert_eq!(dismissed.dismiss_finding(9, "no"), Err(DismissError::NoSuchFinding(9)));
+    dismissed.dismiss_finding(1, "Our standard terms already cover this.").unwrap();
+    assert_eq!(dismissed.findings[1].status, FindingStatus::Dismissed);
+    assert_eq!(dismissed.findings[1].dismissal.as_deref(), Some("Our standard terms already cover this."));
+    assert_eq!(dismissed.dismiss_finding(1, "again"), Err(DismissError::Closed));
+    assert_eq!(dismissed.artifacts, p.artifacts);
+    assert_eq!(dismissed.findings[2], p.findings[2]);
     // The re-drafted requirement no longer names a brand.
     let r01 = &p.artifacts.requirements.content.as_ref().unwrap().items[0];
     assert!(!r01.text.contains("VendorX"), "{r01:?}");

@@ -72,6 +72,8 @@ export const commands = {
 	prepValidate: (id: string) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_validate", { id })),
 	/**  Approves one artifact bound to the content hash the buyer saw. */
 	prepApprove: (id: string, kind: ArtifactKind, seenHash: string) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_approve", { id, kind, seenHash })),
+	/**  Dismisses a critic finding that waits for the buyer, with the reason it does not apply. */
+	prepDismissFinding: (id: string, index: number, reason: string) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_dismiss_finding", { id, index, reason })),
 	/**  Drafts the package through the model (or resumes a paused or failed run), sending `PrepProgressEvent`s. */
 	prepDraft: (id: string, budget: RunBudget | null, resume: boolean) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_draft", { id, budget, resume })),
 	/**  Publishes through the store's gate, under this session. */
@@ -797,14 +799,7 @@ export type FinalizeInput_Serialize = {
 };
 
 /**  An advisory finding of the red-team critic. */
-export type Finding = {
-	cycle: number,
-	perspective: Perspective,
-	severity: Severity,
-	target: ArtifactKind,
-	rationale: string,
-	status: FindingStatus,
-};
+export type Finding = Finding_Serialize | Finding_Deserialize;
 
 export type FindingStatus = 
 /**  A blocker or major finding: its artifact and everything downstream were drafted again. */
@@ -815,6 +810,30 @@ export type FindingStatus =
 "awaiting_buyer" | 
 /**  The buyer read it and closed it. */
 "dismissed";
+
+/**  An advisory finding of the red-team critic. */
+export type Finding_Deserialize = {
+	cycle: number,
+	perspective: Perspective,
+	severity: Severity,
+	target: ArtifactKind,
+	rationale: string,
+	status: FindingStatus,
+	/**  Why the buyer dismissed it (set with [`FindingStatus::Dismissed`]). */
+	dismissal?: string | null,
+};
+
+/**  An advisory finding of the red-team critic. */
+export type Finding_Serialize = {
+	cycle: number,
+	perspective: Perspective,
+	severity: Severity,
+	target: ArtifactKind,
+	rationale: string,
+	status: FindingStatus,
+	/**  Why the buyer dismissed it (set with [`FindingStatus::Dismissed`]). */
+	dismissal: string | null,
+};
 
 /**  A built-in graph. */
 export type GraphSummary = {
@@ -1069,7 +1088,7 @@ export type Package = Package_Serialize | Package_Deserialize;
 export type Package_Deserialize = {
 	title: string,
 	artifacts: Artifacts_Deserialize,
-	findings: Finding[],
+	findings: Finding_Deserialize[],
 	/**  Grounding problems shown to the buyer (a retrieval that failed, an unknown checklist type). */
 	warnings: string[],
 	run: RunState_Deserialize,
@@ -1078,7 +1097,7 @@ export type Package_Deserialize = {
 export type Package_Serialize = {
 	title: string,
 	artifacts: Artifacts_Serialize,
-	findings: Finding[],
+	findings: Finding_Serialize[],
 	/**  Grounding problems shown to the buyer (a retrieval that failed, an unknown checklist type). */
 	warnings: string[],
 	run: RunState_Serialize,
