@@ -42,6 +42,7 @@ const COMMANDS: &[&str] = &[
     "prep_edit",
     "prep_validate",
     "prep_approve",
+    "prep_dismiss_finding",
     "prep_draft",
     "prep_publish",
     "prep_export",

@@ -152,6 +152,16 @@ test("draft against the fake model, fix the validator errors by hand, approve ev
   assert.match(await (await browser.$("[data-testid=run-status]")).getText(), /done .* critic cycles 3 \(not converged\)/s);
   assert.match(await (await browser.$("[data-testid=meter-tokens]")).getText(), / of 400,000$/);
   assert.ok((await browser.$$("[data-testid=finding]")).length >= 3, "the critic's findings are listed");
+  // A finding left to the buyer is dismissed with a reason (the command goes through the app's capability).
+  const dismissible = await browser.$("[data-testid=dismiss-finding]");
+  await dismissible.click();
+  const reason = await browser.$("[data-testid=dismiss-reason]");
+  await reason.waitForDisplayed({ timeout: 5000 });
+  await reason.setValue("Covered by our framework agreement.");
+  await browser.keys("Enter");
+  const dismissal = await browser.$("[data-testid=dismissal]");
+  await dismissal.waitForDisplayed({ timeout: 10000 });
+  assert.match(await dismissal.getText(), /Covered by our framework agreement\./);
   await waitForState("criteria", /invalid/);
   await waitForState("pricing", /invalid/);
 
