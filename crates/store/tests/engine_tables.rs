@@ -92,6 +92,9 @@ fn only_an_eligible_approver_of_the_same_organization_can_decide() {
     assert_eq!(decided.reason.as_deref(), Some("cheapest within budget"));
     assert_eq!(decided.choice.as_deref(), Some("Globex"));
     assert_eq!(decided.state_seen, json!({ "amount": 9500 }));
+    // What `decide` returns (built from the decision, not read back) is exactly what was stored.
+    assert!(decided.decided_by_name.is_some());
+    assert_eq!(decided, store.approvals().get(&approver, approval).unwrap());
     // A decision is made once.
     let again =
         store.approvals().decide(&approver, approval, Decision::Reject, "changed my mind", None, |_, _| Vec::new());
