@@ -182,10 +182,6 @@ export function shortHash(hash: string | null | undefined): string {
   return hash ? hash.slice(0, 12) : "—";
 }
 
-export function isTyping(target: EventTarget | null): boolean {
-  return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
-}
-
 /** Moves focus to the same column in the row above or below (`Alt+↑/↓` in the table editors). */
 export function moveInColumn(event: KeyboardEvent, delta: number): boolean {
   const cell = (event.target as HTMLElement | null)?.closest("td");
