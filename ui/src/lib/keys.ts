@@ -2,3 +2,22 @@
 export function isTyping(target: EventTarget | null): boolean {
   return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
 }
+
+/** A key pressed without Alt, Ctrl or Meta, outside a field being typed in: one a single-key shortcut may take. */
+export function isPlainKey(event: KeyboardEvent): boolean {
+  return !event.altKey && !event.ctrlKey && !event.metaKey && !isTyping(event.target);
+}
+
+/**
+ * The keys of every list view: j or ↓ selects the next entry, k or ↑ the previous one (`move(1)`, `move(-1)`).
+ * Handles the event (its default prevented) and returns true when it was one of them; a key with Alt, Ctrl or Meta
+ * held, or typed into a field, is left alone.
+ */
+export function listKeys(event: KeyboardEvent, move: (step: 1 | -1) => void): boolean {
+  if (!isPlainKey(event)) return false;
+  const step = event.key === "j" || event.key === "ArrowDown" ? 1 : event.key === "k" || event.key === "ArrowUp" ? -1 : 0;
+  if (step === 0) return false;
+  event.preventDefault();
+  move(step);
+  return true;
+}

@@ -225,9 +225,9 @@ export function onRowKeydown(event: KeyboardEvent, readonly: boolean, act: RowAc
   }
 }
 
-/** After row `index` was removed: focus the first cell of the row now in its place (or the last row), else the
- * table's add-row button. */
-export function focusAfterRemoval(table: HTMLTableElement | null, index: number, remaining: number): void {
-  const inputs = table?.querySelectorAll<HTMLInputElement>("tr[data-row] td:first-child input");
+/** After row `index` was removed: focus the `cell` (by default the first) of the row now in its place (or the last
+ * row), else the table's add-row button. */
+export function focusAfterRemoval(table: HTMLTableElement | null, index: number, remaining: number, cell = "td:first-child"): void {
+  const inputs = table?.querySelectorAll<HTMLInputElement>(`tr[data-row] ${cell} input`);
   (inputs?.[Math.min(index, remaining - 1)] ?? table?.querySelector<HTMLElement>("[data-testid=add-row]"))?.focus();
 }
