@@ -292,7 +292,7 @@ pub struct SlotError {
 /// A validator's finding: a rule with a stable name, the item it is about, and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type)]
 pub struct Violation {
-    /// Stable name (the publish gate's rules use the names of [`super::PublishRule`]).
+    /// Stable name (the publish gate's rules use the names of `PublishRule`).
     pub rule: String,
     pub artifact: ArtifactKind,
     pub subject: Option<String>,
