@@ -1,7 +1,7 @@
 // The keyboard helpers every view shares (lib/keys.ts): which key presses a single-key shortcut may take, and the
 // list keys (j/k and the arrows) of the documents, queue, review, report, approvals and Prep Studio lists.
 import { describe, expect, it } from "vitest";
-import { isPlainKey, isTyping, listKeys } from "../src/lib/keys";
+import { isPlainKey, isTyping, listKeys, revealRow, stepIn } from "../src/lib/keys";
 
 function press(key: string, init: KeyboardEventInit = {}, target: EventTarget = document.body): KeyboardEvent {
   const event = new KeyboardEvent("keydown", { key, cancelable: true, bubbles: true, ...init });
@@ -45,5 +45,32 @@ describe("keyboard helpers", () => {
     }
     expect(steps).toEqual([]);
     field.remove();
+  });
+
+  it("a step selects the next or previous entry within the list, the first when none is selected", () => {
+    const list = ["a", "b", "c"];
+    const at = (selected: string | null) => (entry: string) => entry === selected;
+    expect(stepIn(list, at("a"), 1)).toBe("b");
+    expect(stepIn(list, at("b"), -1)).toBe("a");
+    expect(stepIn(list, at("c"), 1)).toBe("c");
+    expect(stepIn(list, at("a"), -1)).toBe("a");
+    expect(stepIn(list, at(null), 1)).toBe("a");
+    expect(stepIn(list, at(null), -1)).toBe("a");
+    expect(stepIn([], at(null), 1)).toBeNull();
+  });
+
+  it("the selected row is scrolled into view once the view is drawn", async () => {
+    const row = document.createElement("div");
+    row.dataset.rowId = "r7";
+    const seen: ScrollIntoViewOptions[] = [];
+    row.scrollIntoView = ((options: ScrollIntoViewOptions) => seen.push(options)) as typeof row.scrollIntoView;
+    document.body.append(row);
+    revealRow('[data-row-id="r7"]');
+    expect(seen).toEqual([]);
+    await Promise.resolve();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(seen).toEqual([{ block: "nearest" }]);
+    revealRow('[data-row-id="missing"]');
+    row.remove();
   });
 });

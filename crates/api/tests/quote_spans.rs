@@ -15,6 +15,11 @@ fn page(number: u32, text: &str) -> Page {
     Page::plain(number, text)
 }
 
+/// An empty correction input (each test sets the fields its correction changes).
+fn correction() -> CorrectionInput {
+    CorrectionInput { item_id: String::new(), confirm: false, status: None, quote: None, note: None }
+}
+
 fn chars(text: &str, start: u32, end: u32) -> String {
     text.chars().skip(start as usize).take((end - start) as usize).collect()
 }
@@ -59,20 +64,14 @@ async fn every_verified_quote_of_a_loaded_review_comes_with_its_range_on_the_pag
 
     // A person's quote, selected with other whitespace, is kept as the page has it and placed there.
     let item = quoted[0].id.clone();
-    let corrected = api
-        .correct_item(
-            &scope,
-            id,
-            CorrectionInput {
-                item_id: item.clone(),
-                confirm: false,
-                status: Some(ItemStatus::Partial),
-                quote: Some(Quote { text: "Customer   shall pay the\nfees".into(), page: 1 }),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    let selected = Quote { text: "Customer   shall pay the\nfees".into(), page: 1 };
+    let input = CorrectionInput {
+        item_id: item.clone(),
+        status: Some(ItemStatus::Partial),
+        quote: Some(selected),
+        ..correction()
+    };
+    let corrected = api.correct_item(&scope, id, input).await.unwrap();
     let shown = corrected.items.iter().find(|i| i.id == item).unwrap();
     let span = shown.quote_span.unwrap();
     let text = api.page_layout(&scope, id, 1).await.unwrap().text;

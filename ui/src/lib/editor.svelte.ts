@@ -5,6 +5,7 @@
  * again. Table editors also add and remove rows through it. The rules themselves are the backend's validators.
  */
 import { tick, untrack } from "svelte";
+import type { Violation } from "./bindings";
 import { focusAfterRemoval, onRowKeydown } from "./prep";
 
 export interface EditorMessage {
@@ -28,6 +29,29 @@ export interface EditorConfig<C> {
   savedText?: string | null;
   /** Whether save does nothing while the form is unchanged (the intake of a new package sends as it is). */
   onlyWhenDirty?: boolean;
+}
+
+/** The props every artifact editor of a package takes (each adds what it shows besides). */
+export interface EditorProps<C> {
+  content: C | null;
+  hash: string | null;
+  errors: Violation[];
+  readonly?: boolean;
+  /** Saves the content; resolves to an error message to show, or null when saved. */
+  onsave: (content: C) => Promise<string | null>;
+  ondirty?: (dirty: boolean) => void;
+}
+
+/** The editing state of an artifact editor over its props (`props()` reads them as they are now) and its form. */
+export function artifactEditor<C>(props: () => EditorProps<C>, form: Pick<EditorConfig<C>, "load" | "build">): ArtifactEditor<C> {
+  return new ArtifactEditor<C>({
+    content: () => props().content,
+    hash: () => props().hash,
+    readonly: () => props().readonly ?? false,
+    send: (content) => props().onsave(content),
+    ondirty: (dirty) => props().ondirty?.(dirty),
+    ...form,
+  });
 }
 
 /** What the bar under an editor shows and does (see `EditorBar.svelte`). */

@@ -1,3 +1,5 @@
+import { tick } from "svelte";
+
 /** Whether a key press lands in a field the person is typing in (single-key shortcuts stay out of its way). */
 export function isTyping(target: EventTarget | null): boolean {
   return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
@@ -20,4 +22,20 @@ export function listKeys(event: KeyboardEvent, move: (step: 1 | -1) => void): bo
   event.preventDefault();
   move(step);
   return true;
+}
+
+/** The entry `step` places from the selected one (the first when none is selected), kept within the list; null for an
+ * empty list. What j/k and the arrows select in a list view. */
+export function stepIn<T>(list: T[], isSelected: (entry: T) => boolean, step: number): T | null {
+  if (list.length === 0) return null;
+  const at = list.findIndex(isSelected);
+  return list[at < 0 ? 0 : Math.min(list.length - 1, Math.max(0, at + step))];
+}
+
+/** Once the view is drawn, scrolls the row matching `selector` into view (as little as needed). */
+export function revealRow(selector: string): void {
+  void tick().then(() => {
+    const row = document.querySelector<HTMLElement>(selector);
+    if (row && typeof row.scrollIntoView === "function") row.scrollIntoView({ block: "nearest" });
+  });
 }
