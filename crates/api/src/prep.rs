@@ -387,25 +387,19 @@ impl Api {
                 serde_json::to_vec_pretty(&release).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
             }
             PrepExportFormat::Pdf => {
+                use pactwise_docx::Block;
+                use pactwise_prep::export::Line;
                 let lines = pactwise_prep::export::document_lines(&view.package)?;
-                let paragraphs: Vec<pactwise_extract::write::Paragraph> = lines
+                let blocks: Vec<Block<'_>> = lines
                     .iter()
-                    .map(|l| {
-                        use pactwise_extract::write::Paragraph;
-                        use pactwise_prep::export::Line;
-                        match l {
-                            Line::Title(t) => Paragraph::new(t, 16.0, true),
-                            Line::Heading(t) => Paragraph { space_before: 14.0, ..Paragraph::new(t, 13.0, true) },
-                            Line::Text(t) => Paragraph::new(t, 10.0, false),
-                            Line::Bullet(t) => {
-                                Paragraph { indent: 18.0, ..Paragraph::new(format!("• {t}"), 10.0, false) }
-                            }
-                        }
+                    .map(|l| match l {
+                        Line::Title(t) => Block::Title(t),
+                        Line::Heading(t) => Block::Heading(t),
+                        Line::Text(t) => Block::Text(t),
+                        Line::Bullet(t) => Block::Bullet(t),
                     })
                     .collect();
-                let pdfium = self.extractor.config().pdfium_path.clone();
-                pactwise_extract::write::text_pdf(&pdfium, &paragraphs)
-                    .map_err(|e| ApiError::new(e.code(), e.to_string()))?
+                pactwise_docx::pdf::write(&blocks).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
             }
         };
         write_whole(out, &bytes)?;

@@ -354,10 +354,9 @@ impl Api {
         };
         let organization = self.session_info(scope).await?.org_name;
         let memo = report_memo(&view.document_name, &organization, report, sign_off);
-        let pdfium = self.extractor.config().pdfium_path.clone();
         let bytes = tokio::task::spawn_blocking(move || match format {
             MemoFormat::Docx => memo.docx(),
-            MemoFormat::Pdf => memo.pdf(&pdfium),
+            MemoFormat::Pdf => memo.pdf(),
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the export was interrupted ({e})")))??;

@@ -281,11 +281,12 @@ impl Api {
         }
         let document = self.get_document(scope, id).await?;
         let organization = self.session_info(scope).await?.org_name;
-        let memo = memo::Memo::new(&document.name, &organization, &review);
-        let pdfium = self.extractor.config().pdfium_path.clone();
+        let catalog = catalog()?;
+        let contract_type = review.contract_type.as_ref().and_then(|t| catalog.contract_type(&t.id));
+        let memo = memo::Memo::new(&document.name, &organization, &review, contract_type);
         let bytes = tokio::task::spawn_blocking(move || match format {
             MemoFormat::Docx => memo.docx(),
-            MemoFormat::Pdf => memo.pdf(&pdfium),
+            MemoFormat::Pdf => memo.pdf(),
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the export was interrupted ({e})")))??;

@@ -17,7 +17,6 @@ mod pdf;
 mod render;
 mod report;
 mod txt;
-pub mod write;
 
 pub use detect::sniff_media_type;
 pub use error::IntakeError;

@@ -17,7 +17,89 @@ const GATE_REASONS: Record<string, string> = {
 
 export function gateSentence(reason: string | null | undefined): string {
   if (!reason) return "Routed to a person.";
-  return GATE_REASONS[reason] ?? `Routed to a person (${reason.replace(/_/g, " ")}).`;
+  return GATE_REASONS[reason] ?? "Routed to a person.";
+}
+
+/** The gate's reasons as a short label (the queue's filter). */
+const REASON_LABELS: Record<string, string> = {
+  ocr_failed: "Pages not readable",
+  ocr_confidence_low: "OCR unsure",
+  ocr_confidence_estimated: "OCR not measured",
+  classification_unresolved: "Contract type uncertain",
+  red_flag: "Red flag",
+  critical_low_confidence: "Critical item unsure",
+  too_many_not_evaluated: "Many items unanswered",
+};
+
+export function reasonLabel(reason: string): string {
+  return REASON_LABELS[reason] ?? "Other reason";
+}
+
+/** What a person is asked to look at, counted: the figures behind the gate's reason. */
+export interface NeedCounts {
+  redFlags: number;
+  criticalUnsure: number;
+  notEvaluated: number;
+  typeName: string | null;
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * Why a person is needed, in plain words and with the figures a reviewer acts on ("2 items carry a red flag: decide
+ * whether they are acceptable."). No scores here: those stay behind the "why?" disclosure ({@link whyDetails}).
+ */
+export function whyPerson(reason: string | null | undefined, c: NeedCounts): string {
+  switch (reason) {
+    case "red_flag":
+      return c.redFlags > 0
+        ? `${plural(c.redFlags, "item carries", "items carry")} a red flag: decide whether ${c.redFlags === 1 ? "it is" : "they are"} acceptable.`
+        : "A red flag was found: decide whether it is acceptable.";
+    case "critical_low_confidence":
+      return c.criticalUnsure > 0
+        ? `${plural(c.criticalUnsure, "critical item needs", "critical items need")} a person: the pre-fill is unsure or found no answer.`
+        : "A critical item needs a person: the pre-fill is unsure or found no answer.";
+    case "classification_unresolved":
+      return c.typeName ? `Check the contract type: it looks like a ${c.typeName}, but that is not certain.` : "Choose the contract type: it could not be told for certain.";
+    case "too_many_not_evaluated":
+      return `${plural(c.notEvaluated, "item", "items")} could not be answered automatically: answer them from the contract.`;
+    case "ocr_failed":
+      return "Some pages could not be read, not even by OCR: check the pages.";
+    case "ocr_confidence_low":
+      return "Some pages were read by OCR with low confidence: check the text against the page.";
+    case "ocr_confidence_estimated":
+      return "Pages were read by OCR and how well cannot be measured: check the text against the page.";
+    default:
+      return gateSentence(reason);
+  }
+}
+
+/** The scores and the gate's own words, for the "why?" disclosure: item ids are replaced by the items' questions. */
+export function whyDetails(
+  gateDetail: string,
+  type: { name: string; confidence: number | null; method: string | null } | null,
+  minConfidence: number | null,
+  questions: { id: string; question: string }[] = [],
+): string[] {
+  const out: string[] = [];
+  if (type) {
+    const how = type.method === "model" ? "by the model" : "by keywords";
+    out.push(`Contract type ${type.name}, chosen ${how}: ${percent(type.confidence)} sure.`);
+  }
+  if (minConfidence !== null && minConfidence !== undefined) out.push(`Least sure answer of the pre-fill: ${percent(minConfidence)}.`);
+  const detail = inWords(gateDetail, questions);
+  if (detail) out.push(`Review gate: ${detail}.`);
+  return out;
+}
+
+/** Text with every checklist item id in it replaced by the item's question in quotes. */
+export function inWords(text: string, questions: { id: string; question: string }[]): string {
+  let out = text.trim().replace(/\.$/, "");
+  // Longest ids first, so an id that is a prefix of another never cuts it.
+  for (const q of [...questions].sort((a, b) => b.id.length - a.id.length)) {
+    out = out.split(q.id).join(`“${q.question.replace(/\?$/, "")}”`);
+  }
+  return out;
 }
 
 export const STATUS_LABELS: Record<ItemStatus, string> = {
@@ -194,34 +276,68 @@ export function runsCovering(runs: TextRun[], start: number, end: number): numbe
   return out;
 }
 
+/** Hyphens a line may end with when a word is broken across lines (pdfium reports a soft one as U+0002). */
+const BREAK_HYPHENS = new Set(["-", "\u00ad", "\u2010", "\u0002"]);
+
 /**
  * Find in document: every place the person's `query` occurs in the page, ignoring case, where any run of whitespace
- * in the query matches any run of whitespace on the page (a line break included). Character ranges [start, end), at
- * most `limit`, in page order and not overlapping.
+ * in the query matches any run of whitespace on the page (a line break included), and a word the page breaks across
+ * lines with a hyphen ("indem-⏎nify") matches the whole word ("indemnify") or the hyphenated one ("non-compete").
+ * Character ranges [start, end), at most `limit`, in page order and not overlapping.
  */
 export function findAll(chars: string[], query: string, limit = 1000): [number, number][] {
   const out: [number, number][] = [];
   const want = charsOf(query.trim().replace(/\s+/gu, " ").toLowerCase());
   if (want.length === 0) return out;
-  // The page in lower case with each run of whitespace made one space, and where each of its characters stands.
+  // The page in lower case with each run of whitespace made one space, where each of its characters stands, and
+  // which hyphens end a line (followed by a run of whitespace holding a line break).
   const hay: string[] = [];
   const at: number[] = [];
+  const soft: boolean[] = [];
   chars.forEach((c, i) => {
     if (!isSpace(c)) {
       hay.push(c.toLowerCase());
       at.push(i);
-    } else if (hay.length > 0 && hay[hay.length - 1] !== " ") {
+      soft.push(false);
+      return;
+    }
+    const last = hay.length - 1;
+    if (last >= 0 && hay[last] !== " ") {
       hay.push(" ");
       at.push(i);
+      soft.push(false);
+    }
+    if ((c === "\n" || c === "\r") && last >= 0) {
+      // The hyphen before this run of whitespace (the run started right after it).
+      const h = hay[last] === " " ? last - 1 : last;
+      if (h >= 0 && BREAK_HYPHENS.has(hay[h]) && hay[h + 1] === " ") soft[h] = true;
     }
   });
+  // The index in `hay` just past a match of want[j..] starting at hay[i], or -1.
+  const match = (i: number, j: number): number => {
+    while (j < want.length) {
+      if (i >= hay.length) return -1;
+      if (soft[i]) {
+        // The word joined over the break, or the hyphen kept and the break dropped.
+        const joined = match(i + 2, j);
+        if (joined >= 0) return joined;
+        if (want[j] === "-" || want[j] === hay[i]) {
+          const kept = match(i + 2, j + 1);
+          if (kept >= 0) return kept;
+        }
+      }
+      if (hay[i] !== want[j]) return -1;
+      i += 1;
+      j += 1;
+    }
+    return i;
+  };
   let i = 0;
-  while (i + want.length <= hay.length && out.length < limit) {
-    let j = 0;
-    while (j < want.length && hay[i + j] === want[j]) j++;
-    if (j === want.length) {
-      out.push([at[i], at[i + want.length - 1] + 1]);
-      i += want.length;
+  while (i < hay.length && out.length < limit) {
+    const end = hay[i] === want[0] ? match(i, 0) : -1;
+    if (end > i) {
+      out.push([at[i], at[end - 1] + 1]);
+      i = end;
     } else {
       i += 1;
     }
@@ -261,4 +377,93 @@ export function segments(chars: string[], marks: { start: number; end: number; k
  */
 export function pointToOffset(pieceStart: number, pieceText: string, utf16Offset: number): number {
   return pieceStart + charsOf(pieceText.slice(0, utf16Offset)).length;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The contract pane: zoom, the reader's place, the panes' layout.
+
+/** CSS pixels per PDF point. */
+export const POINT = 96 / 72;
+/** The smallest zoom the fitted page gets: 10-point text is then ~11 px, readable. A narrower pane scrolls sideways. */
+export const READABLE_ZOOM = 0.8;
+
+/** The zoom that fits a page `pageWidth` points wide into `available` CSS pixels, never below {@link READABLE_ZOOM}. */
+export function fitZoom(available: number, pageWidth: number): number {
+  if (!(available > 100) || !(pageWidth > 0)) return 1;
+  return Math.max(READABLE_ZOOM, Math.min(3, available / (pageWidth * POINT)));
+}
+
+/** A page's place in the scrolling pane (CSS pixels from the top of the content). */
+export interface PageBox {
+  page: number;
+  top: number;
+  height: number;
+}
+
+/** The reader's place: the page at the top of the view, how far into it (share of its height), and the view's
+ * horizontal centre as a share of the content's width. */
+export interface ViewPlace {
+  page: number;
+  within: number;
+  across: number;
+}
+
+export function placeOf(
+  pages: PageBox[],
+  view: { top: number; left: number; width: number; contentWidth: number },
+): ViewPlace | null {
+  let at: PageBox | null = null;
+  for (const p of pages) {
+    if (p.top <= view.top + 1) at = p;
+    else break;
+  }
+  at ??= pages[0] ?? null;
+  if (!at) return null;
+  const within = at.height > 0 ? Math.min(1, Math.max(0, (view.top - at.top) / at.height)) : 0;
+  const across = view.contentWidth > 0 ? (view.left + view.width / 2) / view.contentWidth : 0.5;
+  return { page: at.page, within, across };
+}
+
+/** Where to scroll so `place` is where it was, once the pages have their new size. */
+export function scrollFor(
+  place: ViewPlace,
+  pages: PageBox[],
+  view: { width: number; contentWidth: number },
+): { top: number; left: number } {
+  const p = pages.find((b) => b.page === place.page);
+  const top = p ? p.top + place.within * p.height : 0;
+  const left = Math.max(0, place.across * view.contentWidth - view.width / 2);
+  return { top, left };
+}
+
+/** Side panes of the review, each open or folded to a strip. */
+export interface Folded {
+  checklist: boolean;
+  citation: boolean;
+}
+
+/** The panes' default widths (contract, checklist) in percent of the review; the citation pane takes the rest. */
+export const DEFAULT_WIDTHS: [number, number] = [54, 23];
+/** The width of a folded pane's strip. */
+export const FOLDED_STRIP = 30;
+
+/** The review grid's columns: contract, splitter, checklist, splitter, citation. A folded pane is a strip and the
+ * contract takes the width it leaves; splitters show only between two open panes. */
+export function paneColumns(widths: [number, number], folded: Folded): string {
+  const [a, b] = widths;
+  const c = Math.max(10, 100 - a - b);
+  if (!folded.checklist && !folded.citation) return `${a}% 6px ${b}% 6px 1fr`;
+  if (folded.checklist && folded.citation) return `1fr 0 ${FOLDED_STRIP}px 0 ${FOLDED_STRIP}px`;
+  if (folded.checklist) return `1fr 0 ${FOLDED_STRIP}px 6px ${c}%`;
+  return `1fr 6px ${b}% 0 ${FOLDED_STRIP}px`;
+}
+
+/** The contract pane's width in CSS pixels for a review area `total` pixels wide. */
+export function contractWidth(total: number, widths: [number, number], folded: Folded): number {
+  const [a, b] = widths;
+  const c = Math.max(10, 100 - a - b);
+  if (!folded.checklist && !folded.citation) return (total * a) / 100;
+  if (folded.checklist && folded.citation) return total - 2 * FOLDED_STRIP;
+  if (folded.checklist) return total - FOLDED_STRIP - 6 - (total * c) / 100;
+  return total - 6 - (total * b) / 100 - FOLDED_STRIP;
 }
