@@ -215,4 +215,40 @@ describe("Review view", () => {
     await fireEvent.click(screen.getByTestId("open-report"));
     expect(onreport).toHaveBeenCalledTimes(2);
   });
+
+  it("the header says why a person is needed in words, with the scores behind why?", async () => {
+    await open();
+    const header = document.querySelector<HTMLElement>("header.head")!;
+    expect(screen.getByTestId("review-gate").textContent).toBe("1 item carries a red flag: decide whether it is acceptable.");
+    // No score and no id in the header until the person asks why.
+    expect(header.textContent).not.toMatch(/%|nda\./);
+    await fireEvent.click(screen.getByTestId("review-why-toggle"));
+    const why = screen.getByTestId("review-why");
+    expect(why.textContent).toContain("Contract type Non-Disclosure Agreement, chosen by keywords: 50\u00a0% sure.");
+    expect(why.textContent).toContain("Least sure answer of the pre-fill:");
+    expect(why.textContent).toContain("“Is Confidential Information defined, including oral disclosures”");
+    expect(why.textContent).not.toContain("nda.confidentiality.definition");
+  });
+
+  it("the finalize dialog names what it shows in words, never a type name of the bindings", async () => {
+    await open();
+    await fireEvent.keyDown(window, { key: "f" });
+    const dialog = await screen.findByTestId("finalize-dialog");
+    expect(dialog.querySelector("h3")!.textContent).toBe("Found in the contract");
+    expect(dialog.textContent).not.toMatch(/_Serialize|_Deserialize/);
+  });
+});
+
+describe("words on screen", () => {
+  it("no view writes a bindings type name (Extracted_Serialize …) as text", () => {
+    // A rename of the generated types once rewrote a heading to "Extracted_Serialize from the contract".
+    const sources = import.meta.glob("../src/**/*.svelte", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
+    expect(Object.keys(sources).length).toBeGreaterThan(20);
+    for (const [file, source] of Object.entries(sources)) {
+      const markup = source.replace(/<script[\s\S]*?<\/script>/g, "").replace(/<style[\s\S]*?<\/style>/g, "");
+      // Text between tags, outside {expressions}.
+      const text = markup.replace(/<[^>]*>/g, " ").replace(/\{[^}]*\}/g, " ");
+      expect(text, file).not.toMatch(/\b\w+_(Serialize|Deserialize)\b/);
+    }
+  });
 });

@@ -443,7 +443,7 @@ export interface Folded {
 }
 
 /** The panes' default widths (contract, checklist) in percent of the review; the citation pane takes the rest. */
-export const DEFAULT_WIDTHS: [number, number] = [54, 23];
+export const DEFAULT_WIDTHS: [number, number] = [56, 22];
 /** The width of a folded pane's strip. */
 export const FOLDED_STRIP = 30;
 
