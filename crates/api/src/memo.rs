@@ -29,6 +29,8 @@ pub enum Line {
     Text(String),
     /// A label and its value.
     Field(String, String),
+    /// A label and its value, under the bullet before it.
+    Detail(String, String),
     Quote(String),
     Bullet(String),
     PageBreak,
@@ -202,10 +204,10 @@ impl Memo {
         for (item, entry) in deviations {
             lines.push(Line::Bullet(format!("{} — {}", item.question, outcome(item))));
             if let Some(p) = &entry.preferred_position {
-                lines.push(field("Preferred position", p.clone()));
+                lines.push(Line::Detail("Preferred position".into(), p.clone()));
             }
             if let Some(f) = &entry.fallback_position {
-                lines.push(field("Fallback position", f.clone()));
+                lines.push(Line::Detail("Fallback position".into(), f.clone()));
             }
         }
 
@@ -256,6 +258,7 @@ impl Memo {
                 Line::Subheading(t) => Block::Subheading(t),
                 Line::Text(t) => Block::Text(t),
                 Line::Field(label, value) => Block::Field(label, value),
+                Line::Detail(label, value) => Block::Detail(label, value),
                 Line::Quote(t) => Block::Quote(t),
                 Line::Bullet(t) => Block::Bullet(t),
                 Line::PageBreak => Block::PageBreak,
@@ -403,7 +406,7 @@ mod tests {
         let (t, m) = memo();
         let first_page: Vec<&Line> = m.lines.iter().take_while(|l| **l != Line::PageBreak).collect();
         let text = |l: &Line| match l {
-            Line::Field(a, b) => format!("{a}: {b}"),
+            Line::Field(a, b) | Line::Detail(a, b) => format!("{a}: {b}"),
             Line::Title(s)
             | Line::Heading(s)
             | Line::Subheading(s)

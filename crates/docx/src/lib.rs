@@ -21,6 +21,8 @@ pub enum Block<'a> {
     Text(&'a str),
     /// A label in bold, then its value: "Governing law: Delaware".
     Field(&'a str, &'a str),
+    /// A field indented under the bullet before it.
+    Detail(&'a str, &'a str),
     /// Indented: text quoted from a contract.
     Quote(&'a str),
     /// Indented, after a bullet sign.
@@ -73,6 +75,9 @@ pub fn write(blocks: &[Block<'_>]) -> Result<Vec<u8>, DocxError> {
             Block::Field(label, value) => {
                 ("", format!("{}{}", raw(&format!("{}: ", one_line(label)), true), run(value, false)))
             }
+            Block::Detail(label, value) => {
+                ("Detail", format!("{}{}", raw(&format!("{}: ", one_line(label)), true), run(value, false)))
+            }
             Block::Quote(t) => ("Quote", run(t, false)),
             Block::Bullet(t) => ("ListBullet", run(&format!("• {}", one_line(t)), false)),
             Block::PageBreak => ("", "<w:r><w:br w:type=\"page\"/></w:r>".to_owned()),
@@ -98,6 +103,8 @@ pub fn write(blocks: &[Block<'_>]) -> Result<Vec<u8>, DocxError> {
          <w:pPr><w:keepNext/><w:spacing w:before=\"160\"/></w:pPr><w:rPr><w:b/><w:sz w:val=\"21\"/></w:rPr></w:style>\
          <w:style w:type=\"paragraph\" w:styleId=\"Quote\"><w:name w:val=\"Quote\"/><w:basedOn w:val=\"Normal\"/>\
          <w:pPr><w:ind w:left=\"360\"/></w:pPr><w:rPr><w:i/></w:rPr></w:style>\
+         <w:style w:type=\"paragraph\" w:styleId=\"Detail\"><w:name w:val=\"Detail\"/><w:basedOn w:val=\"Normal\"/>\
+         <w:pPr><w:ind w:left=\"360\"/></w:pPr></w:style>\
          <w:style w:type=\"paragraph\" w:styleId=\"ListBullet\"><w:name w:val=\"List Bullet\"/>\
          <w:basedOn w:val=\"Normal\"/><w:pPr><w:ind w:left=\"360\"/></w:pPr></w:style></w:styles>"
     );
@@ -173,19 +180,20 @@ mod tests {
             Block::Field("Governing law", "Delaware"),
             Block::Quote("The Receiving Party shall hold…"),
             Block::Bullet("P-01 Service desk"),
+            Block::Detail("Fallback position", "Twelve months' fees"),
             Block::PageBreak,
         ])
         .unwrap();
         let document = part(&bytes, "word/document.xml");
         let styles = part(&bytes, "word/styles.xml");
-        assert_eq!(document.matches("<w:p>").count(), 8);
+        assert_eq!(document.matches("<w:p>").count(), 9);
         assert!(document.contains("Review of &quot;NDA&quot; &lt;draft&gt;"));
         assert!(document.contains("Red flags &amp; critical items"));
         assert!(document.contains("Plain text with a tab"), "control characters are dropped, a tab is a space");
         assert!(document.contains("<w:rPr><w:b/></w:rPr><w:t xml:space=\"preserve\">Governing law: </w:t>"));
         assert!(document.contains("• P-01 Service desk"));
         assert!(document.contains("<w:br w:type=\"page\"/>"));
-        for style in ["Title", "Heading1", "Heading2", "Quote", "ListBullet"] {
+        for style in ["Title", "Heading1", "Heading2", "Quote", "ListBullet", "Detail"] {
             assert!(document.contains(&format!("w:pStyle w:val=\"{style}\"")), "{style} is used");
             assert!(styles.contains(&format!("w:styleId=\"{style}\"")), "{style} is defined");
         }

@@ -113,6 +113,7 @@ impl Style {
             Block::Heading(_) => Style { size: 13.0, space_before: 16.0, keep_with_next: true, ..plain },
             Block::Subheading(_) => Style { size: 10.5, space_before: 10.0, keep_with_next: true, ..plain },
             Block::Field(..) => Style { space_before: 2.0, ..plain },
+            Block::Detail(..) => Style { space_before: 1.0, indent: 14.0, ..plain },
             Block::Quote(_) => Style { indent: 14.0, grey: true, ..plain },
             Block::Bullet(_) => Style { indent: 14.0, space_before: 2.0, ..plain },
             Block::Text(_) | Block::PageBreak => plain,
@@ -208,7 +209,7 @@ fn lay_out(faces: &Faces, blocks: &[Block<'_>]) -> Vec<Vec<Mark>> {
         let pieces: Vec<(&str, bool)> = match block {
             Block::Title(t) | Block::Heading(t) | Block::Subheading(t) => vec![(t, true)],
             Block::Text(t) | Block::Quote(t) | Block::Bullet(t) => vec![(t, false)],
-            Block::Field(l, v) => {
+            Block::Field(l, v) | Block::Detail(l, v) => {
                 label = format!("{}:", one_line(l));
                 vec![(label.as_str(), true), (v, false)]
             }
