@@ -8,7 +8,7 @@
 #                                               scrolled into view and painted (goal < 100 ms)
 #   viewer_jump_to_page_50_text_shown_ms        in a 68-page CUAD PDF (VIEWER_PDF), from typing 50 in the page box
 #   viewer_jump_to_page_50_image_shown_ms       to page 50's text layer shown, and to its rendered image decoded and
-#                                               painted (goal < 300 ms); each run opens the review afresh with the
+#                                               painted (goal < 300 ms); each run starts the app afresh with the
 #                                               page renders cache emptied, so page 50 is rendered every time; the
 #                                               peer is pdftoppm rendering the same page at the same scale
 # The figures are the app's own performance marks (performance.measure), read through WebDriver.
@@ -18,7 +18,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROFILE=${PROFILE:-release}
 export OPENS=${OPENS:-6} STEPS=${STEPS:-30} PAGES=${PAGES:-100} JUMPS=${JUMPS:-6} PARTS=${PARTS:-review,viewer}
-export VIEWER_SCALE_FILE="$WORK/viewer-scale" VIEWER_PDF=${VIEWER_PDF:-/work/shared/data/cuad/pdfs/zogenixinc-20190509-10-q-ex-10-2-11663313-ex-10-2-distributor-agreement.pdf}
+export VIEWER_PDF=${VIEWER_PDF:-/work/shared/data/cuad/pdfs/zogenixinc-20190509-10-q-ex-10-2-11663313-ex-10-2-distributor-agreement.pdf}
 export OMP_THREAD_LIMIT=1
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 flag=(); [ "$PROFILE" = release ] && flag=(--release)
@@ -27,6 +27,7 @@ flag=(); [ "$PROFILE" = release ] && flag=(--release)
 BIN=$TARGET/$PROFILE
 export PACTWISE_APP=$BIN/pactwise-desk
 WORK=$(mktemp -d)
+export VIEWER_SCALE_FILE="$WORK/viewer-scale"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
