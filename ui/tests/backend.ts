@@ -53,6 +53,8 @@ export const notSignedIn: SyncStatusView_Serialize = {
   last_error: null,
   next_retry_at: null,
   running: false,
+  refused_changes: [],
+  refused_total: 0,
 };
 
 /** A desktop signed in to "alpha" whose last round worked. */
@@ -67,6 +69,8 @@ export function syncedStatus(extra: Partial<SyncStatusView_Serialize> = {}): Syn
     last_error: null,
     next_retry_at: null,
     running: true,
+    refused_changes: [],
+    refused_total: 0,
     ...extra,
   };
 }

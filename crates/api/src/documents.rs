@@ -201,11 +201,9 @@ impl Api {
         }
         let (sender, mut updates) = tokio::sync::mpsc::unbounded_channel::<pactwise_domain::page::Progress>();
         let extractor = self.extractor.clone();
-        let blobs = self.blobs.clone();
-        let hash = document.content_hash.clone();
+        let bytes = self.read_org_blob(scope, &document.content_hash).await?;
         let media_type = document.media_type;
         let mut job = tokio::task::spawn_blocking(move || {
-            let bytes = blobs.read(&hash).map_err(ApiError::from)?;
             let send = move |p: pactwise_domain::page::Progress| {
                 let _ = sender.send(p);
             };
@@ -270,11 +268,7 @@ impl Api {
     /// The stored bytes of a live document of the session's organization.
     pub async fn document_bytes(&self, scope: &OrgScope, id: DocumentId) -> Result<Vec<u8>, ApiError> {
         let doc = self.get_document(scope, id).await?;
-        let blobs = self.blobs.clone();
-        tokio::task::spawn_blocking(move || blobs.read(&doc.content_hash))
-            .await
-            .map_err(|e| ApiError::new(ErrorCode::Internal, format!("reading was interrupted ({e})")))?
-            .map_err(ApiError::from)
+        self.read_org_blob(scope, &doc.content_hash).await
     }
 }
 

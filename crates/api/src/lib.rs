@@ -3,6 +3,7 @@
 //! [`OrgScope`] is the only source of the organization; no function here takes an organization id for tenant data.
 
 mod assistant;
+mod blobs;
 mod checklists;
 mod demo;
 mod documents;
@@ -54,8 +55,8 @@ pub use runs::{
 };
 pub use session::{Membership, SessionInfo};
 pub use sync::{
-    KeyringSyncTokens, MemorySyncTokens, SignInInput, SyncAccount, SyncLoop, SyncPhase, SyncRoundReport,
-    SyncStatusView, SyncTokens,
+    KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop, SyncPhase,
+    SyncRoundReport, SyncStatusView, SyncTokens,
 };
 pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, text_runs};
 
@@ -92,6 +93,26 @@ pub struct ApiOptions {
     pub model: ModelConfig,
     /// Where sync device tokens are kept (the OS keychain; tests keep them in memory).
     pub sync_tokens: Arc<dyn SyncTokens>,
+    /// Root certificates the sync client trusts besides the platform's (an organization's own CA; tests' self-signed
+    /// certificates). By default the PEM file named by `PACTWISE_SYNC_CA_FILE`, if any.
+    pub sync_trust: pactwise_sync::TlsTrust,
+}
+
+/// The environment variable naming a PEM file of extra root certificates for the sync service's TLS.
+pub const SYNC_CA_FILE_ENV: &str = "PACTWISE_SYNC_CA_FILE";
+
+/// The extra sync roots from `PACTWISE_SYNC_CA_FILE` (none when it is not set; a file that cannot be read is
+/// logged and skipped, and the sign-in then says the certificate is not trusted).
+fn sync_trust_from_env() -> pactwise_sync::TlsTrust {
+    let trust = pactwise_sync::TlsTrust::default();
+    let Some(path) = std::env::var_os(SYNC_CA_FILE_ENV).filter(|v| !v.is_empty()) else { return trust };
+    match std::fs::read(&path) {
+        Ok(pem) => trust.with_pem(pem),
+        Err(e) => {
+            tracing::warn!(path = %PathBuf::from(&path).display(), "the sync CA file cannot be read ({e}); it is not used");
+            trust
+        }
+    }
 }
 
 impl Default for ApiOptions {
@@ -102,6 +123,7 @@ impl Default for ApiOptions {
             keys: Arc::new(KeyringApiKeySource::default()),
             model: ModelConfig::from_env(),
             sync_tokens: Arc::new(KeyringSyncTokens),
+            sync_trust: sync_trust_from_env(),
         }
     }
 }
@@ -134,6 +156,7 @@ pub struct ApiParts {
     /// Documents whose report this process is driving now.
     reports_in_flight: Arc<std::sync::Mutex<std::collections::HashSet<pactwise_domain::DocumentId>>>,
     sync_tokens: Arc<dyn SyncTokens>,
+    sync_trust: pactwise_sync::TlsTrust,
     /// The sync loop of the signed-in organization, if one runs in this process.
     sync_slot: sync::LoopSlot,
 }
@@ -145,7 +168,7 @@ impl Api {
     }
 
     pub fn open_with(root: PathBuf, options: ApiOptions) -> Result<Api, ApiError> {
-        let ApiOptions { clock, keys, model, sync_tokens } = options;
+        let ApiOptions { clock, keys, model, sync_tokens, sync_trust } = options;
         let data_dir = DataDir::create(&root).map_err(|e| ApiError::from_store_at(e, &root))?;
         let mut store =
             Store::open(&data_dir.database(), clock.clone()).map_err(|e| ApiError::from_store_at(e, &root))?;
@@ -170,6 +193,7 @@ impl Api {
             keys,
             extractor: Arc::new(pactwise_extract::Extractor::new(pactwise_extract::ExtractConfig::from_env())),
             sync_tokens,
+            sync_trust,
             sync_slot,
         };
         Ok(Api { parts: Arc::new(parts) })

@@ -499,14 +499,12 @@ impl Api {
         Ok(self.db.call(move |store| store.settings().get::<Thresholds>(&s, THRESHOLDS_KEY)).await?.unwrap_or_default())
     }
 
-    /// Sets one threshold by name (0 to 1); owners and admins only.
+    /// Sets one threshold by name, within its bounds (`pactwise_rules::settings`); owners and admins only. A bad
+    /// stored value (from an older version) reads as the defaults, so setting one threshold repairs it.
     pub async fn set_threshold(&self, scope: &OrgScope, name: &str, value: f32) -> Result<Thresholds, ApiError> {
-        if !matches!(scope.role(), pactwise_domain::Role::Owner | pactwise_domain::Role::Admin) {
-            return Err(ApiError::new(
-                ErrorCode::Forbidden,
-                format!("your role ({}) cannot change the review thresholds; ask an owner or admin", scope.role()),
-            ));
-        }
+        // The role table the sync service applies to the same change (`pactwise_rules::roles`).
+        pactwise_rules::roles::check(scope.role(), pactwise_rules::roles::SharedChange::Setting(THRESHOLDS_KEY))
+            .map_err(|refusal| ApiError::new(ErrorCode::Forbidden, refusal.message))?;
         let mut t = self.thresholds(scope).await?;
         t.set(name, value).map_err(|m| ApiError::new(ErrorCode::InvalidInput, m))?;
         let s = scope.clone();

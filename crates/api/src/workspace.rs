@@ -262,12 +262,8 @@ impl Api {
 
     /// Replaces the organization's own names and aliases (owners and admins).
     pub async fn set_own_names(&self, scope: &OrgScope, names: Vec<String>) -> Result<Vec<String>, ApiError> {
-        if !matches!(scope.role(), pactwise_domain::Role::Owner | pactwise_domain::Role::Admin) {
-            return Err(ApiError::new(
-                ErrorCode::Forbidden,
-                "only owners and admins can change the organization's names",
-            ));
-        }
+        pactwise_rules::roles::check(scope.role(), pactwise_rules::roles::SharedChange::Setting(OWN_NAMES_KEY))
+            .map_err(|refusal| ApiError::new(ErrorCode::Forbidden, refusal.message))?;
         let mut names: Vec<String> = names.into_iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect();
         names.dedup();
         if names.iter().any(|n| n.chars().count() > 200) {

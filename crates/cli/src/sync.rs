@@ -15,7 +15,8 @@ pub const PASSWORD_ENV: &str = "PACTWISE_SYNC_PASSWORD";
 pub enum SyncCommand {
     /// Sign this install in to an organization of the sync service (password from PACTWISE_SYNC_PASSWORD or stdin)
     SignIn {
-        /// The service's address, e.g. https://sync.example.com
+        /// The service's address, e.g. https://sync.example.com (plain http:// only to this computer: localhost,
+        /// 127.0.0.1, ::1). A private CA's root certificate: PACTWISE_SYNC_CA_FILE=FILE.pem
         #[arg(long, value_name = "URL")]
         server: String,
         /// The organization's short name, as its administrator gave it
@@ -78,6 +79,15 @@ pub fn status_text(s: &SyncStatusView) -> String {
     }
     if let Some(e) = &s.last_error {
         text.push_str(&format!("\nlast error: {}", e.message));
+    }
+    if s.refused_total > 0 {
+        text.push_str(&format!(
+            "\n{} change(s) not accepted by the sync service (they stay on this computer only):",
+            s.refused_total
+        ));
+        for r in &s.refused_changes {
+            text.push_str(&format!("\n  {} ({}): {}", r.what, r.refused_at, r.reason));
+        }
     }
     text
 }

@@ -8,6 +8,7 @@
 
 mod approvals;
 mod audit;
+mod blob_owners;
 mod blobs;
 mod data_dir;
 mod db;
@@ -32,6 +33,7 @@ mod usage;
 
 pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Notification};
 pub use audit::{Audit, AuditEntry};
+pub use blob_owners::BlobOwners;
 pub use blobs::{BlobStore, PutError, StoredBlob};
 pub use data_dir::DataDir;
 pub use db::Db;
@@ -58,11 +60,11 @@ pub use sessions::Sessions;
 pub use settings::Settings;
 pub use sync_log::{
     ChangeEncoder, ChangePayload, EncodedChange, LocalChange, NewOutboxEntry, OutboxEntry, SYNC_ACCOUNT_SETTING,
-    SYNCED_SETTINGS, SyncApply, SyncLog, SyncState,
+    SYNCED_SETTINGS, ServiceRefusal, SyncApply, SyncLog, SyncState,
 };
 pub use sync_remote::{
-    CorrectionApplied, DOCUMENT_FIELDS, DocumentApplied, Received, RemoteCorrection, SyncBinding, WantedDocument,
-    check_document_fields,
+    CorrectionApplied, DOCUMENT_FIELDS, DocumentApplied, Received, ReceivedFile, RefusedChange, RemoteCorrection,
+    SyncBinding, WantedDocument, check_document_fields,
 };
 pub use tasks::{Backlog, FailingAgent, HealthThresholds, NewTask, QueueHealth, TaskRecord, Tasks};
 pub use usage::Usage;
@@ -138,6 +140,11 @@ impl Store {
 
     pub fn documents(&self) -> Documents<'_> {
         Documents::new(self)
+    }
+
+    /// Which organization holds which file of the shared blob store.
+    pub fn blob_owners(&self) -> BlobOwners<'_> {
+        BlobOwners::new(self)
     }
 
     pub fn audit(&self) -> Audit<'_> {
