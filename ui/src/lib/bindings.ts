@@ -1325,6 +1325,15 @@ export type Quote = {
 	page: number,
 };
 
+/**  A local change the sync service refused, in people's words. */
+export type RefusedChangeView = {
+	/**  What the change was ("the review thresholds", "a document"). */
+	what: string,
+	/**  The service's reason (what to do). */
+	reason: string,
+	refused_at: string,
+};
+
 /**  A statute or regulation that bears on an item. */
 export type RegulatoryRef = {
 	/**  The provision as lawyers cite it ("GDPR Art. 28(3)", "17 U.S.C. 204(a)"). */
@@ -1825,7 +1834,10 @@ export type Severity =
 
 /**  What a person types to sign in to sync. */
 export type SignInInput = {
-	/**  The sync service's address, e.g. `https://sync.example.com` or `http://127.0.0.1:8787`. */
+	/**
+	 *  The sync service's address, e.g. `https://sync.example.com` (plain `http://` only to this computer, e.g.
+	 *  `http://127.0.0.1:8787`).
+	 */
 	server: string,
 	/**  The organization's short name (slug), as its administrator gave it. */
 	org: string,
@@ -1944,6 +1956,13 @@ export type SyncStatusView_Deserialize = {
 	next_retry_at?: string | null,
 	/**  Whether a background loop runs in this process (the app); the CLI syncs with `pactwise sync now`. */
 	running: boolean,
+	/**
+	 *  Local changes the service refused to store (newest first, at most 20), with its reason: they stay on this
+	 *  computer only.
+	 */
+	refused_changes: RefusedChangeView[],
+	/**  How many changes the service refused in all. */
+	refused_total: number,
 };
 
 export type SyncStatusView_Serialize = {
@@ -1961,6 +1980,13 @@ export type SyncStatusView_Serialize = {
 	next_retry_at: string | null,
 	/**  Whether a background loop runs in this process (the app); the CLI syncs with `pactwise sync now`. */
 	running: boolean,
+	/**
+	 *  Local changes the service refused to store (newest first, at most 20), with its reason: they stay on this
+	 *  computer only.
+	 */
+	refused_changes: RefusedChangeView[],
+	/**  How many changes the service refused in all. */
+	refused_total: number,
 };
 
 /**  Where a queued task stands. */
