@@ -107,6 +107,40 @@ fn only_an_eligible_approver_of_the_same_organization_can_decide() {
 }
 
 #[test]
+fn the_store_decides_who_may_approve_with_the_same_rule_as_the_sync_service() {
+    // `pactwise_rules::approval::may_decide` is the one rule; the service stamps offline requests with it. Every
+    // role against a report sign-off (open to reviewers) and a purchase approval (not): the store agrees.
+    use pactwise_rules::approval::{Decider, Step, may_decide};
+    let sign_off = vec![Role::Owner, Role::Admin, Role::Reviewer];
+    for role in Role::ALL {
+        let store = Store::open_in_memory(clock()).unwrap();
+        let acme = org(&store, "Acme");
+        let starter = member(&store, acme, "Starter", Role::Buyer);
+        let decider = member(&store, acme, "Decider", role);
+        run_with_approvals(
+            &store,
+            &starter,
+            &[("sign_off", sign_off.clone(), false), ("purchase", approvers(), false)],
+        );
+        let owner = member(&store, acme, "Owner", Role::Owner);
+        for approval in store.approvals().inbox(&owner).unwrap() {
+            let rule = may_decide(
+                &Step { eligible_roles: &approval.eligible_roles, four_eyes: false, decided: false },
+                &Decider { role, decided_another_step_of_the_run: false },
+            );
+            let decided =
+                store
+                    .approvals()
+                    .decide(&decider, approval.id, Decision::Approve, "ok", Some("Globex"), |_, _| Vec::new());
+            assert_eq!(decided.is_ok(), rule.is_ok(), "{role} on {}: {decided:?}", approval.node);
+            if rule.is_err() {
+                assert!(matches!(decided, Err(StoreError::Forbidden { .. })), "{decided:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn the_database_refuses_a_forged_approver_id() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db.sqlite3");
