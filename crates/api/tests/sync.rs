@@ -497,3 +497,50 @@ async fn a_loop_that_cannot_start_says_why_in_the_status() {
     assert_eq!(shown.code, ErrorCode::Unauthenticated);
     assert!(shown.message.contains("sign in to sync again"), "{}", shown.message);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_desktop_syncs_over_tls_with_the_organizations_own_root_certificate_and_refuses_without_it() {
+    // The service serves TLS itself with a certificate of a private CA (here self-signed); the desktop trusts it
+    // only through `ApiOptions::sync_trust` (what PACTWISE_SYNC_CA_FILE sets), never by turning verification off.
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(SqliteStorage::open(&dir.path().join("sync.sqlite3")).unwrap());
+    let now = SystemClock.now();
+    admin::create_org(storage.as_ref(), "alpha", "Alpha LLP", now).unwrap();
+    admin::create_user(storage.as_ref(), "alpha", "ann@alpha.example", PASSWORD, Role::Admin, now).unwrap();
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    let tls = pactwise_sync_server::load_tls(&cert, &key).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let server = format!("https://localhost:{}", listener.local_addr().unwrap().port());
+    let state = AppState::new(storage, Arc::new(SystemClock), ServerConfig::default());
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(pactwise_sync_server::serve_tls(listener, state, tls, async move {
+        let _ = stopped.await;
+    }));
+    let input = || SignInInput {
+        server: server.clone(),
+        org: "alpha".into(),
+        email: "ann@alpha.example".into(),
+        password: PASSWORD.into(),
+    };
+
+    let untrusting = desktop(dir.path(), "u");
+    let err = untrusting.api.sync_sign_in(input()).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::SyncUnavailable);
+    assert!(err.message.contains("certificate is not trusted"), "{}", err.message);
+
+    let options = ApiOptions {
+        keys: Arc::new(InMemoryApiKeySource::empty()),
+        sync_tokens: Arc::new(MemorySyncTokens::default()),
+        sync_trust: pactwise_sync::TlsTrust::default().with_pem(certified.cert.pem().into_bytes()),
+        ..ApiOptions::default()
+    };
+    let api = Api::open_with(dir.path().join("t"), options).unwrap();
+    let scope = api.sync_sign_in(input()).await.unwrap();
+    api.import_documents(&scope, vec![fixture()], ImportOptions::default(), &quiet).await.unwrap();
+    let round = api.sync_now().await.unwrap();
+    assert_eq!((round.pushed, round.files_uploaded), (1, 1));
+    assert_eq!(round.status.phase, SyncPhase::Synced);
+}
