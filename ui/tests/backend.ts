@@ -13,7 +13,7 @@ import type {
   Thresholds_Serialize,
   VendorEntry,
 } from "../src/lib/bindings";
-import { reviewFixture } from "./review-fixture";
+import { reviewFixture, spanOn } from "./review-fixture";
 
 export interface FakeBackend {
   docs: Document[];
@@ -209,6 +209,9 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
           item.status = input.status as typeof item.status;
           item.quote = input.quote?.text ?? null;
           item.page = input.quote?.page ?? null;
+          // Like the backend, it sends where the verified quote stands on its page.
+          const page = input.quote ? backend.pages[a.id as string]?.[input.quote.page - 1] : undefined;
+          item.quote_span = input.quote && page ? spanOn(page.text, input.quote.text) : null;
           item.verified = input.quote !== null;
         }
         item.method = "person";

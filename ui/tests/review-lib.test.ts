@@ -6,42 +6,29 @@ import {
   findAll,
   gateSentence,
   groupBySection,
-  locate,
   NO_FILTERS,
   nextUnconfirmed,
   openCriticalItems,
   runsCovering,
   segments,
 } from "../src/lib/review";
-import { PAGE_1, reviewFixture, typewriterRuns } from "./review-fixture";
+import * as reviewLib from "../src/lib/review";
+import { PAGE_1, reviewFixture, spanOn, typewriterRuns } from "./review-fixture";
 
-describe("locating a quote in a page", () => {
-  it("matches across line breaks and repeated spaces, in character offsets", () => {
+describe("quote ranges and find in document", () => {
+  it("the UI has no quote search of its own: a quote's place comes from the backend with the quote", () => {
+    expect("locate" in reviewLib).toBe(false);
+    const item = reviewFixture().review.items.find((i) => i.id === "nda.confidentiality.definition")!;
     const chars = charsOf(PAGE_1);
-    const at = locate(chars, "disclosed in  writing by\teither party");
-    expect(at).not.toBeNull();
-    const [start, end] = at!;
-    expect(chars.slice(start, end).join("")).toBe("disclosed in writing\nby either party");
+    expect(chars.slice(item.quote_span!.start, item.quote_span!.end).join("")).toBe(
+      "means all information disclosed in writing\nby either party.",
+    );
   });
 
-  it("counts characters, not UTF-16 units, so offsets after an emoji or accented letters still match the backend's", () => {
-    const chars = charsOf("Société 🙂 Générale shall pay");
-    const [start, end] = locate(chars, "Générale shall")!;
-    expect([start, end]).toEqual([10, 24]);
-    expect(chars.slice(start, end).join("")).toBe("Générale shall");
-  });
-
-  it("falls back to ignoring case and answers null for text that is not on the page", () => {
-    const chars = charsOf(PAGE_1);
-    expect(locate(chars, "mutual non-disclosure agreement")).toEqual([0, 31]);
-    expect(locate(chars, "governed by the laws of Delaware")).toBeNull();
-    expect(locate(chars, "   ")).toBeNull();
-  });
-
-  it("the runs a quote covers are the words of the quote", () => {
+  it("the runs a range covers are the words in it", () => {
     const chars = charsOf(PAGE_1);
     const runs = typewriterRuns(PAGE_1);
-    const [start, end] = locate(chars, "Northwind Traders")!;
+    const { start, end } = spanOn(PAGE_1, "Northwind Traders");
     const covered = runsCovering(runs, start, end).map((i) => chars.slice(runs[i].start, runs[i].end).join(""));
     expect(covered).toEqual(["Northwind", "Traders"]);
   });
@@ -51,6 +38,24 @@ describe("locating a quote in a page", () => {
     const hits = findAll(chars, "information");
     expect(hits.map(([s, e]) => chars.slice(s, e).join(""))).toEqual(["Information", "information"]);
     expect(findAll(chars, "")).toEqual([]);
+    expect(findAll(chars, "   ")).toEqual([]);
+    expect(findAll(chars, "governed by the laws of Delaware")).toEqual([]);
+  });
+
+  it("find matches across line breaks and repeated spaces, in character offsets", () => {
+    const chars = charsOf(PAGE_1);
+    const [[start, end]] = findAll(chars, "disclosed in  writing by\teither party");
+    expect(chars.slice(start, end).join("")).toBe("disclosed in writing\nby either party");
+  });
+
+  it("find counts characters, not UTF-16 units, so offsets after an emoji or accented letters match the backend's", () => {
+    const chars = charsOf("Société 🙂 Générale shall pay");
+    expect(findAll(chars, "générale SHALL")).toEqual([[10, 24]]);
+    expect(findAll(charsOf("aaaa"), "aa", 1)).toEqual([[0, 2]]);
+    expect(findAll(charsOf("aaaa"), "aa")).toEqual([
+      [0, 2],
+      [2, 4],
+    ]);
   });
 
   it("segments split the text where marks start and end, the strongest mark winning", () => {

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import Review from "../src/views/Review.svelte";
 import { callsOf, installReviewBackend } from "./backend";
-import { DOC } from "./review-fixture";
+import { DOC, PAGE_1, spanOn } from "./review-fixture";
 
 const selectedId = () => document.querySelector('[data-testid=checklist-item][aria-selected="true"]')?.getAttribute("data-item-id");
 
@@ -48,6 +48,19 @@ describe("Review view", () => {
     // The page count comes with the first page: no page past the last one is ever asked for.
     const asked = callsOf(backend, "page_layout").map((c) => (c.args as { page: number }).page);
     expect(Math.max(...asked)).toBeLessThanOrEqual(2);
+  });
+
+  it("a quote is highlighted at the range the backend sends with it; one sent without a range is not marked", async () => {
+    const backend = installReviewBackend();
+    const items = backend.reviews[DOC].items;
+    // The backend placed the parties quote on "Contoso Ltd." only: that is what is marked, whatever the quote says.
+    items.find((i) => i.id === "nda.parties.identified")!.quote_span = spanOn(PAGE_1, "Contoso Ltd.");
+    items.find((i) => i.id === "nda.confidentiality.definition")!.quote_span = null;
+    render(Review, { documentId: DOC, name: "mutual-nda-northwind-contoso.pdf" });
+    await screen.findAllByTestId("checklist-item");
+    await waitFor(() => expect(selectedId()).toBe("nda.parties.identified"));
+    await waitFor(() => expect(document.querySelectorAll('[data-page="1"] .mark.current').length).toBe(2));
+    expect(document.querySelectorAll('[data-page="1"] .mark.quote').length).toBe(0);
   });
 
   it("a page image that cannot be rendered leaves its text layer visible in place, with a note", async () => {

@@ -43,7 +43,8 @@ pub use prep::{
     parse_artifact,
 };
 pub use report::{
-    REPORT_MAX_CALLS_KEY, REPORT_TIME_LIMIT_KEY, ReportOptions, ReportProgress, ReportSignOff, ReportStatus, ReportView,
+    ClauseSpan, REPORT_MAX_CALLS_KEY, REPORT_TIME_LIMIT_KEY, ReportOptions, ReportProgress, ReportSignOff,
+    ReportStatus, ReportView,
 };
 pub use review::{
     CorrectionInput, DocumentReview, OWN_NAMES_KEY, QueueEntry, ReviewGate, ReviewItem, ReviewMode, ReviewStage,
@@ -58,7 +59,7 @@ pub use sync::{
     KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop, SyncPhase,
     SyncRoundReport, SyncStatusView, SyncTokens,
 };
-pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, text_runs};
+pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, TextSpan, quote_span, text_runs};
 
 use pactwise_domain::{Clock, SystemClock};
 use pactwise_model::{ApiKeySource, KeyringApiKeySource, ModelClient, ModelConfig};

@@ -5,7 +5,7 @@
 //! session only.
 
 use crate::memo::{Line, Memo, MemoFormat};
-use crate::workspace::ExportedReview;
+use crate::workspace::{ExportedReview, TextSpan, cited_pages, quote_span};
 use crate::{Api, ApiError};
 use chrono::{DateTime, Utc};
 use pactwise_domain::{
@@ -72,12 +72,36 @@ pub struct ReportView {
     pub reason: Option<String>,
     /// The assembled report (only clauses found on their cited page), once there is one.
     pub report: Option<ContractReport>,
+    /// Where each clause of the report stands on its page (character offsets into the page's text), found by the
+    /// backend; a clause whose page no longer holds it has none.
+    pub clause_spans: Vec<ClauseSpan>,
     pub progress: Option<ReportProgress>,
     /// The pending sign-off step, while there is one.
     pub approval: Option<ApprovalId>,
     pub sign_off: Option<ReportSignOff>,
     pub started_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// A clause's place on its page, for the contract pane's highlight.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct ClauseSpan {
+    pub clause_id: String,
+    pub page: u32,
+    pub span: TextSpan,
+}
+
+/// Where each clause the report shows (filed or unassigned) stands on its page.
+fn clause_spans(store: &Store, scope: &OrgScope, report: &ContractReport) -> Result<Vec<ClauseSpan>, ApiError> {
+    let clauses = report.shown_clauses();
+    let pages = cited_pages(store, scope, report.document, clauses.iter().map(|c| c.page))?;
+    Ok(clauses
+        .into_iter()
+        .filter_map(|c| {
+            let span = quote_span(&pages, c.page, &c.text)?;
+            Some(ClauseSpan { clause_id: c.clause_id.clone(), page: c.page, span })
+        })
+        .collect())
 }
 
 /// Bounds for one run; unset values come from the organization's settings, then the defaults (60 calls, 300 s).
@@ -141,6 +165,7 @@ fn view(record: &RunRecord, document_name: String, approvals: &[pactwise_store::
         status,
         reason: record.reason.clone(),
         report,
+        clause_spans: Vec::new(),
         progress,
         approval: sign_off_step.filter(|a| a.status == ApprovalStatus::Pending).map(|a| a.id),
         sign_off,
@@ -162,7 +187,11 @@ impl Api {
                 _ => String::new(),
             };
             let approvals = store.approvals().for_run(scope, record.id)?;
-            views.push(view(record, name, &approvals));
+            let mut shown = view(record, name, &approvals);
+            if let Some(report) = &shown.report {
+                shown.clause_spans = clause_spans(store, scope, report)?;
+            }
+            views.push(shown);
         }
         Ok(views)
     }

@@ -3,6 +3,7 @@
 //! organization's own names. The store-backed [`StoreLog`] keeps each stage's record, so a killed process resumes
 //! from the last finished stage.
 
+use crate::workspace::{TextSpan, quote_span};
 use crate::{Api, ApiError};
 use pactwise_checklists::Catalog;
 use pactwise_domain::{
@@ -63,6 +64,9 @@ pub struct ReviewItem {
     pub confidence: f32,
     pub quote: Option<String>,
     pub page: Option<u32>,
+    /// Where the quote stands on its page (character offsets into the page's text), found by the backend; null
+    /// without a quote, or when the page no longer holds it.
+    pub quote_span: Option<TextSpan>,
     pub verified: bool,
     /// `model`, `rules` or `person`.
     pub method: String,
@@ -328,7 +332,7 @@ impl Api {
                 .and_then(|c| runner.catalog.contract_type(&c.type_id))
                 .map_or(0, |t| pactwise_pipeline::stages::planned_model_calls(t, &extracted.pages))
         });
-        let mut review = present(&runner, report, Some(path.display().to_string()), None);
+        let mut review = present(&runner, report, &extracted.pages, Some(path.display().to_string()), None);
         review.planned_model_calls = planned;
         Ok(review)
     }
@@ -348,7 +352,7 @@ impl Api {
         let report = pactwise_pipeline::run(&runner, &mut log, &pages, ocr_failed, rerun)
             .await
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
-        let mut review = present(&runner, report, None, Some(id));
+        let mut review = present(&runner, report, &pages, None, Some(id));
         self.add_people(scope, id, &mut review).await?;
         Ok(review)
     }
@@ -361,7 +365,10 @@ impl Api {
         let report = pactwise_pipeline::driver::report(&mut log, records, None)
             .await
             .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
-        let mut review = present(&runner, report, None, Some(id));
+        let cited: Vec<u32> = report.findings.iter().filter_map(|f| f.quote.as_ref().map(|q| q.page)).collect();
+        let s = scope.clone();
+        let pages = self.db.call(move |store| crate::workspace::cited_pages(store, &s, id, cited)).await?;
+        let mut review = present(&runner, report, &pages, None, Some(id));
         review.mode = "recorded".into();
         self.add_people(scope, id, &mut review).await?;
         Ok(review)
@@ -521,6 +528,7 @@ fn pactwise_model_concurrency() -> usize {
 fn present(
     runner: &Runner,
     report: PipelineReport,
+    pages: &[Page],
     file: Option<String>,
     document: Option<DocumentId>,
 ) -> DocumentReview {
@@ -542,6 +550,7 @@ fn present(
                     confidence: f.map_or(0.0, |f| f.confidence),
                     quote: f.and_then(|f| f.quote.as_ref()).map(|q| q.text.clone()),
                     page: f.and_then(|f| f.quote.as_ref()).map(|q| q.page),
+                    quote_span: f.and_then(|f| f.quote.as_ref()).and_then(|q| quote_span(pages, q.page, &q.text)),
                     verified: f.is_some_and(|f| f.quote.is_some()),
                     method: f.map_or("none", |f| f.method.as_str()).into(),
                     reason: f.and_then(|f| f.reason.clone()).or_else(|| f.is_none().then(|| "not_run".to_owned())),

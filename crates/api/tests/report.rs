@@ -71,6 +71,15 @@ async fn a_report_runs_on_an_imported_contract_is_signed_off_and_exported() {
     assert_eq!((report.contract_type.as_str(), report.completeness), ("nda", ReportCompleteness::Complete));
     assert!(report.shown_clauses().iter().all(|c| !c.text.contains(INVENTED)));
     assert!(report.rejected.iter().any(|r| r.text.starts_with(INVENTED)));
+    // Each clause shown comes with where it stands on its page: exactly the clause's text there.
+    let shown = report.shown_clauses();
+    assert_eq!(view.clause_spans.len(), shown.len());
+    for placed in &view.clause_spans {
+        let clause = shown.iter().find(|c| c.clause_id == placed.clause_id).unwrap();
+        let page = api.page_layout(&scope, document, placed.page).await.unwrap();
+        let (start, end) = (placed.span.start as usize, placed.span.end as usize);
+        assert_eq!(page.text.chars().skip(start).take(end - start).collect::<String>(), clause.text);
+    }
     assert_eq!(report_calls(&server), 30);
     let progress = view.progress.unwrap();
     assert_eq!((progress.windows_done, progress.windows, progress.clause_types_done), (6, 6, 24));

@@ -4,5 +4,6 @@
 
 pub mod approval;
 pub mod lww;
+pub mod prep;
 pub mod roles;
 pub mod settings;

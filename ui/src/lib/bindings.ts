@@ -359,6 +359,13 @@ export type Citation_Serialize = {
 	label: string | null,
 };
 
+/**  A clause's place on its page, for the contract pane's highlight. */
+export type ClauseSpan = {
+	clause_id: string,
+	page: number,
+	span: TextSpan,
+};
+
 /**  A page's confidence: the figure (0..=1) cannot be had without its kind. */
 export type Confidence = { kind: "measured"; value: number | null } | { kind: "estimated"; value: number | null } | 
 /**  Text read from the file; there is nothing to be unsure about. */
@@ -1465,6 +1472,11 @@ export type ReportView_Deserialize = {
 	reason?: string | null,
 	/**  The assembled report (only clauses found on their cited page), once there is one. */
 	report?: ContractReport_Deserialize | null,
+	/**
+	 *  Where each clause of the report stands on its page (character offsets into the page's text), found by the
+	 *  backend; a clause whose page no longer holds it has none.
+	 */
+	clause_spans: ClauseSpan[],
 	progress?: ReportProgress | null,
 	/**  The pending sign-off step, while there is one. */
 	approval?: ApprovalId | null,
@@ -1483,6 +1495,11 @@ export type ReportView_Serialize = {
 	reason: string | null,
 	/**  The assembled report (only clauses found on their cited page), once there is one. */
 	report: ContractReport_Serialize | null,
+	/**
+	 *  Where each clause of the report stands on its page (character offsets into the page's text), found by the
+	 *  backend; a clause whose page no longer holds it has none.
+	 */
+	clause_spans: ClauseSpan[],
 	progress: ReportProgress | null,
 	/**  The pending sign-off step, while there is one. */
 	approval: ApprovalId | null,
@@ -1569,6 +1586,11 @@ export type ReviewItem_Deserialize = {
 	confidence: number | null,
 	quote?: string | null,
 	page?: number | null,
+	/**
+	 *  Where the quote stands on its page (character offsets into the page's text), found by the backend; null
+	 *  without a quote, or when the page no longer holds it.
+	 */
+	quote_span?: TextSpan | null,
 	verified: boolean,
 	/**  `model`, `rules` or `person`. */
 	method: string,
@@ -1590,6 +1612,11 @@ export type ReviewItem_Serialize = {
 	confidence: number | null,
 	quote: string | null,
 	page: number | null,
+	/**
+	 *  Where the quote stands on its page (character offsets into the page's text), found by the backend; null
+	 *  without a quote, or when the page no longer holds it.
+	 */
+	quote_span: TextSpan | null,
 	verified: boolean,
 	/**  `model`, `rules` or `person`. */
 	method: string,
@@ -2022,6 +2049,15 @@ export type TextRun = {
 };
 
 /**
+ *  Where a verified quote stands on its page: character (Unicode scalar) offsets into the page's text, end
+ *  exclusive, counted as [`TextRun`] counts them. The contract pane draws the highlight from it.
+ */
+export type TextSpan = {
+	start: number,
+	end: number,
+};
+
+/**
  *  The gate's thresholds, kept per organization in the store's settings (key [`THRESHOLDS_KEY`]) and changeable
  *  from the CLI and Settings without a rebuild.
  */
@@ -2147,7 +2183,7 @@ export type Violation = Violation_Serialize | Violation_Deserialize;
 
 /**  A validator's finding: a rule with a stable name, the item it is about, and what to do. */
 export type Violation_Deserialize = {
-	/**  Stable name (the publish gate's rules use `pactwise_store::prep::PublishRule` names). */
+	/**  Stable name (the publish gate's rules use the names of `PublishRule`). */
 	rule: string,
 	artifact: ArtifactKind,
 	subject?: string | null,
@@ -2156,7 +2192,7 @@ export type Violation_Deserialize = {
 
 /**  A validator's finding: a rule with a stable name, the item it is about, and what to do. */
 export type Violation_Serialize = {
-	/**  Stable name (the publish gate's rules use `pactwise_store::prep::PublishRule` names). */
+	/**  Stable name (the publish gate's rules use the names of `PublishRule`). */
 	rule: string,
 	artifact: ArtifactKind,
 	subject: string | null,

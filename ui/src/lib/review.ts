@@ -1,6 +1,7 @@
-// Pure helpers of the review workspace: words for codes, checklist filters and grouping, locating a quote in a
-// page's text and the text runs it covers, find in document, selections turned into page offsets. No I/O here, so
-// the component tests and the views share one definition of each rule.
+// Pure helpers of the review workspace: words for codes, checklist filters and grouping, the text runs a range
+// covers, find in document, selections turned into page offsets. No I/O here, so the component tests and the views
+// share one definition of each rule. Where a quote stands on its page is the backend's to say (each quote comes with
+// the character range its verification found): nothing here searches for quotes.
 import type { ChecklistItem_Serialize, ContractType_Serialize, ItemStatus, QueueEntry_Serialize, ReviewItem_Serialize, TextRun } from "./bindings";
 
 /** The gate's reasons as a sentence a reviewer reads (the backend's `detail` follows with the figures). */
@@ -184,48 +185,6 @@ function isSpace(c: string): boolean {
   return /\s/u.test(c);
 }
 
-/**
- * Where `needle` is in `chars`, ignoring differences in whitespace (any run of whitespace matches any other, and
- * whitespace at the ends of the needle is ignored), first case-sensitively, then ignoring case. Returns character
- * offsets [start, end) into the page, or null.
- */
-export function locate(chars: string[], needle: string): [number, number] | null {
-  const want = charsOf(needle.trim().replace(/\s+/gu, " "));
-  if (want.length === 0) return null;
-  // The page with whitespace runs collapsed, and for each collapsed character its offset in the page.
-  const collapsed: string[] = [];
-  const at: number[] = [];
-  let inSpace = false;
-  chars.forEach((c, i) => {
-    if (isSpace(c)) {
-      if (!inSpace && collapsed.length > 0) {
-        collapsed.push(" ");
-        at.push(i);
-      }
-      inSpace = true;
-    } else {
-      collapsed.push(c);
-      at.push(i);
-      inSpace = false;
-    }
-  });
-  for (const fold of [false, true]) {
-    const hay = fold ? collapsed.map((c) => c.toLowerCase()) : collapsed;
-    const pat = fold ? want.map((c) => c.toLowerCase()) : want;
-    const found = indexOfSeq(hay, pat, 0);
-    if (found >= 0) return [at[found], at[found + pat.length - 1] + 1];
-  }
-  return null;
-}
-
-function indexOfSeq(hay: string[], pat: string[], from: number): number {
-  outer: for (let i = from; i <= hay.length - pat.length; i++) {
-    for (let j = 0; j < pat.length; j++) if (hay[i + j] !== pat[j]) continue outer;
-    return i;
-  }
-  return -1;
-}
-
 /** Indexes of the runs that overlap [start, end). */
 export function runsCovering(runs: TextRun[], start: number, end: number): number[] {
   const out: number[] = [];
@@ -235,27 +194,39 @@ export function runsCovering(runs: TextRun[], start: number, end: number): numbe
   return out;
 }
 
-/** Every place `query` occurs in the page (whitespace- and case-insensitive), as character ranges. */
+/**
+ * Find in document: every place the person's `query` occurs in the page, ignoring case, where any run of whitespace
+ * in the query matches any run of whitespace on the page (a line break included). Character ranges [start, end), at
+ * most `limit`, in page order and not overlapping.
+ */
 export function findAll(chars: string[], query: string, limit = 1000): [number, number][] {
   const out: [number, number][] = [];
-  if (query.trim().length === 0) return out;
-  const folded = chars.map((c) => c.toLowerCase());
-  let offset = 0;
-  while (out.length < limit) {
-    const found = locateFolded(folded.slice(offset), query);
-    if (!found) break;
-    out.push([found[0] + offset, found[1] + offset]);
-    offset += Math.max(found[1], 1);
+  const want = charsOf(query.trim().replace(/\s+/gu, " ").toLowerCase());
+  if (want.length === 0) return out;
+  // The page in lower case with each run of whitespace made one space, and where each of its characters stands.
+  const hay: string[] = [];
+  const at: number[] = [];
+  chars.forEach((c, i) => {
+    if (!isSpace(c)) {
+      hay.push(c.toLowerCase());
+      at.push(i);
+    } else if (hay.length > 0 && hay[hay.length - 1] !== " ") {
+      hay.push(" ");
+      at.push(i);
+    }
+  });
+  let i = 0;
+  while (i + want.length <= hay.length && out.length < limit) {
+    let j = 0;
+    while (j < want.length && hay[i + j] === want[j]) j++;
+    if (j === want.length) {
+      out.push([at[i], at[i + want.length - 1] + 1]);
+      i += want.length;
+    } else {
+      i += 1;
+    }
   }
   return out;
-}
-
-/** Like `locate` but ignoring case from the start (find in document is case-insensitive). */
-function locateFolded(chars: string[], needle: string): [number, number] | null {
-  return locate(
-    chars.map((c) => c.toLowerCase()),
-    needle.toLowerCase(),
-  );
 }
 
 /** Splits a page's characters into plain and marked segments for the text view of synthetic pages. */
