@@ -46,7 +46,7 @@ pub use report::{
 };
 pub use review::{
     CorrectionInput, DocumentReview, OWN_NAMES_KEY, QueueEntry, ReviewGate, ReviewItem, ReviewMode, ReviewStage,
-    ReviewType, StoreLog, catalog,
+    ReviewType, StoreLog, catalog, eval_cuad,
 };
 pub use runs::{
     ApprovalView, BenchReport, CancelOutcome, DecisionOutcome, GraphSummary, RunDetail, RunEventView, RunView,
@@ -61,7 +61,7 @@ pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, text_run
 
 use pactwise_domain::{Clock, SystemClock};
 use pactwise_model::{ApiKeySource, KeyringApiKeySource, ModelClient, ModelConfig};
-use pactwise_store::{BlobStore, DataDir, Db, Store};
+use pactwise_store::{BlobStore, DataDir, Db, PlatformCredential, Store};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -134,6 +134,8 @@ pub struct ApiParts {
     /// Documents whose report this process is driving now.
     reports_in_flight: Arc<std::sync::Mutex<std::collections::HashSet<pactwise_domain::DocumentId>>>,
     sync_tokens: Arc<dyn SyncTokens>,
+    /// This process's platform worker credential: the engine's claims and commits (see `runs::with_engine`).
+    platform: PlatformCredential,
     /// The sync loop of the signed-in organization, if one runs in this process.
     sync_slot: sync::LoopSlot,
 }
@@ -147,8 +149,12 @@ impl Api {
     pub fn open_with(root: PathBuf, options: ApiOptions) -> Result<Api, ApiError> {
         let ApiOptions { clock, keys, model, sync_tokens } = options;
         let data_dir = DataDir::create(&root).map_err(|e| ApiError::from_store_at(e, &root))?;
-        let mut store =
-            Store::open(&data_dir.database(), clock.clone()).map_err(|e| ApiError::from_store_at(e, &root))?;
+        // This process is the platform's worker for its own runs: the store is opened on the platform path once, and
+        // the credential stays here, beside the store's thread, for the engine (never for tenant code).
+        let (mut store, platform) = Store::open(&data_dir.database(), clock.clone())
+            .map_err(|e| ApiError::from_store_at(e, &root))?
+            .into_platform_worker(&format!("desk-{}", std::process::id()))
+            .into_parts();
         let sync_slot = sync::LoopSlot::default();
         store.set_change_encoder(Arc::new(sync::WireEncoder::new(sync_slot.clone())));
         let usage_store =
@@ -170,6 +176,7 @@ impl Api {
             keys,
             extractor: Arc::new(pactwise_extract::Extractor::new(pactwise_extract::ExtractConfig::from_env())),
             sync_tokens,
+            platform,
             sync_slot,
         };
         Ok(Api { parts: Arc::new(parts) })

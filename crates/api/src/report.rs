@@ -13,7 +13,7 @@ use pactwise_domain::{
     RunStatus,
 };
 use pactwise_engine::{Engine, GatewayModel, ModelPort, RunState};
-use pactwise_store::{OrgScope, PlatformCredential, RunRecord, Store};
+use pactwise_store::{OrgScope, RunRecord, Store};
 use pactwise_workflows::report::{GRAPH, Limits, ReportInput, SIGN_OFF_NODE};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -243,10 +243,11 @@ impl Api {
             .then(|| GatewayModel::new(self.model.clone(), tokio::runtime::Handle::current()));
         let (path, clock, session) = (self.data_dir.database(), self.clock.clone(), scope.session());
         let run = tokio::task::spawn_blocking(move || -> Result<RunId, ApiError> {
-            let store = Store::open(&path, clock).map_err(ApiError::from)?;
+            // This connection is the report's own worker: the platform path, by name.
+            let (store, credential) =
+                Store::open(&path, clock).map_err(ApiError::from)?.into_platform_worker(REPORT_WORKER).into_parts();
             let scope = store.sessions().open(session)?;
             let registry = crate::runs::registry()?;
-            let credential = PlatformCredential::issue(&store, REPORT_WORKER);
             let engine = Engine::new(&store, registry, &credential)
                 .with_model(model.as_ref().map(|m| m as &dyn ModelPort))
                 .with_lease(chrono::Duration::minutes(15));

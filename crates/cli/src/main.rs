@@ -231,13 +231,7 @@ enum SettingCommand {
 }
 
 fn eval_cuad(dir: &std::path::Path, limit: Option<usize>) -> Result<Outcome, ApiError> {
-    let catalog = pactwise_api::catalog()?;
-    let report = pactwise_pipeline::eval::cuad(&catalog, dir, limit).map_err(|e| {
-        ApiError::new(
-            ErrorCode::InvalidInput,
-            format!("{e}; give a CUAD folder with contracts/*.txt and labels.jsonl (e.g. ../shared/data/cuad)"),
-        )
-    })?;
+    let report = pactwise_api::eval_cuad(dir, limit)?;
     let json = serde_json::to_value(&report).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
     let text = output::eval_text(&json);
     Ok(Outcome::ok(json, text))

@@ -199,7 +199,7 @@ fn a_worker_reads_page_text_only_of_the_runs_organization_and_never_of_a_deleted
     let a = member(&store, "Acme", Role::Owner);
     let b = member(&store, "Globex", Role::Owner);
     let (document, _) = store.documents().record(&a, &doc('p')).unwrap();
-    let worker = PlatformCredential::issue(&store, "w");
+    let (store, worker) = store.into_platform_worker("w").into_parts();
     let pages = store.pages();
     assert_eq!(pages.texts_for_worker(&worker, a.org(), document.id, 1, 9).unwrap(), None, "not extracted yet");
     let extracted = ExtractedDocument {
