@@ -4,7 +4,7 @@ use crate::AppState;
 use pactwise_api::{
     ApiError, ApprovalView, ArtifactKind, Content, CorrectionInput, DecisionOutcome, DocumentQuery, DocumentReview,
     DraftProgress, ExportedReview, FinalizeInput, GraphSummary, ImportOptions, ImportProgress, ImportReport, Intake,
-    MemoFormat, ModelAvailability, PageLayout, PrepExport, PrepExportFormat, PrepLock, PrepSummary, PrepView,
+    MemoFormat, ModelAvailability, ModelStatusView, PageLayout, PrepExport, PrepExportFormat, PrepLock, PrepSummary, PrepView,
     QueueEntry, ReportOptions, ReportView, ReviewMode, RunBudget, RunDetail, RunView, SessionInfo, SignInInput, Stage,
     SyncStatusView, Thresholds,
 };
@@ -74,9 +74,9 @@ async fn restore_document(state: State<'_, AppState>, id: DocumentId) -> Result<
 
 #[tauri::command]
 #[specta::specta]
-async fn model_availability(state: State<'_, AppState>) -> Result<ModelAvailability, ApiError> {
+async fn model_availability(state: State<'_, AppState>) -> Result<ModelStatusView, ApiError> {
     let (api, _) = state.session().await?;
-    Ok(api.model_availability().await)
+    Ok(api.model_status().await)
 }
 
 /// Stores the API key in the OS keychain; the key is never sent back to the UI.

@@ -30,7 +30,7 @@ pub use error::ApiError;
 pub use extract::{ExtractRequest, extract_file};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
 pub use memo::MemoFormat;
-pub use model::{ModelAvailability, ModelBudget};
+pub use model::{ModelAvailability, ModelBudget, ModelStatusView};
 pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
 pub use pactwise_pipeline::{Stage, Thresholds};
 pub use pactwise_prep::{

@@ -5,6 +5,7 @@
 mod output;
 mod prep;
 mod runs;
+mod secret;
 mod sync;
 
 use clap::{Parser, Subcommand};
@@ -204,7 +205,8 @@ enum ChecklistCommand {
 
 #[derive(Subcommand)]
 enum SettingCommand {
-    /// Store the Anthropic API key (read from stdin) in the OS keychain; --clear removes it
+    /// Store the Anthropic API key in the OS keychain (typed without echo on a terminal, or piped in); --clear
+    /// removes it (owners and admins)
     ApiKey {
         #[arg(long)]
         clear: bool,
@@ -511,11 +513,11 @@ async fn settings(api: &Api, scope: &pactwise_api::OrgScope, setting: SettingCom
             ))
         }
         SettingCommand::ApiKey { clear: false } => {
-            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-                eprintln!("Paste the API key and press Enter (it is not shown and not echoed back):");
-            }
-            let mut key = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut key).map_err(|e| {
+            let key = secret::read_secret(
+                "Paste the API key and press Enter (it is not shown and not echoed back): ",
+                secret::Piped::Whole,
+            )
+            .map_err(|e| {
                 ApiError::new(ErrorCode::InvalidInput, format!("could not read the key from stdin ({e}); pipe it in"))
             })?;
             let status = api.set_api_key(scope, key).await?;

@@ -38,14 +38,13 @@ fn read_password() -> Result<String, ApiError> {
     {
         return Ok(password);
     }
-    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-        eprintln!("Type the sync password and press Enter (or set {PASSWORD_ENV}):");
-    }
-    let mut line = String::new();
-    std::io::stdin().read_line(&mut line).map_err(|e| {
+    let password = crate::secret::read_secret(
+        &format!("Type the sync password and press Enter (it is not shown; or set {PASSWORD_ENV}): "),
+        crate::secret::Piped::FirstLine,
+    )
+    .map_err(|e| {
         ApiError::new(ErrorCode::InvalidInput, format!("could not read the password from stdin ({e}); pipe it in"))
     })?;
-    let password = line.trim_end_matches(['\n', '\r']).to_string();
     if password.is_empty() {
         return Err(ApiError::new(
             ErrorCode::InvalidInput,
