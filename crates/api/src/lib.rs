@@ -7,6 +7,7 @@ mod checklists;
 mod demo;
 mod documents;
 mod error;
+mod export_file;
 mod extract;
 mod intake;
 mod memo;
@@ -27,7 +28,9 @@ pub use documents::{
     MAX_IMPORT_BYTES_SETTING, parse_document_id,
 };
 pub use error::ApiError;
+pub use export_file::Existing;
 pub use extract::{ExtractRequest, extract_file};
+pub use pactwise_extract::{DEFAULT_MAX_PAGES, max_pages_help, parse_max_pages};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
 pub use memo::MemoFormat;
 pub use model::{ModelAvailability, ModelBudget, ModelStatusView};

@@ -311,14 +311,17 @@ impl Api {
         self.report(scope, run).await
     }
 
-    /// Writes a signed-off report as DOCX or PDF to `path`.
+    /// Writes a signed-off report as DOCX or PDF to `path` (an existing file only when `existing` says to replace
+    /// it).
     pub async fn export_report(
         &self,
         scope: &OrgScope,
         run: RunId,
         format: MemoFormat,
         path: PathBuf,
+        existing: crate::Existing,
     ) -> Result<ExportedReview, ApiError> {
+        crate::export_file::check_target(&path, existing)?;
         let view = self.report(scope, run).await?;
         let (Some(report), Some(sign_off), ReportStatus::SignedOff) = (&view.report, &view.sign_off, view.status)
         else {
@@ -333,7 +336,7 @@ impl Api {
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the export was interrupted ({e})")))??;
-        crate::workspace::write_atomically(&path, &bytes)?;
+        crate::export_file::write_export(&path, &bytes, existing)?;
         Ok(ExportedReview { path: path.display().to_string(), bytes: bytes.len() as u64, format })
     }
 }

@@ -46,8 +46,7 @@ enum Command {
         /// Password of a protected PDF
         #[arg(long)]
         password: Option<String>,
-        /// Refuse documents with more pages than this [default: 2000]
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = pactwise_api::parse_max_pages, help = pactwise_api::max_pages_help())]
         max_pages: Option<usize>,
     },
     /// Import files (PDF, DOCX, TXT, PNG, JPEG, TIFF) into the current organization

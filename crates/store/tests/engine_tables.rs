@@ -455,3 +455,46 @@ fn every_task_is_claimed_exactly_once_by_concurrent_threads_and_processes() {
     let tasks = store.tasks().list(&a).unwrap();
     assert!(tasks.iter().all(|t| t.status == TaskStatus::Processing && t.claimed_by.is_some()));
 }
+
+#[test]
+fn an_organizations_health_check_counts_only_its_own_tasks() {
+    let clock = clock();
+    let store = Store::open_in_memory(clock.clone()).unwrap();
+    let acme = org(&store, "Acme");
+    let globex = org(&store, "Globex");
+    let a = member(&store, acme, "A", Role::Owner);
+    let g = member(&store, globex, "G", Role::Admin);
+    let g_reviewer = member(&store, globex, "R", Role::Reviewer);
+    let (store, cred) = store.into_platform_worker("w").into_parts();
+    // Claimed first (by priority): five of Globex's OCR tasks, then Acme's one; all six fail. Globex's last four
+    // stay pending.
+    for (scope, prefix, n, priority) in [(&g, "g-failing", 5, 10), (&a, "a", 1, 5), (&g, "g-waiting", 4, 0)] {
+        for i in 0..n {
+            let t = NewTask {
+                idempotency_key: format!("{prefix}-{i}"),
+                agent_type: "ocr".into(),
+                priority,
+                payload: json!({}),
+                scheduled_at: None,
+            };
+            store.tasks().enqueue(scope, &t).unwrap();
+        }
+    }
+    let claimed = store.tasks().claim(&cred, Some("ocr"), 6, Duration::minutes(5)).unwrap();
+    assert_eq!(claimed.iter().filter(|t| t.org == acme).count(), 1);
+    for t in claimed {
+        store.tasks().fail(&cred, t.id, "engine crashed").unwrap();
+    }
+    let thresholds = HealthThresholds { failures_per_hour: 2, backlog: 3 };
+    let acme_health = store.tasks().health_of(&a, thresholds).unwrap();
+    assert!(acme_health.failing_agents.is_empty(), "Globex's failures never count for Acme: {acme_health:?}");
+    assert!(acme_health.backlogs.is_empty(), "Globex's backlog is not Acme's: {acme_health:?}");
+    assert!(acme_health.is_healthy());
+    let globex_health = store.tasks().health_of(&g, thresholds).unwrap();
+    assert_eq!(globex_health.failing_agents.len(), 1);
+    assert_eq!(globex_health.failing_agents[0].failures_last_hour, 5, "only Globex's own failures");
+    assert!(globex_health.backlogs.iter().all(|b| b.org == globex));
+    // The platform still sees every organization; a reviewer sees nothing.
+    assert_eq!(store.tasks().health(&cred, thresholds).unwrap().failing_agents[0].failures_last_hour, 6);
+    assert!(matches!(store.tasks().health_of(&g_reviewer, thresholds), Err(StoreError::Forbidden { .. })));
+}
