@@ -16,7 +16,7 @@ use pactwise_prep::{
 use pactwise_store::OrgScope;
 use pactwise_store::prep::{GateViolation, LockInfo, PackageRow};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// How long an edit lease lasts; every action that edits renews it.
 pub const PREP_LEASE_MINUTES: i64 = 30;

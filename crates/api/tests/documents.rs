@@ -92,7 +92,7 @@ async fn bad_files_get_clear_errors_and_write_nothing() {
         (missing, ErrorCode::FileUnreadable, "does not exist"),
     ];
     let paths = cases.iter().map(|(p, _, _)| p.clone()).collect();
-    let report = api.import_documents(&scope, paths, ImportOptions { max_bytes: Some(1000) }, &quiet).await.unwrap();
+    let report = api.import_documents(&scope, paths, ImportOptions { max_bytes: Some(1000), ..ImportOptions::default() }, &quiet).await.unwrap();
     assert!(report.imported.is_empty());
     assert_eq!(report.failed.len(), cases.len());
     for ((path, code, words), failure) in cases.iter().zip(&report.failed) {

@@ -125,7 +125,7 @@ async fn another_organization_cannot_see_sign_or_export_a_report() {
     assert_eq!(api.start_report(&b, document, ReportOptions::default()).await.unwrap_err().code, ErrorCode::NotFound);
     let sign = api.sign_off_report(&b, run, Decision::Approve, "not mine".into()).await;
     assert_eq!(sign.unwrap_err().code, ErrorCode::NotFound);
-    let export = api.export_report(&b, run, MemoFormat::Docx, tmp.path().join("x.docx")).await;
+    let export = api.export_report(&b, run, MemoFormat::Docx, tmp.path().join("x.docx"), Existing::Refuse).await;
     assert_eq!(export.unwrap_err().code, ErrorCode::NotFound);
     assert_eq!(api.report(&a, run).await.unwrap().status, ReportStatus::AwaitingSignOff);
 }

@@ -56,6 +56,10 @@ enum Command {
         /// Refuse files larger than this (e.g. 200MB, 1.5GB, 500000) [default: the organization's limit, 200MB]
         #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         max_size: Option<u64>,
+        /// Password of protected PDFs; without a value it is asked for on the terminal (not echoed). Used to read
+        /// the pages only: never stored or logged
+        #[arg(long, value_name = "PASSWORD", num_args = 0..=1, default_missing_value = "")]
+        password: Option<String>,
     },
     /// List the current organization's documents
     Documents {
@@ -373,7 +377,19 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
         command => {
             let scope = api.local_session().await?;
             match command {
-                Command::Import { files, max_size } => {
+                Command::Import { files, max_size, password } => {
+                    let password = match password.as_deref() {
+                        Some("") => Some(
+                            secret::read_secret(
+                                "Type the PDF password and press Enter (it is not shown): ",
+                                secret::Piped::FirstLine,
+                            )
+                            .map_err(|e| {
+                                ApiError::new(ErrorCode::InvalidInput, format!("could not read the password ({e})"))
+                            })?,
+                        ),
+                        _ => password,
+                    };
                     let progress = |p: ImportProgress| match p.stage {
                         ImportStage::Done => eprintln!("[{}/{}] imported {}", p.index, p.total, p.file),
                         ImportStage::Failed => eprintln!("[{}/{}] could not import {}", p.index, p.total, p.file),
@@ -386,7 +402,8 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                         ImportStage::Checking | ImportStage::Copying | ImportStage::Extracting => {}
                     };
                     let report =
-                        api.import_documents(&scope, files, ImportOptions { max_bytes: max_size }, &progress).await?;
+                        api.import_documents(&scope, files, ImportOptions { max_bytes: max_size, password }, &progress)
+                            .await?;
                     Ok(output::import_outcome(&report))
                 }
                 Command::Documents { deleted } => {

@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration, Utc};
 use common::*;
 use pactwise_domain::{Decision, FixedClock, Role, RunId, RunStatus};
 use pactwise_engine::{Engine, NodeContext, NodeFailure, NodeOutput, Registry, RunState};
-use pactwise_store::{PlatformCredential, Store};
+use pactwise_store::Store;
 use serde_json::json;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

@@ -9,7 +9,7 @@ use pactwise_domain::{Role, RunStatus};
 use pactwise_engine::{Engine, GatewayModel, ModelPort, NodeContext, NodeFailure, NodeOutput, Registry, RunState};
 use pactwise_model::fake::{FakeModelServer, FakeReply, FakeScript};
 use pactwise_model::{ApiKey, InMemoryApiKeySource, InMemoryUsage, ModelClient, ModelConfig};
-use pactwise_store::{PlatformCredential, Store};
+use pactwise_store::Store;
 use serde_json::json;
 use std::sync::Arc;
 

@@ -8,7 +8,7 @@ use chrono::Duration;
 use common::*;
 use pactwise_domain::{ApprovalStatus, Decision, Role, RunStatus, TaskStatus};
 use pactwise_engine::{Engine, NodeContext, NodeFailure, NodeOutput, Registry, RunState};
-use pactwise_store::{PlatformCredential, RunRecord, Store, StoreError, SweepPolicy};
+use pactwise_store::{RunRecord, Store, StoreError, SweepPolicy};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 

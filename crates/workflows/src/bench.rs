@@ -6,7 +6,7 @@
 
 use pactwise_domain::{Decision, Role, RunStatus, SystemClock};
 use pactwise_engine::{Engine, EngineError, RunState};
-use pactwise_store::{DecisionInput, PlatformCredential, Store};
+use pactwise_store::{DecisionInput, Store};
 use serde::Serialize;
 use serde_json::json;
 use std::path::Path;

@@ -11,7 +11,7 @@ use pactwise_domain::{
 use pactwise_engine::{AskFailure, Engine, GatewayModel, ModelPort, ModelSpec, Registry, RunState, ToolAsk};
 use pactwise_model::fake::{FakeModelServer, FakeReply, FakeRule, FakeScript};
 use pactwise_model::{ApiKey, InMemoryApiKeySource, InMemoryUsage, ModelClient, ModelConfig};
-use pactwise_store::{NewDocument, OrgScope, PlatformCredential, RunRecord, Store};
+use pactwise_store::{NewDocument, OrgScope, RunRecord, Store};
 use pactwise_workflows::report::{GRAPH, Limits, ReportInput};
 use serde_json::{Value, json};
 use std::path::PathBuf;
