@@ -365,7 +365,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
             let docs = api.list_documents(&scope, DocumentQuery::default()).await?;
             let text = format!(
                 "Demo organization {:?} is ready with {} documents ({} new); it is now the current organization.\n{}",
-                report.organization,
+                output::clean(&report.organization),
                 report.documents,
                 report.created,
                 output::document_table(&docs)
@@ -466,7 +466,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     if let Some(error) = document.extraction_error {
                         return Err(error);
                     }
-                    eprintln!("running the contract review report on {}", document.document.name);
+                    eprintln!("running the contract review report on {}", output::clean(&document.document.name));
                     let options = ReportOptions { max_calls, time_limit_secs: time_limit };
                     let view = api.start_report(&scope, document.document.id, options).await?;
                     Ok(output::report_outcome(&view))
@@ -624,7 +624,7 @@ fn checklists(what: &ChecklistCommand) -> Result<Outcome, ApiError> {
 }
 
 fn single(doc: Document, verb: &str) -> Outcome {
-    let text = format!("{verb}: {} ({})", doc.name, doc.id);
+    let text = format!("{verb}: {} ({})", output::clean(&doc.name), doc.id);
     Outcome::ok(json!({ "document": doc }), text)
 }
 

@@ -104,6 +104,8 @@ fn only_an_eligible_approver_of_the_same_organization_can_decide() {
     let again =
         store.approvals().decide(&approver, approval, Decision::Reject, "changed my mind", None, |_, _| Vec::new());
     assert!(matches!(again, Err(StoreError::Conflict(_))), "{again:?}");
+    // Its code tells "already decided" apart from bad input.
+    assert_eq!(again.unwrap_err().code(), pactwise_domain::ErrorCode::Conflict);
     // The run was woken.
     assert_eq!(store.runs().get(&buyer, run).unwrap().status, RunStatus::Running);
     let audit = store.audit().list(&approver).unwrap();
