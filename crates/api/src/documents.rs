@@ -288,8 +288,11 @@ impl Api {
             let send = move |p: pactwise_domain::page::Progress| {
                 let _ = sender.send(p);
             };
-            let options =
-                pactwise_extract::ExtractOptions { progress: &send, password: password.as_deref(), ..Default::default() };
+            let options = pactwise_extract::ExtractOptions {
+                progress: &send,
+                password: password.as_deref(),
+                ..Default::default()
+            };
             extractor
                 .extract_bytes(&bytes, Some(media_type), &options)
                 .map_err(|e| ApiError::new(e.code(), e.to_string()))

@@ -30,11 +30,11 @@ pub use documents::{
 pub use error::ApiError;
 pub use export_file::Existing;
 pub use extract::{ExtractRequest, extract_file};
-pub use pactwise_extract::{DEFAULT_MAX_PAGES, max_pages_help, parse_max_pages};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
 pub use memo::MemoFormat;
 pub use model::{ModelAvailability, ModelBudget, ModelStatusView};
 pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
+pub use pactwise_extract::{DEFAULT_MAX_PAGES, max_pages_help, parse_max_pages};
 pub use pactwise_pipeline::{Stage, Thresholds};
 pub use pactwise_prep::{
     ArtifactKind, ArtifactState, Content, DraftProgress, FindingStatus, Intake, Package, RunBudget, RunStatus, RunStep,

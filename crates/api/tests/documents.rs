@@ -92,7 +92,10 @@ async fn bad_files_get_clear_errors_and_write_nothing() {
         (missing, ErrorCode::FileUnreadable, "does not exist"),
     ];
     let paths = cases.iter().map(|(p, _, _)| p.clone()).collect();
-    let report = api.import_documents(&scope, paths, ImportOptions { max_bytes: Some(1000), ..ImportOptions::default() }, &quiet).await.unwrap();
+    let report = api
+        .import_documents(&scope, paths, ImportOptions { max_bytes: Some(1000), ..ImportOptions::default() }, &quiet)
+        .await
+        .unwrap();
     assert!(report.imported.is_empty());
     assert_eq!(report.failed.len(), cases.len());
     for ((path, code, words), failure) in cases.iter().zip(&report.failed) {
@@ -252,7 +255,8 @@ async fn another_organizations_pages_are_not_readable() {
 
 fn contract_text() -> String {
     std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/demo/master-services-agreement-northwind-fabrikam.txt"),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/demo/master-services-agreement-northwind-fabrikam.txt"),
     )
     .unwrap()
 }
@@ -341,7 +345,11 @@ async fn a_protected_pdf_imports_with_its_password_which_is_kept_nowhere() {
         std::env::var("PACTWISE_PDFIUM_PATH").unwrap_or_else(|_| pactwise_extract::DEFAULT_PDFIUM_PATH.to_string()),
     );
     if !pdfium.exists() {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "libpdfium is missing at {}: run make setup", pdfium.display());
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "libpdfium is missing at {}: run make setup",
+            pdfium.display()
+        );
         eprintln!("skipped: libpdfium is not installed at {} (run make setup)", pdfium.display());
         return;
     }
@@ -369,6 +377,10 @@ async fn a_protected_pdf_imports_with_its_password_which_is_kept_nowhere() {
     api.flush();
     for path in files_under(&tmp.path().join("data")) {
         let bytes = std::fs::read(&path).unwrap();
-        assert!(!bytes.windows(password.len()).any(|w| w == password.as_bytes()), "{} holds the password", path.display());
+        assert!(
+            !bytes.windows(password.len()).any(|w| w == password.as_bytes()),
+            "{} holds the password",
+            path.display()
+        );
     }
 }

@@ -137,7 +137,8 @@ async fn a_model_endpoint_that_is_not_https_or_loopback_is_refused_and_another_i
         model: ModelConfig::default().with_endpoint("http://203.0.113.7:8080"),
         ..ApiOptions::default()
     };
-    let error = Api::open_with(tmp.path().join("a"), refused).err().expect("a plain-http endpoint elsewhere is refused");
+    let error =
+        Api::open_with(tmp.path().join("a"), refused).err().expect("a plain-http endpoint elsewhere is refused");
     assert_eq!(error.code, ErrorCode::InvalidInput);
     assert!(error.message.contains("PACTWISE_MODEL_ENDPOINT") && error.message.contains("https://"), "{error:?}");
 
@@ -145,7 +146,8 @@ async fn a_model_endpoint_that_is_not_https_or_loopback_is_refused_and_another_i
     let status = api.model_status().await;
     assert_eq!(status.availability, ModelAvailability::Ready);
     assert_eq!(status.endpoint.as_deref(), Some(server.endpoint().trim_end_matches('/')), "the status line says where");
-    let default = Api::open_with(tmp.path().join("b"), ApiOptions { model: ModelConfig::default(), ..ApiOptions::default() })
-        .unwrap();
+    let default =
+        Api::open_with(tmp.path().join("b"), ApiOptions { model: ModelConfig::default(), ..ApiOptions::default() })
+            .unwrap();
     assert_eq!(default.model_status().await.endpoint, None, "the default endpoint is not flagged");
 }

@@ -2,7 +2,7 @@
 //! quotes that are not on their page never reach the output, a failing section degrades only its items, the
 //! import keeps the results and the queue shows why, corrections survive a re-run, thresholds live in the store.
 
-use pactwise_api::{Existing, Api, ApiOptions, CorrectionInput, ImportOptions, ReviewMode, Stage, catalog};
+use pactwise_api::{Api, ApiOptions, CorrectionInput, Existing, ImportOptions, ReviewMode, Stage, catalog};
 use pactwise_domain::{ContractType, ItemStatus, Quote};
 use pactwise_model::fake::{FakeModelServer, FakeReply, FakeRule, FakeScript};
 use pactwise_model::{ApiKey, InMemoryApiKeySource, ModelConfig, RetryPolicy};
@@ -237,8 +237,10 @@ async fn finalize_needs_every_critical_item_confirmed_and_the_memo_exports_as_do
     let err = api.finalize_review(&scope, id, Default::default()).await.unwrap_err();
     assert_eq!(err.code, pactwise_domain::ErrorCode::ReviewIncomplete);
     assert!(err.message.contains(&critical[0]), "{}", err.message);
-    let export_early =
-        api.export_review(&scope, id, pactwise_api::MemoFormat::Docx, tmp.path().join("early.docx"), Existing::Refuse).await.unwrap_err();
+    let export_early = api
+        .export_review(&scope, id, pactwise_api::MemoFormat::Docx, tmp.path().join("early.docx"), Existing::Refuse)
+        .await
+        .unwrap_err();
     assert_eq!(export_early.code, pactwise_domain::ErrorCode::ReviewIncomplete);
 
     for item in &critical {

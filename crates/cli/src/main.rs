@@ -401,9 +401,9 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                         ImportStage::Reviewing => eprintln!("[{}/{}] reviewing {}", p.index, p.total, p.file),
                         ImportStage::Checking | ImportStage::Copying | ImportStage::Extracting => {}
                     };
-                    let report =
-                        api.import_documents(&scope, files, ImportOptions { max_bytes: max_size, password }, &progress)
-                            .await?;
+                    let report = api
+                        .import_documents(&scope, files, ImportOptions { max_bytes: max_size, password }, &progress)
+                        .await?;
                     Ok(output::import_outcome(&report))
                 }
                 Command::Documents { deleted } => {

@@ -348,7 +348,10 @@ fn extract_says_one_page_limit_and_refuses_zero_with_exit_code_2() {
     let out = pactwise(&tmp.path().join("data"), &["extract", file.to_str().unwrap(), "--max-pages", "0"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--max-pages 0 would refuse every document; give at least 1 (the default is 5,000)"), "{stderr}");
+    assert!(
+        stderr.contains("--max-pages 0 would refuse every document; give at least 1 (the default is 5,000)"),
+        "{stderr}"
+    );
     let one = pactwise(&tmp.path().join("data"), &["extract", file.to_str().unwrap(), "--max-pages", "1", "--json"]);
     assert!(one.status.success(), "{}", String::from_utf8_lossy(&one.stderr));
 }

@@ -140,7 +140,10 @@ mod tests {
         assert_eq!(check("http://localhost:9/").unwrap().as_deref(), Some("http://localhost:9"));
         assert_eq!(check("http://[::1]:4010").unwrap().as_deref(), Some("http://[::1]:4010"));
         // Credentials in the URL never reach the status line or the log.
-        assert_eq!(check("https://user:secret@proxy.example.com").unwrap().as_deref(), Some("https://proxy.example.com"));
+        assert_eq!(
+            check("https://user:secret@proxy.example.com").unwrap().as_deref(),
+            Some("https://proxy.example.com")
+        );
         for refused in [
             "http://api.anthropic.com",
             "http://10.0.0.5:8080",

@@ -168,7 +168,8 @@ impl ToolExecutor for VerboseExecutor {
 
 #[tokio::test]
 async fn a_turn_runs_at_most_the_capped_tool_calls_and_sends_back_cut_results() {
-    let many: Vec<(&str, Value)> = (0..300).map(|i| ("search_contracts", json!({ "query": format!("q{i}") }))).collect();
+    let many: Vec<(&str, Value)> =
+        (0..300).map(|i| ("search_contracts", json!({ "query": format!("q{i}") }))).collect();
     let h = harness(vec![FakeReply::tool_use(many), FakeReply::text("Done.")]).await;
     let executor = VerboseExecutor { runs: Mutex::new(0) };
     let limits = ToolLoopLimits { max_iterations: 5, max_calls_per_turn: 8, max_result_chars: 1_000 };

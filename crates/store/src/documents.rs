@@ -220,7 +220,6 @@ impl<'s> Documents<'s> {
         Ok((doc, outcome))
     }
 
-
     /// The organization's live documents, newest first.
     pub fn list(&self, scope: &OrgScope) -> Result<Vec<Document>, StoreError> {
         self.query(scope, "deleted_at IS NULL", "created_at DESC, id DESC")

@@ -181,9 +181,8 @@ impl<'s> Passages<'s> {
                AND (?3 IS NULL OR p.document_id = ?3)
              ORDER BY passages_fts.rank LIMIT ?4",
         )?;
-        let rows = stmt.query_map(
-            params![full, scope.org().to_string(), document.map(|d| d.to_string()), limit],
-            |r| {
+        let rows =
+            stmt.query_map(params![full, scope.org().to_string(), document.map(|d| d.to_string()), limit], |r| {
                 Ok(PassageHit {
                     id: r.get(0)?,
                     document: parse_id(r.get(1)?)?,
@@ -194,8 +193,7 @@ impl<'s> Passages<'s> {
                     text: r.get(6)?,
                     score: r.get(7)?,
                 })
-            },
-        )?;
+            })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

@@ -4,7 +4,9 @@
 
 use crate::approvals::escalate_due;
 use crate::audit::append_platform_audit;
-use crate::runs::{Applied, COLUMNS, NewEvent, RunRecord, Runs, StepCommit, apply_step, cancel_tree, insert_event, run_from_row};
+use crate::runs::{
+    Applied, COLUMNS, NewEvent, RunRecord, Runs, StepCommit, apply_step, cancel_tree, insert_event, run_from_row,
+};
 use crate::sql::{CachedStatements, parse_text, write_tx};
 use crate::time::to_sql;
 use crate::{PlatformCredential, StoreError};

@@ -124,7 +124,11 @@ fn extract(extractor: &Extractor, args: &Args) -> Result<ExitCode> {
     let file = args.path(1, "FILE")?;
     let options = ExtractOptions {
         password: args.flag("password"),
-        max_pages: args.flag("max-pages").map(pactwise_extract::parse_max_pages).transpose().map_err(anyhow::Error::msg)?,
+        max_pages: args
+            .flag("max-pages")
+            .map(pactwise_extract::parse_max_pages)
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
         ocr: !args.has("no-ocr"),
         progress: if args.has("quiet") { &quiet } else { &progress_bar },
     };
