@@ -540,11 +540,15 @@ async fn settings(api: &Api, scope: &pactwise_api::OrgScope, setting: SettingCom
             Ok(Outcome::ok(json!({ "api_key": "set", "model": status }), "API key stored in the OS keychain.".into()))
         }
         SettingCommand::Model => {
-            let status = api.model_availability().await;
-            Ok(Outcome::ok(
-                json!({ "model": status }),
-                format!("Model: {}", serde_json::to_value(status).unwrap_or_default().as_str().unwrap_or("unknown")),
-            ))
+            let status = api.model_status().await;
+            let mut text = format!(
+                "Model: {}",
+                serde_json::to_value(status.availability).unwrap_or_default().as_str().unwrap_or("unknown")
+            );
+            if let Some(endpoint) = &status.endpoint {
+                text.push_str(&format!(" (requests go to {endpoint}, not the default API: PACTWISE_MODEL_ENDPOINT)"));
+            }
+            Ok(Outcome::ok(json!({ "model": status.availability, "endpoint": status.endpoint }), text))
         }
         SettingCommand::Thresholds { set } => {
             let mut thresholds = api.thresholds(scope).await?;
