@@ -9,6 +9,20 @@
 //! own connection; the engine benchmark; tests that own their store) — can enter the platform path, by name, in one
 //! visible call. A credential may name further workers ([`PlatformCredential::for_worker`]); it cannot be made from
 //! anything a session holds.
+//!
+//! Code that only borrows the store does not compile:
+//!
+//! ```compile_fail,E0507
+//! fn tenant_code(store: &pactwise_store::Store) {
+//!     let _ = store.into_platform_worker("sneaky"); // cannot move out of a borrowed store
+//! }
+//! ```
+//!
+//! nor does building the credential by hand:
+//!
+//! ```compile_fail,E0451
+//! let _ = pactwise_store::PlatformCredential { worker: "sneaky".to_string() }; // private field
+//! ```
 
 use crate::Store;
 
