@@ -8,6 +8,7 @@ mod checklists;
 mod demo;
 mod documents;
 mod error;
+mod export_file;
 mod extract;
 mod intake;
 mod memo;
@@ -28,11 +29,13 @@ pub use documents::{
     MAX_IMPORT_BYTES_SETTING, parse_document_id,
 };
 pub use error::ApiError;
+pub use export_file::Existing;
 pub use extract::{ExtractRequest, extract_file};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
 pub use memo::MemoFormat;
-pub use model::{ModelAvailability, ModelBudget};
+pub use model::{ModelAvailability, ModelBudget, ModelStatusView};
 pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
+pub use pactwise_extract::{DEFAULT_MAX_PAGES, max_pages_help, parse_max_pages};
 pub use pactwise_pipeline::{Stage, Thresholds};
 pub use pactwise_prep::{
     ArtifactKind, ArtifactState, Content, DraftProgress, FindingStatus, Intake, Package, RunBudget, RunStatus, RunStep,
@@ -48,7 +51,7 @@ pub use report::{
 };
 pub use review::{
     CorrectionInput, DocumentReview, OWN_NAMES_KEY, QueueEntry, ReviewGate, ReviewItem, ReviewMode, ReviewStage,
-    ReviewType, StoreLog, catalog,
+    ReviewType, StoreLog, catalog, eval_cuad,
 };
 pub use runs::{
     ApprovalView, BenchReport, CancelOutcome, DecisionOutcome, GraphSummary, RunDetail, RunEventView, RunView,
@@ -63,7 +66,7 @@ pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, TextSpan
 
 use pactwise_domain::{Clock, SystemClock};
 use pactwise_model::{ApiKeySource, KeyringApiKeySource, ModelClient, ModelConfig};
-use pactwise_store::{BlobStore, DataDir, Db, Store};
+use pactwise_store::{BlobStore, DataDir, Db, PlatformCredential, Store};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -158,6 +161,8 @@ pub struct ApiParts {
     reports_in_flight: Arc<std::sync::Mutex<std::collections::HashSet<pactwise_domain::DocumentId>>>,
     sync_tokens: Arc<dyn SyncTokens>,
     sync_trust: pactwise_sync::TlsTrust,
+    /// This process's platform worker credential: the engine's claims and commits (see `runs::with_engine`).
+    platform: PlatformCredential,
     /// The sync loop of the signed-in organization, if one runs in this process.
     sync_slot: sync::LoopSlot,
 }
@@ -171,8 +176,12 @@ impl Api {
     pub fn open_with(root: PathBuf, options: ApiOptions) -> Result<Api, ApiError> {
         let ApiOptions { clock, keys, model, sync_tokens, sync_trust } = options;
         let data_dir = DataDir::create(&root).map_err(|e| ApiError::from_store_at(e, &root))?;
-        let mut store =
-            Store::open(&data_dir.database(), clock.clone()).map_err(|e| ApiError::from_store_at(e, &root))?;
+        // This process is the platform's worker for its own runs: the store is opened on the platform path once, and
+        // the credential stays here, beside the store's thread, for the engine (never for tenant code).
+        let (mut store, platform) = Store::open(&data_dir.database(), clock.clone())
+            .map_err(|e| ApiError::from_store_at(e, &root))?
+            .into_platform_worker(&format!("desk-{}", std::process::id()))
+            .into_parts();
         let sync_slot = sync::LoopSlot::default();
         store.set_change_encoder(Arc::new(sync::WireEncoder::new(sync_slot.clone())));
         let usage_store =
@@ -195,6 +204,7 @@ impl Api {
             extractor: Arc::new(pactwise_extract::Extractor::new(pactwise_extract::ExtractConfig::from_env())),
             sync_tokens,
             sync_trust,
+            platform,
             sync_slot,
         };
         Ok(Api { parts: Arc::new(parts) })

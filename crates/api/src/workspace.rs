@@ -267,14 +267,17 @@ impl Api {
         self.document_review(scope, id).await
     }
 
-    /// Writes the finalized review as a DOCX memo or a PDF to `path`.
+    /// Writes the finalized review as a DOCX memo or a PDF to `path` (an existing file only when `existing` says
+    /// to replace it).
     pub async fn export_review(
         &self,
         scope: &OrgScope,
         id: DocumentId,
         format: MemoFormat,
         path: PathBuf,
+        existing: crate::Existing,
     ) -> Result<ExportedReview, ApiError> {
+        crate::export_file::check_target(&path, existing)?;
         let review = self.document_review(scope, id).await?;
         if review.finalized_at.is_none() {
             return Err(ApiError::new(ErrorCode::ReviewIncomplete, "finalize the review before exporting it"));
@@ -289,7 +292,7 @@ impl Api {
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the export was interrupted ({e})")))??;
-        write_atomically(&path, &bytes)?;
+        crate::export_file::write_export(&path, &bytes, existing)?;
         Ok(ExportedReview { path: path.display().to_string(), bytes: bytes.len() as u64, format })
     }
 
@@ -319,14 +322,6 @@ impl Api {
         let s = scope.clone();
         Ok(self.db.call(move |store| store.reviews().vendors(&s)).await?)
     }
-}
-
-/// Writes `bytes` to a temporary file beside `path` and renames it into place: whole or absent.
-pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), ApiError> {
-    let tmp = path.with_extension("partial");
-    std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| {
-        ApiError::new(ErrorCode::FileUnreadable, format!("cannot write {} ({e}); choose another place", path.display()))
-    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //! run whose draft breaks two validators), fix both errors by hand, validate, approve what was seen, publish
 //! through the store's gate, export DOCX, OCDS and PDF (the PDF read back through pdfium).
 
-use pactwise_api::{Api, ApiOptions, ArtifactKind, Content, FindingStatus, Intake, PrepExportFormat, RunStatus};
+use pactwise_api::{
+    Api, ApiOptions, ArtifactKind, Content, Existing, FindingStatus, Intake, PrepExportFormat, RunStatus,
+};
 use pactwise_domain::ErrorCode;
 use pactwise_model::fake::{FakeModelServer, FakeScript};
 use pactwise_model::{ApiKey, InMemoryApiKeySource, ModelConfig};
@@ -71,7 +73,11 @@ async fn draft_fix_by_hand_approve_publish_and_export() {
     // Publishing now is refused by the store's gate, with the same rules.
     let refused = api.prep_publish(&scope, &id).await.unwrap_err();
     assert_eq!(refused.code, ErrorCode::PublishBlocked);
-    assert!(api.prep_export(&scope, &id, PrepExportFormat::Docx, &dir.path().join("early.docx")).await.is_err());
+    assert!(
+        api.prep_export(&scope, &id, PrepExportFormat::Docx, &dir.path().join("early.docx"), Existing::Refuse)
+            .await
+            .is_err()
+    );
 
     // The buyer fixes the weights and the open pricing line by hand.
     let mut criteria = view.package.artifacts.criteria.content.clone().unwrap();
@@ -98,10 +104,13 @@ async fn draft_fix_by_hand_approve_publish_and_export() {
     let view = api.prep_publish(&scope, &id).await.unwrap();
     assert_eq!(view.status, "published");
 
-    let docx = api.prep_export(&scope, &id, PrepExportFormat::Docx, &dir.path().join("rfp.docx")).await.unwrap();
+    let docx = api
+        .prep_export(&scope, &id, PrepExportFormat::Docx, &dir.path().join("rfp.docx"), Existing::Refuse)
+        .await
+        .unwrap();
     assert!(docx.bytes > 1000);
     let ocds = dir.path().join("rfp.json");
-    api.prep_export(&scope, &id, PrepExportFormat::Ocds, &ocds).await.unwrap();
+    api.prep_export(&scope, &id, PrepExportFormat::Ocds, &ocds, Existing::Refuse).await.unwrap();
     let release: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ocds).unwrap()).unwrap();
     assert_eq!(release["tag"][0], "tender");
     assert_eq!(release["tender"]["items"].as_array().unwrap().len(), 2);
@@ -128,7 +137,7 @@ async fn draft_fix_by_hand_approve_publish_and_export() {
         return;
     }
     let pdf = dir.path().join("rfp.pdf");
-    let written = api.prep_export(&scope, &id, PrepExportFormat::Pdf, &pdf).await.unwrap();
+    let written = api.prep_export(&scope, &id, PrepExportFormat::Pdf, &pdf, Existing::Refuse).await.unwrap();
     assert_eq!(written.bytes, std::fs::metadata(&pdf).unwrap().len());
     assert!(std::fs::read(&pdf).unwrap().starts_with(b"%PDF-"));
     let report = pactwise_api::extract_file(&pdf, Default::default(), |_| {}).await.unwrap();

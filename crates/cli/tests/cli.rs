@@ -335,3 +335,23 @@ fn sync_says_it_is_not_signed_in_and_refuses_a_bad_address() {
     assert_eq!(bad["error"]["code"], "invalid_input");
     assert!(!bad.to_string().contains("secret-password"), "the password is never printed");
 }
+
+#[test]
+fn extract_says_one_page_limit_and_refuses_zero_with_exit_code_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = Command::new(env!("CARGO_BIN_EXE_pactwise")).args(["extract", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("[default: 5,000]"), "{help}");
+    assert!(!help.contains("2000") && !help.contains("2,000"), "{help}");
+    let file = tmp.path().join("a.txt");
+    std::fs::write(&file, "one page").unwrap();
+    let out = pactwise(&tmp.path().join("data"), &["extract", file.to_str().unwrap(), "--max-pages", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--max-pages 0 would refuse every document; give at least 1 (the default is 5,000)"),
+        "{stderr}"
+    );
+    let one = pactwise(&tmp.path().join("data"), &["extract", file.to_str().unwrap(), "--max-pages", "1", "--json"]);
+    assert!(one.status.success(), "{}", String::from_utf8_lossy(&one.stderr));
+}

@@ -7,8 +7,9 @@
 //! decider even from raw SQL. An approval that waits too long is
 //! escalated exactly once (an urgent notification); escalation never decides.
 
-use crate::audit::append_audit;
-use crate::runs::{Applied, CachedStatements, RunRecord, StepCommit, apply_step, parse_text, write_tx};
+use crate::audit::{append_audit, append_platform_audit};
+use crate::runs::{Applied, RunRecord, StepCommit, apply_step};
+use crate::sql::{CachedStatements, parse_text, write_tx};
 use crate::time::{from_sql, from_sql_opt, to_sql};
 use crate::{OrgScope, PlatformCredential, Store, StoreError};
 use chrono::{DateTime, Utc};
@@ -111,7 +112,7 @@ pub(crate) fn escalate_due(tx: &Transaction<'_>, now: &str) -> Result<usize, Sto
                 now
             ],
         )?;
-        crate::runs::append_platform_audit(tx, org, now, "approval_escalated", "approval", id, &Value::Null)?;
+        append_platform_audit(tx, org, now, "approval_escalated", "approval", id, &Value::Null)?;
     }
     Ok(due.len())
 }

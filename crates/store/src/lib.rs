@@ -25,11 +25,13 @@ mod runs;
 mod scope;
 mod sessions;
 mod settings;
+mod sql;
 mod sync_log;
 mod sync_remote;
 mod tasks;
 mod time;
 mod usage;
+mod watchdog;
 
 pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Notification};
 pub use audit::{Audit, AuditEntry};
@@ -46,14 +48,14 @@ pub use passages::{
     ContractOverview, NewAnswer, NewPassage, NewPrecedent, PassageHit, Passages, PrecedentHit, StoredCitation,
 };
 pub use platform::{Platform, SessionOrg};
-pub use platform_credential::PlatformCredential;
+pub use platform_credential::{PlatformCredential, PlatformWorker};
 pub use prep::Prep;
 pub use reviews::{
     ContractRow, Correction, NewCorrection, QueueRow, Reviews, StageRow, Vendor, VendorDecision, normalized_vendor_name,
 };
 pub use runs::{
     Applied, CancelReport, Checkpoint, NewApproval, NewChildRun, NewEvent, NewHandoff, NewRun, RunEvent, RunRecord,
-    RunWrite, Runs, StepCommit, SweepPolicy, SweepReport,
+    RunWrite, Runs, StepCommit,
 };
 pub use scope::OrgScope;
 pub use sessions::Sessions;
@@ -68,6 +70,7 @@ pub use sync_remote::{
 };
 pub use tasks::{Backlog, FailingAgent, HealthThresholds, NewTask, QueueHealth, TaskRecord, Tasks};
 pub use usage::Usage;
+pub use watchdog::{SweepPolicy, SweepReport};
 
 use pactwise_domain::Clock;
 use rusqlite::Connection;

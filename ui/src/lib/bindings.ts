@@ -11,7 +11,7 @@ export const commands = {
 	importDocuments: (paths: string[]) => typedError<ImportReport_Serialize, ApiError>(__TAURI_INVOKE("import_documents", { paths })),
 	deleteDocument: (id: DocumentId) => typedError<Document_Serialize, ApiError>(__TAURI_INVOKE("delete_document", { id })),
 	restoreDocument: (id: DocumentId) => typedError<Document_Serialize, ApiError>(__TAURI_INVOKE("restore_document", { id })),
-	modelAvailability: () => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("model_availability")),
+	modelAvailability: () => typedError<ModelStatusView_Serialize, ApiError>(__TAURI_INVOKE("model_availability")),
 	/**  Stores the API key in the OS keychain; the key is never sent back to the UI. */
 	setApiKey: (key: string) => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("set_api_key", { key })),
 	clearApiKey: () => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("clear_api_key")),
@@ -731,7 +731,14 @@ export type ErrorCode =
 /**  The package changed since it was read (another save came first); reload and apply the change again. */
 "edit_conflict" | 
 /**  An approval named content that is no longer the artifact's current content. */
-"approval_outdated";
+"approval_outdated" | 
+/**
+ *  The thing is no longer in the state the action needs: an approval already decided, a run already finished.
+ *  Not bad input: reload to see what is true now.
+ */
+"conflict" | 
+/**  An export would replace a file that is already there; choose another name, or say to replace it. */
+"file_exists";
 
 /**  Where an export was written. */
 export type ExportedReview = {
@@ -1073,6 +1080,29 @@ export type ModelAvailability =
 "keychain_unavailable" | 
 /**  Recent calls failed; model calls pause for a short cool-down and rules are used meanwhile. */
 "paused";
+
+/**  The model's availability with where requests go, for the status line and Settings. */
+export type ModelStatusView = ModelStatusView_Serialize | ModelStatusView_Deserialize;
+
+/**  The model's availability with where requests go, for the status line and Settings. */
+export type ModelStatusView_Deserialize = {
+	availability: ModelAvailability,
+	/**
+	 *  Where model requests go (scheme, host and port) when `PACTWISE_MODEL_ENDPOINT` points away from the default
+	 *  API; `None` for the default.
+	 */
+	endpoint?: string | null,
+};
+
+/**  The model's availability with where requests go, for the status line and Settings. */
+export type ModelStatusView_Serialize = {
+	availability: ModelAvailability,
+	/**
+	 *  Where model requests go (scheme, host and port) when `PACTWISE_MODEL_ENDPOINT` points away from the default
+	 *  API; `None` for the default.
+	 */
+	endpoint: string | null,
+};
 
 /**  A contract a structured lookup drew on. */
 export type NamedContract = {
