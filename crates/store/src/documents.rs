@@ -196,7 +196,7 @@ impl<'s> Documents<'s> {
             }
         };
         // The file imported is this organization's from now on (the blob store is shared by every organization).
-        crate::blob_owners::record_in(&tx, &scope.org().to_string(), &new.content_hash, &now)?;
+        crate::blob_owners::record_in(tx, &scope.org().to_string(), &new.content_hash, &now)?;
         if outcome != ImportOutcome::Existing {
             let action = if outcome == ImportOutcome::Created { "document.imported" } else { "document.restored" };
             append_audit(
