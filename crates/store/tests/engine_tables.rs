@@ -120,12 +120,13 @@ fn the_store_decides_who_may_approve_with_the_same_rule_as_the_sync_service() {
     use pactwise_rules::approval::{Decider, Step, may_decide};
     let sign_off = vec![Role::Owner, Role::Admin, Role::Reviewer];
     for role in Role::ALL {
-        let store = Store::open_in_memory(clock()).unwrap();
+        let (store, cred) = Store::open_in_memory(clock()).unwrap().into_platform_worker("test-worker").into_parts();
         let acme = org(&store, "Acme");
         let starter = member(&store, acme, "Starter", Role::Buyer);
         let decider = member(&store, acme, "Decider", role);
         run_with_approvals(
             &store,
+            &cred,
             &starter,
             &[("sign_off", sign_off.clone(), false), ("purchase", approvers(), false)],
         );
