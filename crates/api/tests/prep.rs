@@ -116,7 +116,10 @@ async fn draft_fix_by_hand_approve_publish_and_export() {
     }
     assert_eq!(api.prep_list(&scope).await.unwrap().len(), 1);
 
-    if !pactwise_testkit::library("libpdfium (the RFP as PDF)", &pactwise_extract::ExtractConfig::from_env().pdfium_path) {
+    if !pactwise_testkit::library(
+        "libpdfium (the RFP as PDF)",
+        &pactwise_extract::ExtractConfig::from_env().pdfium_path,
+    ) {
         return;
     }
     let pdf = dir.path().join("rfp.pdf");

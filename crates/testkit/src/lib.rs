@@ -4,7 +4,7 @@
 //! anything but empty, `0` or `false`, as CI services set it), so a regression cannot pass by skipping; elsewhere it
 //! prints that it skipped and why, and the caller returns.
 //!
-//! ```ignore
+//! ```no_run
 //! let Some(cuad) = pactwise_testkit::shared_data("cuad") else { return };
 //! if !pactwise_testkit::keychain() { return; }
 //! ```

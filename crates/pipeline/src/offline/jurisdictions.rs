@@ -103,7 +103,12 @@ pub fn parse_table(tsv: &str) -> Vec<Jurisdiction> {
             let mut fields = line.split('\t').map(str::to_owned);
             let (key, code, name) = (fields.next()?, fields.next()?, fields.next()?);
             let country = fields.next().unwrap_or_default();
-            (!key.is_empty() && !code.is_empty() && !name.is_empty()).then_some(Jurisdiction { key, code, name, country })
+            (!key.is_empty() && !code.is_empty() && !name.is_empty()).then_some(Jurisdiction {
+                key,
+                code,
+                name,
+                country,
+            })
         })
         .collect()
 }
