@@ -2,7 +2,7 @@
 //! beside the repository (`../shared/data`, or `PACTWISE_SHARED_DATA`), libpdfium and commands such as `tesseract`.
 //! A test asks here before it uses one. When it is missing, the test fails with the reason under CI (`CI` set to
 //! anything but empty, `0` or `false`, as CI services set it), so a regression cannot pass by skipping; elsewhere it
-//! prints that it skipped and why, and the caller returns.
+//! prints that it skipped and why (past the harness's output capture), and the caller returns.
 //!
 //! ```no_run
 //! let Some(cuad) = pactwise_testkit::shared_data("cuad") else { return };
@@ -10,6 +10,7 @@
 //! ```
 //! Dev-dependency only; no dependencies of its own.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Whether the tests run under CI.
@@ -30,7 +31,8 @@ pub fn missing(reason: &str) {
     if in_ci() {
         panic!("{test} needs what is missing here: {reason} (CI must not pass by skipping)");
     }
-    eprintln!("skipped {test}: {reason}");
+    // Straight to the process's stderr: the test harness captures `eprintln!` of passing tests, and a skip must show.
+    let _ = writeln!(std::io::stderr(), "skipped {test}: {reason}");
 }
 
 /// `true` when `ok`; otherwise [`missing`] with `reason` and `false`.
