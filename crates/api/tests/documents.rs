@@ -341,16 +341,8 @@ async fn a_document_whose_import_stopped_before_its_pages_or_review_is_finished_
 
 #[tokio::test]
 async fn a_protected_pdf_imports_with_its_password_which_is_kept_nowhere() {
-    let pdfium = std::path::PathBuf::from(
-        std::env::var("PACTWISE_PDFIUM_PATH").unwrap_or_else(|_| pactwise_extract::DEFAULT_PDFIUM_PATH.to_string()),
-    );
-    if !pdfium.exists() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "libpdfium is missing at {}: run make setup",
-            pdfium.display()
-        );
-        eprintln!("skipped: libpdfium is not installed at {} (run make setup)", pdfium.display());
+    let pdfium = pactwise_extract::ExtractConfig::from_env().pdfium_path;
+    if !pactwise_testkit::library("libpdfium (a protected PDF)", &pdfium) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -285,15 +285,13 @@ async fn finalize_needs_every_critical_item_confirmed_and_the_memo_exports_as_do
         .filter(|n| n.contains("partial") || n.starts_with(".pactwise-export"))
         .collect();
     assert!(beside.is_empty(), "nothing partial is left beside the export: {beside:?}");
-    let pdfium = std::path::Path::new(pactwise_extract::DEFAULT_PDFIUM_PATH);
-    if pdfium.exists() {
+    let pdfium = pactwise_extract::ExtractConfig::from_env().pdfium_path;
+    if pactwise_testkit::library("libpdfium (the PDF memo)", &pdfium) {
         let pdf = tmp.path().join("memo.pdf");
         api.export_review(&scope, id, pactwise_api::MemoFormat::Pdf, pdf.clone(), Existing::Refuse).await.unwrap();
         let report = pactwise_api::extract_file(&pdf, Default::default(), |_| {}).await.unwrap();
         let text: String = report.pages.iter().map(|p| p.text.clone()).collect::<Vec<_>>().join("\n");
         assert!(text.contains("Contract review memo"), "{text}");
         assert!(text.contains("Critical items"));
-    } else {
-        eprintln!("PDF export skipped: libpdfium is not installed (run make setup)");
     }
 }

@@ -115,25 +115,20 @@ async fn draft_fix_by_hand_approve_publish_and_export() {
     assert_eq!(release["tag"][0], "tender");
     assert_eq!(release["tender"]["items"].as_array().unwrap().len(), 2);
     // The file the app writes validates against the OCDS 1.1 release schema (`../shared/data`, or
-    // `PACTWISE_SHARED_DATA`; skipped with a message when the shared data folder is absent).
-    let data = std::env::var_os("PACTWISE_SHARED_DATA")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
-    match std::fs::read_to_string(data.join("ocds/schema/release-schema.json")) {
-        Ok(text) => {
-            let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
-            let validator = jsonschema::validator_for(&schema).unwrap();
-            let errors: Vec<String> =
-                validator.iter_errors(&release).map(|e| format!("{}: {e}", e.instance_path())).collect();
-            assert!(errors.is_empty(), "{errors:#?}");
-        }
-        Err(_) => eprintln!("OCDS schema check skipped: {} is absent", data.join("ocds/schema").display()),
+    // `PACTWISE_SHARED_DATA`; under CI its absence fails the test, elsewhere the check is skipped, saying so).
+    if let Some(path) = pactwise_testkit::shared_data("ocds/schema/release-schema.json") {
+        let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> =
+            validator.iter_errors(&release).map(|e| format!("{}: {e}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "{errors:#?}");
     }
     assert_eq!(api.prep_list(&scope).await.unwrap().len(), 1);
 
-    let pdfium = Path::new(pactwise_extract::DEFAULT_PDFIUM_PATH);
-    if !pdfium.exists() {
-        eprintln!("PDF export skipped: libpdfium is not installed (run make setup)");
+    if !pactwise_testkit::library(
+        "libpdfium (the RFP as PDF)",
+        &pactwise_extract::ExtractConfig::from_env().pdfium_path,
+    ) {
         return;
     }
     let pdf = dir.path().join("rfp.pdf");

@@ -117,10 +117,12 @@ async fn a_report_runs_on_an_imported_contract_is_signed_off_and_exported() {
     assert!(xml.contains("Signed off by"));
     let pdf =
         api.export_report(&scope, view.run, MemoFormat::Pdf, tmp.path().join("report.pdf"), Existing::Refuse).await;
+    let pdfium = pactwise_extract::ExtractConfig::from_env().pdfium_path;
     match pdf {
         Ok(pdf) => assert!(std::fs::read(&pdf.path).unwrap().starts_with(b"%PDF")),
         // Without libpdfium the PDF cannot be written; the error says so and nothing is left behind.
         Err(e) => {
+            assert!(!pactwise_testkit::library("libpdfium (the report as PDF)", &pdfium), "the PDF failed: {e:?}");
             assert_eq!(e.code, ErrorCode::DependencyMissing, "{e:?}");
             assert!(!tmp.path().join("report.pdf").exists());
         }

@@ -461,8 +461,7 @@ async fn the_background_loop_pushes_a_local_write_without_being_asked() {
 /// Touches the real OS keychain; runs only under `tests/with-keyring.sh` (PACTWISE_KEYRING_TESTS=1).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_token_lives_in_the_os_keychain_and_leaves_it_at_sign_out() {
-    if std::env::var("PACTWISE_KEYRING_TESTS").as_deref() != Ok("1") {
-        eprintln!("skipped: set PACTWISE_KEYRING_TESTS=1 to test the OS keychain");
+    if !pactwise_testkit::keychain() {
         return;
     }
     let service = Service::start().await;

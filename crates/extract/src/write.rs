@@ -109,8 +109,7 @@ mod tests {
     #[test]
     fn a_memo_pdf_reads_back_with_its_text_on_the_pages() {
         let config = crate::ExtractConfig::from_env();
-        if !config.pdfium_path.exists() {
-            eprintln!("skipped: libpdfium is not installed at {} (run make setup)", config.pdfium_path.display());
+        if !pactwise_testkit::library("libpdfium", &config.pdfium_path) {
             return;
         }
         let mut paragraphs = vec![Paragraph::new("Review memo", 16.0, true)];
