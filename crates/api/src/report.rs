@@ -13,7 +13,7 @@ use pactwise_domain::{
     RunStatus,
 };
 use pactwise_engine::{Engine, GatewayModel, ModelPort, RunState};
-use pactwise_store::{OrgScope, PlatformCredential, RunRecord, Store};
+use pactwise_store::{OrgScope, RunRecord, Store};
 use pactwise_workflows::report::{GRAPH, Limits, ReportInput, SIGN_OFF_NODE};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -272,10 +272,11 @@ impl Api {
             .then(|| GatewayModel::new(self.model.clone(), tokio::runtime::Handle::current()));
         let (path, clock, session) = (self.data_dir.database(), self.clock.clone(), scope.session());
         let run = tokio::task::spawn_blocking(move || -> Result<RunId, ApiError> {
-            let store = Store::open(&path, clock).map_err(ApiError::from)?;
+            // This connection is the report's own worker: the platform path, by name.
+            let (store, credential) =
+                Store::open(&path, clock).map_err(ApiError::from)?.into_platform_worker(REPORT_WORKER).into_parts();
             let scope = store.sessions().open(session)?;
             let registry = crate::runs::registry()?;
-            let credential = PlatformCredential::issue(&store, REPORT_WORKER);
             let engine = Engine::new(&store, registry, &credential)
                 .with_model(model.as_ref().map(|m| m as &dyn ModelPort))
                 .with_lease(chrono::Duration::minutes(15));
@@ -339,14 +340,17 @@ impl Api {
         self.report(scope, run).await
     }
 
-    /// Writes a signed-off report as DOCX or PDF to `path`.
+    /// Writes a signed-off report as DOCX or PDF to `path` (an existing file only when `existing` says to replace
+    /// it).
     pub async fn export_report(
         &self,
         scope: &OrgScope,
         run: RunId,
         format: MemoFormat,
         path: PathBuf,
+        existing: crate::Existing,
     ) -> Result<ExportedReview, ApiError> {
+        crate::export_file::check_target(&path, existing)?;
         let view = self.report(scope, run).await?;
         let (Some(report), Some(sign_off), ReportStatus::SignedOff) = (&view.report, &view.sign_off, view.status)
         else {
@@ -360,7 +364,7 @@ impl Api {
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the export was interrupted ({e})")))??;
-        crate::workspace::write_atomically(&path, &bytes)?;
+        crate::export_file::write_export(&path, &bytes, existing)?;
         Ok(ExportedReview { path: path.display().to_string(), bytes: bytes.len() as u64, format })
     }
 }

@@ -7,7 +7,7 @@ use crate::workspace::{TextSpan, quote_span};
 use crate::{Api, ApiError};
 use pactwise_checklists::Catalog;
 use pactwise_domain::{
-    Classification, DocumentId, ErrorCode, Extractions, GateDecision, ItemFinding, ItemStatus, Page, Quote,
+    Classification, Clock, DocumentId, ErrorCode, Extractions, GateDecision, ItemFinding, ItemStatus, Page, Quote,
     RejectedExtraction,
 };
 use pactwise_model::{CallContext, ModelStatus};
@@ -30,6 +30,18 @@ pub fn catalog() -> Result<Arc<Catalog>, ApiError> {
         .get_or_init(|| Catalog::load().map(Arc::new).map_err(|e| e.to_string()))
         .clone()
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the checklist library is broken: {e}")))
+}
+
+/// Scores the offline review on a labelled CUAD folder (`contracts/*.txt` and `labels.jsonl`; the first `limit`
+/// contracts when given). Reads the folder and keeps nothing.
+pub fn eval_cuad(dir: &std::path::Path, limit: Option<usize>) -> Result<pactwise_pipeline::eval::CuadReport, ApiError> {
+    let catalog = catalog()?;
+    pactwise_pipeline::eval::cuad(&catalog, dir, limit).map_err(|e| {
+        ApiError::new(
+            ErrorCode::InvalidInput,
+            format!("{e}; give a CUAD folder with contracts/*.txt and labels.jsonl (e.g. ../shared/data/cuad)"),
+        )
+    })
 }
 
 /// How `review` reaches the model.
@@ -163,6 +175,7 @@ pub struct StoreLog {
     db: Db,
     scope: OrgScope,
     document: DocumentId,
+    clock: Arc<dyn Clock>,
 }
 
 impl StageLog for StoreLog {
@@ -190,7 +203,7 @@ impl StageLog for StoreLog {
             outcome: record.outcome,
             reason: record.reason,
             output: record.output,
-            updated_at: chrono::Utc::now(),
+            updated_at: self.clock.now(),
         };
         Ok(self.db.call(move |store| store.reviews().save_stage(&s, id, &row)).await?)
     }
@@ -318,9 +331,10 @@ impl Api {
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("extraction was interrupted ({e})")))??;
         let runner = self.runner(scope, mode).await?;
         let mut log = pactwise_pipeline::MemoryLog::default();
-        let report = pactwise_pipeline::run(&runner, &mut log, &extracted.pages, false, None)
-            .await
-            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        let report = match pactwise_pipeline::run(&runner, &mut log, &extracted.pages, false, None).await {
+            Ok(report) => report,
+            Err(e) => match e.into_inner() {},
+        };
         let model_available = matches!(self.model.status().await, ModelStatus::Ready);
         let planned = (runner.mode == Mode::DryRun).then(|| {
             if !model_available {
@@ -347,11 +361,11 @@ impl Api {
     ) -> Result<DocumentReview, ApiError> {
         let pages = self.stored_pages(scope, id).await?;
         let runner = self.runner(scope, mode).await?;
-        let mut log = StoreLog { db: self.db.clone(), scope: scope.clone(), document: id };
+        let mut log = StoreLog { db: self.db.clone(), scope: scope.clone(), document: id, clock: self.clock.clone() };
         let ocr_failed = pages.is_empty();
         let report = pactwise_pipeline::run(&runner, &mut log, &pages, ocr_failed, rerun)
             .await
-            .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+            .map_err(pactwise_pipeline::DriverError::into_inner)?;
         let mut review = present(&runner, report, &pages, None, Some(id));
         self.add_people(scope, id, &mut review).await?;
         Ok(review)
@@ -360,11 +374,11 @@ impl Api {
     /// A document's review as recorded (no stage runs).
     pub async fn document_review(&self, scope: &OrgScope, id: DocumentId) -> Result<DocumentReview, ApiError> {
         let runner = self.runner(scope, ReviewMode::Offline).await?;
-        let mut log = StoreLog { db: self.db.clone(), scope: scope.clone(), document: id };
+        let mut log = StoreLog { db: self.db.clone(), scope: scope.clone(), document: id, clock: self.clock.clone() };
         let records = log.load().await?;
         let report = pactwise_pipeline::driver::report(&mut log, records, None)
             .await
-            .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
+            .map_err(pactwise_pipeline::DriverError::into_inner)?;
         let cited: Vec<u32> = report.findings.iter().filter_map(|f| f.quote.as_ref().map(|q| q.page)).collect();
         let s = scope.clone();
         let pages = self.db.call(move |store| crate::workspace::cited_pages(store, &s, id, cited)).await?;
@@ -506,14 +520,12 @@ impl Api {
         Ok(self.db.call(move |store| store.settings().get::<Thresholds>(&s, THRESHOLDS_KEY)).await?.unwrap_or_default())
     }
 
-    /// Sets one threshold by name (0 to 1); owners and admins only.
+    /// Sets one threshold by name, within its bounds (`pactwise_rules::settings`); owners and admins only. A bad
+    /// stored value (from an older version) reads as the defaults, so setting one threshold repairs it.
     pub async fn set_threshold(&self, scope: &OrgScope, name: &str, value: f32) -> Result<Thresholds, ApiError> {
-        if !matches!(scope.role(), pactwise_domain::Role::Owner | pactwise_domain::Role::Admin) {
-            return Err(ApiError::new(
-                ErrorCode::Forbidden,
-                format!("your role ({}) cannot change the review thresholds; ask an owner or admin", scope.role()),
-            ));
-        }
+        // The role table the sync service applies to the same change (`pactwise_rules::roles`).
+        pactwise_rules::roles::check(scope.role(), pactwise_rules::roles::SharedChange::Setting(THRESHOLDS_KEY))
+            .map_err(|refusal| ApiError::new(ErrorCode::Forbidden, refusal.message))?;
         let mut t = self.thresholds(scope).await?;
         t.set(name, value).map_err(|m| ApiError::new(ErrorCode::InvalidInput, m))?;
         let s = scope.clone();

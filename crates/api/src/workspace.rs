@@ -267,14 +267,17 @@ impl Api {
         self.document_review(scope, id).await
     }
 
-    /// Writes the finalized review as a DOCX memo or a PDF to `path`.
+    /// Writes the finalized review as a DOCX memo or a PDF to `path` (an existing file only when `existing` says
+    /// to replace it).
     pub async fn export_review(
         &self,
         scope: &OrgScope,
         id: DocumentId,
         format: MemoFormat,
         path: PathBuf,
+        existing: crate::Existing,
     ) -> Result<ExportedReview, ApiError> {
+        crate::export_file::check_target(&path, existing)?;
         let review = self.document_review(scope, id).await?;
         if review.finalized_at.is_none() {
             return Err(ApiError::new(ErrorCode::ReviewIncomplete, "finalize the review before exporting it"));
@@ -290,7 +293,7 @@ impl Api {
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the export was interrupted ({e})")))??;
-        write_atomically(&path, &bytes)?;
+        crate::export_file::write_export(&path, &bytes, existing)?;
         Ok(ExportedReview { path: path.display().to_string(), bytes: bytes.len() as u64, format })
     }
 
@@ -302,12 +305,8 @@ impl Api {
 
     /// Replaces the organization's own names and aliases (owners and admins).
     pub async fn set_own_names(&self, scope: &OrgScope, names: Vec<String>) -> Result<Vec<String>, ApiError> {
-        if !matches!(scope.role(), pactwise_domain::Role::Owner | pactwise_domain::Role::Admin) {
-            return Err(ApiError::new(
-                ErrorCode::Forbidden,
-                "only owners and admins can change the organization's names",
-            ));
-        }
+        pactwise_rules::roles::check(scope.role(), pactwise_rules::roles::SharedChange::Setting(OWN_NAMES_KEY))
+            .map_err(|refusal| ApiError::new(ErrorCode::Forbidden, refusal.message))?;
         let mut names: Vec<String> = names.into_iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect();
         names.dedup();
         if names.iter().any(|n| n.chars().count() > 200) {
@@ -324,14 +323,6 @@ impl Api {
         let s = scope.clone();
         Ok(self.db.call(move |store| store.reviews().vendors(&s)).await?)
     }
-}
-
-/// Writes `bytes` to a temporary file beside `path` and renames it into place: whole or absent.
-pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), ApiError> {
-    let tmp = path.with_extension("partial");
-    std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| {
-        ApiError::new(ErrorCode::FileUnreadable, format!("cannot write {} ({e}); choose another place", path.display()))
-    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! with only clauses found on their page, signed off by the session's user, exported as DOCX and PDF; another
 //! organization cannot see or sign it; without a model the run fails with the reason; per-run bounds apply.
 
-use pactwise_api::{Api, ApiOptions, ImportOptions, MemoFormat, OrgScope, ReportOptions, ReportStatus};
+use pactwise_api::{Api, ApiOptions, Existing, ImportOptions, MemoFormat, OrgScope, ReportOptions, ReportStatus};
 use pactwise_domain::{Decision, DocumentId, ErrorCode, ReportCompleteness, UnprocessedReason};
 use pactwise_model::fake::{FakeModelServer, FakeScript};
 use pactwise_model::{ApiKey, InMemoryApiKeySource, ModelConfig, RetryPolicy};
@@ -86,7 +86,8 @@ async fn a_report_runs_on_an_imported_contract_is_signed_off_and_exported() {
     assert_eq!(api.document_reports(&scope, document).await.unwrap().len(), 1);
 
     // Not exportable before it is signed off.
-    let early = api.export_report(&scope, view.run, MemoFormat::Docx, tmp.path().join("early.docx")).await;
+    let early =
+        api.export_report(&scope, view.run, MemoFormat::Docx, tmp.path().join("early.docx"), Existing::Refuse).await;
     assert_eq!(early.unwrap_err().code, ErrorCode::ReviewIncomplete);
     // A sign-off needs a reason (the store refuses an empty one).
     assert!(api.sign_off_report(&scope, view.run, Decision::Approve, " ".into()).await.is_err());
@@ -105,14 +106,20 @@ async fn a_report_runs_on_an_imported_contract_is_signed_off_and_exported() {
     let again = api.sign_off_report(&scope, view.run, Decision::Reject, "changed my mind".into()).await;
     assert_eq!(again.unwrap_err().code, ErrorCode::InvalidInput);
 
-    let docx = api.export_report(&scope, view.run, MemoFormat::Docx, tmp.path().join("report.docx")).await.unwrap();
+    let docx = api
+        .export_report(&scope, view.run, MemoFormat::Docx, tmp.path().join("report.docx"), Existing::Refuse)
+        .await
+        .unwrap();
     let xml = docx_text(&std::fs::read(&docx.path).unwrap());
     assert!(xml.contains("Contract review report: nda-six-pages.txt"));
     assert!(xml.contains("This Agreement is governed by the laws of England and Wales"));
     assert!(xml.contains("Rejected extractions"));
     assert!(xml.contains("Signed off by"));
     // The PDF is written by the crate's own writer (no libpdfium needed).
-    let pdf = api.export_report(&scope, view.run, MemoFormat::Pdf, tmp.path().join("report.pdf")).await.unwrap();
+    let pdf = api
+        .export_report(&scope, view.run, MemoFormat::Pdf, tmp.path().join("report.pdf"), Existing::Refuse)
+        .await
+        .unwrap();
     assert!(std::fs::read(&pdf.path).unwrap().starts_with(b"%PDF"));
 }
 
@@ -128,7 +135,7 @@ async fn another_organization_cannot_see_sign_or_export_a_report() {
     assert_eq!(api.start_report(&b, document, ReportOptions::default()).await.unwrap_err().code, ErrorCode::NotFound);
     let sign = api.sign_off_report(&b, run, Decision::Approve, "not mine".into()).await;
     assert_eq!(sign.unwrap_err().code, ErrorCode::NotFound);
-    let export = api.export_report(&b, run, MemoFormat::Docx, tmp.path().join("x.docx")).await;
+    let export = api.export_report(&b, run, MemoFormat::Docx, tmp.path().join("x.docx"), Existing::Refuse).await;
     assert_eq!(export.unwrap_err().code, ErrorCode::NotFound);
     assert_eq!(api.report(&a, run).await.unwrap().status, ReportStatus::AwaitingSignOff);
 }

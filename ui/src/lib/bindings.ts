@@ -11,7 +11,7 @@ export const commands = {
 	importDocuments: (paths: string[]) => typedError<ImportReport_Serialize, ApiError>(__TAURI_INVOKE("import_documents", { paths })),
 	deleteDocument: (id: DocumentId) => typedError<Document_Serialize, ApiError>(__TAURI_INVOKE("delete_document", { id })),
 	restoreDocument: (id: DocumentId) => typedError<Document_Serialize, ApiError>(__TAURI_INVOKE("restore_document", { id })),
-	modelAvailability: () => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("model_availability")),
+	modelAvailability: () => typedError<ModelStatusView_Serialize, ApiError>(__TAURI_INVOKE("model_availability")),
 	/**  Stores the API key in the OS keychain; the key is never sent back to the UI. */
 	setApiKey: (key: string) => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("set_api_key", { key })),
 	clearApiKey: () => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("clear_api_key")),
@@ -731,7 +731,14 @@ export type ErrorCode =
 /**  The package changed since it was read (another save came first); reload and apply the change again. */
 "edit_conflict" | 
 /**  An approval named content that is no longer the artifact's current content. */
-"approval_outdated";
+"approval_outdated" | 
+/**
+ *  The thing is no longer in the state the action needs: an approval already decided, a run already finished.
+ *  Not bad input: reload to see what is true now.
+ */
+"conflict" | 
+/**  An export would replace a file that is already there; choose another name, or say to replace it. */
+"file_exists";
 
 /**  Where an export was written. */
 export type ExportedReview = {
@@ -1074,6 +1081,29 @@ export type ModelAvailability =
 /**  Recent calls failed; model calls pause for a short cool-down and rules are used meanwhile. */
 "paused";
 
+/**  The model's availability with where requests go, for the status line and Settings. */
+export type ModelStatusView = ModelStatusView_Serialize | ModelStatusView_Deserialize;
+
+/**  The model's availability with where requests go, for the status line and Settings. */
+export type ModelStatusView_Deserialize = {
+	availability: ModelAvailability,
+	/**
+	 *  Where model requests go (scheme, host and port) when `PACTWISE_MODEL_ENDPOINT` points away from the default
+	 *  API; `None` for the default.
+	 */
+	endpoint?: string | null,
+};
+
+/**  The model's availability with where requests go, for the status line and Settings. */
+export type ModelStatusView_Serialize = {
+	availability: ModelAvailability,
+	/**
+	 *  Where model requests go (scheme, host and port) when `PACTWISE_MODEL_ENDPOINT` points away from the default
+	 *  API; `None` for the default.
+	 */
+	endpoint: string | null,
+};
+
 /**  A contract a structured lookup drew on. */
 export type NamedContract = {
 	document: DocumentId,
@@ -1330,6 +1360,15 @@ export type QueueEntry_Serialize = {
 export type Quote = {
 	text: string,
 	page: number,
+};
+
+/**  A local change the sync service refused, in people's words. */
+export type RefusedChangeView = {
+	/**  What the change was ("the review thresholds", "a document"). */
+	what: string,
+	/**  The service's reason (what to do). */
+	reason: string,
+	refused_at: string,
 };
 
 /**  A statute or regulation that bears on an item. */
@@ -1852,7 +1891,10 @@ export type Severity =
 
 /**  What a person types to sign in to sync. */
 export type SignInInput = {
-	/**  The sync service's address, e.g. `https://sync.example.com` or `http://127.0.0.1:8787`. */
+	/**
+	 *  The sync service's address, e.g. `https://sync.example.com` (plain `http://` only to this computer, e.g.
+	 *  `http://127.0.0.1:8787`).
+	 */
 	server: string,
 	/**  The organization's short name (slug), as its administrator gave it. */
 	org: string,
@@ -1971,6 +2013,13 @@ export type SyncStatusView_Deserialize = {
 	next_retry_at?: string | null,
 	/**  Whether a background loop runs in this process (the app); the CLI syncs with `pactwise sync now`. */
 	running: boolean,
+	/**
+	 *  Local changes the service refused to store (newest first, at most 20), with its reason: they stay on this
+	 *  computer only.
+	 */
+	refused_changes: RefusedChangeView[],
+	/**  How many changes the service refused in all. */
+	refused_total: number,
 };
 
 export type SyncStatusView_Serialize = {
@@ -1988,6 +2037,13 @@ export type SyncStatusView_Serialize = {
 	next_retry_at: string | null,
 	/**  Whether a background loop runs in this process (the app); the CLI syncs with `pactwise sync now`. */
 	running: boolean,
+	/**
+	 *  Local changes the service refused to store (newest first, at most 20), with its reason: they stay on this
+	 *  computer only.
+	 */
+	refused_changes: RefusedChangeView[],
+	/**  How many changes the service refused in all. */
+	refused_total: number,
 };
 
 /**  Where a queued task stands. */
