@@ -29,11 +29,13 @@ pub const THRESHOLDS_KEY: &str = "review.thresholds";
 
 impl Default for Thresholds {
     fn default() -> Self {
+        // The defaults live beside their bounds, in the one table the settings check uses.
+        let default = |name: &str| pactwise_rules::settings::threshold_default(name).unwrap_or(f64::NAN) as f32;
         Thresholds {
-            ocr_min_confidence: 0.85,
-            classification_min_confidence: 0.75,
-            critical_min_confidence: 0.70,
-            max_not_evaluated_share: 0.20,
+            ocr_min_confidence: default("ocr_min_confidence"),
+            classification_min_confidence: default("classification_min_confidence"),
+            critical_min_confidence: default("critical_min_confidence"),
+            max_not_evaluated_share: default("max_not_evaluated_share"),
         }
     }
 }
@@ -314,5 +316,12 @@ mod tests {
         assert!(Thresholds::default().set("max_not_evaluated_share", 1.0).is_err());
         assert!(Thresholds::default().set("max_not_evaluated_share", 0.5).is_ok());
         assert!(t.set("nonsense", 0.5).unwrap_err().contains("known: ocr_min_confidence"));
+    }
+
+    #[test]
+    fn every_default_threshold_comes_from_the_settings_table_and_is_within_its_bounds() {
+        let t = Thresholds::default();
+        assert_eq!(t.validate(), Ok(()));
+        assert_eq!(t.critical_min_confidence.to_string(), "0.7", "read from the table, not rounded on the way");
     }
 }

@@ -32,6 +32,11 @@ pub const MAX_ALIASES: usize = 100;
 /// The longest name, in characters.
 pub const MAX_ALIAS_CHARS: usize = 200;
 
+/// The default of the threshold `name` (the one table above; the review gate's defaults read it).
+pub fn threshold_default(name: &str) -> Option<f64> {
+    THRESHOLD_BOUNDS.iter().find(|(n, ..)| *n == name).map(|(_, default, ..)| *default)
+}
+
 /// Is `value` within its threshold's bounds? The error says the bounds.
 pub fn check_threshold(name: &str, value: f64) -> Result<(), String> {
     let Some((_, _, low, high)) = THRESHOLD_BOUNDS.iter().find(|(n, ..)| *n == name) else {
