@@ -60,7 +60,7 @@ pub use runs::{
 pub use session::{Membership, SessionInfo};
 pub use sync::{
     KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop, SyncPhase,
-    SyncRoundReport, SyncStatusView, SyncTokens,
+    SyncRoundReport, SyncStatusView, SyncTokens, check_server,
 };
 pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, TextSpan, quote_span, text_runs};
 

@@ -104,6 +104,7 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<serde_json::Value, ApiError
 pub async fn run(api: &Api, command: SyncCommand) -> Result<Outcome, ApiError> {
     match command {
         SyncCommand::SignIn { server, org, email } => {
+            pactwise_api::check_server(&server)?;
             let password = read_password()?;
             let scope = api.sync_sign_in(SignInInput { server, org, email, password }).await?;
             let status = api.sync_status().await?;

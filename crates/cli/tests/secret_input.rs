@@ -87,3 +87,15 @@ fn the_sync_password_typed_on_a_terminal_is_not_echoed_and_enter_ends_it() {
     assert!(!shown.contains("battery"), "part of the password was echoed:\n{shown}");
     assert!(after.contains("error:"), "the program did not answer after Enter:\n{shown}");
 }
+
+#[test]
+fn a_plain_http_address_is_refused_before_the_password_is_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut session = on_terminal(
+        &tmp.path().join("data"),
+        &["sync", "sign-in", "--server", "http://sync.example.com", "--org", "acme", "--email", "ana@example.com"],
+    );
+    let shown = session.exp_eof().expect("the program ends without waiting for a password");
+    assert!(shown.contains("use https://"), "the refusal says what to write instead:\n{shown}");
+    assert!(!shown.contains("Type the sync password"), "a password was asked for a refused address:\n{shown}");
+}

@@ -171,8 +171,9 @@ fn device_name() -> String {
 }
 
 /// A sync service address as the person typed it: `https://…`, or `http://` to this computer only (one rule, the
-/// sync client's own `check_endpoint`).
-fn check_server(server: &str) -> Result<String, ApiError> {
+/// sync client's own `check_endpoint`). Shells call it before asking for the password, so a refused address costs
+/// nobody a typed secret.
+pub fn check_server(server: &str) -> Result<String, ApiError> {
     pactwise_sync::check_endpoint(server).map_err(|e| ApiError::new(ErrorCode::InvalidInput, e.to_string()))
 }
 
