@@ -61,12 +61,12 @@ pub use scope::OrgScope;
 pub use sessions::Sessions;
 pub use settings::Settings;
 pub use sync_log::{
-    ChangeEncoder, ChangePayload, EncodedChange, LocalChange, NewOutboxEntry, OutboxEntry, SYNC_ACCOUNT_SETTING,
-    SYNCED_SETTINGS, ServiceRefusal, SyncApply, SyncLog, SyncState,
+    ChangeEncoder, ChangePayload, EncodedChange, LocalChange, NewOutboxEntry, OutboxEntry, RefusedChange,
+    SYNC_ACCOUNT_SETTING, SYNCED_SETTINGS, ServiceRefusal, SyncApply, SyncLog, SyncState,
 };
 pub use sync_remote::{
-    CorrectionApplied, DOCUMENT_FIELDS, DocumentApplied, Received, ReceivedFile, RefusedChange, RemoteCorrection,
-    SyncBinding, WantedDocument, check_document_fields,
+    CorrectionApplied, DOCUMENT_FIELDS, DocumentApplied, Received, ReceivedFile, RemoteCorrection, SyncBinding,
+    WantedDocument, check_document_fields,
 };
 pub use tasks::{Backlog, FailingAgent, HealthThresholds, NewTask, QueueHealth, TaskRecord, Tasks};
 pub use usage::Usage;

@@ -130,6 +130,17 @@ pub struct OutboxEntry {
     pub change_json: String,
 }
 
+/// A local change the sync service refused to store, with its reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedChange {
+    pub change_id: String,
+    pub model: String,
+    pub record_id: String,
+    pub code: String,
+    pub message: String,
+    pub refused_at: DateTime<Utc>,
+}
+
 /// A change the service refused to store, as its answer said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServiceRefusal {
@@ -306,11 +317,7 @@ impl<'s> SyncLog<'s> {
 
     /// The organization's local changes the service refused, newest first (at most `limit`), and how many there
     /// are in all.
-    pub fn refused(
-        &self,
-        scope: &OrgScope,
-        limit: usize,
-    ) -> Result<(Vec<crate::sync_remote::RefusedChange>, u64), StoreError> {
+    pub fn refused(&self, scope: &OrgScope, limit: usize) -> Result<(Vec<RefusedChange>, u64), StoreError> {
         let org = scope.org().to_string();
         let conn = self.store.conn();
         let total: i64 =
@@ -320,7 +327,7 @@ impl<'s> SyncLog<'s> {
              WHERE org_id = ?1 ORDER BY refused_at DESC, change_id LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![org, limit as i64], |r| {
-            Ok(crate::sync_remote::RefusedChange {
+            Ok(RefusedChange {
                 change_id: r.get(0)?,
                 model: r.get(1)?,
                 record_id: r.get(2)?,

@@ -92,17 +92,6 @@ pub enum ReceivedFile {
     AlreadyHeld,
 }
 
-/// A local change the sync service refused to store, with its reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RefusedChange {
-    pub change_id: String,
-    pub model: String,
-    pub record_id: String,
-    pub code: String,
-    pub message: String,
-    pub refused_at: DateTime<Utc>,
-}
-
 /// What receiving a wanted document did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Received {
