@@ -9,7 +9,7 @@ use pactwise_checklists::Catalog;
 use pactwise_domain::{Classification, CuadCategory, Extractions, ItemFinding, ItemStatus, Page, RejectedExtraction};
 use pactwise_extract::{ExtractConfig, ExtractOptions, Extractor};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -81,6 +81,16 @@ pub struct CuadReport {
     pub quote_precision: f64,
     pub quotes: usize,
     pub quotes_on_labelled_span: usize,
+    /// Quotes of items called present or partial that test a category (what a lawyer sees as evidence), and of those
+    /// the share that overlap a labelled span of the item's category.
+    pub evidence_quotes: usize,
+    pub evidence_quotes_on_labelled_span: usize,
+    pub evidence_quote_precision: f64,
+    /// Of (contract, category) pairs with a labelled span, how many the review calls absent (every item of the
+    /// category absent), and that share.
+    pub labelled_pairs: usize,
+    pub labelled_called_absent: usize,
+    pub missed_present_rate: f64,
     /// Verified quotes not found in the document text. Must be 0.
     pub invented_quotes: usize,
     /// Quotes verification refused (each turned its item into not_evaluated).
@@ -177,6 +187,12 @@ pub fn score(
         quote_precision: 0.0,
         quotes: 0,
         quotes_on_labelled_span: 0,
+        evidence_quotes: 0,
+        evidence_quotes_on_labelled_span: 0,
+        evidence_quote_precision: 0.0,
+        labelled_pairs: 0,
+        labelled_called_absent: 0,
+        missed_present_rate: 0.0,
         invented_quotes: 0,
         rejected_quotes: 0,
         governing_law_accuracy: 0.0,
@@ -217,10 +233,15 @@ pub fn score(
         }
 
         let mut predicted = BTreeSet::new();
+        // Per category, the statuses its items were given.
+        let mut statuses: HashMap<&str, HashSet<ItemStatus>> = HashMap::new();
         let normalized_text = scorer_norm(&text);
         for finding in &review.findings {
             let category = item_categories.get(finding.item_id.as_str()).copied().flatten();
             let positive = matches!(finding.status, ItemStatus::Present | ItemStatus::Partial);
+            if let Some(c) = category {
+                statuses.entry(c.as_str()).or_default().insert(finding.status);
+            }
             if positive && let Some(c) = category {
                 predicted.insert(c.as_str().to_owned());
             }
@@ -229,14 +250,26 @@ pub fn score(
             if !normalized_text.contains(&scorer_norm(&quote.text)) {
                 report.invented_quotes += 1;
             } else if positive && let Some(c) = category {
+                report.evidence_quotes += 1;
                 let spans = record.clauses.get(c.as_str()).map(Vec::as_slice).unwrap_or_default();
                 if let Some(byte_start) = text.find(&quote.text) {
                     let start = text[..byte_start].chars().count();
                     let end = start + quote.text.chars().count();
                     if spans.iter().any(|s| s.start < end && start < s.end) {
                         report.quotes_on_labelled_span += 1;
+                        report.evidence_quotes_on_labelled_span += 1;
                     }
                 }
+            }
+        }
+        for (category, spans) in &record.clauses {
+            if spans.is_empty() || META_CATEGORIES.contains(&category.as_str()) {
+                continue;
+            }
+            let Some(given) = statuses.get(category.as_str()) else { continue };
+            report.labelled_pairs += 1;
+            if given.iter().all(|s| *s == ItemStatus::Absent) {
+                report.labelled_called_absent += 1;
             }
         }
         report.rejected_quotes += review.rejected.len();
@@ -273,6 +306,8 @@ pub fn score(
     report.median_ms_per_contract = per_contract_ms.get(per_contract_ms.len() / 2).copied().unwrap_or(0.0);
     report.type_accuracy = ratio(type_ok, records.len());
     report.quote_precision = ratio(report.quotes_on_labelled_span, report.quotes);
+    report.evidence_quote_precision = ratio(report.evidence_quotes_on_labelled_span, report.evidence_quotes);
+    report.missed_present_rate = ratio(report.labelled_called_absent, report.labelled_pairs);
     report.governing_law_accuracy = ratio(report.governing_law_correct, report.governing_law_labelled);
     report.parties_recall = ratio(report.parties_found, report.parties_labelled);
     let mut macro_sum = 0.0;

@@ -143,8 +143,9 @@ pub struct DocumentStructure {
 pub struct Placement<'a> {
     /// The zones of the lines the span touches, in order, without repeats.
     pub zones: Vec<Zone>,
-    /// The innermost section holding the span's first line.
+    /// The innermost section holding the span's first line, and its index in [`DocumentStructure::sections`].
     pub section: Option<&'a Section>,
+    pub section_index: Option<u32>,
     /// The span lies entirely within a section's number and heading.
     pub in_heading: bool,
     /// The span touches a line that starts a definition: the defined term.
@@ -202,10 +203,11 @@ impl DocumentStructure {
             }
         }
         let first = self.lines.get(lines.start).filter(|_| !lines.is_empty());
-        let section = first.and_then(|l| l.section).map(|s| &self.sections[s as usize]);
+        let section_index = first.and_then(|l| l.section);
+        let section = section_index.map(|s| &self.sections[s as usize]);
         let in_heading =
             lines.len() == 1 && first.is_some_and(|l| l.heading_end.is_some_and(|end| range.end <= end as usize));
-        Placement { zones, section, in_heading, definition }
+        Placement { zones, section, section_index, in_heading, definition }
     }
 
     /// The section's path from its article down: ["Article 10 Representations ...", "10.5 Limitation of Liability"].

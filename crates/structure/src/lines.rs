@@ -52,25 +52,30 @@ pub(crate) fn split(pages: &[Page]) -> WorkDoc<'_> {
         for raw in page.text.split('\n') {
             let start_raw = offset;
             offset += raw.len() + 1;
-            let trimmed = raw.trim();
-            if trimmed.is_empty() {
+            if raw.trim().is_empty() {
                 blank = true;
                 continue;
             }
-            let lead = raw.len() - raw.trim_start().len();
-            let start = start_raw + lead;
-            lines.push(WorkLine {
-                page: page.number,
-                page_index,
-                start,
-                end: start + trimmed.len(),
-                text: trimmed,
-                nth_in_page: lines.len() - first,
-                lines_in_page: 0,
-                blank_before: blank,
-                zone: None,
-            });
-            blank = false;
+            for piece in pieces(raw) {
+                let text = raw[piece.clone()].trim();
+                if text.is_empty() {
+                    continue;
+                }
+                let lead = raw[piece.clone()].len() - raw[piece.clone()].trim_start().len();
+                let start = start_raw + piece.start + lead;
+                lines.push(WorkLine {
+                    page: page.number,
+                    page_index,
+                    start,
+                    end: start + text.len(),
+                    text,
+                    nth_in_page: lines.len() - first,
+                    lines_in_page: 0,
+                    blank_before: blank,
+                    zone: None,
+                });
+                blank = false;
+            }
         }
         let count = lines.len() - first;
         for line in &mut lines[first..] {
@@ -78,6 +83,39 @@ pub(crate) fn split(pages: &[Page]) -> WorkDoc<'_> {
         }
     }
     WorkDoc { lines, synthetic: pages.iter().any(|p| p.synthetic), page_count: pages.len() }
+}
+
+/// A line longer than this that holds runs of spaces is text whose line breaks were lost (the spaces stand where
+/// they were): it is read as the lines the runs separate.
+const LOST_BREAKS: usize = 300;
+
+/// The byte ranges of the lines inside one line of text: itself, or for a long line with runs of three or more
+/// spaces, the pieces between those runs.
+fn pieces(raw: &str) -> Vec<std::ops::Range<usize>> {
+    if raw.trim().len() <= LOST_BREAKS || !raw.trim().contains("   ") {
+        return std::iter::once(0..raw.len()).collect();
+    }
+    let mut out = Vec::new();
+    let mut start = 0;
+    let bytes = raw.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b' ' {
+            let mut j = i;
+            while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
+                j += 1;
+            }
+            if j - i >= 3 {
+                out.push(start..i);
+                start = j;
+            }
+            i = j.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    out.push(start..raw.len());
+    out
 }
 
 /// A line reduced to what stays the same when a running line repeats: lower case, every run of digits as `#`,
@@ -151,6 +189,20 @@ mod tests {
         assert!(title_like("REPRESENTATIONS AND WARRANTIES"));
         assert!(title_like("Representations, Warranties and Covenants; Limitation of Liability"));
         assert!(!title_like("Neither party shall be liable for indirect damages"));
+    }
+
+    #[test]
+    fn a_long_line_with_lost_breaks_is_read_as_its_lines() {
+        let body = "word ".repeat(70);
+        let text = format!(
+            "Exhibit 10.1     SUPPLY AGREEMENT     This Agreement is made between A and B.     1. Term. {body}"
+        );
+        let pages = [Page::plain(1, text.clone())];
+        let doc = split(&pages);
+        let texts: Vec<&str> = doc.lines.iter().map(|l| l.text).collect();
+        assert_eq!(texts[..3], ["Exhibit 10.1", "SUPPLY AGREEMENT", "This Agreement is made between A and B."]);
+        assert_eq!(&text[doc.lines[1].start..doc.lines[1].end], "SUPPLY AGREEMENT");
+        assert!(texts[3].starts_with("1. Term."));
     }
 
     #[test]

@@ -265,6 +265,8 @@ pub(crate) struct Found {
 /// levels and extent; and for each line that opens one, where its heading ends.
 pub(crate) fn sections(doc: &WorkDoc<'_>) -> (Vec<Section>, Vec<(usize, usize)>) {
     let mut found: Vec<Found> = Vec::new();
+    // Lines that hold the heading of the number on the line before them.
+    let mut extra_headings: Vec<(usize, usize)> = Vec::new();
     let content: Vec<usize> = doc.content().collect();
     for (pos, &i) in content.iter().enumerate() {
         let line = &doc.lines[i];
@@ -277,10 +279,13 @@ pub(crate) fn sections(doc: &WorkDoc<'_>) -> (Vec<Section>, Vec<(usize, usize)>)
                 None if rest.trim().is_empty() => {
                     // The heading may stand on the next line ("ARTICLE 10" / "LIMITATION OF LIABILITY").
                     let next = content.get(pos + 1).map(|&n| &doc.lines[n]);
-                    let heading = next
+                    let heading_line = next
                         .filter(|n| n.words() <= MAX_HEADING_WORDS && title_like(n.text))
-                        .filter(|n| parse_section_number(n.text).is_none())
-                        .map(|n| clean(n.text.trim_end_matches(['.', ':'])));
+                        .filter(|n| parse_section_number(n.text).is_none());
+                    if let Some(n) = heading_line {
+                        extra_headings.push((content[pos + 1], n.end));
+                    }
+                    let heading = heading_line.map(|n| clean(n.text.trim_end_matches(['.', ':'])));
                     (heading, rest.len())
                 }
                 None => (None, 0),
@@ -322,7 +327,9 @@ pub(crate) fn sections(doc: &WorkDoc<'_>) -> (Vec<Section>, Vec<(usize, usize)>)
         .filter(|(f, s)| !s && (f.number.is_some() || numbered_top < 3))
         .map(|(f, _)| f)
         .collect();
-    nest(doc, found)
+    let (sections, mut heading_ends) = nest(doc, found);
+    heading_ends.extend(extra_headings);
+    (sections, heading_ends)
 }
 
 /// Gives each found section its level and parent and ends it where the next section of the same or a higher level

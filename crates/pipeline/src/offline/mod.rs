@@ -11,9 +11,9 @@ mod fields;
 mod index;
 
 pub use classify::classify;
-pub use evaluate::{category_evidence, evaluate};
+pub use evaluate::{Evidence, category_evidence, evaluate};
 pub use fields::{extract_fields, governing_law, jurisdiction_in, parties};
-pub use index::{ContractIndex, Sentence};
+pub use index::{ContractIndex, Place, Sentence};
 
 /// No rule-based answer claims more confidence than this.
 pub const RULES_CONFIDENCE_CAP: f32 = 0.5;
