@@ -126,6 +126,7 @@ pub fn review_pages(catalog: &Catalog, pages: Vec<Page>) -> OfflineReview {
         None => Vec::new(),
     };
     let rejected = verify::verify_findings(&pages, &mut findings);
+    crate::values::attach(catalog, &mut findings);
     let extractions = offline::extract_fields(&index);
     OfflineReview { pages, classification, findings, rejected, extractions }
 }

@@ -12,6 +12,7 @@ pub mod machine;
 pub mod model_path;
 pub mod offline;
 pub mod stages;
+pub mod values;
 pub mod verify;
 
 pub use driver::{DriverError, MemoryLog, PipelineReport, StageLog, StageRecord, run};

@@ -171,6 +171,7 @@ fn finding(
 ) -> ItemFinding {
     ItemFinding {
         item_id: item.id.clone(),
+        value: None,
         status,
         confidence,
         quote,

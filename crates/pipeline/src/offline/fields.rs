@@ -209,6 +209,7 @@ pub fn extract_fields(index: &ContractIndex) -> Extractions {
 fn extracted(index: &ContractIndex, value: String, sentence: &Sentence) -> Extracted {
     Extracted {
         value,
+        normalized: None,
         quote: Some(Quote { text: index.sentence_text(sentence).to_owned(), page: index.page_number(sentence) }),
         confidence: CONFIDENCE,
     }
@@ -305,7 +306,7 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
         .into_iter()
         .map(|value| match sentence {
             Some(s) => extracted(index, value, s),
-            None => Extracted { value, quote: None, confidence: CONFIDENCE },
+            None => Extracted { value, normalized: None, quote: None, confidence: CONFIDENCE },
         })
         .collect()
 }
