@@ -84,7 +84,8 @@ pub struct ItemFinding {
 
 /// A value read from a contract, normalised so it can be compared, computed with and shown in people's terms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, specta::Type)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+// The container name is not in the JSON; it names the TypeScript type, where `Value` is serde_json's already.
+#[serde(tag = "kind", rename_all = "snake_case", rename = "NormalizedValue")]
 pub enum Value {
     /// A calendar date, ISO 8601 (`YYYY-MM-DD`).
     Date { iso: String },
@@ -236,6 +237,9 @@ pub struct Extractions {
     pub effective_date: Option<Extracted>,
     pub expiration_date: Option<Extracted>,
     pub renewal: Option<Extracted>,
+    /// The notice a party must give before the term renews to stop it renewing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renewal_notice: Option<Extracted>,
     /// The jurisdiction's name, e.g. "New York" or "England and Wales".
     pub governing_law: Option<Extracted>,
     pub value: Option<Extracted>,

@@ -137,6 +137,10 @@ fn main() -> anyhow::Result<()> {
         report.parties_found,
         report.parties_labelled
     );
+    println!("values against CUAD's normalised answers (parties: recall of names, defined names allowed):");
+    for line in eval::values_table(&report.values) {
+        println!("{line}");
+    }
     println!(
         "{{\"figure\":\"offline_review_cuad\",\"contracts\":{},\"total_seconds\":{:.2},\"median_ms_per_contract\":{:.2}}}",
         report.contracts, report.total_seconds, report.median_ms_per_contract

@@ -5,6 +5,7 @@
 //! verification and the gate. Imports domain, checklists, extract and model; the store-backed `StageLog` lives in
 //! `pactwise-api`.
 
+pub mod cuad_answers;
 pub mod driver;
 pub mod eval;
 pub mod gate;

@@ -341,6 +341,7 @@ fn verified_extractions(pages: &[Page], mut e: Extractions) -> Extractions {
         &mut e.effective_date,
         &mut e.expiration_date,
         &mut e.renewal,
+        &mut e.renewal_notice,
         &mut e.governing_law,
         &mut e.value,
         &mut e.pricing,

@@ -3,7 +3,8 @@
 //! sentence it came from as its quote (cut from the page's own text) and a low confidence.
 
 use super::{ContractIndex, Sentence};
-use pactwise_domain::{Extracted, Extractions, Quote};
+use crate::values;
+use pactwise_domain::{Extracted, Extractions, Quote, Value};
 use regex::{Regex, RegexBuilder};
 use std::sync::LazyLock;
 
@@ -206,10 +207,10 @@ pub fn extract_fields(index: &ContractIndex) -> Extractions {
     }
 }
 
-fn extracted(index: &ContractIndex, value: String, sentence: &Sentence) -> Extracted {
+fn extracted(index: &ContractIndex, value: String, normalized: Option<Value>, sentence: &Sentence) -> Extracted {
     Extracted {
         value,
-        normalized: None,
+        normalized,
         quote: Some(Quote { text: index.sentence_text(sentence).to_owned(), page: index.page_number(sentence) }),
         confidence: CONFIDENCE,
     }
@@ -227,7 +228,8 @@ pub fn governing_law(index: &ContractIndex) -> Option<Extracted> {
                 continue;
             }
             if let Some(name) = jurisdiction_in(&text[m.start()..]).or_else(|| jurisdiction_in(text)) {
-                return Some(extracted(index, name.to_owned(), sentence));
+                let normalized = Some(Value::Jurisdiction { name: name.to_owned() });
+                return Some(extracted(index, name.to_owned(), normalized, sentence));
             }
         }
     }
@@ -272,7 +274,7 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
         let text = index.sentence_text(s);
         text.len() > 20 && preamble.contains(text.get(..text.len().min(60)).unwrap_or(text))
     });
-    let mut names: Vec<String> = Vec::new();
+    let mut names: Vec<(String, Value)> = Vec::new();
     let mut last_end = 0;
     for caps in DEFINED_NAME.captures_iter(preamble) {
         let whole = caps.get(0).expect("group 0");
@@ -288,15 +290,15 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
         let looks_like_a_name = name.chars().filter(|c| c.is_alphabetic()).count() >= 2
             && name.split_whitespace().count() <= 10
             && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit());
-        let value = if !looks_like_a_name {
-            defined
-        } else if name.eq_ignore_ascii_case(&defined) {
-            name
+        let party = if !looks_like_a_name || name.eq_ignore_ascii_case(&defined) {
+            let name = if looks_like_a_name { name } else { defined };
+            Value::Party { name, defined_as: None, role: None }
         } else {
-            format!("{name} (\"{defined}\")")
+            Value::Party { name, defined_as: Some(defined), role: None }
         };
-        if !names.iter().any(|n| n.eq_ignore_ascii_case(&value)) {
-            names.push(value);
+        let value = party.display();
+        if !names.iter().any(|(n, _)| n.eq_ignore_ascii_case(&value)) {
+            names.push((value, party));
         }
         if names.len() == 6 {
             break;
@@ -304,9 +306,9 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
     }
     names
         .into_iter()
-        .map(|value| match sentence {
-            Some(s) => extracted(index, value, s),
-            None => Extracted { value, normalized: None, quote: None, confidence: CONFIDENCE },
+        .map(|(value, party)| match sentence {
+            Some(s) => extracted(index, value, Some(party), s),
+            None => Extracted { value, normalized: Some(party), quote: None, confidence: CONFIDENCE },
         })
         .collect()
 }
@@ -341,7 +343,11 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
         if keep(text)
             && let Some(date) = DATE.find(text)
         {
-            return Some(extracted(index, date.as_str().split_whitespace().collect::<Vec<_>>().join(" "), sentence));
+            let normalized = values::dates(date.as_str())
+                .first()
+                .map(|(_, d)| Value::Date { iso: d.format("%Y-%m-%d").to_string() });
+            let value = normalized.as_ref().map_or_else(|| date.as_str().to_owned(), Value::display);
+            return Some(extracted(index, value, normalized, sentence));
         }
     }
     None
@@ -355,7 +361,11 @@ fn expiration(index: &ContractIndex) -> Option<Extracted> {
             continue;
         }
         if let Some(m) = DATE.find(text).or_else(|| PERIOD.find(text)) {
-            return Some(extracted(index, m.as_str().split_whitespace().collect::<Vec<_>>().join(" "), sentence));
+            let normalized = values::value_for(pactwise_domain::CuadCategory::ExpirationDate, m.as_str(), |_| None);
+            let value = normalized
+                .as_ref()
+                .map_or_else(|| m.as_str().split_whitespace().collect::<Vec<_>>().join(" "), Value::display);
+            return Some(extracted(index, value, normalized, sentence));
         }
     }
     None
@@ -367,11 +377,12 @@ fn renewal(index: &ContractIndex) -> Option<Extracted> {
         let text = index.sentence_text(sentence);
         if let Some(m) = RENEWAL.find(text) {
             let after = &text[m.start()..];
-            let value = PERIOD
+            let normalized = PERIOD
                 .find(after)
-                .map(|p| format!("renews for {}", p.as_str().split_whitespace().collect::<Vec<_>>().join(" ")))
-                .unwrap_or_else(|| "renews".to_owned());
-            return Some(extracted(index, value, sentence));
+                .and_then(|p| values::value_for(pactwise_domain::CuadCategory::RenewalTerm, p.as_str(), |_| None));
+            let value =
+                normalized.as_ref().map_or_else(|| "renews".to_owned(), |v| format!("renews for {}", v.display()));
+            return Some(extracted(index, value, normalized, sentence));
         }
     }
     None
