@@ -40,9 +40,12 @@ const MONTHS: [(&str, u32); 23] = [
 ];
 const MONTH_PATTERN: &str = "january|february|march|april|may|june|july|august|september|october|november|december|jan\\.?|feb\\.?|mar\\.?|apr\\.?|jun\\.?|jul\\.?|aug\\.?|sept?\\.?|oct\\.?|nov\\.?|dec\\.?";
 
+/// An ordinal suffix, also as text layers break it ("14t h", "1s t").
+const ORDINAL_SUFFIX: &str = r"(?:st|nd|rd|th|s\s?t|n\s?d|r\s?d|t\s?h)?";
+
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     ci(&format!(
-        r"\b(?:(?P<m1>{MONTH_PATTERN})\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s*,?\s+(?P<y1>\d{{4}})|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?(?P<m2>{MONTH_PATTERN}),?\s+(?P<y2>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}}))\b"
+        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}\s*,?\s+(?P<y1>\d{{4}})|(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:day\s+of\s+)?(?P<m2>{MONTH_PATTERN}),?\s+(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}}))\b"
     ))
 });
 
@@ -60,10 +63,11 @@ pub fn dates(text: &str) -> Vec<(Range<usize>, NaiveDate)> {
                 (num("y1")?, month_of(m.as_str())?, num("d1")?)
             } else if let Some(m) = c.name("m2") {
                 (num("y2")?, month_of(m.as_str())?, num("d2")?)
-            } else if c.name("mo3").is_some() {
-                let y = num("y3")?;
+            } else if c.name("mo3").is_some() || c.name("mo5").is_some() {
+                let slash = c.name("mo3").is_some();
+                let y = num(if slash { "y3" } else { "y5" })?;
                 let y = if y < 100 { if y >= 50 { 1900 + y } else { 2000 + y } } else { y };
-                (y, u32::try_from(num("mo3")?).ok()?, num("d3")?)
+                (y, u32::try_from(num(if slash { "mo3" } else { "mo5" })?).ok()?, num(if slash { "d3" } else { "d5" })?)
             } else {
                 (num("y4")?, u32::try_from(num("mo4")?).ok()?, num("d4")?)
             };
@@ -158,6 +162,25 @@ pub fn durations(text: &str) -> Vec<(Range<usize>, u32, DurationUnit)> {
             Some((whole.range(), number, unit))
         })
         .collect()
+}
+
+/// The number an ordinal word says ("third" → 3).
+pub fn ordinal(word: &str) -> Option<u32> {
+    const ORDINALS: [&str; 10] =
+        ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
+    let word = word.to_lowercase();
+    ORDINALS.iter().position(|o| *o == word).and_then(|i| u32::try_from(i + 1).ok())
+}
+
+/// The date a period after `from` ends: the same day of the month for months and years (the last day of a shorter
+/// month), `number` days (business days count as calendar days here) or weeks later.
+pub fn add_period(from: NaiveDate, number: u32, unit: DurationUnit) -> Option<NaiveDate> {
+    match unit {
+        DurationUnit::Year => from.checked_add_months(chrono::Months::new(number.checked_mul(12)?)),
+        DurationUnit::Month => from.checked_add_months(chrono::Months::new(number)),
+        DurationUnit::Week => from.checked_add_days(chrono::Days::new(u64::from(number) * 7)),
+        DurationUnit::Day | DurationUnit::BusinessDay => from.checked_add_days(chrono::Days::new(u64::from(number))),
+    }
 }
 
 static PERPETUAL: LazyLock<Regex> =
@@ -304,6 +327,27 @@ mod tests {
         assert_eq!(iso("signed 5/9/19 and 12/31/1999"), ["2019-05-09", "1999-12-31"]);
         assert_eq!(iso("Sept. 3, 2001"), ["2001-09-03"]);
         assert!(iso("February 30, 2019").is_empty(), "no such day");
+    }
+
+    #[test]
+    fn dates_survive_broken_ordinals_and_hyphens() {
+        assert_eq!(iso("executed this 14t h day of October 2022"), ["2022-10-14"]);
+        assert_eq!(iso("on the 1s t day of July, 2017"), ["2017-07-01"]);
+        assert_eq!(iso("signed 4-30-21 at noon"), ["2021-04-30"]);
+        assert_eq!(iso("Nov. 07, 2011"), ["2011-11-07"]);
+        assert!(iso("call 555-12-3456").is_empty(), "not a month and day");
+    }
+
+    #[test]
+    fn a_period_after_a_date_ends_on_the_same_day_of_the_month() {
+        let from = NaiveDate::from_ymd_opt(2016, 2, 29).unwrap();
+        let at = |n, u| add_period(from, n, u).map(|d| d.format("%Y-%m-%d").to_string());
+        assert_eq!(at(3, DurationUnit::Year).as_deref(), Some("2019-02-28"), "no 29 February in 2019");
+        assert_eq!(at(6, DurationUnit::Month).as_deref(), Some("2016-08-29"));
+        assert_eq!(at(2, DurationUnit::Week).as_deref(), Some("2016-03-14"));
+        assert_eq!(at(30, DurationUnit::Day).as_deref(), Some("2016-03-30"));
+        assert_eq!(ordinal("Third"), Some(3));
+        assert_eq!(ordinal("umpteenth"), None);
     }
 
     #[test]
