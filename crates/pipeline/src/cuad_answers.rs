@@ -143,6 +143,13 @@ pub fn parties(answer: &str) -> Vec<AnswerParty> {
                 .filter(|d| !GENERIC.contains(&d.to_lowercase().as_str()))
                 .collect();
             let lowered = name.to_lowercase();
+            // "Company and Consultant (each a "Party")", "Apollo and Establishment shall hereinafter be ...": the
+            // collective terms for parties named in other pieces, not a party.
+            let names_party_terms =
+                piece.to_lowercase().split(|c: char| !c.is_alphanumeric()).any(|w| w == "party" || w == "parties");
+            if names_party_terms && [" and ", " shall ", "hereinafter"].iter().any(|w| lowered.contains(w)) {
+                return None;
+            }
             let name_is_words = name.chars().filter(|c| c.is_alphabetic()).count() >= 2
                 && name.len() <= 80
                 && !lowered.contains("party")
@@ -219,7 +226,9 @@ mod tests {
 
     #[test]
     fn answer_parties_keep_names_and_defined_names_but_not_the_collective_terms() {
-        let got = parties(r#"Alder Widgets Inc. ("Alder"); Birch Labs, LLC (the "Supplier"); (each a "Party")"#);
+        let got = parties(
+            r#"Alder Widgets Inc. ("Alder"); Birch Labs, LLC (the "Supplier"); (each a "Party"); Alder and Birch shall be called a "Party""#,
+        );
         assert_eq!(
             got,
             [

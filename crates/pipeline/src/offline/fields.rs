@@ -40,7 +40,7 @@ static PREAMBLE_END: LazyLock<Regex> = LazyLock::new(|| {
         r"\n\s*\n\s*(w\s*h\s*e\s*r\s*e\s*a\s*s|recitals|background|now,?\s+therefore|witnesseth|1\.)|\bwhereas\b|\bnow,?\s+therefore\b|\bwitnesseth\b|\brecitals\b",
     )
 });
-static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| ci(r"(\bbetween\b|\bamong\b|\band\b|;|\)\s*,)"));
+static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| ci(r"(\bbetween\b|\bamong\b|\band\b|;|:|\)\s*,|\n\s*\n)"));
 static RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"(automatically\s+(be\s+)?(renew|extend)|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
@@ -254,9 +254,13 @@ fn normalise_apostrophes(text: &str) -> String {
 /// The parties named in the preamble: each defined name in brackets ("Acme"), with the name written before it.
 pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
     let head = index.head();
-    let Some(start) = PREAMBLE_START.find(head) else { return Vec::new() };
-    let window_end = floor_boundary(head, (start.start() + 1_000).min(head.len()));
-    let mut preamble = &head[start.start()..window_end];
+    // The opening paragraph from "between" or "among"; where the parties come first ("X ("A") and Y ("B") agree"),
+    // the paragraph the structure calls the preamble, else the head.
+    let window = match PREAMBLE_START.find(head) {
+        Some(start) => &head[start.start()..],
+        None => first_run(index, Zone::Preamble).unwrap_or(head),
+    };
+    let mut preamble = &window[..floor_boundary(window, 1_000.min(window.len()))];
     if let Some(end) = PREAMBLE_END.find(preamble) {
         preamble = &preamble[..end.start()];
     }
@@ -303,6 +307,16 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
         .collect()
 }
 
+/// The text of the first run of lines the structure puts in `zone` (on one page).
+fn first_run(index: &ContractIndex, zone: Zone) -> Option<&str> {
+    let lines = &index.structure().lines;
+    let first = lines.iter().position(|l| l.zone == zone)?;
+    let page_number = lines[first].page;
+    let last = lines[first..].iter().take_while(|l| l.zone == zone && l.page == page_number).last()?;
+    let page = index.pages().iter().find(|p| p.number == page_number)?;
+    page.text.get(lines[first].start as usize..last.end as usize)
+}
+
 fn floor_boundary(text: &str, mut at: usize) -> usize {
     while !text.is_char_boundary(at) {
         at -= 1;
@@ -313,7 +327,8 @@ fn floor_boundary(text: &str, mut at: usize) -> usize {
 static DATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"\b(dated|as\s+of|made|entered\s+into|executed|day\s+of|effective|date\s*:|signed)\b[^.;]{0,60}$")
 });
-static EFFECTIVE: LazyLock<Regex> = LazyLock::new(|| ci(r"\beffective\b|\bcommencement\s+date\b"));
+static EFFECTIVE: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\beffective\b|\bcommenc\w*|\bbegin(s|ning)?\b|\bstart\b|\bcome\s+into\s+force\b"));
 /// The effective date is the date the agreement bears: "effective as of the date first written above".
 static EFFECTIVE_IS_DATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
@@ -403,15 +418,42 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
     if let Some((page, range, date)) = date_in_zones(index, &[Zone::Preamble, Zone::Cover], Some(&near_effective)) {
         return Some(dated(index, page, range, date));
     }
-    if let Some(found) = first_dated_sentence(index, 20_000, |text| EFFECTIVE.is_match(text)) {
-        return Some(found);
+    // A sentence that starts something on a date: "shall commence on 1 January 1998", "effective as of", "Contract
+    // start:"; never the date a period runs until.
+    let mut seen = 0usize;
+    for (i, sentence) in index.sentences().iter().enumerate() {
+        let text = index.sentence_text(sentence);
+        seen += text.len();
+        if seen > 20_000 {
+            break;
+        }
+        let place = index.place(i);
+        if !place.is_quotable() || place.zone == Zone::SignatureBlock || !EFFECTIVE.is_match(text) {
+            continue;
+        }
+        let starts = values::dates(text)
+            .into_iter()
+            .find(|(r, _)| STARTS_ON.is_match(&text[floor_boundary(text, r.start.saturating_sub(60))..r.start]));
+        if let Some((_, date)) = starts {
+            return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
+        }
     }
-    let says_dated = index.sentences().iter().take(400).find(|s| EFFECTIVE_IS_DATED.is_match(index.sentence_text(s)));
+    // Effective on the date the agreement bears: said so, or an "Effective Date" the contract uses but dates nowhere.
+    let says_dated = index
+        .sentences()
+        .iter()
+        .take(400)
+        .find(|s| EFFECTIVE_IS_DATED.is_match(index.sentence_text(s)))
+        .or_else(|| index.sentences().iter().find(|s| index.sentence_text(s).contains("Effective Date")));
     match (says_dated, agreement) {
         (Some(s), Some(a)) => Some(extracted(index, a.value.clone(), a.normalized.clone(), s)),
         _ => None,
     }
 }
+
+static STARTS_ON: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(effective|commenc\w*|begin\w*|start\w*|as\s+of|come\s+into\s+force|take\s+effect)\b[^.;]{0,40}$")
+});
 
 fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str) -> bool) -> Option<Extracted> {
     let mut seen = 0usize;
@@ -436,7 +478,15 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
 
 static TERM_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|this\s+(\w+\s+){0,2}agreement\s+(shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude|be\s+(valid|effective|in\s+effect))|(shall|will)\s+(continue|remain)\s+in\s+(full\s+)?(force|effect))",
+        r"\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|this\s+(\w+\s+){0,2}agreement\s+(shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude))",
+    )
+});
+static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b"));
+/// Sentences that speak of the term without setting it: "during the Term and for one year thereafter", "the term
+/// "Credit Data" means".
+static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]"#,
     )
 });
 /// The words that put an end date after them: "until", "expire on", "terminating on".
@@ -476,11 +526,21 @@ fn expiration(
         _ => None,
     };
     let mut perpetual: Option<&Sentence> = None;
-    for (i, sentence) in index.sentences().iter().enumerate() {
-        if !index.place(i).is_operative() && index.place(i).zone != pactwise_structure::Zone::Definitions {
+    // The term clause's home first (a section headed "Term", "Duration"), then anywhere it may be quoted from.
+    let in_home = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
+    let order = (0..index.sentences().len())
+        .filter(|i| in_home(*i))
+        .chain((0..index.sentences().len()).filter(|i| !in_home(*i)));
+    for i in order {
+        let sentence = &index.sentences()[i];
+        let place = index.place(i);
+        if !place.is_quotable() || place.zone == Zone::SignatureBlock {
             continue;
         }
         let text = index.sentence_text(sentence);
+        if NOT_THE_TERM.is_match(text) {
+            continue;
+        }
         let Some(clause) = TERM_CLAUSE.find(text) else { continue };
         let dates = values::dates(text);
         if let Some((_, end)) = dates.iter().find(|(r, _)| END_CUE.is_match(&text[..r.start])) {
