@@ -590,7 +590,7 @@ static NOTICE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"(at\s+least|not\s+less\s+than|no\s+less\s+than|no\s+later\s+than|minimum\s+of|upon|with|giving|within)\s*$")
 });
 static NOTICE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"^[\s)]*(\w+\s+){0,2}(prior|before|in\s+advance|preceding|notice|written|notification|ahead)")
+    ci(r"^[\s)]*'?\s*(\w+\s+)?(prior|before|in\s+advance|preceding|notice|written\s+notice|notification|ahead)")
 });
 static EVERY: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"\b(year[\s-]+to[\s-]+year|each\s+year|annual(ly)?|every\s+year)\b|\b(month[\s-]+to[\s-]+month|each\s+month)\b")
@@ -604,9 +604,14 @@ fn is_notice_period(text: &str, range: &std::ops::Range<usize>) -> bool {
 /// year periods", "from year to year"), else that the term renews. Periods of notice in the clause are not the
 /// renewal's length.
 fn renewal(index: &ContractIndex) -> Option<(usize, Extracted)> {
-    for pattern in [&*RENEWAL, &*RENEWAL_EXTRA] {
+    // The usual wording anywhere, then looser wording ("renewable", "extended by") in a section headed Term; in each
+    // pass the first sentence that names the renewal's length wins, else the first that says the term renews.
+    let in_term_section = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
+    let passes: [(&Regex, bool); 3] = [(&RENEWAL, false), (&RENEWAL_EXTRA, false), (&RENEW_LOOSE, true)];
+    for (pattern, term_section_only) in passes {
+        let mut first: Option<(usize, Extracted)> = None;
         for (i, sentence) in index.sentences().iter().enumerate() {
-            if !index.place(i).is_operative() {
+            if !index.place(i).is_operative() || (term_section_only && !in_term_section(i)) {
                 continue;
             }
             let text = index.sentence_text(sentence);
@@ -626,13 +631,23 @@ fn renewal(index: &ContractIndex) -> Option<(usize, Extracted)> {
                         },
                     })
                 });
+            let found = normalized.is_some();
             let value =
                 normalized.as_ref().map_or_else(|| "renews".to_owned(), |v| format!("renews for {}", v.display()));
-            return Some((i, extracted(index, value, normalized, sentence)));
+            let candidate = (i, extracted(index, value, normalized, sentence));
+            if found {
+                return Some(candidate);
+            }
+            first.get_or_insert(candidate);
+        }
+        if first.is_some() {
+            return first;
         }
     }
     None
 }
+
+static RENEW_LOOSE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extended|extension|extend)\b"));
 
 static NOTICE_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\bnotic\w*|\bnotif\w*"));
 static RENEW_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extend\w*|extension|expir\w*|end\s+of\s+the)"));

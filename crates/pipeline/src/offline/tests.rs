@@ -156,3 +156,20 @@ by either party under Section 3.\n\n3. Termination. Either party may terminate o
     let fields = extract_fields(&ContractIndex::build(&pages(&end_date)));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2018-12-31".into() }));
 }
+
+#[test]
+fn a_renewal_period_followed_by_the_word_written_is_still_the_renewal_not_a_notice() {
+    let text = "HOSTING AGREEMENT\n\nThis Hosting Agreement is made as of May 2, 2019 by and between Cedar Hosting Ltd. \
+(\"Host\") and Dune Analytics Inc. (\"Customer\").\n\n1. Term. This Agreement shall commence on the date first written \
+above and continue for two (2) years. It shall then renew for successive six (6) month periods unless written notice \
+of non-renewal is given by either party no later than thirty (30) days before the end of the then-current period.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(
+        fields.renewal.and_then(|r| r.normalized),
+        Some(Value::Duration { number: 6, unit: DurationUnit::Month })
+    );
+    assert_eq!(
+        fields.renewal_notice.and_then(|r| r.normalized),
+        Some(Value::Duration { number: 30, unit: DurationUnit::Day })
+    );
+}
