@@ -298,6 +298,9 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
             break;
         }
     }
+    if names.is_empty() {
+        names = undefined_parties(head, preamble);
+    }
     names
         .into_iter()
         .map(|(value, party)| match sentence {
@@ -305,6 +308,41 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
             None => Extracted { value, normalized: Some(party), quote: None, confidence: CONFIDENCE },
         })
         .collect()
+}
+
+static PARTY_LETTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^[ \t]*(Party\s+[A-Z])\s*:\s*\n?\s*([^\n:]{3,100})$").expect("valid"));
+static AND: LazyLock<Regex> = LazyLock::new(|| ci(r"\band\b"));
+static BETWEEN: LazyLock<Regex> = LazyLock::new(|| ci(r"^\W*(by\s+and\s+)?(between|among)\s*:?"));
+static UNDEFINED_CUT: LazyLock<Regex> = LazyLock::new(|| ci(r"\bhereinafter\b|\baddress\b|,\s*\d|\n\s*\n|\s{3,}"));
+
+/// Parties the preamble names without defining a name for them: "Party A: X" lines of the head, else "between X,
+/// a Delaware corporation, and Y, a Nevada corporation".
+fn undefined_parties(head: &str, preamble: &str) -> Vec<(String, Value)> {
+    fn push(out: &mut Vec<(String, Value)>, name: &str, defined: Option<String>) {
+        let name = name.trim().trim_matches(|c: char| c == ',' || c == '.' || c == ':' || c.is_whitespace());
+        let looks_like_a_name = name.chars().filter(|c| c.is_alphabetic()).count() >= 2
+            && name.split_whitespace().count() <= 10
+            && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
+            && !NOT_PARTY_NAMES.contains(&name.to_lowercase().as_str());
+        if looks_like_a_name && !out.iter().any(|(_, v)| matches!(v, Value::Party { name: n, .. } if n == name)) {
+            let party = Value::Party { name: name.to_owned(), defined_as: defined, role: None };
+            out.push((party.display(), party));
+        }
+    }
+    let mut out: Vec<(String, Value)> = Vec::new();
+    for caps in PARTY_LETTER.captures_iter(head).take(4) {
+        push(&mut out, &caps[2], Some(caps[1].to_owned()));
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    let Some(start) = BETWEEN.find(preamble) else { return out };
+    for piece in AND.split(&preamble[start.end()..]).take(3) {
+        let cut = [NAME_CUT.find(piece), UNDEFINED_CUT.find(piece)].into_iter().flatten().map(|m| m.start()).min();
+        push(&mut out, &piece[..cut.unwrap_or(piece.len())], None);
+    }
+    out
 }
 
 /// The text of the first run of lines the structure puts in `zone` (on one page).

@@ -173,3 +173,25 @@ of non-renewal is given by either party no later than thirty (30) days before th
         Some(Value::Duration { number: 30, unit: DurationUnit::Day })
     );
 }
+
+#[test]
+fn parties_without_defined_names_are_read_from_between_and_from_party_letter_lines() {
+    let between = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of 2 May 2019 by and between Elm Foundry Ltd., \
+having its registered office at 4 Quay Road, and Fir Coatings GmbH, a German company.\n\n1. Supply. Elm Foundry shall \
+supply the goods.";
+    let names: Vec<String> =
+        extract_fields(&ContractIndex::build(&pages(between))).parties.into_iter().map(|p| p.value).collect();
+    assert_eq!(names, ["Elm Foundry Ltd", "Fir Coatings GmbH"]);
+
+    let letters = "COOPERATION AGREEMENT\n\nParty A:\n\nGinkgo Media Co., Ltd.\n\nParty B: Hazel Games Co., Ltd.\n\n\
+1. Cooperation. Party A and Party B shall cooperate.";
+    let parties = extract_fields(&ContractIndex::build(&pages(letters))).parties;
+    let found: Vec<Option<Value>> = parties.into_iter().map(|p| p.normalized).collect();
+    assert_eq!(
+        found,
+        [
+            Some(Value::Party { name: "Ginkgo Media Co., Ltd".into(), defined_as: Some("Party A".into()), role: None }),
+            Some(Value::Party { name: "Hazel Games Co., Ltd".into(), defined_as: Some("Party B".into()), role: None }),
+        ]
+    );
+}
