@@ -19,5 +19,7 @@ export default defineConfig({
     environment: "jsdom",
     include: ["tests/**/*.test.ts"],
     setupFiles: ["tests/setup.ts"],
+    // A guard against a hang, not a speed goal: tests that render the whole app take seconds on a busy 2-core machine.
+    testTimeout: 30000,
   },
 });

@@ -3,10 +3,10 @@
 use crate::AppState;
 use pactwise_api::{
     ApiError, ApprovalView, ArtifactKind, Content, CorrectionInput, DecisionOutcome, DocumentQuery, DocumentReview,
-    DraftProgress, ExportedReview, FinalizeInput, GraphSummary, ImportOptions, ImportProgress, ImportReport, Intake,
-    MemoFormat, ModelAvailability, PageLayout, PrepExport, PrepExportFormat, PrepLock, PrepSummary, PrepView,
-    QueueEntry, ReportOptions, ReportView, ReviewMode, RunBudget, RunDetail, RunView, SessionInfo, SignInInput, Stage,
-    SyncStatusView, Thresholds,
+    DraftProgress, Existing, ExportedReview, FinalizeInput, GraphSummary, ImportOptions, ImportProgress, ImportReport,
+    Intake, MemoFormat, ModelAvailability, ModelStatusView, PageLayout, PrepExport, PrepExportFormat, PrepLock,
+    PrepSummary, PrepView, QueueEntry, ReportOptions, ReportView, ReviewMode, RunBudget, RunDetail, RunView,
+    SessionInfo, SignInInput, Stage, SyncStatusView, Thresholds,
 };
 use pactwise_domain::ContractType;
 use pactwise_domain::{ApprovalId, Decision, Document, DocumentId, RunId};
@@ -14,6 +14,10 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use tauri::{AppHandle, State};
 use tauri_specta::Event;
+
+/// Export paths reach the shell from the native save dialog (`ui/src/lib/dialogs.ts`), which asks the person before
+/// they pick a file that is already there: the person chose to replace it, so the export may.
+const FROM_SAVE_DIALOG: Existing = Existing::Replace;
 
 /// Progress of an import, sent while `import_documents` runs.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
@@ -74,9 +78,9 @@ async fn restore_document(state: State<'_, AppState>, id: DocumentId) -> Result<
 
 #[tauri::command]
 #[specta::specta]
-async fn model_availability(state: State<'_, AppState>) -> Result<ModelAvailability, ApiError> {
+async fn model_availability(state: State<'_, AppState>) -> Result<ModelStatusView, ApiError> {
     let (api, _) = state.session().await?;
-    Ok(api.model_availability().await)
+    Ok(api.model_status().await)
 }
 
 /// Stores the API key in the OS keychain; the key is never sent back to the UI.
@@ -165,7 +169,7 @@ async fn export_review(
     path: String,
 ) -> Result<ExportedReview, ApiError> {
     let (api, scope) = state.session().await?;
-    api.export_review(&scope, id, format, PathBuf::from(path)).await
+    api.export_review(&scope, id, format, PathBuf::from(path), FROM_SAVE_DIALOG).await
 }
 
 #[tauri::command]
@@ -328,7 +332,7 @@ async fn export_report(
     path: String,
 ) -> Result<ExportedReview, ApiError> {
     let (api, scope) = state.session().await?;
-    api.export_report(&scope, run, format, PathBuf::from(path)).await
+    api.export_report(&scope, run, format, PathBuf::from(path), FROM_SAVE_DIALOG).await
 }
 
 /// Starts an RFP package from the buyer's intake; the buyer holds its edit lease.
@@ -451,7 +455,7 @@ async fn prep_export(
     path: String,
 ) -> Result<PrepExport, ApiError> {
     let (api, scope) = state.session().await?;
-    api.prep_export(&scope, &id, format, &PathBuf::from(path)).await
+    api.prep_export(&scope, &id, format, &PathBuf::from(path), FROM_SAVE_DIALOG).await
 }
 
 /// Where sync stands (the status line polls it).

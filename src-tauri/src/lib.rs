@@ -43,6 +43,15 @@ pub(crate) async fn start_sync(api: &Api) {
     }
 }
 
+/// Finishes the imports a stopped app left behind (a document without its review, or without its pages).
+async fn resume_imports(api: &Api, scope: &OrgScope) {
+    match api.resume_imports(scope).await {
+        Ok(done) if !done.is_empty() => tracing::info!(documents = done.len(), "finished imports that had stopped"),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(code = %e.code, "unfinished imports could not be resumed: {}", e.message),
+    }
+}
+
 /// `--data-dir DIR` (or `--data-dir=DIR`) from the command line, if given.
 fn data_dir_argument() -> Option<PathBuf> {
     let mut args = std::env::args_os().skip(1);
@@ -152,10 +161,14 @@ pub fn run() {
         })
         .setup(move |app| {
             builder.mount_events(app);
-            if let Ok((api, _)) = &state.opened {
+            if let Ok((api, scope)) = &state.opened {
                 tauri::async_runtime::block_on(async { api.spawn_background_tasks() });
+                let scope = tauri::async_runtime::block_on(async { scope.read().await.clone() });
                 let api = api.clone();
-                tauri::async_runtime::spawn(async move { start_sync(&api).await });
+                tauri::async_runtime::spawn(async move {
+                    resume_imports(&api, &scope).await;
+                    start_sync(&api).await
+                });
             }
             app.manage(state);
             tracing::info!("window ready");

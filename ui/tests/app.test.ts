@@ -38,6 +38,37 @@ describe("App frame", () => {
     expect(backend.calls.find((c) => c.cmd === "set_api_key")?.args).toEqual({ key: "sk-ant-secret" });
   });
 
+  it("the status line says where model requests go when the endpoint is not the default", async () => {
+    const backend = installBackend();
+    backend.modelEndpoint = "http://127.0.0.1:5601";
+    render(App);
+    const note = await screen.findByTestId("status-model-endpoint");
+    expect(note.textContent).toContain("http://127.0.0.1:5601");
+    expect(note.textContent).toContain("not the default API");
+  });
+
+  it("the status line says nothing about the endpoint when it is the default", async () => {
+    installBackend();
+    render(App);
+    await waitFor(() => expect(screen.getByTestId("status-model").textContent).toContain("offline (no API key)"));
+    expect(screen.queryByTestId("status-model-endpoint")).toBeNull();
+  });
+
+  it("a reviewer is told in Settings that only an owner or an admin can change the API key, and what was typed stays", async () => {
+    const backend = installBackend();
+    backend.role = "reviewer";
+    render(App);
+    await fireEvent.keyDown(window, { key: "7", altKey: true });
+    expect((await screen.findByTestId("key-role-hint")).textContent).toContain("Only an owner or an admin");
+    const field = (await screen.findByTestId("api-key")) as HTMLInputElement;
+    await fireEvent.input(field, { target: { value: "sk-ant-secret" } });
+    await fireEvent.submit(field.form!);
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toContain("Only an owner or an admin of this organization can change the API key");
+    expect(field.value).toBe("sk-ant-secret");
+    expect(backend.model ?? "no_api_key").toBe("no_api_key");
+  });
+
   it("? opens the shortcut list and Escape closes it", async () => {
     installBackend();
     render(App);

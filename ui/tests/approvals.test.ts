@@ -57,6 +57,21 @@ describe("Approvals inbox", () => {
     expect(reason.value).toBe("fits the budget");
   });
 
+  it("a step someone decided first ('conflict') is told apart from bad input and the inbox reloads", async () => {
+    const backend = installWorkflowBackend({ decideError: { code: "conflict", message: "the approval was already approved." } });
+    render(Approvals, { now: NOW });
+    await screen.findAllByTestId("approval-row");
+    const loads = callsOf(backend, "approvals_inbox").length;
+    await fireEvent.keyDown(window, { key: "a" });
+    const reason = (await screen.findByTestId("decision-reason")) as HTMLTextAreaElement;
+    await fireEvent.input(reason, { target: { value: "fits the budget" } });
+    await fireEvent.submit(screen.getByTestId("decision-form"));
+    const said = await screen.findByTestId("decision-outcome");
+    expect(said.textContent).toContain("Not recorded: the approval was already approved.");
+    expect(said.textContent).toContain("reloaded");
+    await waitFor(() => expect(callsOf(backend, "approvals_inbox").length).toBeGreaterThan(loads));
+  });
+
   it("approving with a reason records it with the choice, empties the inbox and shows the finished run", async () => {
     const backend = installWorkflowBackend();
     render(Approvals, { now: NOW });

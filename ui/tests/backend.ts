@@ -13,7 +13,7 @@ import type {
   Thresholds_Serialize,
   VendorEntry,
 } from "../src/lib/bindings";
-import { reviewFixture } from "./review-fixture";
+import { reviewFixture, spanOn } from "./review-fixture";
 
 export interface FakeBackend {
   docs: Document[];
@@ -21,6 +21,10 @@ export interface FakeBackend {
   calls: { cmd: string; args: unknown }[];
   importReport?: (paths: string[]) => ImportReport;
   model?: string;
+  /** Where model requests go when not the default API (PACTWISE_MODEL_ENDPOINT). */
+  modelEndpoint?: string | null;
+  /** The session's role (owner unless a test says otherwise). */
+  role?: string;
   queue: QueueEntry_Serialize[];
   /** Reviews by document id. */
   reviews: Record<string, DocumentReview_Serialize>;
@@ -53,6 +57,8 @@ export const notSignedIn: SyncStatusView_Serialize = {
   last_error: null,
   next_retry_at: null,
   running: false,
+  refused_changes: [],
+  refused_total: 0,
 };
 
 /** A desktop signed in to "alpha" whose last round worked. */
@@ -67,6 +73,8 @@ export function syncedStatus(extra: Partial<SyncStatusView_Serialize> = {}): Syn
     last_error: null,
     next_retry_at: null,
     running: true,
+    refused_changes: [],
+    refused_total: 0,
     ...extra,
   };
 }
@@ -133,11 +141,11 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
           org_name: backend.orgName,
           user_id: "0193a0b4-0000-7000-8000-0000000000aa",
           user_name: "Ann",
-          role: "owner",
+          role: backend.role ?? "owner",
           data_dir: "/tmp/pactwise-data",
         };
       case "model_availability":
-        return backend.model ?? "no_api_key";
+        return { availability: backend.model ?? "no_api_key", endpoint: backend.modelEndpoint ?? null };
       case "approvals_inbox":
         return backend.approvals;
       case "plugin:notification|is_permission_granted":
@@ -145,9 +153,15 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
       case "plugin:notification|notify":
         return null;
       case "set_api_key":
+        if (backend.role && !["owner", "admin"].includes(backend.role)) {
+          throw { code: "forbidden", message: "only an owner or an admin can set or remove the API key" };
+        }
         backend.model = "ready";
         return "ready";
       case "clear_api_key":
+        if (backend.role && !["owner", "admin"].includes(backend.role)) {
+          throw { code: "forbidden", message: "only an owner or an admin can set or remove the API key" };
+        }
         backend.model = "no_api_key";
         return "no_api_key";
       case "list_documents":
@@ -205,6 +219,9 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
           item.status = input.status as typeof item.status;
           item.quote = input.quote?.text ?? null;
           item.page = input.quote?.page ?? null;
+          // Like the backend, it sends where the verified quote stands on its page.
+          const page = input.quote ? backend.pages[a.id as string]?.[input.quote.page - 1] : undefined;
+          item.quote_span = input.quote && page ? spanOn(page.text, input.quote.text) : null;
           item.verified = input.quote !== null;
         }
         item.method = "person";

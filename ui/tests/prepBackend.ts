@@ -222,7 +222,7 @@ export function installPrepBackend(initial: Partial<PrepBackend> = {}): PrepBack
         case "session_info":
           return { org_id: "o", org_name: "Acme", user_id: "u", user_name: "Ann", role: "buyer", data_dir: "/tmp/x" };
         case "model_availability":
-          return backend.model;
+          return { availability: backend.model, endpoint: null };
         case "prep_list":
           return [{ id: PKG, title: p.title, status: backend.view.status, states: KINDS.map((k) => [k, p.artifacts[k].state.status]), updated_at: backend.view.updated_at }];
         case "prep_show":

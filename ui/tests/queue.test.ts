@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import { fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
 import Queue from "../src/views/Queue.svelte";
 import { installBackend } from "./backend";
 import { reviewFixture } from "./review-fixture";
@@ -22,18 +22,30 @@ function entries() {
 }
 
 describe("Review queue", () => {
-  it("lists each document with the gate's reason as a sentence plus its detail, type, counts and confidence", async () => {
-    installBackend({ queue: entries() });
+  it("says why each document needs a person in plain words, with one confidence, and the scores behind why?", async () => {
+    installBackend({ queue: entries(), types: { nda: reviewFixture().type } });
     render(Queue);
     const rows = await screen.findAllByTestId("queue-row");
     // Oldest first by default.
     expect(rows[0].textContent).toContain("scanned-lease.pdf");
-    expect(rows[0].textContent).toContain("OCR confidence could only be estimated");
-    expect(rows[0].textContent).toContain("2 OCR pages with estimated confidence");
+    expect(rows[0].textContent).toContain("Pages were read by OCR and how well cannot be measured");
     expect(rows[0].textContent).toContain("Unclassified");
-    expect(rows[1].textContent).toContain("A red flag was found.");
+    expect(rows[1].textContent).toContain("1 item carries a red flag: decide whether it is acceptable.");
     expect(rows[1].textContent).toContain("Non-Disclosure Agreement");
-    expect(rows[1].textContent).toContain("40\u00a0%");
+    // One confidence per row (the least sure answer); the classifier's score is not in the row.
+    const cells = Array.from(rows[1].querySelectorAll("td")).map((td) => td.textContent!.trim());
+    expect(cells.filter((c) => c.includes("%"))).toEqual(["40\u00a0%"]);
+    expect(rows[1].textContent).not.toContain("nda.confidentiality.definition");
+    expect(screen.queryAllByTestId("queue-why-details")).toHaveLength(0);
+    // why? shows the classifier's score and the gate's check, the item named by its question.
+    await fireEvent.click(within(rows[1]).getByTestId("queue-why-toggle"));
+    const details = await within(rows[1]).findByTestId("queue-why-details");
+    await waitFor(() => expect(details.textContent).toContain("“Is Confidential Information defined, including oral disclosures”"));
+    expect(details.textContent).toContain("chosen by keywords: 50\u00a0% sure");
+    expect(details.textContent).not.toContain("nda.confidentiality.definition");
+    // The reason filter speaks words, not enum names.
+    const options = Array.from(screen.getByTestId("queue-reason").querySelectorAll("option")).map((o) => o.textContent);
+    expect(options).toEqual(["any", "OCR not measured", "Red flag"]);
   });
 
   it("arrow keys move the selection and Enter opens the selected document", async () => {

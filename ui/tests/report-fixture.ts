@@ -2,7 +2,7 @@
 // incomplete report awaiting sign-off with a clause under two types, an unassigned clause, an invented clause among
 // the rejected, a dropped item and an unprocessed clause type.
 import type { ContractReport_Serialize, ReportView_Serialize } from "../src/lib/bindings";
-import { DOC } from "./review-fixture";
+import { DOC, PAGE_1, PAGE_2, spanOn } from "./review-fixture";
 
 export const RUN = "0193a0b4-0000-7000-8000-0000000000a1";
 export const INVENTED = "Either party may terminate at will.";
@@ -40,13 +40,18 @@ export function reportFixture(): ContractReport_Serialize {
 }
 
 export function reportView(extra: Partial<ReportView_Serialize> = {}): ReportView_Serialize {
+  const report = reportFixture();
+  // The backend sends where each clause it shows stands on its page.
+  const shown = [...report.clause_types.flatMap((t) => t.clauses), ...report.unassigned];
+  const spans = new Map(shown.map((c) => [c.clause_id, { clause_id: c.clause_id, page: c.page, span: spanOn(c.page === 1 ? PAGE_1 : PAGE_2, c.text) }]));
   return {
     run: RUN,
     document: DOC,
     document_name: "mutual-nda-northwind-contoso.pdf",
     status: "awaiting_sign_off",
     reason: null,
-    report: reportFixture(),
+    report,
+    clause_spans: [...spans.values()],
     progress: { windows_done: 2, windows: 2, clause_types_done: 5, clause_types: 5, calls_used: 6 },
     approval: "0193a0b4-0000-7000-8000-0000000000b1",
     sign_off: null,

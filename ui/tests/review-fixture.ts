@@ -7,6 +7,7 @@ import type {
   QueueEntry_Serialize,
   ReviewItem_Serialize,
   TextRun,
+  TextSpan,
 } from "../src/lib/bindings";
 
 export const DOC = "0193a0b4-0000-7000-8000-00000000d0c1";
@@ -19,6 +20,18 @@ export const PAGE_1 = [
 ].join("\n");
 
 export const PAGE_2 = "The obligations survive for three years.\nEither party may seek injunctive relief.";
+
+/**
+ * The character range at which the backend finds `quote` on a fixture page (whitespace runs may differ, as the
+ * backend's verification allows), as it sends it with each quote.
+ */
+export function spanOn(page: string, quote: string): TextSpan {
+  const words = quote.trim().split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const found = new RegExp(words.join("\\s+"), "u").exec(page);
+  if (!found) throw new Error(`${quote} is not on the fixture page`);
+  const start = Array.from(page.slice(0, found.index)).length;
+  return { start, end: start + Array.from(found[0]).length };
+}
 
 /** Runs of a page laid out as a typewriter would: one run per word, 6 points per character, 14 per line. */
 export function typewriterRuns(text: string): TextRun[] {
@@ -62,6 +75,8 @@ function item(extra: Partial<ReviewItem_Serialize> & Pick<ReviewItem_Serialize, 
     confirmed_by: null,
     confirmed_at: null,
     ...extra,
+    // The backend sends where each quote stands on its page.
+    quote_span: extra.quote && extra.page ? spanOn(extra.page === 1 ? PAGE_1 : PAGE_2, extra.quote) : null,
   };
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import Review from "../src/views/Review.svelte";
 import { callsOf, installReviewBackend } from "./backend";
-import { DOC } from "./review-fixture";
+import { DOC, PAGE_1, spanOn } from "./review-fixture";
 
 const selectedId = () => document.querySelector('[data-testid=checklist-item][aria-selected="true"]')?.getAttribute("data-item-id");
 
@@ -48,6 +48,19 @@ describe("Review view", () => {
     // The page count comes with the first page: no page past the last one is ever asked for.
     const asked = callsOf(backend, "page_layout").map((c) => (c.args as { page: number }).page);
     expect(Math.max(...asked)).toBeLessThanOrEqual(2);
+  });
+
+  it("a quote is highlighted at the range the backend sends with it; one sent without a range is not marked", async () => {
+    const backend = installReviewBackend();
+    const items = backend.reviews[DOC].items;
+    // The backend placed the parties quote on "Contoso Ltd." only: that is what is marked, whatever the quote says.
+    items.find((i) => i.id === "nda.parties.identified")!.quote_span = spanOn(PAGE_1, "Contoso Ltd.");
+    items.find((i) => i.id === "nda.confidentiality.definition")!.quote_span = null;
+    render(Review, { documentId: DOC, name: "mutual-nda-northwind-contoso.pdf" });
+    await screen.findAllByTestId("checklist-item");
+    await waitFor(() => expect(selectedId()).toBe("nda.parties.identified"));
+    await waitFor(() => expect(document.querySelectorAll('[data-page="1"] .mark.current').length).toBe(2));
+    expect(document.querySelectorAll('[data-page="1"] .mark.quote').length).toBe(0);
   });
 
   it("a page image that cannot be rendered leaves its text layer visible in place, with a note", async () => {
@@ -201,5 +214,41 @@ describe("Review view", () => {
     expect(onreport).toHaveBeenLastCalledWith(DOC, "mutual-nda-northwind-contoso.pdf");
     await fireEvent.click(screen.getByTestId("open-report"));
     expect(onreport).toHaveBeenCalledTimes(2);
+  });
+
+  it("the header says why a person is needed in words, with the scores behind why?", async () => {
+    await open();
+    const header = document.querySelector<HTMLElement>("header.head")!;
+    expect(screen.getByTestId("review-gate").textContent).toBe("1 item carries a red flag: decide whether it is acceptable.");
+    // No score and no id in the header until the person asks why.
+    expect(header.textContent).not.toMatch(/%|nda\./);
+    await fireEvent.click(screen.getByTestId("review-why-toggle"));
+    const why = screen.getByTestId("review-why");
+    expect(why.textContent).toContain("Contract type Non-Disclosure Agreement, chosen by keywords: 50\u00a0% sure.");
+    expect(why.textContent).toContain("Least sure answer of the pre-fill:");
+    expect(why.textContent).toContain("“Is Confidential Information defined, including oral disclosures”");
+    expect(why.textContent).not.toContain("nda.confidentiality.definition");
+  });
+
+  it("the finalize dialog names what it shows in words, never a type name of the bindings", async () => {
+    await open();
+    await fireEvent.keyDown(window, { key: "f" });
+    const dialog = await screen.findByTestId("finalize-dialog");
+    expect(dialog.querySelector("h3")!.textContent).toBe("Found in the contract");
+    expect(dialog.textContent).not.toMatch(/_Serialize|_Deserialize/);
+  });
+});
+
+describe("words on screen", () => {
+  it("no view writes a bindings type name (Extracted_Serialize …) as text", () => {
+    // A rename of the generated types once rewrote a heading to "Extracted_Serialize from the contract".
+    const sources = import.meta.glob("../src/**/*.svelte", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
+    expect(Object.keys(sources).length).toBeGreaterThan(20);
+    for (const [file, source] of Object.entries(sources)) {
+      const markup = source.replace(/<script[\s\S]*?<\/script>/g, "").replace(/<style[\s\S]*?<\/style>/g, "");
+      // Text between tags, outside {expressions}.
+      const text = markup.replace(/<[^>]*>/g, " ").replace(/\{[^}]*\}/g, " ");
+      expect(text, file).not.toMatch(/\b\w+_(Serialize|Deserialize)\b/);
+    }
   });
 });

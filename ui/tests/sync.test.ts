@@ -106,4 +106,23 @@ describe("Sync in Settings", () => {
     await waitFor(() => expect(status?.phase).toBe("not_signed_in"));
     expect(callsOf(backend, "sync_sign_out")).toHaveLength(1);
   });
+
+  it("lists the changes the service refused, with its reason", async () => {
+    installBackend();
+    const refused = syncedStatus({
+      refused_total: 1,
+      refused_changes: [
+        {
+          what: "the review thresholds",
+          reason: "your role (reviewer) cannot change the review thresholds; ask an owner or admin of the organization",
+          refused_at: "2026-11-30T10:00:00Z",
+        },
+      ],
+    });
+    render(Settings, { session: null, sync: refused });
+    const list = await screen.findByTestId("sync-refused");
+    expect(list.textContent).toContain("Not accepted by the sync service (1)");
+    expect(list.textContent).toContain("the review thresholds");
+    expect(list.textContent).toContain("ask an owner or admin");
+  });
 });

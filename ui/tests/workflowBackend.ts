@@ -131,7 +131,7 @@ export function installWorkflowBackend(initial: Partial<WorkflowBackend> = {}): 
           data_dir: "/tmp/pactwise-data",
         };
       case "model_availability":
-        return "ready";
+        return { availability: "ready", endpoint: null };
       case "list_documents":
         return [];
       case "approvals_inbox":

@@ -10,10 +10,23 @@ use std::path::{Path, PathBuf};
 /// The setting key for the organization's import limit, in bytes.
 pub const MAX_IMPORT_BYTES_SETTING: &str = "import.max_bytes";
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, specta::Type)]
+#[derive(Clone, Default, Serialize, Deserialize, specta::Type)]
 pub struct ImportOptions {
     /// Overrides the organization's import limit (bytes) for this import.
     pub max_bytes: Option<u64>,
+    /// The password of protected PDFs in this import (`pactwise import --password`). Used to read the pages only:
+    /// never serialized, logged or stored.
+    #[serde(skip)]
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for ImportOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImportOptions")
+            .field("max_bytes", &self.max_bytes)
+            .field("password", &self.password.as_ref().map(|_| "<hidden>"))
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, specta::Type)]
@@ -80,7 +93,10 @@ pub struct ImportProgress {
 
 impl Api {
     /// Imports files into the session's organization. Bytes are stored content-addressed; the same bytes twice give
-    /// one document. Each file is checked before anything is written, and recorded in one transaction.
+    /// one document. Each file is checked before anything is written. A new document is recorded together with its
+    /// pages in one transaction, so it becomes visible only with them; a file whose pages cannot be read is kept
+    /// with the reason (reported here, and the review routes it to a person). Imports that a stopped process left
+    /// unfinished are resumed first ([`Api::resume_imports`]).
     pub async fn import_documents(
         &self,
         scope: &OrgScope,
@@ -88,6 +104,7 @@ impl Api {
         options: ImportOptions,
         progress: &(dyn Fn(ImportProgress) + Send + Sync),
     ) -> Result<ImportReport, ApiError> {
+        self.resume_imports(scope).await?;
         let max_bytes = match options.max_bytes {
             Some(limit) => limit,
             None => {
@@ -98,6 +115,7 @@ impl Api {
                     .unwrap_or(DEFAULT_MAX_IMPORT_BYTES)
             }
         };
+        let password = options.password.as_deref();
         let total = paths.len() as u32;
         let mut report = ImportReport::default();
         for (i, path) in paths.into_iter().enumerate() {
@@ -107,35 +125,17 @@ impl Api {
             };
             let tell = |stage| tell_pages(stage, 0, 0);
             tell(ImportStage::Checking);
-            match self.import_one(scope, &path, max_bytes, &tell).await {
-                Ok((document, outcome)) => {
+            match self.import_one(scope, &path, max_bytes, password, &tell_pages).await {
+                Ok((document, outcome, pages)) => {
                     tracing::info!(file = %file, document = %document.id, ?outcome, "imported");
-                    let (page_count, extraction_error) = match self.ensure_pages(scope, &document, &tell_pages).await {
-                        Ok(n) => (Some(n), None),
+                    let (page_count, extraction_error, fresh) = match pages {
+                        Ok((n, fresh)) => (Some(n), None, fresh),
                         Err(e) => {
                             tracing::warn!(file = %file, code = %e.code, "extraction failed; the document is kept");
-                            (None, Some(e))
+                            (None, Some(e), false)
                         }
                     };
-                    if page_count.is_some()
-                        && let Err(e) = self.ensure_passages(scope, document.id).await
-                    {
-                        tracing::warn!(file = %file, code = %e.code, "the document could not be indexed for search");
-                    }
-                    tell(ImportStage::Reviewing);
-                    let (route, route_reason, review_error) = match self
-                        .run_pipeline(scope, document.id, crate::ReviewMode::Auto, None)
-                        .await
-                    {
-                        Ok(review) => {
-                            let gate = review.gate.as_ref();
-                            (gate.map(|g| g.route.clone()), gate.and_then(|g| g.reason.clone()), None)
-                        }
-                        Err(e) => {
-                            tracing::warn!(file = %file, code = %e.code, "the pipeline could not run; the document is kept");
-                            (None, None, Some(e))
-                        }
-                    };
+                    let (route, route_reason, review_error) = self.finish_import(scope, &document, fresh, &tell).await;
                     tell(ImportStage::Done);
                     report.imported.push(ImportedDocument {
                         file,
@@ -158,15 +158,78 @@ impl Api {
         Ok(report)
     }
 
+    /// After a document's pages: its search passages, then its review (again from the start when its pages were
+    /// read just now, so a review made without them — `ocr_failed` — does not stand). Returns the gate's route
+    /// and reason, or why the review could not run.
+    async fn finish_import(
+        &self,
+        scope: &OrgScope,
+        document: &Document,
+        fresh_pages: bool,
+        tell: &(dyn Fn(ImportStage) + Send + Sync),
+    ) -> (Option<String>, Option<String>, Option<ApiError>) {
+        if let Err(e) = self.ensure_passages(scope, document.id).await {
+            tracing::warn!(document = %document.id, code = %e.code, "the document could not be indexed for search");
+        }
+        tell(ImportStage::Reviewing);
+        let rerun = fresh_pages.then_some(crate::Stage::Classify);
+        match self.run_pipeline(scope, document.id, crate::ReviewMode::Auto, rerun).await {
+            Ok(review) => {
+                let gate = review.gate.as_ref();
+                (gate.map(|g| g.route.clone()), gate.and_then(|g| g.reason.clone()), None)
+            }
+            Err(e) => {
+                tracing::warn!(document = %document.id, code = %e.code, "the pipeline could not run; the document is kept");
+                (None, None, Some(e))
+            }
+        }
+    }
+
+    /// Finishes the imports a stopped process left behind: live documents of the session's organization whose
+    /// review never started get their pages (when missing) and their review now. Called before every import and
+    /// by the desktop app at start. Returns the documents it finished.
+    pub async fn resume_imports(&self, scope: &OrgScope) -> Result<Vec<DocumentId>, ApiError> {
+        if !scope.role().can_edit_documents() {
+            return Ok(Vec::new());
+        }
+        let s = scope.clone();
+        let waiting = self.db.call(move |store| store.documents().awaiting_pipeline(&s)).await?;
+        let mut resumed = Vec::new();
+        for document in waiting {
+            tracing::info!(document = %document.id, "resuming an import that did not finish");
+            let fresh = match self.ensure_pages_with(scope, &document, None, &|_, _, _| {}).await {
+                Ok((_, fresh)) => fresh,
+                Err(e) => {
+                    tracing::warn!(document = %document.id, code = %e.code, "its pages still cannot be read; kept");
+                    false
+                }
+            };
+            let (_, _, error) = self.finish_import(scope, &document, fresh, &|_| {}).await;
+            if error.is_none() {
+                resumed.push(document.id);
+            }
+        }
+        Ok(resumed)
+    }
+
+    /// Stores the file's bytes and records the document: one already here (or in the trash) as it is, with its
+    /// pages extracted if it has none; a new one only together with its pages. Returns the document, how it was
+    /// recorded, and its page count with whether the pages were read just now (or why they cannot be read).
+    #[allow(clippy::type_complexity)]
     async fn import_one(
         &self,
         scope: &OrgScope,
         path: &Path,
         max_bytes: u64,
-        tell: &(dyn Fn(ImportStage) + Send + Sync),
-    ) -> Result<(Document, ImportOutcome), ApiError> {
+        password: Option<&str>,
+        tell: &(dyn Fn(ImportStage, u32, u32) + Send + Sync),
+    ) -> Result<(Document, ImportOutcome, Result<(u32, bool), ApiError>), ApiError> {
         let (_, media_type) = check_file(path, max_bytes)?;
-        tell(ImportStage::Copying);
+        if !scope.role().can_edit_documents() {
+            // Before any extraction: the store would refuse the record anyway.
+            return Err(pactwise_store::StoreError::Forbidden { role: scope.role() }.into());
+        }
+        tell(ImportStage::Copying, 0, 0);
         let blobs = self.blobs.clone();
         let source = path.to_path_buf();
         let stored = tokio::task::spawn_blocking(move || {
@@ -182,34 +245,59 @@ impl Api {
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the import was interrupted ({e})")))??;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "document".into());
         let new = NewDocument { name, media_type, size: stored.size, content_hash: stored.hash };
+        let (s, hash) = (scope.clone(), new.content_hash.clone());
+        let known = self.db.call(move |store| store.documents().find_by_hash(&s, &hash)).await?;
+        if known.is_none() {
+            // The file this import has just stored: read it directly (the organization's ownership of it is
+            // recorded with the document below).
+            let blobs = self.blobs.clone();
+            let hash = new.content_hash.clone();
+            let bytes = tokio::task::spawn_blocking(move || blobs.read(&hash))
+                .await
+                .map_err(|e| ApiError::new(ErrorCode::Internal, format!("reading was interrupted ({e})")))?
+                .map_err(ApiError::from)?;
+            match self.extract_pages(bytes, media_type, password, tell).await {
+                Ok(pages) => {
+                    let count = pages.pages.len() as u32;
+                    let s = scope.clone();
+                    let (document, outcome) =
+                        self.db.call(move |store| store.documents().record_with_pages(&s, &new, &pages)).await?;
+                    return Ok((document, outcome, Ok((count, true))));
+                }
+                Err(e) => {
+                    // Kept with the reason: recorded without pages; the review routes it to a person.
+                    let s = scope.clone();
+                    let (document, outcome) = self.db.call(move |store| store.documents().record(&s, &new)).await?;
+                    return Ok((document, outcome, Err(e)));
+                }
+            }
+        }
         let s = scope.clone();
-        Ok(self.db.call(move |store| store.documents().record(&s, &new)).await?)
+        let (document, outcome) = self.db.call(move |store| store.documents().record(&s, &new)).await?;
+        let pages = self.ensure_pages_with(scope, &document, password, tell).await;
+        Ok((document, outcome, pages))
     }
 
-    /// Extracts the document's pages and stores them with it, unless they are stored already (a document is
-    /// extracted once). Returns the page count.
-    pub(crate) async fn ensure_pages(
+    /// Reads a file's pages (text layer, OCR) on a blocking thread, telling progress as page i of n.
+    async fn extract_pages(
         &self,
-        scope: &OrgScope,
-        document: &Document,
+        bytes: Vec<u8>,
+        media_type: pactwise_domain::MediaType,
+        password: Option<&str>,
         tell: &(dyn Fn(ImportStage, u32, u32) + Send + Sync),
-    ) -> Result<u32, ApiError> {
-        let s = scope.clone();
-        let id = document.id;
-        if let Some(n) = self.db.call(move |store| store.pages().page_count(&s, id)).await? {
-            return Ok(n);
-        }
+    ) -> Result<pactwise_domain::page::ExtractedDocument, ApiError> {
         let (sender, mut updates) = tokio::sync::mpsc::unbounded_channel::<pactwise_domain::page::Progress>();
         let extractor = self.extractor.clone();
-        let blobs = self.blobs.clone();
-        let hash = document.content_hash.clone();
-        let media_type = document.media_type;
+        let password = password.map(str::to_owned);
         let mut job = tokio::task::spawn_blocking(move || {
-            let bytes = blobs.read(&hash).map_err(ApiError::from)?;
             let send = move |p: pactwise_domain::page::Progress| {
                 let _ = sender.send(p);
             };
-            let options = pactwise_extract::ExtractOptions { progress: &send, ..Default::default() };
+            let options = pactwise_extract::ExtractOptions {
+                progress: &send,
+                password: password.as_deref(),
+                ..Default::default()
+            };
             extractor
                 .extract_bytes(&bytes, Some(media_type), &options)
                 .map_err(|e| ApiError::new(e.code(), e.to_string()))
@@ -221,12 +309,39 @@ impl Api {
                 joined = &mut job => break joined,
             }
         };
-        let extracted = extracted
-            .map_err(|e| ApiError::new(ErrorCode::Internal, format!("extraction was interrupted ({e})")))??;
+        extracted.map_err(|e| ApiError::new(ErrorCode::Internal, format!("extraction was interrupted ({e})")))?
+    }
+
+    /// Extracts the document's pages and stores them with it, unless they are stored already (a document is
+    /// extracted once). Returns the page count.
+    pub(crate) async fn ensure_pages(
+        &self,
+        scope: &OrgScope,
+        document: &Document,
+        tell: &(dyn Fn(ImportStage, u32, u32) + Send + Sync),
+    ) -> Result<u32, ApiError> {
+        Ok(self.ensure_pages_with(scope, document, None, tell).await?.0)
+    }
+
+    /// [`Api::ensure_pages`] with a PDF password; also says whether the pages were read just now.
+    async fn ensure_pages_with(
+        &self,
+        scope: &OrgScope,
+        document: &Document,
+        password: Option<&str>,
+        tell: &(dyn Fn(ImportStage, u32, u32) + Send + Sync),
+    ) -> Result<(u32, bool), ApiError> {
+        let s = scope.clone();
+        let id = document.id;
+        if let Some(n) = self.db.call(move |store| store.pages().page_count(&s, id)).await? {
+            return Ok((n, false));
+        }
+        let bytes = self.read_org_blob(scope, &document.content_hash).await?;
+        let extracted = self.extract_pages(bytes, document.media_type, password, tell).await?;
         let pages = extracted.pages.len() as u32;
         let s = scope.clone();
         self.db.call(move |store| store.pages().save(&s, id, &extracted)).await?;
-        Ok(pages)
+        Ok((pages, true))
     }
 
     /// The stored pages of a live document of the session's organization (None: not extracted).
@@ -270,11 +385,7 @@ impl Api {
     /// The stored bytes of a live document of the session's organization.
     pub async fn document_bytes(&self, scope: &OrgScope, id: DocumentId) -> Result<Vec<u8>, ApiError> {
         let doc = self.get_document(scope, id).await?;
-        let blobs = self.blobs.clone();
-        tokio::task::spawn_blocking(move || blobs.read(&doc.content_hash))
-            .await
-            .map_err(|e| ApiError::new(ErrorCode::Internal, format!("reading was interrupted ({e})")))?
-            .map_err(ApiError::from)
+        self.read_org_blob(scope, &doc.content_hash).await
     }
 }
 

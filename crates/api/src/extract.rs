@@ -26,6 +26,9 @@ pub async fn extract_file(
     request: ExtractRequest,
     progress: impl Fn(Progress) + Send + Sync + 'static,
 ) -> Result<ExtractReport, ApiError> {
+    if let Some(n) = request.max_pages {
+        pactwise_extract::parse_max_pages(&n.to_string()).map_err(|m| ApiError::new(ErrorCode::InvalidInput, m))?;
+    }
     let path = path.to_path_buf();
     tokio::task::spawn_blocking(move || {
         let extractor = Extractor::new(ExtractConfig::from_env());

@@ -3,10 +3,12 @@
 //! [`OrgScope`] is the only source of the organization; no function here takes an organization id for tenant data.
 
 mod assistant;
+mod blobs;
 mod checklists;
 mod demo;
 mod documents;
 mod error;
+mod export_file;
 mod extract;
 mod intake;
 mod memo;
@@ -27,11 +29,13 @@ pub use documents::{
     MAX_IMPORT_BYTES_SETTING, parse_document_id,
 };
 pub use error::ApiError;
+pub use export_file::Existing;
 pub use extract::{ExtractRequest, extract_file};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
 pub use memo::MemoFormat;
-pub use model::{ModelAvailability, ModelBudget};
+pub use model::{ModelAvailability, ModelBudget, ModelStatusView};
 pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
+pub use pactwise_extract::{DEFAULT_MAX_PAGES, max_pages_help, parse_max_pages};
 pub use pactwise_pipeline::{Stage, Thresholds};
 pub use pactwise_prep::{
     ArtifactKind, ArtifactState, Content, DraftProgress, FindingStatus, Intake, Package, RunBudget, RunStatus, RunStep,
@@ -42,11 +46,12 @@ pub use prep::{
     parse_artifact,
 };
 pub use report::{
-    REPORT_MAX_CALLS_KEY, REPORT_TIME_LIMIT_KEY, ReportOptions, ReportProgress, ReportSignOff, ReportStatus, ReportView,
+    ClauseSpan, REPORT_MAX_CALLS_KEY, REPORT_TIME_LIMIT_KEY, ReportOptions, ReportProgress, ReportSignOff,
+    ReportStatus, ReportView,
 };
 pub use review::{
     CorrectionInput, DocumentReview, OWN_NAMES_KEY, QueueEntry, ReviewGate, ReviewItem, ReviewMode, ReviewStage,
-    ReviewType, StoreLog, catalog,
+    ReviewType, StoreLog, catalog, eval_cuad,
 };
 pub use runs::{
     ApprovalView, BenchReport, CancelOutcome, DecisionOutcome, GraphSummary, RunDetail, RunEventView, RunView,
@@ -54,14 +59,14 @@ pub use runs::{
 };
 pub use session::{Membership, SessionInfo};
 pub use sync::{
-    KeyringSyncTokens, MemorySyncTokens, SignInInput, SyncAccount, SyncLoop, SyncPhase, SyncRoundReport,
-    SyncStatusView, SyncTokens,
+    KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop, SyncPhase,
+    SyncRoundReport, SyncStatusView, SyncTokens, check_server,
 };
-pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, text_runs};
+pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, TextSpan, quote_span, text_runs};
 
 use pactwise_domain::{Clock, SystemClock};
 use pactwise_model::{ApiKeySource, KeyringApiKeySource, ModelClient, ModelConfig};
-use pactwise_store::{BlobStore, DataDir, Db, Store};
+use pactwise_store::{BlobStore, DataDir, Db, PlatformCredential, Store};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -92,6 +97,26 @@ pub struct ApiOptions {
     pub model: ModelConfig,
     /// Where sync device tokens are kept (the OS keychain; tests keep them in memory).
     pub sync_tokens: Arc<dyn SyncTokens>,
+    /// Root certificates the sync client trusts besides the platform's (an organization's own CA; tests' self-signed
+    /// certificates). By default the PEM file named by `PACTWISE_SYNC_CA_FILE`, if any.
+    pub sync_trust: pactwise_sync::TlsTrust,
+}
+
+/// The environment variable naming a PEM file of extra root certificates for the sync service's TLS.
+pub const SYNC_CA_FILE_ENV: &str = "PACTWISE_SYNC_CA_FILE";
+
+/// The extra sync roots from `PACTWISE_SYNC_CA_FILE` (none when it is not set; a file that cannot be read is
+/// logged and skipped, and the sign-in then says the certificate is not trusted).
+fn sync_trust_from_env() -> pactwise_sync::TlsTrust {
+    let trust = pactwise_sync::TlsTrust::default();
+    let Some(path) = std::env::var_os(SYNC_CA_FILE_ENV).filter(|v| !v.is_empty()) else { return trust };
+    match std::fs::read(&path) {
+        Ok(pem) => trust.with_pem(pem),
+        Err(e) => {
+            tracing::warn!(path = %PathBuf::from(&path).display(), "the sync CA file cannot be read ({e}); it is not used");
+            trust
+        }
+    }
 }
 
 impl Default for ApiOptions {
@@ -102,6 +127,7 @@ impl Default for ApiOptions {
             keys: Arc::new(KeyringApiKeySource::default()),
             model: ModelConfig::from_env(),
             sync_tokens: Arc::new(KeyringSyncTokens),
+            sync_trust: sync_trust_from_env(),
         }
     }
 }
@@ -134,6 +160,9 @@ pub struct ApiParts {
     /// Documents whose report this process is driving now.
     reports_in_flight: Arc<std::sync::Mutex<std::collections::HashSet<pactwise_domain::DocumentId>>>,
     sync_tokens: Arc<dyn SyncTokens>,
+    sync_trust: pactwise_sync::TlsTrust,
+    /// This process's platform worker credential: the engine's claims and commits (see `runs::with_engine`).
+    platform: PlatformCredential,
     /// The sync loop of the signed-in organization, if one runs in this process.
     sync_slot: sync::LoopSlot,
 }
@@ -145,10 +174,14 @@ impl Api {
     }
 
     pub fn open_with(root: PathBuf, options: ApiOptions) -> Result<Api, ApiError> {
-        let ApiOptions { clock, keys, model, sync_tokens } = options;
+        let ApiOptions { clock, keys, model, sync_tokens, sync_trust } = options;
         let data_dir = DataDir::create(&root).map_err(|e| ApiError::from_store_at(e, &root))?;
-        let mut store =
-            Store::open(&data_dir.database(), clock.clone()).map_err(|e| ApiError::from_store_at(e, &root))?;
+        // This process is the platform's worker for its own runs: the store is opened on the platform path once, and
+        // the credential stays here, beside the store's thread, for the engine (never for tenant code).
+        let (mut store, platform) = Store::open(&data_dir.database(), clock.clone())
+            .map_err(|e| ApiError::from_store_at(e, &root))?
+            .into_platform_worker(&format!("desk-{}", std::process::id()))
+            .into_parts();
         let sync_slot = sync::LoopSlot::default();
         store.set_change_encoder(Arc::new(sync::WireEncoder::new(sync_slot.clone())));
         let usage_store =
@@ -170,6 +203,8 @@ impl Api {
             keys,
             extractor: Arc::new(pactwise_extract::Extractor::new(pactwise_extract::ExtractConfig::from_env())),
             sync_tokens,
+            sync_trust,
+            platform,
             sync_slot,
         };
         Ok(Api { parts: Arc::new(parts) })

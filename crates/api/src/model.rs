@@ -5,7 +5,7 @@
 use crate::{Api, ApiError};
 use chrono::{DateTime, Utc};
 use pactwise_domain::usage::{Budget, BudgetPeriod, BudgetSubject, UsageRecord};
-use pactwise_domain::{ErrorCode, OrgId, UserId};
+use pactwise_domain::{ErrorCode, OrgId, Role, UserId};
 use pactwise_model::{
     ApiKey, BudgetSource, BudgetSourceError, KeyStoreError, LedgerError, ModelClient, ModelStatus, UsageLedger,
 };
@@ -70,6 +70,29 @@ impl From<ModelStatus> for ModelAvailability {
     }
 }
 
+/// The model's availability with where requests go, for the status line and Settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct ModelStatusView {
+    pub availability: ModelAvailability,
+    /// Where model requests go (scheme, host and port) when `PACTWISE_MODEL_ENDPOINT` points away from the default
+    /// API; `None` for the default.
+    pub endpoint: Option<String>,
+}
+
+/// Only owners and admins set or clear the installation's API key: it pays for every organization's calls here.
+fn require_key_manager(scope: &OrgScope) -> Result<(), ApiError> {
+    if matches!(scope.role(), Role::Owner | Role::Admin) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorCode::Forbidden,
+        format!(
+            "only an owner or an admin can set or remove the API key (you are {}); ask one of them to do it",
+            scope.role()
+        ),
+    ))
+}
+
 /// A budget as Settings shows and edits it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct ModelBudget {
@@ -102,8 +125,17 @@ impl Api {
         self.model.status().await.into()
     }
 
-    /// Stores the API key in the OS keychain (never in the database, files or logs).
-    pub async fn set_api_key(&self, _scope: &OrgScope, key: String) -> Result<ModelAvailability, ApiError> {
+    /// The availability and, when it is not the default, where requests go.
+    pub async fn model_status(&self) -> ModelStatusView {
+        ModelStatusView {
+            availability: self.model_availability().await,
+            endpoint: self.model.non_default_endpoint().map(str::to_owned),
+        }
+    }
+
+    /// Stores the API key in the OS keychain (never in the database, files or logs). Owners and admins only.
+    pub async fn set_api_key(&self, scope: &OrgScope, key: String) -> Result<ModelAvailability, ApiError> {
+        require_key_manager(scope)?;
         let key = ApiKey::parse(&key).map_err(|e| ApiError::new(ErrorCode::InvalidInput, e.to_string()))?;
         let keys = self.keys.clone();
         tokio::task::spawn_blocking(move || keys.set(&key))
@@ -114,8 +146,9 @@ impl Api {
         Ok(self.model_availability().await)
     }
 
-    /// Removes the API key from the keychain; the app goes on offline.
-    pub async fn clear_api_key(&self, _scope: &OrgScope) -> Result<ModelAvailability, ApiError> {
+    /// Removes the API key from the keychain; the app goes on offline. Owners and admins only.
+    pub async fn clear_api_key(&self, scope: &OrgScope) -> Result<ModelAvailability, ApiError> {
+        require_key_manager(scope)?;
         let keys = self.keys.clone();
         tokio::task::spawn_blocking(move || keys.clear())
             .await

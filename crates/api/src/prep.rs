@@ -16,7 +16,7 @@ use pactwise_prep::{
 use pactwise_store::OrgScope;
 use pactwise_store::prep::{GateViolation, LockInfo, PackageRow};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// How long an edit lease lasts; every action that edits renews it.
 pub const PREP_LEASE_MINUTES: i64 = 30;
@@ -370,14 +370,17 @@ impl Api {
         self.prep_view(scope, id).await
     }
 
-    /// Writes the approved package to `out` as DOCX, PDF or an OCDS 1.1 release.
+    /// Writes the approved package to `out` as DOCX, PDF or an OCDS 1.1 release (an existing file only when
+    /// `existing` says to replace it).
     pub async fn prep_export(
         &self,
         scope: &OrgScope,
         id: &str,
         format: PrepExportFormat,
         out: &Path,
+        existing: crate::Existing,
     ) -> Result<PrepExport, ApiError> {
+        crate::export_file::check_target(out, existing)?;
         let view = self.prep_view(scope, id).await?;
         let bytes = match format {
             PrepExportFormat::Docx => pactwise_prep::export::docx(&view.package)?,
@@ -387,38 +390,22 @@ impl Api {
                 serde_json::to_vec_pretty(&release).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
             }
             PrepExportFormat::Pdf => {
+                use pactwise_docx::Block;
+                use pactwise_prep::export::Line;
                 let lines = pactwise_prep::export::document_lines(&view.package)?;
-                let paragraphs: Vec<pactwise_extract::write::Paragraph> = lines
+                let blocks: Vec<Block<'_>> = lines
                     .iter()
-                    .map(|l| {
-                        use pactwise_extract::write::Paragraph;
-                        use pactwise_prep::export::Line;
-                        match l {
-                            Line::Title(t) => Paragraph::new(t, 16.0, true),
-                            Line::Heading(t) => Paragraph { space_before: 14.0, ..Paragraph::new(t, 13.0, true) },
-                            Line::Text(t) => Paragraph::new(t, 10.0, false),
-                            Line::Bullet(t) => {
-                                Paragraph { indent: 18.0, ..Paragraph::new(format!("• {t}"), 10.0, false) }
-                            }
-                        }
+                    .map(|l| match l {
+                        Line::Title(t) => Block::Title(t),
+                        Line::Heading(t) => Block::Heading(t),
+                        Line::Text(t) => Block::Text(t),
+                        Line::Bullet(t) => Block::Bullet(t),
                     })
                     .collect();
-                let pdfium = self.extractor.config().pdfium_path.clone();
-                pactwise_extract::write::text_pdf(&pdfium, &paragraphs)
-                    .map_err(|e| ApiError::new(e.code(), e.to_string()))?
+                pactwise_docx::pdf::write(&blocks).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
             }
         };
-        write_whole(out, &bytes)?;
+        crate::export_file::write_export(out, &bytes, existing)?;
         Ok(PrepExport { path: out.display().to_string(), bytes: bytes.len() as u64, format })
     }
-}
-
-/// Writes to a temporary file beside `out` and renames it: the file is whole or absent.
-fn write_whole(out: &Path, bytes: &[u8]) -> Result<(), ApiError> {
-    let failed = |e: std::io::Error| {
-        ApiError::new(ErrorCode::FileUnreadable, format!("cannot write {} ({e}); choose another path", out.display()))
-    };
-    let tmp: PathBuf = out.with_extension("partial");
-    std::fs::write(&tmp, bytes).map_err(failed)?;
-    std::fs::rename(&tmp, out).map_err(failed)
 }

@@ -5,7 +5,7 @@
 //! session only.
 
 use crate::memo::{Line, Memo, MemoFormat};
-use crate::workspace::ExportedReview;
+use crate::workspace::{ExportedReview, TextSpan, cited_pages, quote_span};
 use crate::{Api, ApiError};
 use chrono::{DateTime, Utc};
 use pactwise_domain::{
@@ -13,7 +13,7 @@ use pactwise_domain::{
     RunStatus,
 };
 use pactwise_engine::{Engine, GatewayModel, ModelPort, RunState};
-use pactwise_store::{OrgScope, PlatformCredential, RunRecord, Store};
+use pactwise_store::{OrgScope, RunRecord, Store};
 use pactwise_workflows::report::{GRAPH, Limits, ReportInput, SIGN_OFF_NODE};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -72,12 +72,36 @@ pub struct ReportView {
     pub reason: Option<String>,
     /// The assembled report (only clauses found on their cited page), once there is one.
     pub report: Option<ContractReport>,
+    /// Where each clause of the report stands on its page (character offsets into the page's text), found by the
+    /// backend; a clause whose page no longer holds it has none.
+    pub clause_spans: Vec<ClauseSpan>,
     pub progress: Option<ReportProgress>,
     /// The pending sign-off step, while there is one.
     pub approval: Option<ApprovalId>,
     pub sign_off: Option<ReportSignOff>,
     pub started_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// A clause's place on its page, for the contract pane's highlight.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct ClauseSpan {
+    pub clause_id: String,
+    pub page: u32,
+    pub span: TextSpan,
+}
+
+/// Where each clause the report shows (filed or unassigned) stands on its page.
+fn clause_spans(store: &Store, scope: &OrgScope, report: &ContractReport) -> Result<Vec<ClauseSpan>, ApiError> {
+    let clauses = report.shown_clauses();
+    let pages = cited_pages(store, scope, report.document, clauses.iter().map(|c| c.page))?;
+    Ok(clauses
+        .into_iter()
+        .filter_map(|c| {
+            let span = quote_span(&pages, c.page, &c.text)?;
+            Some(ClauseSpan { clause_id: c.clause_id.clone(), page: c.page, span })
+        })
+        .collect())
 }
 
 /// Bounds for one run; unset values come from the organization's settings, then the defaults (60 calls, 300 s).
@@ -141,6 +165,7 @@ fn view(record: &RunRecord, document_name: String, approvals: &[pactwise_store::
         status,
         reason: record.reason.clone(),
         report,
+        clause_spans: Vec::new(),
         progress,
         approval: sign_off_step.filter(|a| a.status == ApprovalStatus::Pending).map(|a| a.id),
         sign_off,
@@ -162,7 +187,11 @@ impl Api {
                 _ => String::new(),
             };
             let approvals = store.approvals().for_run(scope, record.id)?;
-            views.push(view(record, name, &approvals));
+            let mut shown = view(record, name, &approvals);
+            if let Some(report) = &shown.report {
+                shown.clause_spans = clause_spans(store, scope, report)?;
+            }
+            views.push(shown);
         }
         Ok(views)
     }
@@ -243,10 +272,11 @@ impl Api {
             .then(|| GatewayModel::new(self.model.clone(), tokio::runtime::Handle::current()));
         let (path, clock, session) = (self.data_dir.database(), self.clock.clone(), scope.session());
         let run = tokio::task::spawn_blocking(move || -> Result<RunId, ApiError> {
-            let store = Store::open(&path, clock).map_err(ApiError::from)?;
+            // This connection is the report's own worker: the platform path, by name.
+            let (store, credential) =
+                Store::open(&path, clock).map_err(ApiError::from)?.into_platform_worker(REPORT_WORKER).into_parts();
             let scope = store.sessions().open(session)?;
             let registry = crate::runs::registry()?;
-            let credential = PlatformCredential::issue(&store, REPORT_WORKER);
             let engine = Engine::new(&store, registry, &credential)
                 .with_model(model.as_ref().map(|m| m as &dyn ModelPort))
                 .with_lease(chrono::Duration::minutes(15));
@@ -310,14 +340,17 @@ impl Api {
         self.report(scope, run).await
     }
 
-    /// Writes a signed-off report as DOCX or PDF to `path`.
+    /// Writes a signed-off report as DOCX or PDF to `path` (an existing file only when `existing` says to replace
+    /// it).
     pub async fn export_report(
         &self,
         scope: &OrgScope,
         run: RunId,
         format: MemoFormat,
         path: PathBuf,
+        existing: crate::Existing,
     ) -> Result<ExportedReview, ApiError> {
+        crate::export_file::check_target(&path, existing)?;
         let view = self.report(scope, run).await?;
         let (Some(report), Some(sign_off), ReportStatus::SignedOff) = (&view.report, &view.sign_off, view.status)
         else {
@@ -325,14 +358,13 @@ impl Api {
         };
         let organization = self.session_info(scope).await?.org_name;
         let memo = report_memo(&view.document_name, &organization, report, sign_off);
-        let pdfium = self.extractor.config().pdfium_path.clone();
         let bytes = tokio::task::spawn_blocking(move || match format {
             MemoFormat::Docx => memo.docx(),
-            MemoFormat::Pdf => memo.pdf(&pdfium),
+            MemoFormat::Pdf => memo.pdf(),
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the export was interrupted ({e})")))??;
-        crate::workspace::write_atomically(&path, &bytes)?;
+        crate::export_file::write_export(&path, &bytes, existing)?;
         Ok(ExportedReview { path: path.display().to_string(), bytes: bytes.len() as u64, format })
     }
 }

@@ -3,10 +3,11 @@
 //! organization's own names. The store-backed [`StoreLog`] keeps each stage's record, so a killed process resumes
 //! from the last finished stage.
 
+use crate::workspace::{TextSpan, quote_span};
 use crate::{Api, ApiError};
 use pactwise_checklists::Catalog;
 use pactwise_domain::{
-    Classification, DocumentId, ErrorCode, Extractions, GateDecision, ItemFinding, ItemStatus, Page, Quote,
+    Classification, Clock, DocumentId, ErrorCode, Extractions, GateDecision, ItemFinding, ItemStatus, Page, Quote,
     RejectedExtraction,
 };
 use pactwise_model::{CallContext, ModelStatus};
@@ -29,6 +30,18 @@ pub fn catalog() -> Result<Arc<Catalog>, ApiError> {
         .get_or_init(|| Catalog::load().map(Arc::new).map_err(|e| e.to_string()))
         .clone()
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the checklist library is broken: {e}")))
+}
+
+/// Scores the offline review on a labelled CUAD folder (`contracts/*.txt` and `labels.jsonl`; the first `limit`
+/// contracts when given). Reads the folder and keeps nothing.
+pub fn eval_cuad(dir: &std::path::Path, limit: Option<usize>) -> Result<pactwise_pipeline::eval::CuadReport, ApiError> {
+    let catalog = catalog()?;
+    pactwise_pipeline::eval::cuad(&catalog, dir, limit).map_err(|e| {
+        ApiError::new(
+            ErrorCode::InvalidInput,
+            format!("{e}; give a CUAD folder with contracts/*.txt and labels.jsonl (e.g. ../shared/data/cuad)"),
+        )
+    })
 }
 
 /// How `review` reaches the model.
@@ -63,6 +76,9 @@ pub struct ReviewItem {
     pub confidence: f32,
     pub quote: Option<String>,
     pub page: Option<u32>,
+    /// Where the quote stands on its page (character offsets into the page's text), found by the backend; null
+    /// without a quote, or when the page no longer holds it.
+    pub quote_span: Option<TextSpan>,
     pub verified: bool,
     /// `model`, `rules` or `person`.
     pub method: String,
@@ -159,6 +175,7 @@ pub struct StoreLog {
     db: Db,
     scope: OrgScope,
     document: DocumentId,
+    clock: Arc<dyn Clock>,
 }
 
 impl StageLog for StoreLog {
@@ -186,7 +203,7 @@ impl StageLog for StoreLog {
             outcome: record.outcome,
             reason: record.reason,
             output: record.output,
-            updated_at: chrono::Utc::now(),
+            updated_at: self.clock.now(),
         };
         Ok(self.db.call(move |store| store.reviews().save_stage(&s, id, &row)).await?)
     }
@@ -314,9 +331,10 @@ impl Api {
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("extraction was interrupted ({e})")))??;
         let runner = self.runner(scope, mode).await?;
         let mut log = pactwise_pipeline::MemoryLog::default();
-        let report = pactwise_pipeline::run(&runner, &mut log, &extracted.pages, false, None)
-            .await
-            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        let report = match pactwise_pipeline::run(&runner, &mut log, &extracted.pages, false, None).await {
+            Ok(report) => report,
+            Err(e) => match e.into_inner() {},
+        };
         let model_available = matches!(self.model.status().await, ModelStatus::Ready);
         let planned = (runner.mode == Mode::DryRun).then(|| {
             if !model_available {
@@ -328,7 +346,7 @@ impl Api {
                 .and_then(|c| runner.catalog.contract_type(&c.type_id))
                 .map_or(0, |t| pactwise_pipeline::stages::planned_model_calls(t, &extracted.pages))
         });
-        let mut review = present(&runner, report, Some(path.display().to_string()), None);
+        let mut review = present(&runner, report, &extracted.pages, Some(path.display().to_string()), None);
         review.planned_model_calls = planned;
         Ok(review)
     }
@@ -343,12 +361,12 @@ impl Api {
     ) -> Result<DocumentReview, ApiError> {
         let pages = self.stored_pages(scope, id).await?;
         let runner = self.runner(scope, mode).await?;
-        let mut log = StoreLog { db: self.db.clone(), scope: scope.clone(), document: id };
+        let mut log = StoreLog { db: self.db.clone(), scope: scope.clone(), document: id, clock: self.clock.clone() };
         let ocr_failed = pages.is_empty();
         let report = pactwise_pipeline::run(&runner, &mut log, &pages, ocr_failed, rerun)
             .await
-            .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
-        let mut review = present(&runner, report, None, Some(id));
+            .map_err(pactwise_pipeline::DriverError::into_inner)?;
+        let mut review = present(&runner, report, &pages, None, Some(id));
         self.add_people(scope, id, &mut review).await?;
         Ok(review)
     }
@@ -356,12 +374,15 @@ impl Api {
     /// A document's review as recorded (no stage runs).
     pub async fn document_review(&self, scope: &OrgScope, id: DocumentId) -> Result<DocumentReview, ApiError> {
         let runner = self.runner(scope, ReviewMode::Offline).await?;
-        let mut log = StoreLog { db: self.db.clone(), scope: scope.clone(), document: id };
+        let mut log = StoreLog { db: self.db.clone(), scope: scope.clone(), document: id, clock: self.clock.clone() };
         let records = log.load().await?;
         let report = pactwise_pipeline::driver::report(&mut log, records, None)
             .await
-            .map_err(|e| ApiError::new(ErrorCode::Storage, e.to_string()))?;
-        let mut review = present(&runner, report, None, Some(id));
+            .map_err(pactwise_pipeline::DriverError::into_inner)?;
+        let cited: Vec<u32> = report.findings.iter().filter_map(|f| f.quote.as_ref().map(|q| q.page)).collect();
+        let s = scope.clone();
+        let pages = self.db.call(move |store| crate::workspace::cited_pages(store, &s, id, cited)).await?;
+        let mut review = present(&runner, report, &pages, None, Some(id));
         review.mode = "recorded".into();
         self.add_people(scope, id, &mut review).await?;
         Ok(review)
@@ -499,14 +520,12 @@ impl Api {
         Ok(self.db.call(move |store| store.settings().get::<Thresholds>(&s, THRESHOLDS_KEY)).await?.unwrap_or_default())
     }
 
-    /// Sets one threshold by name (0 to 1); owners and admins only.
+    /// Sets one threshold by name, within its bounds (`pactwise_rules::settings`); owners and admins only. A bad
+    /// stored value (from an older version) reads as the defaults, so setting one threshold repairs it.
     pub async fn set_threshold(&self, scope: &OrgScope, name: &str, value: f32) -> Result<Thresholds, ApiError> {
-        if !matches!(scope.role(), pactwise_domain::Role::Owner | pactwise_domain::Role::Admin) {
-            return Err(ApiError::new(
-                ErrorCode::Forbidden,
-                format!("your role ({}) cannot change the review thresholds; ask an owner or admin", scope.role()),
-            ));
-        }
+        // The role table the sync service applies to the same change (`pactwise_rules::roles`).
+        pactwise_rules::roles::check(scope.role(), pactwise_rules::roles::SharedChange::Setting(THRESHOLDS_KEY))
+            .map_err(|refusal| ApiError::new(ErrorCode::Forbidden, refusal.message))?;
         let mut t = self.thresholds(scope).await?;
         t.set(name, value).map_err(|m| ApiError::new(ErrorCode::InvalidInput, m))?;
         let s = scope.clone();
@@ -523,6 +542,7 @@ fn pactwise_model_concurrency() -> usize {
 fn present(
     runner: &Runner,
     report: PipelineReport,
+    pages: &[Page],
     file: Option<String>,
     document: Option<DocumentId>,
 ) -> DocumentReview {
@@ -544,6 +564,7 @@ fn present(
                     confidence: f.map_or(0.0, |f| f.confidence),
                     quote: f.and_then(|f| f.quote.as_ref()).map(|q| q.text.clone()),
                     page: f.and_then(|f| f.quote.as_ref()).map(|q| q.page),
+                    quote_span: f.and_then(|f| f.quote.as_ref()).and_then(|q| quote_span(pages, q.page, &q.text)),
                     verified: f.is_some_and(|f| f.quote.is_some()),
                     method: f.map_or("none", |f| f.method.as_str()).into(),
                     reason: f.and_then(|f| f.reason.clone()).or_else(|| f.is_none().then(|| "not_run".to_owned())),

@@ -7,7 +7,7 @@ use crate::{Api, ApiError};
 use chrono::{DateTime, Utc};
 use pactwise_domain::{ApprovalId, ApprovalStatus, Decision, ErrorCode, Role, RunId, RunStatus, UserId};
 use pactwise_engine::{Engine, EngineError, GatewayModel, ModelPort, Registry, RunState};
-use pactwise_store::{ApprovalRecord, OrgScope, PlatformCredential, RunRecord, Store, SweepPolicy};
+use pactwise_store::{ApprovalRecord, OrgScope, RunRecord, Store, SweepPolicy};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -239,10 +239,9 @@ async fn with_engine<R: Send + 'static>(
     let registry = registry()?;
     let model = (api.model_availability().await == crate::ModelAvailability::Ready)
         .then(|| GatewayModel::new(api.model().clone(), tokio::runtime::Handle::current()));
-    let worker = format!("desk-{}", std::process::id());
+    let credential = api.platform.clone();
     api.db
         .call(move |store| {
-            let credential = PlatformCredential::issue(store, &worker);
             let engine =
                 Engine::new(store, registry, &credential).with_model(model.as_ref().map(|m| m as &dyn ModelPort));
             Ok(f(store, &engine))
@@ -357,20 +356,14 @@ impl Api {
         .await
     }
 
-    /// The task queue's health: agent types with many failures in the last hour, and this organization's queues
-    /// with a large backlog. Owners and admins only.
+    /// The task queue's health for the session's organization: its agent types with many failures in the last hour
+    /// and its queues with a large backlog (other organizations never count). Owners and admins only.
     pub async fn queue_health(&self, scope: &OrgScope) -> Result<Value, ApiError> {
-        if !matches!(scope.role(), Role::Owner | Role::Admin) {
-            return Err(pactwise_store::StoreError::Forbidden { role: scope.role() }.into());
-        }
-        let org = scope.org();
-        let worker = format!("desk-{}", std::process::id());
+        let scope = scope.clone();
         Ok(self
             .db
             .call(move |store| {
-                let credential = PlatformCredential::issue(store, &worker);
-                let mut health = store.tasks().health(&credential, pactwise_store::HealthThresholds::default())?;
-                health.backlogs.retain(|b| b.org == org);
+                let health = store.tasks().health_of(&scope, pactwise_store::HealthThresholds::default())?;
                 Ok(serde_json::json!({ "healthy": health.is_healthy(), "failing_agents": health.failing_agents, "backlogs": health.backlogs }))
             })
             .await?)

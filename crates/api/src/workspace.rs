@@ -1,12 +1,13 @@
 //! The review workspace: what the desktop's review view needs beyond the pipeline's record — a page's layout for
 //! the selectable text layer, its image (rendered by pdfium, cached), the people who confirmed each item, finalize
 //! (only when every critical item is confirmed or corrected), the memo export, the organization's own names and
-//! the vendor link a person sets.
+//! the vendor link a person sets; and where each verified quote stands on its page ([`quote_span`]), so the
+//! contract pane highlights exactly what verification found.
 
 use crate::memo::{self, MemoFormat};
 use crate::review::{DocumentReview, OWN_NAMES_KEY, catalog};
 use crate::{Api, ApiError};
-use pactwise_domain::{Confidence, ContractType, DocumentId, ErrorCode, PageSource, RiskLevel};
+use pactwise_domain::{Confidence, ContractType, DocumentId, ErrorCode, Page, PageSource, RiskLevel};
 use pactwise_store::{OrgScope, Vendor};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -21,6 +22,44 @@ pub struct TextRun {
     pub y: f32,
     pub width: f32,
     pub height: f32,
+}
+
+/// Where a verified quote stands on its page: character (Unicode scalar) offsets into the page's text, end
+/// exclusive, counted as [`TextRun`] counts them. The contract pane draws the highlight from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct TextSpan {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// Where `quote` stands on page `page`, found with quote verification's own search
+/// (`pactwise_pipeline::verify::locate`: the same normalisation that let the quote through); `None` when the page
+/// does not exist or no longer holds the quote. Computed when a review or report is loaded, so findings stored
+/// before ranges were sent get theirs too, and the range always fits the page text the pane shows.
+pub fn quote_span(pages: &[Page], page: u32, quote: &str) -> Option<TextSpan> {
+    let text = &pages.iter().find(|p| p.number == page)?.text;
+    let range = pactwise_pipeline::verify::locate(text, quote)?;
+    let start = text.get(..range.start)?.chars().count();
+    let len = text.get(range)?.chars().count();
+    Some(TextSpan { start: u32::try_from(start).ok()?, end: u32::try_from(start + len).ok()? })
+}
+
+/// The pages of a document that quotes cite, read one by one (a long contract is not decoded whole to place a few
+/// quotes); pages the document does not have are left out.
+pub(crate) fn cited_pages(
+    store: &pactwise_store::Store,
+    scope: &OrgScope,
+    id: DocumentId,
+    numbers: impl IntoIterator<Item = u32>,
+) -> Result<Vec<Page>, pactwise_store::StoreError> {
+    let numbers: std::collections::BTreeSet<u32> = numbers.into_iter().collect();
+    let mut pages = Vec::with_capacity(numbers.len());
+    for number in numbers {
+        if let Some(document) = store.pages().load_page(scope, id, number)? {
+            pages.extend(document.pages);
+        }
+    }
+    Ok(pages)
 }
 
 /// A page as the contract pane shows it.
@@ -228,29 +267,33 @@ impl Api {
         self.document_review(scope, id).await
     }
 
-    /// Writes the finalized review as a DOCX memo or a PDF to `path`.
+    /// Writes the finalized review as a DOCX memo or a PDF to `path` (an existing file only when `existing` says
+    /// to replace it).
     pub async fn export_review(
         &self,
         scope: &OrgScope,
         id: DocumentId,
         format: MemoFormat,
         path: PathBuf,
+        existing: crate::Existing,
     ) -> Result<ExportedReview, ApiError> {
+        crate::export_file::check_target(&path, existing)?;
         let review = self.document_review(scope, id).await?;
         if review.finalized_at.is_none() {
             return Err(ApiError::new(ErrorCode::ReviewIncomplete, "finalize the review before exporting it"));
         }
         let document = self.get_document(scope, id).await?;
         let organization = self.session_info(scope).await?.org_name;
-        let memo = memo::Memo::new(&document.name, &organization, &review);
-        let pdfium = self.extractor.config().pdfium_path.clone();
+        let catalog = catalog()?;
+        let contract_type = review.contract_type.as_ref().and_then(|t| catalog.contract_type(&t.id));
+        let memo = memo::Memo::new(&document.name, &organization, &review, contract_type);
         let bytes = tokio::task::spawn_blocking(move || match format {
             MemoFormat::Docx => memo.docx(),
-            MemoFormat::Pdf => memo.pdf(&pdfium),
+            MemoFormat::Pdf => memo.pdf(),
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the export was interrupted ({e})")))??;
-        write_atomically(&path, &bytes)?;
+        crate::export_file::write_export(&path, &bytes, existing)?;
         Ok(ExportedReview { path: path.display().to_string(), bytes: bytes.len() as u64, format })
     }
 
@@ -262,12 +305,8 @@ impl Api {
 
     /// Replaces the organization's own names and aliases (owners and admins).
     pub async fn set_own_names(&self, scope: &OrgScope, names: Vec<String>) -> Result<Vec<String>, ApiError> {
-        if !matches!(scope.role(), pactwise_domain::Role::Owner | pactwise_domain::Role::Admin) {
-            return Err(ApiError::new(
-                ErrorCode::Forbidden,
-                "only owners and admins can change the organization's names",
-            ));
-        }
+        pactwise_rules::roles::check(scope.role(), pactwise_rules::roles::SharedChange::Setting(OWN_NAMES_KEY))
+            .map_err(|refusal| ApiError::new(ErrorCode::Forbidden, refusal.message))?;
         let mut names: Vec<String> = names.into_iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect();
         names.dedup();
         if names.iter().any(|n| n.chars().count() > 200) {
@@ -284,14 +323,6 @@ impl Api {
         let s = scope.clone();
         Ok(self.db.call(move |store| store.reviews().vendors(&s)).await?)
     }
-}
-
-/// Writes `bytes` to a temporary file beside `path` and renames it into place: whole or absent.
-pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), ApiError> {
-    let tmp = path.with_extension("partial");
-    std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| {
-        ApiError::new(ErrorCode::FileUnreadable, format!("cannot write {} ({e}); choose another place", path.display()))
-    })
 }
 
 #[cfg(test)]

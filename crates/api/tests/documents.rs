@@ -92,7 +92,10 @@ async fn bad_files_get_clear_errors_and_write_nothing() {
         (missing, ErrorCode::FileUnreadable, "does not exist"),
     ];
     let paths = cases.iter().map(|(p, _, _)| p.clone()).collect();
-    let report = api.import_documents(&scope, paths, ImportOptions { max_bytes: Some(1000) }, &quiet).await.unwrap();
+    let report = api
+        .import_documents(&scope, paths, ImportOptions { max_bytes: Some(1000), ..ImportOptions::default() }, &quiet)
+        .await
+        .unwrap();
     assert!(report.imported.is_empty());
     assert_eq!(report.failed.len(), cases.len());
     for ((path, code, words), failure) in cases.iter().zip(&report.failed) {
@@ -248,4 +251,128 @@ async fn another_organizations_pages_are_not_readable() {
     let b_doc = api.list_documents(&org_b, DocumentQuery::default()).await.unwrap()[0].id;
     assert!(api.document_pages(&org_b, b_doc).await.unwrap().is_some(), "demo documents have their pages stored");
     assert_eq!(api.document_pages(&org_a, b_doc).await.unwrap_err().code, ErrorCode::NotFound);
+}
+
+fn contract_text() -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/demo/master-services-agreement-northwind-fabrikam.txt"),
+    )
+    .unwrap()
+}
+
+/// Every live document of the organization has its pages (none is visible half-imported).
+async fn every_live_document_has_pages(api: &Api, scope: &OrgScope) {
+    for doc in api.list_documents(scope, DocumentQuery::default()).await.unwrap() {
+        assert!(api.document_pages(scope, doc.id).await.unwrap().is_some(), "{} is live without its pages", doc.name);
+    }
+}
+
+#[tokio::test]
+async fn an_import_stopped_while_its_pages_are_read_leaves_no_half_document_and_importing_again_finishes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (api, scope) = open(tmp.path()).await;
+    // A long text (many synthetic pages), so reading it takes a moment.
+    let file = write(tmp.path(), "msa.txt", contract_text().repeat(40).as_bytes());
+    let reading = std::sync::Arc::new(tokio::sync::Notify::new());
+    let told = reading.clone();
+    let progress = move |p: ImportProgress| {
+        if p.stage == ImportStage::Extracting {
+            told.notify_one();
+        }
+    };
+    // The injected failure point: the import is dropped (as a killed process stops) once page reading has begun.
+    tokio::select! {
+        biased;
+        _ = reading.notified() => {}
+        _ = api.import_documents(&scope, vec![file.clone()], ImportOptions::default(), &progress) => {
+            panic!("the import finished before it could be stopped")
+        }
+    }
+    every_live_document_has_pages(&api, &scope).await;
+
+    let again = api.import_documents(&scope, vec![file], ImportOptions::default(), &quiet).await.unwrap();
+    let imported = &again.imported[0];
+    assert!(imported.page_count.unwrap() > 1, "{imported:?}");
+    assert!(imported.extraction_error.is_none() && imported.review_error.is_none(), "{imported:?}");
+    assert!(imported.route.is_some(), "the review ran");
+    assert_ne!(imported.route_reason.as_deref(), Some("ocr_failed"), "pages were read: OCR did not fail");
+    let review = api.document_review(&scope, imported.document.id).await.unwrap();
+    assert_ne!(review.gate.as_ref().and_then(|g| g.reason.as_deref()), Some("ocr_failed"));
+    every_live_document_has_pages(&api, &scope).await;
+}
+
+#[tokio::test]
+async fn a_document_whose_import_stopped_before_its_pages_or_review_is_finished_at_the_next_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let id;
+    {
+        // What a process killed between the document row and its pages left behind (before this was one
+        // transaction): the file stored, the row written, no pages, no review.
+        let (api, scope) = open(tmp.path()).await;
+        let bytes = contract_text();
+        let blob = pactwise_store::BlobStore::new(api.data_dir().blobs())
+            .put_reader(&mut bytes.as_bytes(), 10_000_000)
+            .unwrap();
+        let store =
+            pactwise_store::Store::open(&api.data_dir().database(), std::sync::Arc::new(pactwise_domain::SystemClock))
+                .unwrap();
+        let scope_b = store.sessions().open(scope.session()).unwrap();
+        let new = pactwise_store::NewDocument {
+            name: "msa.txt".into(),
+            media_type: MediaType::Txt,
+            size: blob.size,
+            content_hash: blob.hash,
+        };
+        id = store.documents().record(&scope_b, &new).unwrap().0.id;
+        assert!(api.document_pages(&scope, id).await.unwrap().is_none());
+    }
+    // The next start of the app (or the next import) finishes it.
+    let api = Api::open(data).unwrap();
+    let scope = api.local_session().await.unwrap();
+    assert_eq!(api.resume_imports(&scope).await.unwrap(), [id]);
+    assert!(!api.document_pages(&scope, id).await.unwrap().expect("its pages are read now").pages.is_empty());
+    let review = api.document_review(&scope, id).await.unwrap();
+    let gate = review.gate.expect("the review ran");
+    assert_ne!(gate.reason.as_deref(), Some("ocr_failed"));
+    assert!(api.resume_imports(&scope).await.unwrap().is_empty(), "nothing is resumed twice");
+}
+
+#[tokio::test]
+async fn a_protected_pdf_imports_with_its_password_which_is_kept_nowhere() {
+    let pdfium = pactwise_extract::ExtractConfig::from_env().pdfium_path;
+    if !pactwise_testkit::library("libpdfium (a protected PDF)", &pdfium) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (api, scope) = open(tmp.path()).await;
+    let password = "pw-of-the-protected-fixture";
+    let file = write(
+        tmp.path(),
+        "protected.pdf",
+        &pactwise_extract::fixtures::protected_pdf(&["SUPPLY AGREEMENT", "The supplier shall deliver."], password),
+    );
+    let without = api.import_documents(&scope, vec![file.clone()], ImportOptions::default(), &quiet).await.unwrap();
+    let error = without.imported[0].extraction_error.as_ref().expect("it needs its password");
+    assert_eq!(error.code, ErrorCode::FileEncrypted);
+    assert!(error.message.contains("--password"), "{}", error.message);
+
+    let options = ImportOptions { password: Some(password.to_string()), ..ImportOptions::default() };
+    assert!(!format!("{options:?}").contains(password), "the password is not in debug output");
+    let with = api.import_documents(&scope, vec![file], options, &quiet).await.unwrap();
+    let imported = &with.imported[0];
+    assert_eq!(imported.page_count, Some(1), "{imported:?}");
+    assert_ne!(imported.route_reason.as_deref(), Some("ocr_failed"), "the review ran again on the pages");
+    let text = api.document_pages(&scope, imported.document.id).await.unwrap().unwrap().pages[0].text.clone();
+    assert!(text.contains("SUPPLY AGREEMENT"), "{text}");
+    api.flush();
+    for path in files_under(&tmp.path().join("data")) {
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(
+            !bytes.windows(password.len()).any(|w| w == password.as_bytes()),
+            "{} holds the password",
+            path.display()
+        );
+    }
 }

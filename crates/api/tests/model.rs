@@ -5,7 +5,7 @@ use pactwise_api::{Api, ApiOptions, ModelAvailability};
 use pactwise_domain::ErrorCode;
 use pactwise_model::fake::{FakeModelServer, FakeReply, FakeScript};
 use pactwise_model::wire::{Message, MessagesRequest};
-use pactwise_model::{ApiKey, CallContext, InMemoryApiKeySource, ModelConfig, ModelError};
+use pactwise_model::{ApiKey, ApiKeySource, CallContext, InMemoryApiKeySource, ModelConfig, ModelError};
 use std::sync::Arc;
 
 const KEY: &str = "sk-ant-test-key-for-the-api-tests";
@@ -93,4 +93,61 @@ async fn setting_and_clearing_the_key_changes_availability_and_never_returns_the
     assert_eq!(api.clear_api_key(&scope).await.unwrap(), ModelAvailability::NoApiKey);
     let db = std::fs::read(api.data_dir().database()).unwrap();
     assert!(!db.windows(KEY.len()).any(|w| w == KEY.as_bytes()), "the key never reaches the database");
+}
+
+/// A session of another member of the local organization, with `role` (written through a second connection).
+fn member_with_role(api: &Api, owner: &pactwise_api::OrgScope, role: pactwise_domain::Role) -> pactwise_api::OrgScope {
+    let store =
+        pactwise_store::Store::open(&api.data_dir().database(), Arc::new(pactwise_domain::SystemClock)).unwrap();
+    let platform = store.platform();
+    let user = platform.create_user(&format!("A {role}"), None).unwrap();
+    platform.set_membership(owner.org(), user, role).unwrap();
+    let session = platform.start_session(user, owner.org()).unwrap();
+    store.sessions().open(session).unwrap()
+}
+
+#[tokio::test]
+async fn only_an_owner_or_an_admin_may_set_or_clear_the_installations_api_key() {
+    use pactwise_domain::Role;
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = Arc::new(InMemoryApiKeySource::with_key(ApiKey::parse(KEY).unwrap()));
+    let options = ApiOptions { keys: keys.clone(), ..ApiOptions::default() };
+    let api = Api::open_with(tmp.path().join("data"), options).unwrap();
+    let owner = api.local_session().await.unwrap();
+    let other = "sk-ant-someone-elses-key-0000000000000";
+    for role in [Role::Reviewer, Role::Buyer, Role::Approver, Role::Viewer] {
+        let scope = member_with_role(&api, &owner, role);
+        let refused = api.set_api_key(&scope, other.to_string()).await.unwrap_err();
+        assert_eq!(refused.code, ErrorCode::Forbidden, "{role}: {refused:?}");
+        assert!(refused.message.contains("owner or an admin"), "{role}: {}", refused.message);
+        assert_eq!(api.clear_api_key(&scope).await.unwrap_err().code, ErrorCode::Forbidden, "{role}");
+        assert!(keys.get().unwrap() == Some(ApiKey::parse(KEY).unwrap()), "{role} changed the key");
+    }
+    let admin = member_with_role(&api, &owner, Role::Admin);
+    assert_eq!(api.set_api_key(&admin, other.to_string()).await.unwrap(), ModelAvailability::Ready);
+    assert!(keys.get().unwrap() == Some(ApiKey::parse(other).unwrap()), "the admin set the key");
+    assert_eq!(api.clear_api_key(&owner).await.unwrap(), ModelAvailability::NoApiKey);
+}
+
+#[tokio::test]
+async fn a_model_endpoint_that_is_not_https_or_loopback_is_refused_and_another_is_shown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let refused = ApiOptions {
+        keys: Arc::new(InMemoryApiKeySource::with_key(ApiKey::parse(KEY).unwrap())),
+        model: ModelConfig::default().with_endpoint("http://203.0.113.7:8080"),
+        ..ApiOptions::default()
+    };
+    let error =
+        Api::open_with(tmp.path().join("a"), refused).err().expect("a plain-http endpoint elsewhere is refused");
+    assert_eq!(error.code, ErrorCode::InvalidInput);
+    assert!(error.message.contains("PACTWISE_MODEL_ENDPOINT") && error.message.contains("https://"), "{error:?}");
+
+    let (_tmp, api, server) = api_with_fake(vec![]).await;
+    let status = api.model_status().await;
+    assert_eq!(status.availability, ModelAvailability::Ready);
+    assert_eq!(status.endpoint.as_deref(), Some(server.endpoint().trim_end_matches('/')), "the status line says where");
+    let default =
+        Api::open_with(tmp.path().join("b"), ApiOptions { model: ModelConfig::default(), ..ApiOptions::default() })
+            .unwrap();
+    assert_eq!(default.model_status().await.endpoint, None, "the default endpoint is not flagged");
 }

@@ -2,7 +2,7 @@
 //! quotes that are not on their page never reach the output, a failing section degrades only its items, the
 //! import keeps the results and the queue shows why, corrections survive a re-run, thresholds live in the store.
 
-use pactwise_api::{Api, ApiOptions, CorrectionInput, ImportOptions, ReviewMode, Stage, catalog};
+use pactwise_api::{Api, ApiOptions, CorrectionInput, Existing, ImportOptions, ReviewMode, Stage, catalog};
 use pactwise_domain::{ContractType, ItemStatus, Quote};
 use pactwise_model::fake::{FakeModelServer, FakeReply, FakeRule, FakeScript};
 use pactwise_model::{ApiKey, InMemoryApiKeySource, ModelConfig, RetryPolicy};
@@ -237,8 +237,10 @@ async fn finalize_needs_every_critical_item_confirmed_and_the_memo_exports_as_do
     let err = api.finalize_review(&scope, id, Default::default()).await.unwrap_err();
     assert_eq!(err.code, pactwise_domain::ErrorCode::ReviewIncomplete);
     assert!(err.message.contains(&critical[0]), "{}", err.message);
-    let export_early =
-        api.export_review(&scope, id, pactwise_api::MemoFormat::Docx, tmp.path().join("early.docx")).await.unwrap_err();
+    let export_early = api
+        .export_review(&scope, id, pactwise_api::MemoFormat::Docx, tmp.path().join("early.docx"), Existing::Refuse)
+        .await
+        .unwrap_err();
     assert_eq!(export_early.code, pactwise_domain::ErrorCode::ReviewIncomplete);
 
     for item in &critical {
@@ -265,21 +267,33 @@ async fn finalize_needs_every_critical_item_confirmed_and_the_memo_exports_as_do
     );
 
     let docx = tmp.path().join("memo.docx");
-    api.export_review(&scope, id, pactwise_api::MemoFormat::Docx, docx.clone()).await.unwrap();
+    api.export_review(&scope, id, pactwise_api::MemoFormat::Docx, docx.clone(), Existing::Refuse).await.unwrap();
     let mut archive = zip::ZipArchive::new(std::fs::File::open(&docx).unwrap()).unwrap();
     let mut xml = String::new();
     std::io::Read::read_to_string(&mut archive.by_name("word/document.xml").unwrap(), &mut xml).unwrap();
     assert!(xml.contains("Contract review memo"));
     assert!(xml.contains("Confirmed by"));
-    let pdfium = std::path::Path::new(pactwise_extract::DEFAULT_PDFIUM_PATH);
-    if pdfium.exists() {
-        let pdf = tmp.path().join("memo.pdf");
-        api.export_review(&scope, id, pactwise_api::MemoFormat::Pdf, pdf.clone()).await.unwrap();
+    // Exporting again to the same file never replaces it silently, and leaves nothing beside it.
+    let written = std::fs::read(&docx).unwrap();
+    let again = api.export_review(&scope, id, pactwise_api::MemoFormat::Docx, docx.clone(), Existing::Refuse).await;
+    assert_eq!(again.unwrap_err().code, pactwise_domain::ErrorCode::FileExists);
+    assert_eq!(std::fs::read(&docx).unwrap(), written, "the existing memo is left as it was");
+    api.export_review(&scope, id, pactwise_api::MemoFormat::Docx, docx.clone(), Existing::Replace).await.unwrap();
+    let beside: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("partial") || n.starts_with(".pactwise-export"))
+        .collect();
+    assert!(beside.is_empty(), "nothing partial is left beside the export: {beside:?}");
+    let pdf = tmp.path().join("memo.pdf");
+    api.export_review(&scope, id, pactwise_api::MemoFormat::Pdf, pdf.clone(), Existing::Refuse).await.unwrap();
+    assert!(std::fs::read(&pdf).unwrap().starts_with(b"%PDF-"), "the PDF is written without libpdfium");
+    let pdfium = pactwise_extract::ExtractConfig::from_env().pdfium_path;
+    if pactwise_testkit::library("libpdfium (reading the PDF memo back)", &pdfium) {
         let report = pactwise_api::extract_file(&pdf, Default::default(), |_| {}).await.unwrap();
         let text: String = report.pages.iter().map(|p| p.text.clone()).collect::<Vec<_>>().join("\n");
         assert!(text.contains("Contract review memo"), "{text}");
         assert!(text.contains("Critical items"));
-    } else {
-        eprintln!("PDF export skipped: libpdfium is not installed (run make setup)");
+        assert!(!text.contains('ÿ'), "every glyph is printed as written");
     }
 }

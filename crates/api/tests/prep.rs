@@ -2,7 +2,9 @@
 //! run whose draft breaks two validators), fix both errors by hand, validate, approve what was seen, publish
 //! through the store's gate, export DOCX, OCDS and PDF (the PDF read back through pdfium).
 
-use pactwise_api::{Api, ApiOptions, ArtifactKind, Content, FindingStatus, Intake, PrepExportFormat, RunStatus};
+use pactwise_api::{
+    Api, ApiOptions, ArtifactKind, Content, Existing, FindingStatus, Intake, PrepExportFormat, RunStatus,
+};
 use pactwise_domain::ErrorCode;
 use pactwise_model::fake::{FakeModelServer, FakeScript};
 use pactwise_model::{ApiKey, InMemoryApiKeySource, ModelConfig};
@@ -71,7 +73,11 @@ async fn draft_fix_by_hand_approve_publish_and_export() {
     // Publishing now is refused by the store's gate, with the same rules.
     let refused = api.prep_publish(&scope, &id).await.unwrap_err();
     assert_eq!(refused.code, ErrorCode::PublishBlocked);
-    assert!(api.prep_export(&scope, &id, PrepExportFormat::Docx, &dir.path().join("early.docx")).await.is_err());
+    assert!(
+        api.prep_export(&scope, &id, PrepExportFormat::Docx, &dir.path().join("early.docx"), Existing::Refuse)
+            .await
+            .is_err()
+    );
 
     // The buyer fixes the weights and the open pricing line by hand.
     let mut criteria = view.package.artifacts.criteria.content.clone().unwrap();
@@ -98,37 +104,35 @@ async fn draft_fix_by_hand_approve_publish_and_export() {
     let view = api.prep_publish(&scope, &id).await.unwrap();
     assert_eq!(view.status, "published");
 
-    let docx = api.prep_export(&scope, &id, PrepExportFormat::Docx, &dir.path().join("rfp.docx")).await.unwrap();
+    let docx = api
+        .prep_export(&scope, &id, PrepExportFormat::Docx, &dir.path().join("rfp.docx"), Existing::Refuse)
+        .await
+        .unwrap();
     assert!(docx.bytes > 1000);
     let ocds = dir.path().join("rfp.json");
-    api.prep_export(&scope, &id, PrepExportFormat::Ocds, &ocds).await.unwrap();
+    api.prep_export(&scope, &id, PrepExportFormat::Ocds, &ocds, Existing::Refuse).await.unwrap();
     let release: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ocds).unwrap()).unwrap();
     assert_eq!(release["tag"][0], "tender");
     assert_eq!(release["tender"]["items"].as_array().unwrap().len(), 2);
     // The file the app writes validates against the OCDS 1.1 release schema (`../shared/data`, or
-    // `PACTWISE_SHARED_DATA`; skipped with a message when the shared data folder is absent).
-    let data = std::env::var_os("PACTWISE_SHARED_DATA")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
-    match std::fs::read_to_string(data.join("ocds/schema/release-schema.json")) {
-        Ok(text) => {
-            let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
-            let validator = jsonschema::validator_for(&schema).unwrap();
-            let errors: Vec<String> =
-                validator.iter_errors(&release).map(|e| format!("{}: {e}", e.instance_path())).collect();
-            assert!(errors.is_empty(), "{errors:#?}");
-        }
-        Err(_) => eprintln!("OCDS schema check skipped: {} is absent", data.join("ocds/schema").display()),
+    // `PACTWISE_SHARED_DATA`; under CI its absence fails the test, elsewhere the check is skipped, saying so).
+    if let Some(path) = pactwise_testkit::shared_data("ocds/schema/release-schema.json") {
+        let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> =
+            validator.iter_errors(&release).map(|e| format!("{}: {e}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "{errors:#?}");
     }
     assert_eq!(api.prep_list(&scope).await.unwrap().len(), 1);
 
-    let pdfium = Path::new(pactwise_extract::DEFAULT_PDFIUM_PATH);
-    if !pdfium.exists() {
-        eprintln!("PDF export skipped: libpdfium is not installed (run make setup)");
+    if !pactwise_testkit::library(
+        "libpdfium (the RFP as PDF)",
+        &pactwise_extract::ExtractConfig::from_env().pdfium_path,
+    ) {
         return;
     }
     let pdf = dir.path().join("rfp.pdf");
-    let written = api.prep_export(&scope, &id, PrepExportFormat::Pdf, &pdf).await.unwrap();
+    let written = api.prep_export(&scope, &id, PrepExportFormat::Pdf, &pdf, Existing::Refuse).await.unwrap();
     assert_eq!(written.bytes, std::fs::metadata(&pdf).unwrap().len());
     assert!(std::fs::read(&pdf).unwrap().starts_with(b"%PDF-"));
     let report = pactwise_api::extract_file(&pdf, Default::default(), |_| {}).await.unwrap();

@@ -2,7 +2,7 @@
 //! with only clauses found on their page, signed off by the session's user, exported as DOCX and PDF; another
 //! organization cannot see or sign it; without a model the run fails with the reason; per-run bounds apply.
 
-use pactwise_api::{Api, ApiOptions, ImportOptions, MemoFormat, OrgScope, ReportOptions, ReportStatus};
+use pactwise_api::{Api, ApiOptions, Existing, ImportOptions, MemoFormat, OrgScope, ReportOptions, ReportStatus};
 use pactwise_domain::{Decision, DocumentId, ErrorCode, ReportCompleteness, UnprocessedReason};
 use pactwise_model::fake::{FakeModelServer, FakeScript};
 use pactwise_model::{ApiKey, InMemoryApiKeySource, ModelConfig, RetryPolicy};
@@ -71,13 +71,23 @@ async fn a_report_runs_on_an_imported_contract_is_signed_off_and_exported() {
     assert_eq!((report.contract_type.as_str(), report.completeness), ("nda", ReportCompleteness::Complete));
     assert!(report.shown_clauses().iter().all(|c| !c.text.contains(INVENTED)));
     assert!(report.rejected.iter().any(|r| r.text.starts_with(INVENTED)));
+    // Each clause shown comes with where it stands on its page: exactly the clause's text there.
+    let shown = report.shown_clauses();
+    assert_eq!(view.clause_spans.len(), shown.len());
+    for placed in &view.clause_spans {
+        let clause = shown.iter().find(|c| c.clause_id == placed.clause_id).unwrap();
+        let page = api.page_layout(&scope, document, placed.page).await.unwrap();
+        let (start, end) = (placed.span.start as usize, placed.span.end as usize);
+        assert_eq!(page.text.chars().skip(start).take(end - start).collect::<String>(), clause.text);
+    }
     assert_eq!(report_calls(&server), 30);
     let progress = view.progress.unwrap();
     assert_eq!((progress.windows_done, progress.windows, progress.clause_types_done), (6, 6, 24));
     assert_eq!(api.document_reports(&scope, document).await.unwrap().len(), 1);
 
     // Not exportable before it is signed off.
-    let early = api.export_report(&scope, view.run, MemoFormat::Docx, tmp.path().join("early.docx")).await;
+    let early =
+        api.export_report(&scope, view.run, MemoFormat::Docx, tmp.path().join("early.docx"), Existing::Refuse).await;
     assert_eq!(early.unwrap_err().code, ErrorCode::ReviewIncomplete);
     // A sign-off needs a reason (the store refuses an empty one).
     assert!(api.sign_off_report(&scope, view.run, Decision::Approve, " ".into()).await.is_err());
@@ -96,21 +106,21 @@ async fn a_report_runs_on_an_imported_contract_is_signed_off_and_exported() {
     let again = api.sign_off_report(&scope, view.run, Decision::Reject, "changed my mind".into()).await;
     assert_eq!(again.unwrap_err().code, ErrorCode::InvalidInput);
 
-    let docx = api.export_report(&scope, view.run, MemoFormat::Docx, tmp.path().join("report.docx")).await.unwrap();
+    let docx = api
+        .export_report(&scope, view.run, MemoFormat::Docx, tmp.path().join("report.docx"), Existing::Refuse)
+        .await
+        .unwrap();
     let xml = docx_text(&std::fs::read(&docx.path).unwrap());
     assert!(xml.contains("Contract review report: nda-six-pages.txt"));
     assert!(xml.contains("This Agreement is governed by the laws of England and Wales"));
     assert!(xml.contains("Rejected extractions"));
     assert!(xml.contains("Signed off by"));
-    let pdf = api.export_report(&scope, view.run, MemoFormat::Pdf, tmp.path().join("report.pdf")).await;
-    match pdf {
-        Ok(pdf) => assert!(std::fs::read(&pdf.path).unwrap().starts_with(b"%PDF")),
-        // Without libpdfium the PDF cannot be written; the error says so and nothing is left behind.
-        Err(e) => {
-            assert_eq!(e.code, ErrorCode::DependencyMissing, "{e:?}");
-            assert!(!tmp.path().join("report.pdf").exists());
-        }
-    }
+    // The PDF is written by the crate's own writer (no libpdfium needed).
+    let pdf = api
+        .export_report(&scope, view.run, MemoFormat::Pdf, tmp.path().join("report.pdf"), Existing::Refuse)
+        .await
+        .unwrap();
+    assert!(std::fs::read(&pdf.path).unwrap().starts_with(b"%PDF"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,7 +135,7 @@ async fn another_organization_cannot_see_sign_or_export_a_report() {
     assert_eq!(api.start_report(&b, document, ReportOptions::default()).await.unwrap_err().code, ErrorCode::NotFound);
     let sign = api.sign_off_report(&b, run, Decision::Approve, "not mine".into()).await;
     assert_eq!(sign.unwrap_err().code, ErrorCode::NotFound);
-    let export = api.export_report(&b, run, MemoFormat::Docx, tmp.path().join("x.docx")).await;
+    let export = api.export_report(&b, run, MemoFormat::Docx, tmp.path().join("x.docx"), Existing::Refuse).await;
     assert_eq!(export.unwrap_err().code, ErrorCode::NotFound);
     assert_eq!(api.report(&a, run).await.unwrap().status, ReportStatus::AwaitingSignOff);
 }

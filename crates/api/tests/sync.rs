@@ -21,7 +21,8 @@ fn fixture() -> PathBuf {
 
 const PASSWORD: &str = "a-long-password-for-sync";
 
-/// A sync service on loopback with organization `alpha` (Ann, admin; Bob, reviewer) and `charlie` (Carol).
+/// A sync service on loopback with organization `alpha` (Ann and Dave, admins; Bob, reviewer) and `charlie`
+/// (Carol).
 struct Service {
     endpoint: String,
     _dir: tempfile::TempDir,
@@ -36,6 +37,7 @@ impl Service {
         admin::create_org(storage.as_ref(), "alpha", "Alpha LLP", now).unwrap();
         admin::create_user(storage.as_ref(), "alpha", "ann@alpha.example", PASSWORD, Role::Admin, now).unwrap();
         admin::create_user(storage.as_ref(), "alpha", "bob@alpha.example", PASSWORD, Role::Reviewer, now).unwrap();
+        admin::create_user(storage.as_ref(), "alpha", "dave@alpha.example", PASSWORD, Role::Admin, now).unwrap();
         admin::create_org(storage.as_ref(), "charlie", "Charlie GmbH", now).unwrap();
         admin::create_user(storage.as_ref(), "charlie", "carol@charlie.example", PASSWORD, Role::Owner, now).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -46,6 +48,11 @@ impl Service {
             let _ = stopped.await;
         }));
         Service { endpoint, _dir: dir, stop: Some(stop) }
+    }
+
+    /// The service's database (for a test that changes a member's role on the service).
+    fn database(&self) -> PathBuf {
+        self._dir.path().join("sync.sqlite3")
     }
 
     fn sign_in(&self, org: &str, email: &str) -> SignInInput {
@@ -266,6 +273,154 @@ async fn an_unreachable_service_loses_nothing_and_says_so() {
     assert_eq!(err.code, ErrorCode::SyncUnavailable);
     assert!(err.message.contains("retries by itself"), "{}", err.message);
     assert_eq!(a.api.sync_status().await.unwrap().pending_uploads, 1, "the change waits in the outbox");
+
+    // Signing in does not retry by itself: an unreachable service says what to do instead.
+    let b = desktop(tmp.path(), "b");
+    let err = b.api.sync_sign_in(service.sign_in("alpha", "ann@alpha.example")).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::SyncUnavailable);
+    assert!(err.message.contains("cannot be reached"), "{}", err.message);
+    assert!(err.message.contains("check the address"), "{}", err.message);
+    assert!(!err.message.contains("retries by itself"), "{}", err.message);
+    assert_eq!(b.api.sync_status().await.unwrap().phase, SyncPhase::NotSignedIn);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_refuses_plain_http_to_another_computer_and_says_to_use_https() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = desktop(tmp.path(), "a");
+    for server in ["http://sync.example.com", "http://192.0.2.7:8787", "http://localhost.example.com"] {
+        let input = SignInInput {
+            server: server.into(),
+            org: "alpha".into(),
+            email: "ann@alpha.example".into(),
+            password: PASSWORD.into(),
+        };
+        let err = a.api.sync_sign_in(input).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput, "{server}");
+        assert!(err.message.contains("use https://"), "{server}: {}", err.message);
+        assert!(!err.message.contains(PASSWORD));
+    }
+    assert_eq!(a.api.sync_status().await.unwrap().phase, SyncPhase::NotSignedIn);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synced_document_never_takes_a_file_that_only_another_organization_here_holds() {
+    // Regression: the blob store is shared by every organization on a desktop. The local organization holds a
+    // confidential file; a member of the synced organization pushes a document naming its hash and uploads
+    // nothing. The synced organization must not get the file, its text, or anything quoting it.
+    let service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let a = desktop(tmp.path(), "a");
+    let local = a.api.local_session().await.unwrap();
+    let secret = tmp.path().join("secret-settlement.txt");
+    std::fs::write(&secret, "CONFIDENTIAL SETTLEMENT between Acme and Zenith: Acme pays 9,400,000 EUR.\n").unwrap();
+    let held = a.api.import_documents(&local, vec![secret.clone()], ImportOptions::default(), &quiet).await.unwrap();
+    let hash = held.imported[0].document.content_hash.clone();
+    let sa = a.api.sync_sign_in(service.sign_in("alpha", "ann@alpha.example")).await.unwrap();
+
+    // Bob (another member of alpha) names that hash in a document change; no file is uploaded.
+    let bob = pactwise_sync::HttpApi::new(&service.endpoint, None)
+        .unwrap()
+        .sign_in(&pactwise_sync::SignInRequest {
+            org: "alpha".into(),
+            email: "bob@alpha.example".into(),
+            password: PASSWORD.into(),
+            device_name: "attacker".into(),
+        })
+        .await
+        .unwrap();
+    let bob_api =
+        pactwise_sync::HttpApi::new(&service.endpoint, Some(pactwise_sync::DeviceToken::new(bob.token))).unwrap();
+    let fields: std::collections::BTreeMap<String, serde_json::Value> = [
+        ("name", serde_json::json!("harmless.txt")),
+        ("content_hash", serde_json::json!(hash)),
+        ("media_type", serde_json::json!("txt")),
+        ("size", serde_json::json!(70)),
+        ("created_at", serde_json::json!("2026-11-29T08:00:00Z")),
+        ("created_by", serde_json::json!(bob.user_id.to_string())),
+        ("created_by_name", serde_json::json!("bob")),
+        ("deleted_at", serde_json::Value::Null),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let change = pactwise_sync::Change {
+        id: uuid::Uuid::now_v7(),
+        model: pactwise_sync::SyncedModel::Document,
+        record_id: pactwise_domain::DocumentId::new().to_string(),
+        hlc: pactwise_sync::Hlc { wall_ms: 1, counter: 0, node: uuid::Uuid::now_v7() },
+        body: pactwise_sync::ChangeBody::Fields { fields },
+    };
+    bob_api
+        .push(&pactwise_sync::PushRequest { idempotency_key: uuid::Uuid::now_v7(), changes: vec![change] })
+        .await
+        .unwrap();
+
+    let got = a.api.sync_now().await.unwrap();
+    assert_eq!((got.pulled, got.files_fetched, got.documents_imported), (1, 0, 0), "{got:?}");
+    assert!(a.api.list_documents(&sa, DocumentQuery::default()).await.unwrap().is_empty(), "alpha got no document");
+    assert_eq!(got.status.files_waiting, 1, "it waits for alpha's service to serve the file, which it cannot");
+    assert!(a.api.list_documents(&sa, DocumentQuery { deleted: true }).await.unwrap().is_empty());
+    // Another round tries to fetch it again from alpha's service (which does not have it): still nothing.
+    let again = a.api.sync_now().await.unwrap();
+    assert_eq!((again.files_fetched, again.documents_imported), (0, 0));
+    assert!(a.api.list_documents(&sa, DocumentQuery::default()).await.unwrap().is_empty());
+    // The local organization still has its file.
+    assert_eq!(a.api.list_documents(&local, DocumentQuery::default()).await.unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_the_service_refuses_is_listed_with_its_reason_and_reaches_nobody() {
+    let service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = desktop(tmp.path(), "d");
+    let sd = d.api.sync_sign_in(service.sign_in("alpha", "dave@alpha.example")).await.unwrap();
+    // Dave, an admin when he signed in, changes a threshold while offline...
+    d.api.set_threshold(&sd, "critical_min_confidence", 0.95).await.unwrap();
+    // ...and is made a reviewer on the service before his desktop syncs.
+    let db = rusqlite::Connection::open(service.database()).unwrap();
+    db.execute("UPDATE users SET role = 'reviewer' WHERE email = 'dave@alpha.example'", []).unwrap();
+    let round = d.api.sync_now().await.unwrap();
+    assert_eq!(round.status.pending_uploads, 0, "a refused change does not block the outbox");
+    assert_eq!(round.status.refused_total, 1);
+    let refused = &round.status.refused_changes[0];
+    assert_eq!(refused.what, "the review thresholds");
+    assert!(refused.reason.contains("your role (reviewer) cannot change the review thresholds"), "{refused:?}");
+    // Nobody else receives it.
+    let a = desktop(tmp.path(), "a");
+    let sa = a.api.sync_sign_in(service.sign_in("alpha", "ann@alpha.example")).await.unwrap();
+    a.api.sync_now().await.unwrap();
+    assert_ne!(a.api.thresholds(&sa).await.unwrap().critical_min_confidence, 0.95);
+    // On the desktop itself a reviewer may not make the change at all.
+    let b = desktop(tmp.path(), "b");
+    let sb = b.api.sync_sign_in(service.sign_in("alpha", "bob@alpha.example")).await.unwrap();
+    let err = b.api.set_threshold(&sb, "critical_min_confidence", 0.9).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Forbidden);
+    assert!(err.message.contains("ask an owner or admin"), "{}", err.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_setting_stored_before_the_checks_breaks_neither_imports_nor_its_repair() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = desktop(tmp.path(), "a");
+    let scope = a.api.local_session().await.unwrap();
+    // What an older version kept from another member: thresholds `1`, aliases that are not a list.
+    let db = rusqlite::Connection::open(a.root.join("pactwise.sqlite3")).unwrap();
+    for (key, bad) in [("review.thresholds", "1"), ("organization.aliases", r#"{"not": "a list"}"#)] {
+        db.execute(
+            "INSERT INTO settings (org_id, key, value) VALUES (?1, ?2, ?3)
+             ON CONFLICT (org_id, key) DO UPDATE SET value = excluded.value",
+            rusqlite::params![scope.org().to_string(), key, bad],
+        )
+        .unwrap();
+    }
+    let report = a.api.import_documents(&scope, vec![fixture()], ImportOptions::default(), &quiet).await.unwrap();
+    assert!(report.failed.is_empty(), "imports still work: {:?}", report.failed);
+    assert!(a.api.document_review(&scope, report.imported[0].document.id).await.unwrap().gate.is_some());
+    let repaired = a.api.set_threshold(&scope, "critical_min_confidence", 0.8).await.unwrap();
+    assert_eq!(repaired.critical_min_confidence, 0.8);
+    assert_eq!(a.api.thresholds(&scope).await.unwrap().critical_min_confidence, 0.8, "the repair is kept");
+    assert_eq!(a.api.set_own_names(&scope, vec!["Acme Corp".into()]).await.unwrap(), ["Acme Corp"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -306,8 +461,7 @@ async fn the_background_loop_pushes_a_local_write_without_being_asked() {
 /// Touches the real OS keychain; runs only under `tests/with-keyring.sh` (PACTWISE_KEYRING_TESTS=1).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_token_lives_in_the_os_keychain_and_leaves_it_at_sign_out() {
-    if std::env::var("PACTWISE_KEYRING_TESTS").as_deref() != Ok("1") {
-        eprintln!("skipped: set PACTWISE_KEYRING_TESTS=1 to test the OS keychain");
+    if !pactwise_testkit::keychain() {
         return;
     }
     let service = Service::start().await;
@@ -341,4 +495,51 @@ async fn a_loop_that_cannot_start_says_why_in_the_status() {
     let shown = status.last_error.expect("the reason is shown");
     assert_eq!(shown.code, ErrorCode::Unauthenticated);
     assert!(shown.message.contains("sign in to sync again"), "{}", shown.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_desktop_syncs_over_tls_with_the_organizations_own_root_certificate_and_refuses_without_it() {
+    // The service serves TLS itself with a certificate of a private CA (here self-signed); the desktop trusts it
+    // only through `ApiOptions::sync_trust` (what PACTWISE_SYNC_CA_FILE sets), never by turning verification off.
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(SqliteStorage::open(&dir.path().join("sync.sqlite3")).unwrap());
+    let now = SystemClock.now();
+    admin::create_org(storage.as_ref(), "alpha", "Alpha LLP", now).unwrap();
+    admin::create_user(storage.as_ref(), "alpha", "ann@alpha.example", PASSWORD, Role::Admin, now).unwrap();
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    let tls = pactwise_sync_server::load_tls(&cert, &key).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let server = format!("https://localhost:{}", listener.local_addr().unwrap().port());
+    let state = AppState::new(storage, Arc::new(SystemClock), ServerConfig::default());
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(pactwise_sync_server::serve_tls(listener, state, tls, async move {
+        let _ = stopped.await;
+    }));
+    let input = || SignInInput {
+        server: server.clone(),
+        org: "alpha".into(),
+        email: "ann@alpha.example".into(),
+        password: PASSWORD.into(),
+    };
+
+    let untrusting = desktop(dir.path(), "u");
+    let err = untrusting.api.sync_sign_in(input()).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::SyncUnavailable);
+    assert!(err.message.contains("certificate is not trusted"), "{}", err.message);
+
+    let options = ApiOptions {
+        keys: Arc::new(InMemoryApiKeySource::empty()),
+        sync_tokens: Arc::new(MemorySyncTokens::default()),
+        sync_trust: pactwise_sync::TlsTrust::default().with_pem(certified.cert.pem().into_bytes()),
+        ..ApiOptions::default()
+    };
+    let api = Api::open_with(dir.path().join("t"), options).unwrap();
+    let scope = api.sync_sign_in(input()).await.unwrap();
+    api.import_documents(&scope, vec![fixture()], ImportOptions::default(), &quiet).await.unwrap();
+    let round = api.sync_now().await.unwrap();
+    assert_eq!((round.pushed, round.files_uploaded), (1, 1));
+    assert_eq!(round.status.phase, SyncPhase::Synced);
 }

@@ -13,7 +13,7 @@ pub use tools::{Retrieval, TOOL_NAMES, allowlist};
 
 use chrono::{DateTime, Utc};
 use pactwise_domain::{Clock, DocumentId, ErrorCode, UserId};
-use pactwise_model::{CallContext, ModelClient, ModelError, ToolCallResult, ToolLoopRequest};
+use pactwise_model::{CallContext, ModelClient, ModelError, ToolCallResult, ToolLoopLimits, ToolLoopRequest};
 use pactwise_store::{Db, NewAnswer, OrgScope, StoreError, StoredCitation};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
@@ -23,6 +23,16 @@ use std::sync::{Arc, Mutex};
 pub const MAX_QUESTION_CHARS: usize = 2_000;
 /// Model turns per question; reaching the cap is an error, never a partial answer.
 pub const MAX_ITERATIONS: u32 = 6;
+/// Tool calls run per model turn; the model's extra calls in a turn are answered with an error that says the cap.
+pub const MAX_TOOL_CALLS_PER_TURN: usize = 8;
+/// Characters of one tool result sent back to the model (cut on a character boundary, with a marker).
+pub const MAX_TOOL_RESULT_CHARS: usize = 12_000;
+/// The assistant's bounds on one question.
+pub const LIMITS: ToolLoopLimits = ToolLoopLimits {
+    max_iterations: MAX_ITERATIONS,
+    max_calls_per_turn: MAX_TOOL_CALLS_PER_TURN,
+    max_result_chars: MAX_TOOL_RESULT_CHARS,
+};
 /// Citations per answer, at most.
 pub const MAX_CITATIONS: usize = 8;
 /// Questions per user per minute.
@@ -198,7 +208,7 @@ impl Assistant {
         let span = tracing::info_span!("assistant", org = %scope.org(), session = %session);
         let _enter = span.enter();
         drop(_enter);
-        let outcome = self.model.run_tool_loop(&ctx, request, &retrieval, &allowlist(), MAX_ITERATIONS).await;
+        let outcome = self.model.run_tool_loop(&ctx, request, &retrieval, &allowlist(), LIMITS).await;
         let tool_calls: Vec<ToolCallSummary> = match &outcome {
             Ok(o) => o.calls.iter().map(summary).collect(),
             Err(_) => Vec::new(),
@@ -272,6 +282,7 @@ fn summary(call: &pactwise_model::ToolCallRecord) -> ToolCallSummary {
         ToolCallResult::Failed(e) => ("failed", Some(e.clone())),
         ToolCallResult::InvalidInput(errors) => ("invalid_input", Some(errors.join("; "))),
         ToolCallResult::NotOffered => ("not_offered", None),
+        ToolCallResult::OverTurnCap { cap } => ("over_turn_cap", Some(format!("more than {cap} calls in one turn"))),
     };
     ToolCallSummary { tool: call.name.clone(), outcome: outcome.into(), detail }
 }

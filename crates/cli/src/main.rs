@@ -5,6 +5,7 @@
 mod output;
 mod prep;
 mod runs;
+mod secret;
 mod sync;
 
 use clap::{Parser, Subcommand};
@@ -45,8 +46,7 @@ enum Command {
         /// Password of a protected PDF
         #[arg(long)]
         password: Option<String>,
-        /// Refuse documents with more pages than this [default: 2000]
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = pactwise_api::parse_max_pages, help = pactwise_api::max_pages_help())]
         max_pages: Option<usize>,
     },
     /// Import files (PDF, DOCX, TXT, PNG, JPEG, TIFF) into the current organization
@@ -56,6 +56,10 @@ enum Command {
         /// Refuse files larger than this (e.g. 200MB, 1.5GB, 500000) [default: the organization's limit, 200MB]
         #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         max_size: Option<u64>,
+        /// Password of protected PDFs; without a value it is asked for on the terminal (not echoed). Used to read
+        /// the pages only: never stored or logged
+        #[arg(long, value_name = "PASSWORD", num_args = 0..=1, default_missing_value = "")]
+        password: Option<String>,
     },
     /// List the current organization's documents
     Documents {
@@ -204,7 +208,8 @@ enum ChecklistCommand {
 
 #[derive(Subcommand)]
 enum SettingCommand {
-    /// Store the Anthropic API key (read from stdin) in the OS keychain; --clear removes it
+    /// Store the Anthropic API key in the OS keychain (typed without echo on a terminal, or piped in); --clear
+    /// removes it (owners and admins)
     ApiKey {
         #[arg(long)]
         clear: bool,
@@ -231,13 +236,7 @@ enum SettingCommand {
 }
 
 fn eval_cuad(dir: &std::path::Path, limit: Option<usize>) -> Result<Outcome, ApiError> {
-    let catalog = pactwise_api::catalog()?;
-    let report = pactwise_pipeline::eval::cuad(&catalog, dir, limit).map_err(|e| {
-        ApiError::new(
-            ErrorCode::InvalidInput,
-            format!("{e}; give a CUAD folder with contracts/*.txt and labels.jsonl (e.g. ../shared/data/cuad)"),
-        )
-    })?;
+    let report = pactwise_api::eval_cuad(dir, limit)?;
     let json = serde_json::to_value(&report).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
     let text = output::eval_text(&json);
     Ok(Outcome::ok(json, text))
@@ -366,7 +365,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
             let docs = api.list_documents(&scope, DocumentQuery::default()).await?;
             let text = format!(
                 "Demo organization {:?} is ready with {} documents ({} new); it is now the current organization.\n{}",
-                report.organization,
+                output::clean(&report.organization),
                 report.documents,
                 report.created,
                 output::document_table(&docs)
@@ -378,7 +377,19 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
         command => {
             let scope = api.local_session().await?;
             match command {
-                Command::Import { files, max_size } => {
+                Command::Import { files, max_size, password } => {
+                    let password = match password.as_deref() {
+                        Some("") => Some(
+                            secret::read_secret(
+                                "Type the PDF password and press Enter (it is not shown): ",
+                                secret::Piped::FirstLine,
+                            )
+                            .map_err(|e| {
+                                ApiError::new(ErrorCode::InvalidInput, format!("could not read the password ({e})"))
+                            })?,
+                        ),
+                        _ => password,
+                    };
                     let progress = |p: ImportProgress| match p.stage {
                         ImportStage::Done => eprintln!("[{}/{}] imported {}", p.index, p.total, p.file),
                         ImportStage::Failed => eprintln!("[{}/{}] could not import {}", p.index, p.total, p.file),
@@ -390,8 +401,9 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                         ImportStage::Reviewing => eprintln!("[{}/{}] reviewing {}", p.index, p.total, p.file),
                         ImportStage::Checking | ImportStage::Copying | ImportStage::Extracting => {}
                     };
-                    let report =
-                        api.import_documents(&scope, files, ImportOptions { max_bytes: max_size }, &progress).await?;
+                    let report = api
+                        .import_documents(&scope, files, ImportOptions { max_bytes: max_size, password }, &progress)
+                        .await?;
                     Ok(output::import_outcome(&report))
                 }
                 Command::Documents { deleted } => {
@@ -454,7 +466,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     if let Some(error) = document.extraction_error {
                         return Err(error);
                     }
-                    eprintln!("running the contract review report on {}", document.document.name);
+                    eprintln!("running the contract review report on {}", output::clean(&document.document.name));
                     let options = ReportOptions { max_calls, time_limit_secs: time_limit };
                     let view = api.start_report(&scope, document.document.id, options).await?;
                     Ok(output::report_outcome(&view))
@@ -517,22 +529,26 @@ async fn settings(api: &Api, scope: &pactwise_api::OrgScope, setting: SettingCom
             ))
         }
         SettingCommand::ApiKey { clear: false } => {
-            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-                eprintln!("Paste the API key and press Enter (it is not shown and not echoed back):");
-            }
-            let mut key = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut key).map_err(|e| {
+            let key = secret::read_secret(
+                "Paste the API key and press Enter (it is not shown and not echoed back): ",
+                secret::Piped::Whole,
+            )
+            .map_err(|e| {
                 ApiError::new(ErrorCode::InvalidInput, format!("could not read the key from stdin ({e}); pipe it in"))
             })?;
             let status = api.set_api_key(scope, key).await?;
             Ok(Outcome::ok(json!({ "api_key": "set", "model": status }), "API key stored in the OS keychain.".into()))
         }
         SettingCommand::Model => {
-            let status = api.model_availability().await;
-            Ok(Outcome::ok(
-                json!({ "model": status }),
-                format!("Model: {}", serde_json::to_value(status).unwrap_or_default().as_str().unwrap_or("unknown")),
-            ))
+            let status = api.model_status().await;
+            let mut text = format!(
+                "Model: {}",
+                serde_json::to_value(status.availability).unwrap_or_default().as_str().unwrap_or("unknown")
+            );
+            if let Some(endpoint) = &status.endpoint {
+                text.push_str(&format!(" (requests go to {endpoint}, not the default API: PACTWISE_MODEL_ENDPOINT)"));
+            }
+            Ok(Outcome::ok(json!({ "model": status.availability, "endpoint": status.endpoint }), text))
         }
         SettingCommand::Thresholds { set } => {
             let mut thresholds = api.thresholds(scope).await?;
@@ -612,7 +628,7 @@ fn checklists(what: &ChecklistCommand) -> Result<Outcome, ApiError> {
 }
 
 fn single(doc: Document, verb: &str) -> Outcome {
-    let text = format!("{verb}: {} ({})", doc.name, doc.id);
+    let text = format!("{verb}: {} ({})", output::clean(&doc.name), doc.id);
     Outcome::ok(json!({ "document": doc }), text)
 }
 

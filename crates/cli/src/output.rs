@@ -4,8 +4,29 @@
 use pactwise_api::{ApiError, ImportReport};
 use pactwise_domain::{Document, ErrorCode};
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::io::Write;
 use std::process::ExitCode;
+
+/// Whether a character changes how the text around it is shown instead of being shown: control characters (C0,
+/// DEL, C1: line breaks, terminal escape sequences) and the bidirectional marks, overrides and isolates.
+fn is_hidden_control(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}')
+        || ('\u{202a}'..='\u{202e}').contains(&c)
+        || ('\u{2066}'..='\u{2069}').contains(&c)
+}
+
+/// A name received from elsewhere (document and user names from sync, an organization's name), fit to print on a
+/// terminal: each control character is printed as "\u{fffd}", so a name cannot break a line, fake a table row or
+/// send an escape sequence. Text output only: `--json` and the store keep the bytes.
+pub fn clean(text: &str) -> Cow<'_, str> {
+    if text.chars().any(is_hidden_control) {
+        Cow::Owned(text.chars().map(|c| if is_hidden_control(c) { '\u{fffd}' } else { c }).collect())
+    } else {
+        Cow::Borrowed(text)
+    }
+}
 
 pub struct Outcome {
     json: Value,
@@ -62,12 +83,12 @@ pub fn import_outcome(report: &ImportReport) -> Outcome {
         let pages = match (&i.page_count, &i.extraction_error) {
             (Some(n), _) => format!(" ({n} page{})", if *n == 1 { "" } else { "s" }),
             (None, Some(e)) => {
-                eprintln!("warning: {} is kept, but its pages could not be read: {}", i.file, e.message);
+                eprintln!("warning: {} is kept, but its pages could not be read: {}", clean(&i.file), e.message);
                 " (pages not readable)".to_string()
             }
             (None, None) => String::new(),
         };
-        lines.push(format!("{how}: {} → {}{pages}", i.file, i.document.id));
+        lines.push(format!("{how}: {} → {}{pages}", clean(&i.file), i.document.id));
     }
     for f in &report.failed {
         eprintln!("error: {}", f.error.message);
@@ -82,6 +103,7 @@ pub fn import_outcome(report: &ImportReport) -> Outcome {
     Outcome { json: json!(report), text: lines.join("\n"), refused: !report.failed.is_empty(), failed: false }
 }
 
+/// The documents as a table, one row each (names cleaned: a name cannot add a row).
 pub fn document_table(docs: &[Document]) -> String {
     let mut out = format!("{:<36}  {:<5}  {:>10}  {:<20}  {}\n", "ID", "TYPE", "SIZE", "IMPORTED", "NAME");
     for d in docs {
@@ -91,7 +113,7 @@ pub fn document_table(docs: &[Document]) -> String {
             d.media_type.as_str(),
             d.size,
             d.created_at.format("%Y-%m-%d %H:%M"),
-            d.name
+            clean(&d.name)
         ));
     }
     out.trim_end().to_string()
@@ -127,7 +149,7 @@ pub fn review_outcome(review: &pactwise_api::DocumentReview) -> Outcome {
         lines.push(format!("Governing law: {}", law.value));
     }
     if let Some(c) = &review.counterparty {
-        lines.push(format!("Counterparty: {c}"));
+        lines.push(format!("Counterparty: {}", clean(c)));
     }
     if let Some(n) = review.planned_model_calls {
         lines.push(format!("Dry run: a model run would make {n} model call(s)"));
@@ -149,7 +171,7 @@ pub fn queue_outcome(queue: &[pactwise_api::QueueEntry]) -> Outcome {
                 format!(
                     "{}  {:40}  {:24}  {}",
                     q.document,
-                    q.name,
+                    clean(&q.name),
                     q.type_name.as_deref().unwrap_or("-"),
                     q.reason.as_deref().unwrap_or("-")
                 )
@@ -165,8 +187,8 @@ pub fn answer_outcome(answer: &pactwise_api::Answer) -> Outcome {
     let mut lines = vec![answer.text.clone()];
     for c in &answer.citations {
         let place = match c.page {
-            Some(page) => format!("{}, page {page}", c.title),
-            None => format!("{} ({})", c.title, c.label.as_deref().unwrap_or("market example")),
+            Some(page) => format!("{}, page {page}", clean(&c.title)),
+            None => format!("{} ({})", clean(&c.title), c.label.as_deref().unwrap_or("market example")),
         };
         let excerpt: String = c.excerpt.chars().take(160).collect();
         lines.push(format!("  [{}] {place}: {excerpt}", c.marker));
@@ -174,7 +196,7 @@ pub fn answer_outcome(answer: &pactwise_api::Answer) -> Outcome {
     if !answer.contracts.is_empty() {
         lines.push(format!(
             "Contracts: {}",
-            answer.contracts.iter().map(|c| c.title.as_str()).collect::<Vec<_>>().join(", ")
+            answer.contracts.iter().map(|c| clean(&c.title)).collect::<Vec<_>>().join(", ")
         ));
     }
     Outcome::ok(serde_json::to_value(answer).unwrap_or_default(), lines.join("\n"))
@@ -233,7 +255,7 @@ pub fn eval_text(report: &Value) -> String {
 /// A report run: its status, then clauses by type, rejected extractions and unprocessed parts. A failed run exits 1.
 pub fn report_outcome(view: &pactwise_api::ReportView) -> Outcome {
     use pactwise_api::ReportStatus;
-    let mut lines = vec![format!("Report {} on {}: {:?}", view.run, view.document_name, view.status)];
+    let mut lines = vec![format!("Report {} on {}: {:?}", view.run, clean(&view.document_name), view.status)];
     if let Some(reason) = &view.reason {
         lines.push(format!("Reason: {reason}"));
     }
@@ -269,5 +291,41 @@ pub fn report_outcome(view: &pactwise_api::ReportView) -> Outcome {
         text: lines.join("\n"),
         refused: false,
         failed: matches!(view.status, ReportStatus::Failed | ReportStatus::Cancelled),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pactwise_domain::{DocumentId, MediaType, UserId};
+
+    #[test]
+    fn control_characters_in_names_print_as_a_visible_mark_and_ordinary_names_are_untouched() {
+        assert_eq!(clean("lease\nID  fake row"), "lease\u{fffd}ID  fake row");
+        assert_eq!(clean("evil\u{1b}[2J\u{1b}[31m.pdf"), "evil\u{fffd}[2J\u{fffd}[31m.pdf");
+        assert_eq!(clean("bell\u{7}\u{7f}\u{85}\r"), "bell\u{fffd}\u{fffd}\u{fffd}\u{fffd}");
+        assert_eq!(clean("invoice\u{202e}gnp.exe"), "invoice\u{fffd}gnp.exe");
+        for name in ["Master Services Agreement.pdf", "Vertrag Müller & Söhne", "契約書.docx", "عقد.pdf"] {
+            assert!(matches!(clean(name), Cow::Borrowed(_)), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_synced_name_cannot_add_a_row_to_the_document_table() {
+        let doc: Document = serde_json::from_value(json!({
+            "id": DocumentId::new(),
+            "name": "real.pdf\n00000000-0000-0000-0000-000000000000  pdf          1  2026-01-01 00:00  forged.pdf\u{1b}[8m",
+            "media_type": MediaType::Pdf,
+            "size": 10,
+            "content_hash": "a".repeat(64),
+            "created_by": UserId::new(),
+            "created_at": "2026-11-30T09:00:00Z",
+            "deleted_at": null,
+        }))
+        .unwrap();
+        let table = document_table(std::slice::from_ref(&doc));
+        assert_eq!(table.lines().count(), 2, "a header and one row:\n{table}");
+        assert!(!table.contains('\u{1b}'), "no escape sequence reaches the terminal");
+        assert!(doc.name.contains('\n'), "the stored name keeps its bytes");
     }
 }

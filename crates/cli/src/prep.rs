@@ -92,6 +92,9 @@ pub enum PrepCommand {
         format: String,
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
+        /// Replace FILE if it is already there (otherwise an existing file is left as it is and nothing is written)
+        #[arg(long)]
+        overwrite: bool,
     },
 }
 
@@ -228,14 +231,15 @@ pub async fn run(api: &Api, scope: &OrgScope, command: PrepCommand) -> Result<Ou
             Ok(Outcome::ok(json!({ "lock": lock }), text))
         }
         PrepCommand::Publish { id } => Ok(view_outcome(api.prep_publish(scope, &id).await?)),
-        PrepCommand::Export { id, format, out } => {
+        PrepCommand::Export { id, format, out, overwrite } => {
             let format = match format.as_str() {
                 "docx" => PrepExportFormat::Docx,
                 "pdf" => PrepExportFormat::Pdf,
                 "ocds" => PrepExportFormat::Ocds,
                 other => return Err(bad_input(format!("unknown format {other:?}; use docx, pdf or ocds"))),
             };
-            let export = api.prep_export(scope, &id, format, &out).await?;
+            let existing = if overwrite { pactwise_api::Existing::Replace } else { pactwise_api::Existing::Refuse };
+            let export = api.prep_export(scope, &id, format, &out, existing).await?;
             let text = format!("Wrote {} ({} bytes)", export.path, export.bytes);
             Ok(Outcome::ok(json!({ "export": export }), text))
         }

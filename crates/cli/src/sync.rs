@@ -2,7 +2,7 @@
 //! password comes from `PACTWISE_SYNC_PASSWORD` or standard input, never from the command line; the device token
 //! goes to the OS keychain.
 
-use crate::output::Outcome;
+use crate::output::{Outcome, clean};
 use clap::Subcommand;
 use pactwise_api::{Api, ApiError, SignInInput, SyncPhase, SyncStatusView};
 use pactwise_domain::ErrorCode;
@@ -15,7 +15,8 @@ pub const PASSWORD_ENV: &str = "PACTWISE_SYNC_PASSWORD";
 pub enum SyncCommand {
     /// Sign this install in to an organization of the sync service (password from PACTWISE_SYNC_PASSWORD or stdin)
     SignIn {
-        /// The service's address, e.g. https://sync.example.com
+        /// The service's address, e.g. https://sync.example.com (plain http:// only to this computer: localhost,
+        /// 127.0.0.1, ::1). A private CA's root certificate: PACTWISE_SYNC_CA_FILE=FILE.pem
         #[arg(long, value_name = "URL")]
         server: String,
         /// The organization's short name, as its administrator gave it
@@ -38,14 +39,13 @@ fn read_password() -> Result<String, ApiError> {
     {
         return Ok(password);
     }
-    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-        eprintln!("Type the sync password and press Enter (or set {PASSWORD_ENV}):");
-    }
-    let mut line = String::new();
-    std::io::stdin().read_line(&mut line).map_err(|e| {
+    let password = crate::secret::read_secret(
+        &format!("Type the sync password and press Enter (it is not shown; or set {PASSWORD_ENV}): "),
+        crate::secret::Piped::FirstLine,
+    )
+    .map_err(|e| {
         ApiError::new(ErrorCode::InvalidInput, format!("could not read the password from stdin ({e}); pipe it in"))
     })?;
-    let password = line.trim_end_matches(['\n', '\r']).to_string();
     if password.is_empty() {
         return Err(ApiError::new(
             ErrorCode::InvalidInput,
@@ -69,7 +69,13 @@ pub fn status_text(s: &SyncStatusView) -> String {
     };
     let mut text = format!("Sync: {phase}");
     if let (Some(account), Some(org)) = (&s.account, &s.org_name) {
-        text.push_str(&format!(" · {org} ({}) as {} on {}", account.org_slug, account.email, account.server));
+        text.push_str(&format!(
+            " · {} ({}) as {} on {}",
+            clean(org),
+            clean(&account.org_slug),
+            clean(&account.email),
+            clean(&account.server)
+        ));
     }
     text.push_str(&format!(" · {} pending upload(s) · {} file(s) waiting", s.pending_uploads, s.files_waiting));
     match &s.last_success {
@@ -78,6 +84,15 @@ pub fn status_text(s: &SyncStatusView) -> String {
     }
     if let Some(e) = &s.last_error {
         text.push_str(&format!("\nlast error: {}", e.message));
+    }
+    if s.refused_total > 0 {
+        text.push_str(&format!(
+            "\n{} change(s) not accepted by the sync service (they stay on this computer only):",
+            s.refused_total
+        ));
+        for r in &s.refused_changes {
+            text.push_str(&format!("\n  {} ({}): {}", r.what, r.refused_at, r.reason));
+        }
     }
     text
 }
@@ -89,13 +104,16 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<serde_json::Value, ApiError
 pub async fn run(api: &Api, command: SyncCommand) -> Result<Outcome, ApiError> {
     match command {
         SyncCommand::SignIn { server, org, email } => {
+            pactwise_api::check_server(&server)?;
             let password = read_password()?;
             let scope = api.sync_sign_in(SignInInput { server, org, email, password }).await?;
             let status = api.sync_status().await?;
             let session = api.session_info(&scope).await?;
             let text = format!(
                 "Signed in to {} as {} ({}); it is now the current organization. Sync with `pactwise sync now`.",
-                session.org_name, session.user_name, session.role
+                clean(&session.org_name),
+                clean(&session.user_name),
+                session.role
             );
             Ok(Outcome::ok(json!({ "session": session, "sync": to_json(&status)? }), text))
         }

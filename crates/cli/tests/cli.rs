@@ -125,10 +125,7 @@ fn demo_seeds_once_and_becomes_the_current_organization() {
 
 #[test]
 fn the_api_key_goes_to_the_keychain_from_stdin_and_never_into_output_or_files() {
-    if std::env::var_os("PACTWISE_KEYRING_TESTS").is_none() {
-        eprintln!(
-            "skipped: set PACTWISE_KEYRING_TESTS=1 inside a D-Bus session with a keyring (tests/with-keyring.sh)"
-        );
+    if !pactwise_testkit::keychain() {
         return;
     }
     use std::io::Write;
@@ -236,11 +233,8 @@ fn extract_refuses_a_broken_pdf_as_bad_input() {
 
 #[test]
 fn extract_reads_a_real_contract_pdf_from_its_text_layer() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/cuad/pdfs");
-    let Some(pdf) = std::fs::read_dir(&root).ok().and_then(|mut d| d.find_map(|e| e.ok().map(|e| e.path()))) else {
-        eprintln!("skipped: {} is absent", root.display());
-        return;
-    };
+    let Some(root) = pactwise_testkit::shared_data("cuad/pdfs") else { return };
+    let pdf = std::fs::read_dir(&root).unwrap().find_map(|e| e.ok().map(|e| e.path())).expect("a CUAD PDF");
     let tmp = tempfile::tempdir().unwrap();
     let out = pactwise(tmp.path(), &["extract", pdf.to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -334,4 +328,24 @@ fn sync_says_it_is_not_signed_in_and_refuses_a_bad_address() {
     let bad = json_of(&bad);
     assert_eq!(bad["error"]["code"], "invalid_input");
     assert!(!bad.to_string().contains("secret-password"), "the password is never printed");
+}
+
+#[test]
+fn extract_says_one_page_limit_and_refuses_zero_with_exit_code_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = Command::new(env!("CARGO_BIN_EXE_pactwise")).args(["extract", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("[default: 5,000]"), "{help}");
+    assert!(!help.contains("2000") && !help.contains("2,000"), "{help}");
+    let file = tmp.path().join("a.txt");
+    std::fs::write(&file, "one page").unwrap();
+    let out = pactwise(&tmp.path().join("data"), &["extract", file.to_str().unwrap(), "--max-pages", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--max-pages 0 would refuse every document; give at least 1 (the default is 5,000)"),
+        "{stderr}"
+    );
+    let one = pactwise(&tmp.path().join("data"), &["extract", file.to_str().unwrap(), "--max-pages", "1", "--json"]);
+    assert!(one.status.success(), "{}", String::from_utf8_lossy(&one.stderr));
 }

@@ -5,6 +5,11 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Mutex;
+
+/// The API key lives in the one keychain entry of the installation, shared by every data directory: the two tests
+/// that depend on it (one sets a key, one needs none) take turns.
+static KEYCHAIN_ENTRY: Mutex<()> = Mutex::new(());
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/report").join(name)
@@ -29,13 +34,14 @@ fn json_of(out: &Output) -> Value {
 
 #[test]
 fn without_a_model_the_report_fails_with_the_reason_and_exit_code_1() {
-    if std::env::var_os("PACTWISE_KEYRING_TESTS").is_some() {
-        // Inside the keyring session another test may have stored a key; this case needs none.
-        eprintln!("skipped inside tests/with-keyring.sh");
-        return;
-    }
+    let _turn = KEYCHAIN_ENTRY.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
+    // Inside tests/with-keyring.sh the keychain works: make sure no key is left there (by a test that failed midway).
+    if std::env::var("PACTWISE_KEYRING_TESTS").as_deref() == Ok("1") {
+        let cleared = pactwise(&data, None, &["settings", "api-key", "--clear"]);
+        assert!(cleared.status.success(), "{}", String::from_utf8_lossy(&cleared.stderr));
+    }
     let out = pactwise(&data, None, &["report", fixture("nda-six-pages.txt").to_str().unwrap(), "--json"]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let view = json_of(&out);
@@ -57,10 +63,10 @@ fn bad_bounds_are_refused_as_bad_input() {
 
 #[test]
 fn with_the_fake_model_the_report_is_printed_and_approve_signs_it_off() {
-    if std::env::var_os("PACTWISE_KEYRING_TESTS").is_none() {
-        eprintln!("skipped: needs the OS keychain for the API key (tests/with-keyring.sh)");
+    if !pactwise_testkit::keychain() {
         return;
     }
+    let _turn = KEYCHAIN_ENTRY.lock().unwrap_or_else(|e| e.into_inner());
     use pactwise_model::fake::{FakeModelServer, FakeScript};
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let script: FakeScript =

@@ -51,7 +51,7 @@ fn a_procurement_run_pauses_for_approval_and_finishes_with_the_agreement() {
     let again =
         pactwise(&data, &["approve", &approval, "--decision", "reject", "--reason", "changed my mind", "--json"]);
     assert_eq!(again.status.code(), Some(2));
-    assert_eq!(json_of(&again)["error"]["code"], "invalid_input");
+    assert_eq!(json_of(&again)["error"]["code"], "conflict", "already decided is not bad input");
 
     let shown = json_of(&pactwise(&data, &["runs", "show", &run_id, "--json"]));
     assert_eq!(shown["approvals"][0]["reason"], "fits the budget");

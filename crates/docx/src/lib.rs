@@ -1,19 +1,54 @@
-//! Writes plain, styled DOCX documents: WordprocessingML parts in a zip, one paragraph per [`Block`] (a title,
-//! headings, body text, indented quotes, bullets), A4 with 2 cm margins. The review memo and the contract review
-//! report (`api`) and the RFP export (`prep`) are written with it; reading DOCX is `extract`'s.
+//! Writes plain, styled documents from one list of [`Block`]s (a title, headings, body text, labelled fields,
+//! indented quotes, bullets, page breaks), A4 with 2 cm margins, in two formats: DOCX (WordprocessingML parts in a
+//! zip, one paragraph per block, built-in styles; [`write`]) and PDF (DejaVu Sans embedded, lines broken by the
+//! measured width of the text; [`pdf::write`]). The review memo and the contract review report (`api`) and the RFP
+//! export (`prep`) are written with it; reading DOCX is `extract`'s.
+//!
+//! A block is one paragraph: whatever whitespace its text holds (the line breaks of a quote taken from a page
+//! included) becomes one space ([`one_line`]), so words are never joined where a line broke.
 
 use std::io::Write;
+
+pub mod pdf;
 
 /// One paragraph of a document, by its role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Block<'a> {
     Title(&'a str),
     Heading(&'a str),
+    /// A smaller heading inside a section (a checklist item's question).
+    Subheading(&'a str),
     Text(&'a str),
-    /// Indented and italic: text quoted from a contract.
+    /// A label in bold, then its value: "Governing law: Delaware".
+    Field(&'a str, &'a str),
+    /// A field indented under the bullet before it.
+    Detail(&'a str, &'a str),
+    /// Indented: text quoted from a contract.
     Quote(&'a str),
     /// Indented, after a bullet sign.
     Bullet(&'a str),
+    /// What follows starts on a new page.
+    PageBreak,
+}
+
+/// The text of one paragraph: every run of whitespace (line breaks, tabs, non-breaking spaces) becomes one space,
+/// other control characters are dropped, and the ends are trimmed. A quote's line breaks therefore become spaces,
+/// never nothing.
+pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            space = !out.is_empty();
+        } else if !c.is_control() {
+            if space {
+                out.push(' ');
+                space = false;
+            }
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -25,17 +60,31 @@ const W: &str = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
 /// The document as the bytes of a `.docx` file.
 pub fn write(blocks: &[Block<'_>]) -> Result<Vec<u8>, DocxError> {
     let mut body = String::new();
+    // A run of text already on one line.
+    let raw = |text: &str, bold: bool| {
+        let props = if bold { "<w:rPr><w:b/></w:rPr>" } else { "" };
+        format!("<w:r>{props}<w:t xml:space=\"preserve\">{}</w:t></w:r>", xml_escape(text))
+    };
+    let run = |text: &str, bold: bool| raw(&one_line(text), bold);
     for block in blocks {
-        let (style, text) = match *block {
-            Block::Title(t) => ("Title", t.to_string()),
-            Block::Heading(t) => ("Heading1", t.to_string()),
-            Block::Text(t) => ("", t.to_string()),
-            Block::Quote(t) => ("Quote", t.to_string()),
-            Block::Bullet(t) => ("ListBullet", format!("• {t}")),
+        let (style, runs) = match *block {
+            Block::Title(t) => ("Title", run(t, false)),
+            Block::Heading(t) => ("Heading1", run(t, false)),
+            Block::Subheading(t) => ("Heading2", run(t, false)),
+            Block::Text(t) => ("", run(t, false)),
+            Block::Field(label, value) => {
+                ("", format!("{}{}", raw(&format!("{}: ", one_line(label)), true), run(value, false)))
+            }
+            Block::Detail(label, value) => {
+                ("Detail", format!("{}{}", raw(&format!("{}: ", one_line(label)), true), run(value, false)))
+            }
+            Block::Quote(t) => ("Quote", run(t, false)),
+            Block::Bullet(t) => ("ListBullet", run(&format!("• {}", one_line(t)), false)),
+            Block::PageBreak => ("", "<w:r><w:br w:type=\"page\"/></w:r>".to_owned()),
         };
         let style =
             if style.is_empty() { String::new() } else { format!("<w:pPr><w:pStyle w:val=\"{style}\"/></w:pPr>") };
-        body.push_str(&format!("<w:p>{style}<w:r><w:t xml:space=\"preserve\">{}</w:t></w:r></w:p>", xml_escape(&text)));
+        body.push_str(&format!("<w:p>{style}{runs}</w:p>"));
     }
     let document = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?><w:document xmlns:w=\"{W}\"><w:body>{body}\
@@ -49,9 +98,13 @@ pub fn write(blocks: &[Block<'_>]) -> Result<Vec<u8>, DocxError> {
          <w:style w:type=\"paragraph\" w:styleId=\"Title\"><w:name w:val=\"Title\"/><w:basedOn w:val=\"Normal\"/>\
          <w:rPr><w:b/><w:sz w:val=\"32\"/></w:rPr></w:style>\
          <w:style w:type=\"paragraph\" w:styleId=\"Heading1\"><w:name w:val=\"heading 1\"/><w:basedOn w:val=\"Normal\"/>\
-         <w:pPr><w:spacing w:before=\"240\"/></w:pPr><w:rPr><w:b/><w:sz w:val=\"26\"/></w:rPr></w:style>\
+         <w:pPr><w:keepNext/><w:spacing w:before=\"240\"/></w:pPr><w:rPr><w:b/><w:sz w:val=\"26\"/></w:rPr></w:style>\
+         <w:style w:type=\"paragraph\" w:styleId=\"Heading2\"><w:name w:val=\"heading 2\"/><w:basedOn w:val=\"Normal\"/>\
+         <w:pPr><w:keepNext/><w:spacing w:before=\"160\"/></w:pPr><w:rPr><w:b/><w:sz w:val=\"21\"/></w:rPr></w:style>\
          <w:style w:type=\"paragraph\" w:styleId=\"Quote\"><w:name w:val=\"Quote\"/><w:basedOn w:val=\"Normal\"/>\
          <w:pPr><w:ind w:left=\"360\"/></w:pPr><w:rPr><w:i/></w:rPr></w:style>\
+         <w:style w:type=\"paragraph\" w:styleId=\"Detail\"><w:name w:val=\"Detail\"/><w:basedOn w:val=\"Normal\"/>\
+         <w:pPr><w:ind w:left=\"360\"/></w:pPr></w:style>\
          <w:style w:type=\"paragraph\" w:styleId=\"ListBullet\"><w:name w:val=\"List Bullet\"/>\
          <w:basedOn w:val=\"Normal\"/><w:pPr><w:ind w:left=\"360\"/></w:pPr></w:style></w:styles>"
     );
@@ -90,10 +143,10 @@ pub fn write(blocks: &[Block<'_>]) -> Result<Vec<u8>, DocxError> {
     Ok(out.into_inner())
 }
 
-/// Text as XML character data; control characters other than tab (not allowed in XML 1.0) are dropped.
+/// Text as XML character data (already on one line: [`one_line`]).
 fn xml_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars().filter(|c| !c.is_control() || *c == '\t') {
+    for c in text.chars().filter(|c| !c.is_control()) {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -122,25 +175,42 @@ mod tests {
         let bytes = write(&[
             Block::Title("Review of \"NDA\" <draft>"),
             Block::Heading("Red flags & critical items"),
+            Block::Subheading("Is liability capped?"),
             Block::Text("Plain\u{0007} text\twith a tab"),
+            Block::Field("Governing law", "Delaware"),
             Block::Quote("The Receiving Party shall hold…"),
             Block::Bullet("P-01 Service desk"),
+            Block::Detail("Fallback position", "Twelve months' fees"),
+            Block::PageBreak,
         ])
         .unwrap();
         let document = part(&bytes, "word/document.xml");
         let styles = part(&bytes, "word/styles.xml");
-        assert_eq!(document.matches("<w:p>").count(), 5);
+        assert_eq!(document.matches("<w:p>").count(), 9);
         assert!(document.contains("Review of &quot;NDA&quot; &lt;draft&gt;"));
         assert!(document.contains("Red flags &amp; critical items"));
-        assert!(document.contains("Plain text\twith a tab"), "control characters other than tab are dropped");
+        assert!(document.contains("Plain text with a tab"), "control characters are dropped, a tab is a space");
+        assert!(document.contains("<w:rPr><w:b/></w:rPr><w:t xml:space=\"preserve\">Governing law: </w:t>"));
         assert!(document.contains("• P-01 Service desk"));
-        for style in ["Title", "Heading1", "Quote", "ListBullet"] {
+        assert!(document.contains("<w:br w:type=\"page\"/>"));
+        for style in ["Title", "Heading1", "Heading2", "Quote", "ListBullet", "Detail"] {
             assert!(document.contains(&format!("w:pStyle w:val=\"{style}\"")), "{style} is used");
             assert!(styles.contains(&format!("w:styleId=\"{style}\"")), "{style} is defined");
         }
         for name in ["[Content_Types].xml", "_rels/.rels", "word/_rels/document.xml.rels"] {
             assert!(!part(&bytes, name).is_empty());
         }
+    }
+
+    #[test]
+    fn a_quotes_line_breaks_become_spaces_never_nothing() {
+        let quote = "the Supplier shall\nindemnify the Customer;\r\nand hold it\u{00a0}\n  harmless";
+        assert_eq!(one_line(quote), "the Supplier shall indemnify the Customer; and hold it harmless");
+        let document =
+            part(&write(&[Block::Quote(quote), Block::Field("Note", "first\nsecond")]).unwrap(), "word/document.xml");
+        assert!(document.contains("the Supplier shall indemnify the Customer; and hold it harmless"), "{document}");
+        assert!(document.contains("first second"));
+        assert!(!document.contains("shallindemnify") && !document.contains("Customer;and"));
     }
 
     #[test]

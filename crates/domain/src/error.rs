@@ -65,6 +65,11 @@ pub enum ErrorCode {
     EditConflict,
     /// An approval named content that is no longer the artifact's current content.
     ApprovalOutdated,
+    /// The thing is no longer in the state the action needs: an approval already decided, a run already finished.
+    /// Not bad input: reload to see what is true now.
+    Conflict,
+    /// An export would replace a file that is already there; choose another name, or say to replace it.
+    FileExists,
 }
 
 impl ErrorCode {
@@ -99,6 +104,8 @@ impl ErrorCode {
             ErrorCode::PublishBlocked => "publish_blocked",
             ErrorCode::EditConflict => "edit_conflict",
             ErrorCode::ApprovalOutdated => "approval_outdated",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::FileExists => "file_exists",
         }
     }
 
@@ -119,6 +126,8 @@ impl ErrorCode {
                 | ErrorCode::ReviewIncomplete
                 | ErrorCode::PublishBlocked
                 | ErrorCode::ApprovalOutdated
+                | ErrorCode::Conflict
+                | ErrorCode::FileExists
         )
     }
 }
@@ -153,6 +162,8 @@ mod tests {
             ErrorCode::PublishBlocked,
             ErrorCode::EditConflict,
             ErrorCode::ApprovalOutdated,
+            ErrorCode::Conflict,
+            ErrorCode::FileExists,
         ] {
             assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{}\"", code.as_str()));
         }

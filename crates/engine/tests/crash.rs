@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration, Utc};
 use common::*;
 use pactwise_domain::{Decision, FixedClock, Role, RunId, RunStatus};
 use pactwise_engine::{Engine, NodeContext, NodeFailure, NodeOutput, Registry, RunState};
-use pactwise_store::{PlatformCredential, Store};
+use pactwise_store::Store;
 use serde_json::json;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -102,7 +102,7 @@ fn crash_child() {
     let mut out = std::io::stdout().lock();
     if mode == "start-approval" {
         // Commit 1: the run and {intake}; commit 2: the decision with {sign_off} and {after}; commit 3: {close}.
-        let cred = PlatformCredential::issue(&store, "first-worker");
+        let (store, cred) = store.into_platform_worker("first-worker").into_parts();
         let engine = Engine::new(&store, &registry, &cred).with_lease(Duration::seconds(30));
         let acme = org(&store, "Acme");
         let scope = member(&store, acme, "Buyer", Role::Buyer);
@@ -132,7 +132,7 @@ fn crash_child() {
             out.flush().unwrap();
         }
     } else if mode == "start" {
-        let cred = PlatformCredential::issue(&store, "first-worker");
+        let (store, cred) = store.into_platform_worker("first-worker").into_parts();
         let engine = Engine::new(&store, &registry, &cred).with_lease(Duration::seconds(30));
         let scope = member(&store, org(&store, "Acme"), "Buyer", Role::Buyer);
         let run = engine.start(&scope, "five_steps", json!({"big": true})).unwrap();
@@ -154,7 +154,7 @@ fn crash_child() {
             out.flush().unwrap();
         }
     } else {
-        let cred = PlatformCredential::issue(&store, "second-worker");
+        let (store, cred) = store.into_platform_worker("second-worker").into_parts();
         let engine = Engine::new(&store, &registry, &cred);
         // A decision still missing is given now, by another approver of the organization.
         if let Some(acme) = store.platform().find_organization("Acme").unwrap() {
@@ -247,7 +247,7 @@ fn run_graph_with_crash(
     let second = child("resume", &db, &counter, t0 + Duration::hours(1)).wait_with_output().unwrap();
     assert!(second.status.success());
     let store = open(&db, t0 + Duration::hours(2));
-    let cred = PlatformCredential::issue(&store, "inspector");
+    let (store, cred) = store.into_platform_worker("inspector").into_parts();
     let record = store.runs().load(&cred, run.unwrap()).unwrap();
     let events = store.runs().events_for_worker(&cred, record.id).unwrap();
     Outcome {

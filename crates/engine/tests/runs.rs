@@ -8,7 +8,7 @@ use chrono::Duration;
 use common::*;
 use pactwise_domain::{ApprovalStatus, Decision, Role, RunStatus, TaskStatus};
 use pactwise_engine::{Engine, NodeContext, NodeFailure, NodeOutput, Registry, RunState};
-use pactwise_store::{PlatformCredential, RunRecord, Store, StoreError, SweepPolicy};
+use pactwise_store::{RunRecord, Store, StoreError, SweepPolicy};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
@@ -63,7 +63,7 @@ fn parallel_branches_merge_by_their_reducers_and_dead_branches_are_skipped() {
             .to_string(),
         )
         .unwrap();
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let engine = Engine::new(&store, &registry, &cred);
     let run = engine.start(&scope, "branches", json!({})).unwrap();
     let done = engine.drive(run).unwrap();
@@ -109,7 +109,7 @@ fn a_failing_node_is_retried_with_exponential_backoff_by_the_clock() {
     let scope = member(&store, org(&store, "Acme"), "Buyer", Role::Buyer);
     let calls = Arc::new(Mutex::new(0));
     let registry = flaky_registry(2, calls.clone());
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let engine = Engine::new(&store, &registry, &cred);
     let run = engine.start(&scope, "flaky", json!({})).unwrap();
     let first_try = store.runs().get(&scope, run).unwrap();
@@ -144,7 +144,7 @@ fn a_node_that_keeps_failing_ends_the_run_and_the_watchdog_stops_runs_that_keep_
     let store = Store::open_in_memory(clock.clone()).unwrap();
     let scope = member(&store, org(&store, "Acme"), "Buyer", Role::Buyer);
     let registry = flaky_registry(100, Arc::new(Mutex::new(0)));
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let engine = Engine::new(&store, &registry, &cred);
     let run = engine.start(&scope, "flaky", json!({})).unwrap();
     for _ in 0..3 {
@@ -197,7 +197,7 @@ fn when_a_step_fails_completed_steps_are_compensated_in_reverse_order() {
             .to_string(),
         )
         .unwrap();
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let engine = Engine::new(&store, &registry, &cred);
     let run = engine.start(&scope, "saga", json!({})).unwrap();
     let done = engine.drive(run).unwrap();
@@ -266,7 +266,7 @@ fn a_subgraph_runs_as_a_child_and_its_approval_resumes_both() {
     let buyer = member(&store, acme, "Buyer", Role::Buyer);
     let approver = member(&store, acme, "Approver", Role::Approver);
     let registry = approval_registry();
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let engine = Engine::new(&store, &registry, &cred);
     let run = engine.start(&buyer, "parent", json!({})).unwrap();
     let records = engine.drive_many(&[run]).unwrap();
@@ -296,7 +296,7 @@ fn cancelling_a_run_cancels_its_child_runs_tasks_and_approvals() {
     let buyer = member(&store, acme, "Buyer", Role::Buyer);
     let approver = member(&store, acme, "Approver", Role::Approver);
     let registry = approval_registry();
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let engine = Engine::new(&store, &registry, &cred);
     let run = engine.start(&buyer, "parent", json!({})).unwrap();
     let child = engine.drive_many(&[run]).unwrap()[1].id;
@@ -321,7 +321,7 @@ fn a_run_keeps_the_graph_it_started_with() {
     let buyer = member(&store, acme, "Buyer", Role::Buyer);
     let approver = member(&store, acme, "Approver", Role::Approver);
     let mut registry = approval_registry();
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let run = Engine::new(&store, &registry, &cred).start(&buyer, "child", json!({})).unwrap();
     assert_eq!(store.runs().get(&buyer, run).unwrap().status, RunStatus::Waiting);
     // The graph is redeployed: the approval now leads nowhere and a new node exists.
@@ -347,7 +347,7 @@ fn a_rejection_takes_the_rejected_branch_and_ends_with_the_reason_recorded() {
     let buyer = member(&store, acme, "Buyer", Role::Buyer);
     let approver = member(&store, acme, "Approver", Role::Approver);
     let registry = approval_registry();
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let engine = Engine::new(&store, &registry, &cred);
     let run = engine.start(&buyer, "child", json!({})).unwrap();
     let approval = store.approvals().inbox(&approver).unwrap()[0].id;
@@ -381,8 +381,8 @@ fn the_watchdog_recovers_expired_leases_and_enforces_deadlines() {
             .to_string(),
         )
         .unwrap();
-    let w1 = PlatformCredential::issue(&store, "w1");
-    let w2 = PlatformCredential::issue(&store, "w2");
+    let (store, w1) = store.into_platform_worker("w1").into_parts();
+    let w2 = w1.for_worker("w2");
     let first = Engine::new(&store, &registry, &w1).with_lease(Duration::seconds(30));
     let second = Engine::new(&store, &registry, &w2).with_lease(Duration::seconds(30));
 
@@ -418,7 +418,7 @@ fn a_timer_wakes_the_run_when_the_clock_reaches_it() {
             .to_string(),
         )
         .unwrap();
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let engine = Engine::new(&store, &registry, &cred);
     let run = engine.start(&scope, "timer", json!({})).unwrap();
     assert!(engine.work(10).unwrap().is_empty(), "not due");
@@ -435,7 +435,7 @@ fn runs_and_approvals_of_one_organization_are_invisible_to_another() {
     let buyer = member(&store, acme, "Buyer", Role::Buyer);
     let outsider = member(&store, globex, "Outsider", Role::Owner);
     let registry = approval_registry();
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let engine = Engine::new(&store, &registry, &cred);
     let run = engine.start(&buyer, "child", json!({})).unwrap();
     let approval = store.approvals().for_run(&buyer, run).unwrap()[0].id;
@@ -463,7 +463,7 @@ fn group_commit_advances_many_runs_in_one_transaction() {
             .to_string(),
         )
         .unwrap();
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let engine = Engine::new(&store, &registry, &cred);
     let starts: Vec<_> = (0..20).map(|i| (&scope, "three", json!({"i": i}))).collect();
     let runs = engine.start_many(&starts).unwrap();
@@ -515,7 +515,7 @@ fn a_decision_and_the_rule_based_step_it_resumes_share_one_commit_with_a_checkpo
     let approver = member(&store, acme, "Approver", Role::Approver);
     let ran = Arc::new(Mutex::new(Vec::new()));
     let registry = decision_registry(ran.clone());
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let engine = Engine::new(&store, &registry, &cred);
     let run = engine.start(&buyer, "decided", json!({})).unwrap();
     assert_eq!(engine.commits(), 1, "the run's creation and its first super-step: one commit");
@@ -577,7 +577,7 @@ fn a_step_that_may_call_the_model_never_runs_inside_the_decisions_transaction() 
             .to_string(),
         )
         .unwrap();
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let model = InstantModel;
     let engine = Engine::new(&store, &registry, &cred).with_model(Some(&model));
     let run = engine.start(&buyer, "decided", json!({})).unwrap();
@@ -648,7 +648,7 @@ fn a_run_stopped_at_its_deadline_compensates_its_completed_steps_in_reverse_orde
     let scope = member(&store, org(&store, "Acme"), "Buyer", Role::Buyer);
     let undone = Arc::new(Mutex::new(Vec::new()));
     let registry = stoppable_registry(undone.clone());
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let engine = Engine::new(&store, &registry, &cred);
     let run = engine.start(&scope, "slow_saga", json!({})).unwrap();
     let waiting = engine.drive(run).unwrap();
@@ -688,7 +688,7 @@ fn a_run_the_watchdog_stops_for_failing_compensates_like_a_failed_run() {
     let scope = member(&store, org(&store, "Acme"), "Buyer", Role::Buyer);
     let undone = Arc::new(Mutex::new(Vec::new()));
     let registry = stoppable_registry(undone.clone());
-    let w1 = PlatformCredential::issue(&store, "w1");
+    let (store, w1) = store.into_platform_worker("w1").into_parts();
     let first = Engine::new(&store, &registry, &w1);
     let run = first.start(&scope, "failing_saga", json!({})).unwrap();
     for _ in 0..2 {
@@ -717,7 +717,7 @@ fn a_run_the_watchdog_stops_for_failing_compensates_like_a_failed_run() {
         first.drive(run).unwrap();
         clock.advance(Duration::seconds(1));
     }
-    let w2 = PlatformCredential::issue(&store, "w2");
+    let w2 = w1.for_worker("w2");
     let sweeper = Engine::new(&store, &registry, &w2);
     let report = sweeper.sweep(SweepPolicy { max_failures: 2 }).unwrap();
     assert_eq!(report.stopped_for_failures, vec![run]);

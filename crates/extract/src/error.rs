@@ -29,7 +29,9 @@ pub enum IntakeError {
          and save or export it again, or get a fresh copy"
     )]
     Corrupt { format: &'static str, detail: String },
-    #[error("the document has {pages} pages, more than the limit of {limit}; raise the page limit to take it in")]
+    #[error(
+        "the document has {pages} pages, more than the page limit of {limit}; raise the limit (--max-pages) to take it in"
+    )]
     TooManyPages { pages: usize, limit: usize },
     #[error(
         "the image is {width}×{height} pixels, more than the limit of {limit} pixels; scan it at a lower resolution"

@@ -17,7 +17,6 @@ mod pdf;
 mod render;
 mod report;
 mod txt;
-pub mod write;
 
 pub use detect::sniff_media_type;
 pub use error::IntakeError;
@@ -48,7 +47,7 @@ pub struct ExtractConfig {
     pub ocr_workers: usize,
     /// Resolution at which PDF pages without a text layer are rendered for OCR.
     pub ocr_dpi: u32,
-    /// Documents with more pages are refused.
+    /// Documents with more pages are refused ([`DEFAULT_MAX_PAGES`] unless set).
     pub max_pages: usize,
     /// Images (and renders) with more pixels are refused, against decompression bombs.
     pub max_image_pixels: u64,
@@ -68,7 +67,7 @@ impl Default for ExtractConfig {
             ocr_language: "eng".to_owned(),
             ocr_workers: 0,
             ocr_dpi: 300,
-            max_pages: 5_000,
+            max_pages: DEFAULT_MAX_PAGES,
             max_image_pixels: 150_000_000,
             max_docx_uncompressed_bytes: 256 * 1024 * 1024,
             min_text_layer_chars: 40,
@@ -94,6 +93,44 @@ impl ExtractConfig {
             std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
         }
     }
+}
+
+/// Documents with more pages than this are refused unless the caller sets another limit. The one page limit: the
+/// configuration's default, the help of `pactwise extract` and of `pactwise-extract`, and their checks use it.
+pub const DEFAULT_MAX_PAGES: usize = 5_000;
+
+/// Checks a page limit a person gave (`--max-pages`): a whole number of at least 1, since 0 would refuse every
+/// document. The message is the one both commands print.
+pub fn parse_max_pages(text: &str) -> Result<usize, String> {
+    match text.trim().replace([',', '_'], "").parse::<usize>() {
+        Ok(0) => Err(format!(
+            "--max-pages 0 would refuse every document; give at least 1 (the default is {})",
+            thousands(DEFAULT_MAX_PAGES)
+        )),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "--max-pages takes a whole number of pages, at least 1 (the default is {}); {text:?} is not one",
+            thousands(DEFAULT_MAX_PAGES)
+        )),
+    }
+}
+
+/// The help line of `--max-pages`, with the limit that applies when it is not given.
+pub fn max_pages_help() -> String {
+    format!("Refuse documents with more pages than this, at least 1 [default: {}]", thousands(DEFAULT_MAX_PAGES))
+}
+
+/// `5000` as `5,000`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn no_progress(_: Progress) {}

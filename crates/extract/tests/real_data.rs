@@ -1,10 +1,11 @@
-//! Checks on real contracts from `../shared/data` (skipped with a message when absent): a sample of the CUAD PDFs
+//! Checks on real contracts from `../shared/data` (under CI they fail when it is absent; elsewhere they skip, saying
+//! so; see `pactwise-testkit`): a sample of the CUAD PDFs
 //! against their texts, and OCR of scanned CUAD pages against the `tesseract` command. The full runs are
 //! `pactwise-extract eval-cuad` and `eval-ocr` in release (see bench/README.md).
 
 mod common;
 
-use common::{extractor, shared_data};
+use common::extractor;
 use pactwise_domain::ConfidenceKind;
 use pactwise_extract::ExtractOptions;
 use pactwise_extract::eval::{Recall, word_edits, word_recall};
@@ -13,19 +14,16 @@ use std::path::PathBuf;
 
 #[test]
 fn a_sample_of_cuad_pdfs_extracts_with_word_recall_of_at_least_098() {
-    let Some(data) = shared_data() else {
-        eprintln!("skipped: ../shared/data is absent");
-        return;
-    };
-    let cuad = data.join("cuad");
+    let Some(pdf_dir) = pactwise_testkit::shared_data("cuad/pdfs") else { return };
+    let contracts = pdf_dir.with_file_name("contracts");
     let mut pdfs: Vec<PathBuf> =
-        std::fs::read_dir(cuad.join("pdfs")).unwrap().filter_map(|e| e.ok().map(|e| e.path())).collect();
+        std::fs::read_dir(&pdf_dir).unwrap().filter_map(|e| e.ok().map(|e| e.path())).collect();
     pdfs.sort();
     let mut total = Recall::default();
     let mut count = 0;
     for pdf in pdfs.iter().step_by(16) {
         let stem = pdf.file_stem().unwrap().to_string_lossy().into_owned();
-        let reference = std::fs::read_to_string(cuad.join("contracts").join(format!("{stem}.txt"))).unwrap();
+        let reference = std::fs::read_to_string(contracts.join(format!("{stem}.txt"))).unwrap();
         let doc = extractor()
             .extract_file(pdf, &ExtractOptions::default())
             .unwrap_or_else(|e| panic!("{stem} did not extract: {e}"));
@@ -40,12 +38,8 @@ fn a_sample_of_cuad_pdfs_extracts_with_word_recall_of_at_least_098() {
 
 #[test]
 fn ocr_of_scanned_contract_pages_is_at_least_as_accurate_as_the_tesseract_command() {
-    let Some(data) = shared_data() else {
-        eprintln!("skipped: ../shared/data is absent");
-        return;
-    };
-    if std::process::Command::new("tesseract").arg("--version").output().is_err() {
-        eprintln!("skipped: the tesseract command is not installed");
+    let Some(contracts) = pactwise_testkit::shared_data("cuad/contracts") else { return };
+    if !pactwise_testkit::command("tesseract") {
         return;
     }
     let pdfium = common::config().pdfium_path;
@@ -56,10 +50,8 @@ fn ocr_of_scanned_contract_pages_is_at_least_as_accurate_as_the_tesseract_comman
     ];
     let (mut ours, mut theirs, mut words) = (0, 0, 0);
     for (i, name) in texts.iter().enumerate() {
-        let Ok(text) = std::fs::read_to_string(data.join("cuad/contracts").join(name)) else {
-            eprintln!("skipped: {name} is absent");
-            return;
-        };
+        let path = contracts.join(name);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{} is unreadable: {e}", path.display()));
         let lines = fixtures::page_lines(&text).into_iter().nth(1).unwrap();
         let truth = lines.join("\n");
         let scan = fixtures::scanned_page(&pdfium, &lines, 200, 77 + i as u64).unwrap();

@@ -206,12 +206,11 @@ mod tests {
         assert_eq!(ApiKey::read_from("".as_bytes()), Err(ApiKeyError::Empty));
     }
 
-    /// Touches the real OS keychain; runs only when PACTWISE_KEYRING_TESTS=1 (the Makefile runs tests inside a D-Bus
-    /// session with an unlocked gnome-keyring).
+    /// Touches the real OS keychain: runs under `tests/with-keyring.sh` (the Makefile runs tests inside a D-Bus
+    /// session with an unlocked gnome-keyring); without it, fails under CI and skips elsewhere.
     #[test]
     fn keyring_source_stores_reads_and_clears_a_key() {
-        if std::env::var("PACTWISE_KEYRING_TESTS").as_deref() != Ok("1") {
-            eprintln!("skipped: set PACTWISE_KEYRING_TESTS=1 to test the OS keychain");
+        if !pactwise_testkit::keychain() {
             return;
         }
         let source = KeyringApiKeySource::new("pactwise-desk-test", format!("key-{}", std::process::id()));

@@ -75,6 +75,8 @@ pub struct ModelClient {
     jitter: Arc<dyn Jitter>,
     breaker: CircuitBreaker,
     prices: PriceTable,
+    /// The endpoint's origin when it is not the default (for the status line).
+    endpoint_note: Option<String>,
 }
 
 impl std::fmt::Debug for ModelClient {
@@ -151,6 +153,11 @@ impl ModelClient {
         budgets: Arc<dyn BudgetSource>,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, ModelError> {
+        // The API key goes with every request: only over TLS, or to this computer.
+        let endpoint_note = config.check_endpoint()?;
+        if let Some(origin) = &endpoint_note {
+            tracing::warn!(endpoint = %origin, "model requests go to a non-default endpoint (PACTWISE_MODEL_ENDPOINT)");
+        }
         let http = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             .timeout(config.request_timeout)
@@ -171,6 +178,7 @@ impl ModelClient {
             jitter: Arc::new(SeededJitter::from_os()),
             breaker,
             prices: HAIKU_5_5_PRICES,
+            endpoint_note,
         })
     }
 
@@ -188,6 +196,11 @@ impl ModelClient {
 
     pub fn config(&self) -> &ModelConfig {
         &self.config
+    }
+
+    /// Where requests go (scheme, host and port) when that is not the default endpoint; `None` for the default.
+    pub fn non_default_endpoint(&self) -> Option<&str> {
+        self.endpoint_note.as_deref()
     }
 
     pub fn breaker_status(&self) -> BreakerStatus {

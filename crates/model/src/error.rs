@@ -54,6 +54,9 @@ pub enum ModelError {
     Accounting(String),
     #[error("internal error in the model client: {0}")]
     Internal(String),
+    /// `PACTWISE_MODEL_ENDPOINT` points where the API key must not go.
+    #[error("{0}")]
+    EndpointRefused(#[from] crate::config::EndpointRefused),
 }
 
 fn period_name(period: BudgetPeriod) -> &'static str {
@@ -83,6 +86,7 @@ impl ModelError {
             ModelError::ToolLoopCapReached { .. } => ErrorCode::ModelToolLoopCap,
             ModelError::Accounting(_) => ErrorCode::Storage,
             ModelError::Rejected { .. } | ModelError::Internal(_) => ErrorCode::Internal,
+            ModelError::EndpointRefused(_) => ErrorCode::InvalidInput,
         }
     }
 

@@ -35,7 +35,7 @@ pub use api_key::{ApiKey, ApiKeyError, ApiKeySource, InMemoryApiKeySource, KeySt
 pub use breaker::{BreakerPolicy, BreakerStatus};
 pub use budget::{BudgetSource, BudgetSourceError, InMemoryUsage};
 pub use client::{CallContext, ModelClient, ModelStatus, Reply};
-pub use config::ModelConfig;
+pub use config::{DEFAULT_ENDPOINT, EndpointRefused, ModelConfig};
 pub use error::{ModelError, Unavailable};
 pub use ledger::{LedgerError, LedgerPolicy, UsageLedger};
 pub use policy::MODEL_ID;
@@ -43,6 +43,6 @@ pub use prompt::PromptDocument;
 pub use retry::{Jitter, RecordingSleeper, RetryPolicy, SeededJitter, Sleeper};
 pub use structured::{Structured, StructuredRequest, ToolInput};
 pub use tool_loop::{
-    ToolAllowlist, ToolCallRecord, ToolCallResult, ToolDefinition, ToolExecutor, ToolFailure, ToolLoopOutcome,
-    ToolLoopRequest,
+    ToolAllowlist, ToolCallRecord, ToolCallResult, ToolDefinition, ToolExecutor, ToolFailure, ToolLoopLimits,
+    ToolLoopOutcome, ToolLoopRequest, truncate_result,
 };

@@ -87,6 +87,8 @@ pub enum ToolCallResult {
     InvalidInput(Vec<String>),
     /// The model asked for a tool that was not offered in this request; nothing ran.
     NotOffered,
+    /// The turn had already asked for the most tool calls a turn may run; this one did not run.
+    OverTurnCap { cap: usize },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -95,6 +97,56 @@ pub struct ToolCallRecord {
     pub name: String,
     pub input: Value,
     pub result: ToolCallResult,
+}
+
+/// The bounds of a tool conversation. Code sets them; nothing the model sends can raise them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolLoopLimits {
+    /// Model turns at most; reaching it is an error, never a partial answer.
+    pub max_iterations: u32,
+    /// Tool calls run per model turn. Calls past it do not run: each is answered with an error result that says
+    /// the cap, so the model can ask again in its next turn.
+    pub max_calls_per_turn: usize,
+    /// Characters of one tool result sent back to the model; a longer result is cut on a character boundary and
+    /// ends with a marker that says so.
+    pub max_result_chars: usize,
+}
+
+impl ToolLoopLimits {
+    /// Calls per turn when not set otherwise.
+    pub const DEFAULT_CALLS_PER_TURN: usize = 8;
+    /// Characters of one tool result when not set otherwise.
+    pub const DEFAULT_RESULT_CHARS: usize = 16_000;
+
+    pub const fn new(max_iterations: u32) -> Self {
+        Self {
+            max_iterations,
+            max_calls_per_turn: Self::DEFAULT_CALLS_PER_TURN,
+            max_result_chars: Self::DEFAULT_RESULT_CHARS,
+        }
+    }
+}
+
+impl From<u32> for ToolLoopLimits {
+    /// `max_iterations` model turns with the default per-turn bounds.
+    fn from(max_iterations: u32) -> Self {
+        Self::new(max_iterations)
+    }
+}
+
+/// Cuts `text` to at most `max_chars` characters (never inside a character), with a marker saying how much was
+/// left out.
+pub fn truncate_result(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        None => text.to_string(),
+        Some((cut, _)) => {
+            let total = text.chars().count();
+            format!(
+                "{}\n[result cut: {max_chars} of {total} characters shown; ask for less, e.g. a narrower search]",
+                &text[..cut]
+            )
+        }
+    }
 }
 
 /// A conversation to run with tools.
@@ -143,16 +195,20 @@ pub struct ToolLoopOutcome {
 }
 
 impl ModelClient {
-    /// Run a conversation in which the model may call the allowlisted tools, until it answers or `max_iterations`
-    /// model turns have been taken.
+    /// Run a conversation in which the model may call the allowlisted tools, until it answers or the limits'
+    /// `max_iterations` model turns have been taken. Each turn runs at most `max_calls_per_turn` tool calls and
+    /// sends back at most `max_result_chars` characters of each result (a plain number is the iteration cap with
+    /// the default per-turn bounds).
     pub async fn run_tool_loop(
         &self,
         ctx: &CallContext,
         request: ToolLoopRequest,
         executor: &dyn ToolExecutor,
         allowlist: &ToolAllowlist,
-        max_iterations: u32,
+        limits: impl Into<ToolLoopLimits>,
     ) -> Result<ToolLoopOutcome, ModelError> {
+        let limits: ToolLoopLimits = limits.into();
+        let max_iterations = limits.max_iterations;
         let ttl = self.cache_ttl();
         let checks = allowlist
             .tools
@@ -210,8 +266,26 @@ impl ModelClient {
                     self.record(ctx, &exchange, UsageOutcome::Ok);
                     transcript.push(response.as_assistant_message());
                     let mut results = Vec::new();
-                    for (id, name, input) in response.tool_uses() {
-                        let result = run_one(executor, allowlist, &checks, name, input).await;
+                    let uses: Vec<_> = response.tool_uses().collect();
+                    if uses.len() > limits.max_calls_per_turn {
+                        tracing::warn!(
+                            purpose = %ctx.purpose,
+                            asked = uses.len(),
+                            cap = limits.max_calls_per_turn,
+                            "the model asked for more tool calls in one turn than the cap; the rest are refused"
+                        );
+                    }
+                    for (n, (id, name, input)) in uses.into_iter().enumerate() {
+                        let result = if n < limits.max_calls_per_turn {
+                            match run_one(executor, allowlist, &checks, name, input).await {
+                                ToolCallResult::Ran(output) => {
+                                    ToolCallResult::Ran(truncate_result(&output, limits.max_result_chars))
+                                }
+                                other => other,
+                            }
+                        } else {
+                            ToolCallResult::OverTurnCap { cap: limits.max_calls_per_turn }
+                        };
                         results.push(result_block(id, name, &result));
                         calls.push(ToolCallRecord { id: id.into(), name: name.into(), input: input.clone(), result });
                     }
@@ -285,6 +359,13 @@ fn result_block(id: &str, name: &str, result: &ToolCallResult) -> ContentBlock {
         }
         ToolCallResult::NotOffered => (
             format!("Refused: the tool `{name}` is not available in this conversation. Use only the tools offered."),
+            true,
+        ),
+        ToolCallResult::OverTurnCap { cap } => (
+            format!(
+                "Not run: at most {cap} tool calls run per turn and this turn asked for more. Ask again for what you \
+                 still need, at most {cap} calls at a time."
+            ),
             true,
         ),
     };

@@ -5,7 +5,8 @@ mod support;
 use pactwise_model::fake::FakeReply;
 use pactwise_model::retry::BoxFuture;
 use pactwise_model::{
-    ModelError, ToolAllowlist, ToolCallResult, ToolDefinition, ToolExecutor, ToolFailure, ToolLoopRequest,
+    ModelError, ToolAllowlist, ToolCallResult, ToolDefinition, ToolExecutor, ToolFailure, ToolLoopLimits,
+    ToolLoopRequest, truncate_result,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -151,4 +152,57 @@ async fn tool_conversations_keep_the_system_marker_and_move_a_breakpoint_to_the_
     }
     let last_turn = sent[1].body["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last_turn["content"].as_array().unwrap().last().unwrap()["cache_control"], marker);
+}
+
+/// Answers every call with a long text of two-byte characters.
+struct VerboseExecutor {
+    runs: Mutex<u32>,
+}
+
+impl ToolExecutor for VerboseExecutor {
+    fn execute<'a>(&'a self, _name: &'a str, _input: &'a Value) -> BoxFuture<'a, Result<String, ToolFailure>> {
+        *self.runs.lock().unwrap() += 1;
+        Box::pin(async move { Ok("é".repeat(50_000)) })
+    }
+}
+
+#[tokio::test]
+async fn a_turn_runs_at_most_the_capped_tool_calls_and_sends_back_cut_results() {
+    let many: Vec<(&str, Value)> =
+        (0..300).map(|i| ("search_contracts", json!({ "query": format!("q{i}") }))).collect();
+    let h = harness(vec![FakeReply::tool_use(many), FakeReply::text("Done.")]).await;
+    let executor = VerboseExecutor { runs: Mutex::new(0) };
+    let limits = ToolLoopLimits { max_iterations: 5, max_calls_per_turn: 8, max_result_chars: 1_000 };
+    let outcome =
+        h.client.run_tool_loop(&h.ctx, ToolLoopRequest::new("s", "q"), &executor, &allowlist(), limits).await.unwrap();
+
+    assert_eq!(*executor.runs.lock().unwrap(), 8, "only the first 8 calls of the turn ran");
+    assert_eq!(outcome.calls.len(), 300, "every call the model asked for is accounted for");
+    assert!(outcome.calls[8..].iter().all(|c| c.result == ToolCallResult::OverTurnCap { cap: 8 }));
+
+    let sent = h.server.message_requests();
+    assert_eq!(sent.len(), 2);
+    let results = sent[1].body["messages"].as_array().unwrap().last().unwrap()["content"].as_array().unwrap().clone();
+    assert_eq!(results.len(), 300, "each tool use gets its result, as the API requires");
+    for ran in &results[..8] {
+        let text = ran["content"].as_str().unwrap();
+        assert!(text.starts_with(&"é".repeat(1_000)), "cut on a character boundary");
+        assert!(!text.starts_with(&"é".repeat(1_001)), "not more than the cap");
+        assert!(text.contains("result cut: 1000 of 50000 characters shown"), "{}", &text[text.len() - 120..]);
+    }
+    for refused in &results[8..] {
+        assert_eq!(refused["is_error"], true);
+        assert!(refused["content"].as_str().unwrap().contains("at most 8 tool calls run per turn"), "{refused}");
+    }
+    // What goes back stays small: the uncapped turn sent 300 results of 50,000 characters (~30 MB).
+    let size = serde_json::to_vec(&sent[1].body).unwrap().len();
+    assert!(size < 150_000, "the follow-up request is {size} bytes");
+}
+
+#[test]
+fn results_are_cut_on_character_boundaries_with_a_marker() {
+    assert_eq!(truncate_result("short", 10), "short");
+    assert_eq!(truncate_result("exactly10!", 10), "exactly10!");
+    let cut = truncate_result("añb€c😀d", 5);
+    assert!(cut.starts_with("añb€c\n[result cut: 5 of 7 characters shown"), "{cut}");
 }

@@ -41,10 +41,18 @@ pub trait StageLog {
     ) -> impl Future<Output = Result<FinalizeOutput, Self::Error>> + Send;
 }
 
-/// Why the driver could not go on (the stage log failed; stage failures are recorded, not returned).
+/// Why the driver could not go on: the stage log's own error, kept as it is (typed, with its code), so the caller
+/// can tell a missing document from a full disk. Stage failures are recorded, not returned.
 #[derive(Debug, thiserror::Error)]
 #[error("the pipeline's records could not be read or written: {0}")]
-pub struct DriverError(pub String);
+pub struct DriverError<E: std::fmt::Display>(pub E);
+
+impl<E: std::fmt::Display> DriverError<E> {
+    /// The stage log's error.
+    pub fn into_inner(self) -> E {
+        self.0
+    }
+}
 
 /// Everything known about a document after the driver stops.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -68,8 +76,8 @@ pub async fn run<L: StageLog>(
     pages: &[Page],
     ocr_failed: bool,
     rerun: Option<Stage>,
-) -> Result<PipelineReport, DriverError> {
-    let err = |e: L::Error| DriverError(e.to_string());
+) -> Result<PipelineReport, DriverError<L::Error>> {
+    let err = DriverError;
     let mut records: Vec<StageRecord> = log.load().await.map_err(err)?;
     let mut state = PipelineState::default();
     for r in &records {
@@ -172,8 +180,8 @@ async fn run_stage<L: StageLog>(
     pages: &[Page],
     ocr_failed: bool,
     records: &[StageRecord],
-) -> Result<StageResult, DriverError> {
-    let err = |e: L::Error| DriverError(e.to_string());
+) -> Result<StageResult, DriverError<L::Error>> {
+    let err = DriverError;
     let classification = || parse_output::<Classification>(Stage::Classify, output_of(records, Stage::Classify));
     let checklist = || parse_output::<ChecklistOutput>(Stage::Checklist, output_of(records, Stage::Checklist));
     Ok(match stage {
@@ -223,13 +231,13 @@ pub async fn report<L: StageLog>(
     log: &mut L,
     mut records: Vec<StageRecord>,
     halted_at: Option<Stage>,
-) -> Result<PipelineReport, DriverError> {
+) -> Result<PipelineReport, DriverError<L::Error>> {
     records.sort_by_key(|r| r.stage);
     let classification = parse_output::<Classification>(Stage::Classify, output_of(&records, Stage::Classify)).ok();
     let checklist = parse_output::<ChecklistOutput>(Stage::Checklist, output_of(&records, Stage::Checklist)).ok();
     let gate = parse_output::<GateDecision>(Stage::Gate, output_of(&records, Stage::Gate)).ok();
     let finalize = parse_output::<FinalizeOutput>(Stage::Finalize, output_of(&records, Stage::Finalize)).ok();
-    let corrections = log.corrections().await.map_err(|e| DriverError(e.to_string()))?;
+    let corrections = log.corrections().await.map_err(DriverError)?;
     let findings = checklist.as_ref().map(|k| apply_corrections(&k.findings, &corrections)).unwrap_or_default();
     let rejected = checklist.as_ref().map(|k| k.rejected.clone()).unwrap_or_default();
     Ok(PipelineReport { stages: records, classification, findings, rejected, checklist, gate, finalize, halted_at })

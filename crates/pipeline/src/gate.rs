@@ -29,11 +29,13 @@ pub const THRESHOLDS_KEY: &str = "review.thresholds";
 
 impl Default for Thresholds {
     fn default() -> Self {
+        // The defaults live beside their bounds, in the one table the settings check uses.
+        let default = |name: &str| pactwise_rules::settings::threshold_default(name).unwrap_or(f64::NAN) as f32;
         Thresholds {
-            ocr_min_confidence: 0.85,
-            classification_min_confidence: 0.75,
-            critical_min_confidence: 0.70,
-            max_not_evaluated_share: 0.20,
+            ocr_min_confidence: default("ocr_min_confidence"),
+            classification_min_confidence: default("classification_min_confidence"),
+            critical_min_confidence: default("critical_min_confidence"),
+            max_not_evaluated_share: default("max_not_evaluated_share"),
         }
     }
 }
@@ -42,12 +44,13 @@ impl Thresholds {
     pub const NAMES: [&'static str; 4] =
         ["ocr_min_confidence", "classification_min_confidence", "critical_min_confidence", "max_not_evaluated_share"];
 
-    /// Each threshold must be a number from 0 to 1.
+    /// Each threshold must lie within its bounds (`pactwise_rules::settings::THRESHOLD_BOUNDS`: no value may let
+    /// documents past review that the gate exists to stop); the same check runs on values that arrive by sync.
     pub fn validate(&self) -> Result<(), String> {
         for (name, value) in Self::NAMES.iter().zip(self.values()) {
-            if !(0.0..=1.0).contains(&value) || value.is_nan() {
-                return Err(format!("{name} must be a number from 0 to 1, not {value}"));
-            }
+            // Through f32's shortest text, so 0.7 is checked as 0.7 and not as 0.699999988.
+            let value: f64 = value.to_string().parse().unwrap_or(f64::NAN);
+            pactwise_rules::settings::check_threshold(name, value)?;
         }
         Ok(())
     }
@@ -308,7 +311,18 @@ mod tests {
         let mut t = Thresholds::default();
         t.set("critical_min_confidence", 0.9).unwrap();
         assert_eq!(t.critical_min_confidence, 0.9);
-        assert!(t.set("critical_min_confidence", 1.5).unwrap_err().contains("from 0 to 1"));
+        assert!(t.set("critical_min_confidence", 1.5).unwrap_err().contains("from 0.5 to 1"));
+        // No threshold may let documents past review that the gate exists to stop.
+        assert!(Thresholds::default().set("critical_min_confidence", 0.2).is_err());
+        assert!(Thresholds::default().set("max_not_evaluated_share", 1.0).is_err());
+        assert!(Thresholds::default().set("max_not_evaluated_share", 0.5).is_ok());
         assert!(t.set("nonsense", 0.5).unwrap_err().contains("known: ocr_min_confidence"));
+    }
+
+    #[test]
+    fn every_default_threshold_comes_from_the_settings_table_and_is_within_its_bounds() {
+        let t = Thresholds::default();
+        assert_eq!(t.validate(), Ok(()));
+        assert_eq!(t.critical_min_confidence.to_string(), "0.7", "read from the table, not rounded on the way");
     }
 }

@@ -43,7 +43,7 @@ async fn main() -> anyhow::Result<()> {
             format!("{}/{}", r.measurable, r.scored),
             format!("{}/{}", r.needs_covered, r.needs),
             r.findings_for_buyer,
-            if r.precheck_agrees { "" } else { "  (PRE-CHECK DISAGREES WITH THE GATE)" },
+            if r.store_agrees { "" } else { "  (THE STORE REFUSED OTHER RULES THAN THE PRE-CHECK)" },
         );
         for w in &r.warnings {
             println!("{:<18} warning: {w}", "");

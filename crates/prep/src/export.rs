@@ -5,9 +5,8 @@
 
 use crate::artifact::{MilestoneKind, RequirementKind};
 use crate::package::Package;
-use crate::validate::precheck;
+use crate::validate::{GateViolation, precheck};
 use chrono::{DateTime, NaiveDate, Utc};
-use pactwise_store::prep::GateViolation;
 use serde_json::{Value, json};
 
 #[derive(Debug, thiserror::Error)]

@@ -1,12 +1,13 @@
 //! Prep Studio: drafting an RFP package. Owns the six artifacts (intake → scope → requirements → evaluation
-//! criteria → pricing schedule → milestones) as typed content, each artifact's state machine (a plain enum and a
-//! pure `step`), staleness and approvals bound to content hashes, the deterministic validators and the publish
-//! pre-check that mirrors the store's gate rule for rule, milestone dates on a business-day calendar, the seven
-//! prompt modules, grounding from the checklist library and the precedent corpus, the drafting run through the
-//! model gateway with its red-team critic and budgets, and the exports (DOCX, OCDS 1.1 release; lines for PDF).
+//! criteria → pricing schedule → milestones), each artifact's state machine (a plain enum and a pure `step`),
+//! staleness and approvals bound to content hashes, the seven prompt modules, grounding from the checklist library
+//! and the precedent corpus, the drafting run through the model gateway with its red-team critic and budgets, and
+//! the exports (DOCX, OCDS 1.1 release; lines for PDF).
 //!
-//! The model drafts; code checks. The store's publish gate (`pactwise_store::prep`) stays authoritative: nothing
-//! here publishes.
+//! The package's pure rules (the typed artifacts, the content hash, the business-day calendar, the validators and
+//! the one publish gate) live in `pactwise_rules::prep` and are re-exported here; the pre-check is that gate. The
+//! model drafts; code checks. The store runs the same gate on what it stores and stays authoritative: nothing here
+//! publishes.
 
 pub mod artifact;
 pub mod calendar;
@@ -31,24 +32,4 @@ pub use package::{
     Content, DismissError, Finding, FindingStatus, Package, Perspective, RunBudget, RunState, RunStatus, RunStep,
     Severity,
 };
-pub use validate::{precheck, validate};
-
-#[cfg(test)]
-pub(crate) mod tests_support {
-    use crate::artifact::{Intake, Need, Timeline};
-
-    pub fn intake_with(timeline: Timeline) -> Intake {
-        Intake {
-            title: "Fleet telematics".into(),
-            buyer: "City of Example".into(),
-            brief: "We need GPS tracking for 120 vehicles.".into(),
-            needs: vec![Need { id: "N1".into(), text: "Track vehicle positions".into() }],
-            category: "services".into(),
-            currency: "EUR".into(),
-            budget_ceiling_minor: Some(25_000_000),
-            timeline,
-            holidays: vec![],
-            checklist_type: None,
-        }
-    }
-}
+pub use validate::{GateViolation, PublishRule, precheck, validate};

@@ -9,56 +9,7 @@
 //! any state with content ──UpstreamChanged──▶ stale (approval cleared)
 //! ```
 
-use serde::{Deserialize, Serialize};
-
-/// A validator's finding: a rule with a stable name, the item it is about, and what to do.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type)]
-pub struct Violation {
-    /// Stable name (the publish gate's rules use `pactwise_store::prep::PublishRule` names).
-    pub rule: String,
-    pub artifact: crate::ArtifactKind,
-    pub subject: Option<String>,
-    pub message: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum ArtifactState {
-    Empty,
-    /// A model draft is in flight; `previous` is restored if it fails.
-    Drafting {
-        previous: Box<ArtifactState>,
-    },
-    Drafted,
-    Invalid {
-        errors: Vec<Violation>,
-    },
-    Valid,
-    /// Approved by the buyer, bound to the hash of the content they saw.
-    Approved {
-        hash: String,
-    },
-    /// Something upstream changed after this was drafted; approval is gone until it is validated and approved again.
-    Stale,
-}
-
-impl ArtifactState {
-    pub fn name(&self) -> &'static str {
-        match self {
-            ArtifactState::Empty => "empty",
-            ArtifactState::Drafting { .. } => "drafting",
-            ArtifactState::Drafted => "drafted",
-            ArtifactState::Invalid { .. } => "invalid",
-            ArtifactState::Valid => "valid",
-            ArtifactState::Approved { .. } => "approved",
-            ArtifactState::Stale => "stale",
-        }
-    }
-
-    pub fn is_approved(&self) -> bool {
-        matches!(self, ArtifactState::Approved { .. })
-    }
-}
+pub use pactwise_rules::prep::{ArtifactState, Violation};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {

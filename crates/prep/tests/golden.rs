@@ -1,5 +1,5 @@
 //! The golden drafting runs replayed through the fake server: each converges (or not) as written, stays within its
-//! cost ceiling, and the store's gate agrees with the pre-check on the result.
+//! cost ceiling, and the store, reading what it stored, refuses exactly what the pre-check shows.
 
 mod support;
 
@@ -11,7 +11,7 @@ async fn every_golden_run_replays_with_the_expected_figures() {
     assert!(fixtures.len() >= 3);
     for f in &fixtures {
         let r = replay(f).await.unwrap();
-        assert!(r.precheck_agrees, "{}: pre-check and gate disagree", r.name);
+        assert!(r.store_agrees, "{}: the store's refusal is not the pre-check's: {:?}", r.name, r.gate_violations);
         assert!(r.all_traces_stamped, "{}", r.name);
         assert!(r.cost_micros <= r.ceiling_micros, "{}: {} > {}", r.name, r.cost_micros, r.ceiling_micros);
         assert_eq!(r.measurable, r.scored, "{}", r.name);

@@ -6,7 +6,6 @@ mod support;
 use chrono::Duration;
 use pactwise_domain::Role;
 use pactwise_prep::*;
-use pactwise_store::prep::PublishRule;
 use pactwise_store::{Store, StoreError};
 use support::*;
 

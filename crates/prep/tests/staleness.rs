@@ -83,7 +83,7 @@ fn approval_is_bound_to_the_hash_the_buyer_saw() {
     tampered.artifacts.scope.content.as_mut().unwrap().summary = "tampered".into();
     let v = precheck(&tampered.artifacts);
     assert_eq!(v.len(), 1, "{v:?}");
-    assert_eq!(v[0].rule, pactwise_store::prep::PublishRule::ApprovalOutdated);
+    assert_eq!(v[0].rule, PublishRule::ApprovalOutdated);
     assert_eq!(v[0].artifact, "scope");
 }
 

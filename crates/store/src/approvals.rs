@@ -1,15 +1,20 @@
 //! Approval steps of workflow runs and their notifications. Who may resolve an approval is decided here, in the
-//! store, not by callers: only a member of the approval's organization whose role is eligible, with the identity
+//! store, not by callers, with `pactwise_rules::approval::may_decide` (the same function the sync service uses):
+//! only a member of the approval's organization whose role is one of the step's eligible roles, with the identity
 //! taken from the session (`OrgScope`), never from input; with four-eyes, not someone who decided another step of the
-//! same run. A trigger in the schema refuses any other decider even from raw SQL. An approval that waits too long is
+//! same run. A trigger in the schema (`engine_approvals_decider_is_eligible`) encodes the same eligibility (the
+//! decider's membership role is in the step's `eligible_roles`, the step still pending) and refuses any other
+//! decider even from raw SQL. An approval that waits too long is
 //! escalated exactly once (an urgent notification); escalation never decides.
 
-use crate::audit::append_audit;
-use crate::runs::{Applied, CachedStatements, RunRecord, StepCommit, apply_step, parse_text, write_tx};
+use crate::audit::{append_audit, append_platform_audit};
+use crate::runs::{Applied, RunRecord, StepCommit, apply_step};
+use crate::sql::{CachedStatements, parse_text, write_tx};
 use crate::time::{from_sql, from_sql_opt, to_sql};
 use crate::{OrgScope, PlatformCredential, Store, StoreError};
 use chrono::{DateTime, Utc};
 use pactwise_domain::{ApprovalId, ApprovalStatus, Decision, OrgId, Role, RunId, UserId};
+use pactwise_rules::approval as rule;
 use rusqlite::{OptionalExtension, Row, Transaction, params};
 use serde::Serialize;
 use serde_json::Value;
@@ -107,7 +112,7 @@ pub(crate) fn escalate_due(tx: &Transaction<'_>, now: &str) -> Result<usize, Sto
                 now
             ],
         )?;
-        crate::runs::append_platform_audit(tx, org, now, "approval_escalated", "approval", id, &Value::Null)?;
+        append_platform_audit(tx, org, now, "approval_escalated", "approval", id, &Value::Null)?;
     }
     Ok(due.len())
 }
@@ -141,26 +146,32 @@ fn decide_in(
         )
         .optional()?
         .ok_or(StoreError::NotFound)?;
-    if approval.status != ApprovalStatus::Pending {
-        return Err(StoreError::Conflict(format!(
-            "this approval was already resolved ({}); a decision is recorded once",
-            approval.status
-        )));
-    }
-    if !approval.eligible_roles.contains(&scope.role()) {
-        return Err(StoreError::Forbidden { role: scope.role() });
-    }
-    if approval.four_eyes {
-        let other: Option<String> = tx
+    // Who may decide is `pactwise_rules::approval::may_decide`, the rule the sync service stamps offline requests
+    // with; the trigger `engine_approvals_decider_is_eligible` encodes its eligibility part again in SQL.
+    let decided_another_step_of_the_run = approval.four_eyes
+        && tx
             .query_row(
                 "SELECT id FROM engine_approvals WHERE run_id = ?1 AND id <> ?2 AND decided_by = ?3 LIMIT 1",
                 params![approval.run.to_string(), id.to_string(), scope.user().to_string()],
-                |r| r.get(0),
+                |r| r.get::<_, String>(0),
             )
-            .optional()?;
-        if other.is_some() {
-            return Err(StoreError::FourEyes);
+            .optional()?
+            .is_some();
+    let step = rule::Step {
+        eligible_roles: &approval.eligible_roles,
+        four_eyes: approval.four_eyes,
+        decided: approval.status != ApprovalStatus::Pending,
+    };
+    match rule::may_decide(&step, &rule::Decider { role: scope.role(), decided_another_step_of_the_run }) {
+        Ok(()) => {}
+        Err(rule::Refusal::AlreadyDecided) => {
+            return Err(StoreError::Conflict(format!(
+                "this approval was already resolved ({}); a decision is recorded once",
+                approval.status
+            )));
         }
+        Err(rule::Refusal::NotEligible) => return Err(StoreError::Forbidden { role: scope.role() }),
+        Err(rule::Refusal::FourEyes) => return Err(StoreError::FourEyes),
     }
     let choice = match (approval.choices.is_empty(), choice.map(str::trim).filter(|c| !c.is_empty())) {
         (_, None) if decision == Decision::Reject => None,

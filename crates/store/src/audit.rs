@@ -66,6 +66,19 @@ pub(crate) fn append_audit_as(
     Ok(())
 }
 
+/// An audit entry written by the platform (no acting user): the watchdog, escalations.
+pub(crate) fn append_platform_audit(
+    tx: &Transaction<'_>,
+    org: &str,
+    at: &str,
+    action: &str,
+    entity_kind: &str,
+    entity_id: &str,
+    details: &serde_json::Value,
+) -> Result<(), StoreError> {
+    append_audit_as(tx, org, None, at, action, entity_kind, Some(entity_id), details)
+}
+
 impl<'s> Audit<'s> {
     pub(crate) fn new(store: &'s Store) -> Self {
         Audit { store }

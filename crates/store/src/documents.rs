@@ -3,10 +3,11 @@
 //! `restore`.
 
 use crate::audit::append_audit;
+use crate::pages::save_in;
 use crate::sync_log::{ChangePayload, emit_in};
 use crate::time::{from_sql, from_sql_opt, to_sql};
 use crate::{OrgScope, Store, StoreError};
-use pactwise_domain::{Document, DocumentId, ImportOutcome, MediaType};
+use pactwise_domain::{Document, DocumentId, ExtractedDocument, ImportOutcome, MediaType};
 use rusqlite::{OptionalExtension, Row, params};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -99,8 +100,65 @@ impl<'s> Documents<'s> {
     /// if it was deleted). One transaction, with its audit entry.
     pub fn record(&self, scope: &OrgScope, new: &NewDocument) -> Result<(Document, ImportOutcome), StoreError> {
         scope.require_document_editor()?;
-        let conn = self.store.conn();
-        let tx = conn.unchecked_transaction()?;
+        let tx = self.store.conn().unchecked_transaction()?;
+        let recorded = self.record_in(&tx, scope, new)?;
+        tx.commit()?;
+        Ok(recorded)
+    }
+
+    /// Like [`Documents::record`], with the document's extracted pages in the same transaction: a new document
+    /// becomes visible only together with its pages (an import killed while extracting leaves no row). A document
+    /// that was here already keeps the pages it has; it gets these only if it had none.
+    pub fn record_with_pages(
+        &self,
+        scope: &OrgScope,
+        new: &NewDocument,
+        pages: &ExtractedDocument,
+    ) -> Result<(Document, ImportOutcome), StoreError> {
+        scope.require_document_editor()?;
+        let tx = self.store.conn().unchecked_transaction()?;
+        let (doc, outcome) = self.record_in(&tx, scope, new)?;
+        let extracted: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM document_extractions WHERE document_id = ?1)",
+            [doc.id.to_string()],
+            |r| r.get(0),
+        )?;
+        if !extracted {
+            save_in(&tx, doc.id, pages, &to_sql(self.store.clock().now()))?;
+        }
+        tx.commit()?;
+        Ok((doc, outcome))
+    }
+
+    /// The organization's document with these bytes, live or in the trash (None: not here).
+    pub fn find_by_hash(&self, scope: &OrgScope, content_hash: &str) -> Result<Option<Document>, StoreError> {
+        Ok(self
+            .store
+            .conn()
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM documents WHERE org_id = ?1 AND content_hash = ?2"),
+                params![scope.org().to_string(), content_hash],
+                document_from_row,
+            )
+            .optional()?)
+    }
+
+    /// Live documents whose import did not finish: no pipeline stage was ever recorded for them (the process
+    /// stopped after the document was written and before its review started). Oldest first; the api resumes them.
+    pub fn awaiting_pipeline(&self, scope: &OrgScope) -> Result<Vec<Document>, StoreError> {
+        self.query(
+            scope,
+            "deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM pipeline_stages s WHERE s.document_id = documents.id)",
+            "created_at, id",
+        )
+    }
+
+    fn record_in(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        scope: &OrgScope,
+        new: &NewDocument,
+    ) -> Result<(Document, ImportOutcome), StoreError> {
         let now = to_sql(self.store.clock().now());
         let existing = tx
             .query_row(
@@ -137,10 +195,12 @@ impl<'s> Documents<'s> {
                 (id, ImportOutcome::Created)
             }
         };
+        // The file imported is this organization's from now on (the blob store is shared by every organization).
+        crate::blob_owners::record_in(tx, &scope.org().to_string(), &new.content_hash, &now)?;
         if outcome != ImportOutcome::Existing {
             let action = if outcome == ImportOutcome::Created { "document.imported" } else { "document.restored" };
             append_audit(
-                &tx,
+                tx,
                 scope,
                 &now,
                 action,
@@ -149,17 +209,16 @@ impl<'s> Documents<'s> {
                 &json!({"name": new.name, "content_hash": new.content_hash, "size": new.size}),
             )?;
         }
-        let doc = read_in(&tx, scope, id)?;
+        let doc = read_in(tx, scope, id)?;
         match outcome {
             ImportOutcome::Created => {
-                emit_in(self.store, &tx, scope, SYNCED_MODEL, &id.to_string(), |tx| synced_fields(tx, &doc))?
+                emit_in(self.store, tx, scope, SYNCED_MODEL, &id.to_string(), |tx| synced_fields(tx, &doc))?
             }
             ImportOutcome::Restored => {
-                emit_in(self.store, &tx, scope, SYNCED_MODEL, &id.to_string(), |_| Ok(trash_field(&doc)))?
+                emit_in(self.store, tx, scope, SYNCED_MODEL, &id.to_string(), |_| Ok(trash_field(&doc)))?
             }
             ImportOutcome::Existing => {}
         }
-        tx.commit()?;
         Ok((doc, outcome))
     }
 

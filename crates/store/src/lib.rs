@@ -8,6 +8,7 @@
 
 mod approvals;
 mod audit;
+mod blob_owners;
 mod blobs;
 mod data_dir;
 mod db;
@@ -24,14 +25,17 @@ mod runs;
 mod scope;
 mod sessions;
 mod settings;
+mod sql;
 mod sync_log;
 mod sync_remote;
 mod tasks;
 mod time;
 mod usage;
+mod watchdog;
 
 pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Notification};
 pub use audit::{Audit, AuditEntry};
+pub use blob_owners::BlobOwners;
 pub use blobs::{BlobStore, PutError, StoredBlob};
 pub use data_dir::DataDir;
 pub use db::Db;
@@ -44,28 +48,29 @@ pub use passages::{
     ContractOverview, NewAnswer, NewPassage, NewPrecedent, PassageHit, Passages, PrecedentHit, StoredCitation,
 };
 pub use platform::{Platform, SessionOrg};
-pub use platform_credential::PlatformCredential;
+pub use platform_credential::{PlatformCredential, PlatformWorker};
 pub use prep::Prep;
 pub use reviews::{
     ContractRow, Correction, NewCorrection, QueueRow, Reviews, StageRow, Vendor, VendorDecision, normalized_vendor_name,
 };
 pub use runs::{
     Applied, CancelReport, Checkpoint, NewApproval, NewChildRun, NewEvent, NewHandoff, NewRun, RunEvent, RunRecord,
-    RunWrite, Runs, StepCommit, SweepPolicy, SweepReport,
+    RunWrite, Runs, StepCommit,
 };
 pub use scope::OrgScope;
 pub use sessions::Sessions;
 pub use settings::Settings;
 pub use sync_log::{
-    ChangeEncoder, ChangePayload, EncodedChange, LocalChange, NewOutboxEntry, OutboxEntry, SYNC_ACCOUNT_SETTING,
-    SYNCED_SETTINGS, SyncApply, SyncLog, SyncState,
+    ChangeEncoder, ChangePayload, EncodedChange, LocalChange, NewOutboxEntry, OutboxEntry, RefusedChange,
+    SYNC_ACCOUNT_SETTING, SYNCED_SETTINGS, ServiceRefusal, SyncApply, SyncLog, SyncState,
 };
 pub use sync_remote::{
-    CorrectionApplied, DOCUMENT_FIELDS, DocumentApplied, Received, RemoteCorrection, SyncBinding, WantedDocument,
-    check_document_fields,
+    CorrectionApplied, DOCUMENT_FIELDS, DocumentApplied, Received, ReceivedFile, RemoteCorrection, SyncBinding,
+    WantedDocument, check_document_fields,
 };
 pub use tasks::{Backlog, FailingAgent, HealthThresholds, NewTask, QueueHealth, TaskRecord, Tasks};
 pub use usage::Usage;
+pub use watchdog::{SweepPolicy, SweepReport};
 
 use pactwise_domain::Clock;
 use rusqlite::Connection;
@@ -138,6 +143,11 @@ impl Store {
 
     pub fn documents(&self) -> Documents<'_> {
         Documents::new(self)
+    }
+
+    /// Which organization holds which file of the shared blob store.
+    pub fn blob_owners(&self) -> BlobOwners<'_> {
+        BlobOwners::new(self)
     }
 
     pub fn audit(&self) -> Audit<'_> {

@@ -15,6 +15,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0008_prep", include_str!("../migrations/0008_prep.sql")),
     ("0009_sync_files", include_str!("../migrations/0009_sync_files.sql")),
     ("0010_engine_graph_snapshots", include_str!("../migrations/0010_engine_graph_snapshots.sql")),
+    ("0011_sync_blob_owners", include_str!("../migrations/0011_sync_blob_owners.sql")),
 ];
 
 /// The schema version this build writes.
@@ -91,6 +92,8 @@ mod tests {
             "sync_state",
             "sync_field_clocks",
             "sync_applied",
+            "blob_owners",
+            "sync_refused_changes",
             "prep_packages",
             "prep_locks",
             "prep_traces",
@@ -180,6 +183,33 @@ mod tests {
             .query_row("SELECT status, revision FROM engine_runs WHERE id = 'r2'", [], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap();
         assert_eq!((status.as_str(), revision), ("succeeded", 3));
+    }
+
+    #[test]
+    fn documents_of_the_previous_schema_give_their_organization_its_files_and_nobody_else() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0011_sync_blob_owners").unwrap() as u32;
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, before).unwrap();
+        let (a, b) = ("a".repeat(64), "b".repeat(64));
+        conn.execute_batch(&format!(
+            "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't0'), ('o2', 'Beta', 't0');
+             INSERT INTO users (id, display_name, created_at) VALUES ('u1', 'Ann', 't0');
+             INSERT INTO documents (id, org_id, content_hash, name, media_type, size, created_by, created_at)
+             VALUES ('d1', 'o1', '{a}', 'a.txt', 'txt', 1, 'u1', 't1'),
+                    ('d2', 'o1', '{b}', 'b.txt', 'txt', 1, 'u1', 't2'),
+                    ('d3', 'o2', '{b}', 'b.txt', 'txt', 1, 'u1', 't3');"
+        ))
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let owners: Vec<(String, String)> = conn
+            .prepare("SELECT org_id, hash FROM blob_owners ORDER BY org_id, hash")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let pairs: Vec<(&str, &str)> = owners.iter().map(|(o, h)| (o.as_str(), h.as_str())).collect();
+        assert_eq!(pairs, [("o1", a.as_str()), ("o1", b.as_str()), ("o2", b.as_str())]);
     }
 
     #[test]

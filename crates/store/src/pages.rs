@@ -41,47 +41,7 @@ impl<'s> Pages<'s> {
         scope.require_document_editor()?;
         self.content_hash(scope, id)?;
         let tx = self.store.conn().unchecked_transaction()?;
-        let json = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_else(|_| "[]".into());
-        tx.execute("DELETE FROM document_extractions WHERE document_id = ?1", [id.to_string()])?;
-        tx.execute(
-            "INSERT INTO document_extractions (document_id, media_type, page_count, synthetic, headers_json, footers_json,
-                 extracted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                id.to_string(),
-                doc.media_type.as_str(),
-                doc.pages.len() as i64,
-                doc.synthetic as i64,
-                json(&doc.headers),
-                json(&doc.footers),
-                to_sql(self.store.clock().now())
-            ],
-        )?;
-        {
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO document_pages (document_id, number, text, source, confidence, confidence_kind, synthetic,
-                     width, height, rotation, char_boxes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            )?;
-            for p in &doc.pages {
-                let kind = match p.confidence {
-                    Confidence::Measured(_) => "measured",
-                    Confidence::Estimated(_) => "estimated",
-                    Confidence::None => "none",
-                };
-                insert.execute(params![
-                    id.to_string(),
-                    p.number,
-                    p.text,
-                    p.source.as_str(),
-                    p.confidence.value().map(f64::from),
-                    kind,
-                    p.synthetic as i64,
-                    f64::from(p.width),
-                    f64::from(p.height),
-                    p.rotation,
-                    CharBox::encode_all(&p.char_boxes),
-                ])?;
-            }
-        }
+        save_in(&tx, id, doc, &to_sql(self.store.clock().now()))?;
         tx.commit()?;
         Ok(())
     }
@@ -224,4 +184,55 @@ impl<'s> Pages<'s> {
             })
             .optional()?)
     }
+}
+
+/// Writes a document's pages inside `tx` (replacing any earlier extraction); the caller checked the document.
+pub(crate) fn save_in(
+    tx: &rusqlite::Transaction<'_>,
+    id: DocumentId,
+    doc: &ExtractedDocument,
+    at: &str,
+) -> Result<(), StoreError> {
+    let json = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_else(|_| "[]".into());
+    tx.execute("DELETE FROM document_extractions WHERE document_id = ?1", [id.to_string()])?;
+    tx.execute(
+        "INSERT INTO document_extractions (document_id, media_type, page_count, synthetic, headers_json, footers_json,
+             extracted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            id.to_string(),
+            doc.media_type.as_str(),
+            doc.pages.len() as i64,
+            doc.synthetic as i64,
+            json(&doc.headers),
+            json(&doc.footers),
+            at
+        ],
+    )?;
+    {
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO document_pages (document_id, number, text, source, confidence, confidence_kind, synthetic,
+                 width, height, rotation, char_boxes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )?;
+        for p in &doc.pages {
+            let kind = match p.confidence {
+                Confidence::Measured(_) => "measured",
+                Confidence::Estimated(_) => "estimated",
+                Confidence::None => "none",
+            };
+            insert.execute(params![
+                id.to_string(),
+                p.number,
+                p.text,
+                p.source.as_str(),
+                p.confidence.value().map(f64::from),
+                kind,
+                p.synthetic as i64,
+                f64::from(p.width),
+                f64::from(p.height),
+                p.rotation,
+                CharBox::encode_all(&p.char_boxes),
+            ])?;
+        }
+    }
+    Ok(())
 }

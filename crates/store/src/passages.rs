@@ -170,18 +170,19 @@ impl<'s> Passages<'s> {
             scoped.push_str(&format!(" AND doc_token : \"{}\"", token(&d.to_string())));
         }
         let full = format!("{scoped} AND text : ({match_expression})");
+        // Deleted documents are filtered in the same query as the match, before the limit: the best `limit` live
+        // passages, however many deleted ones match better.
         let mut stmt = self.store.conn().prepare_cached(
-            "SELECT p.id, p.document_id, d.name, p.page, p.start_char, p.end_char, p.text, f.rank
-             FROM (SELECT rowid, rank FROM passages_fts WHERE passages_fts MATCH ?1 ORDER BY rank LIMIT ?4) f
-             JOIN passages p ON p.id = f.rowid
+            "SELECT p.id, p.document_id, d.name, p.page, p.start_char, p.end_char, p.text, passages_fts.rank
+             FROM passages_fts
+             JOIN passages p ON p.id = passages_fts.rowid
              JOIN documents d ON d.id = p.document_id AND d.org_id = p.org_id
-             WHERE p.org_id = ?2 AND d.deleted_at IS NULL AND (?3 IS NULL OR p.document_id = ?3)
-             ORDER BY f.rank LIMIT ?5",
+             WHERE passages_fts MATCH ?1 AND p.org_id = ?2 AND d.deleted_at IS NULL
+               AND (?3 IS NULL OR p.document_id = ?3)
+             ORDER BY passages_fts.rank LIMIT ?4",
         )?;
-        // A few more candidates than asked for, in case some belong to deleted documents.
-        let rows = stmt.query_map(
-            params![full, scope.org().to_string(), document.map(|d| d.to_string()), limit * 2 + 8, limit],
-            |r| {
+        let rows =
+            stmt.query_map(params![full, scope.org().to_string(), document.map(|d| d.to_string()), limit], |r| {
                 Ok(PassageHit {
                     id: r.get(0)?,
                     document: parse_id(r.get(1)?)?,
@@ -192,8 +193,7 @@ impl<'s> Passages<'s> {
                     text: r.get(6)?,
                     score: r.get(7)?,
                 })
-            },
-        )?;
+            })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

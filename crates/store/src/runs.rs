@@ -1,15 +1,16 @@
-//! Workflow runs: the run rows (with the snapshot of their graph), checkpoints, the idempotent event log, leases and
-//! the watchdog's sweep. The store does not interpret a run's state (that is the engine's); it keeps it durable:
-//! every super-step of every run is written by [`Runs::commit`], in one transaction for a whole batch of runs (group
+//! Workflow runs: the run rows (with the snapshot of their graph), checkpoints, the idempotent event log and leases
+//! (the watchdog's sweep is in `watchdog.rs`). The store does not interpret a run's state (that is the engine's); it
+//! keeps it durable: every super-step of every run is written by [`Runs::commit`], in one transaction for a whole batch of runs (group
 //! commit), fenced by the revision the engine read, so a stale, repeated or cancelled-meanwhile commit changes
 //! nothing. Users read their organization's runs through an [`OrgScope`]; only the platform writes them.
 
-use crate::audit::append_audit;
+use crate::audit::{append_audit, append_platform_audit};
+use crate::sql::{CachedStatements, parse_text, write_tx};
 use crate::time::{from_sql, from_sql_opt, to_sql};
 use crate::{OrgScope, PlatformCredential, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 use pactwise_domain::{OrgId, Role, RunId, RunStatus, UserId};
-use rusqlite::{OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, Row, Transaction, params};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -225,43 +226,10 @@ pub struct CancelReport {
     pub approvals: usize,
 }
 
-/// Thresholds of the watchdog.
-#[derive(Debug, Clone, Copy)]
-pub struct SweepPolicy {
-    /// A run with this many failed attempts is stopped.
-    pub max_failures: u32,
-}
-
-impl Default for SweepPolicy {
-    fn default() -> Self {
-        SweepPolicy { max_failures: 20 }
-    }
-}
-
-/// What one watchdog sweep did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct SweepReport {
-    pub leases_recovered: Vec<RunId>,
-    pub deadlines_enforced: Vec<RunId>,
-    pub stopped_for_failures: Vec<RunId>,
-    pub escalated_approvals: usize,
-    pub tasks_requeued: usize,
-}
-
 pub(crate) const COLUMNS: &str =
     "id, org_id, graph_name, graph_version, graph_snapshot_id, input, status, superstep, revision, state,
      reason, parent_run_id, parent_node, started_by, lease_owner, lease_expires_at, wake_at, deadline_at, failures,
      created_at, updated_at, finished_at";
-
-pub(crate) fn parse_text<T: std::str::FromStr>(what: &str, v: &str) -> rusqlite::Result<T> {
-    v.parse().map_err(|_| {
-        rusqlite::Error::FromSqlConversionFailure(
-            0,
-            rusqlite::types::Type::Text,
-            format!("bad {what} {v:?} in the engine tables").into(),
-        )
-    })
-}
 
 pub(crate) fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRecord> {
     let opt_time = |i: usize| -> rusqlite::Result<Option<DateTime<Utc>>> { from_sql_opt(r.get(i)?) };
@@ -291,29 +259,6 @@ pub(crate) fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRecord> {
     })
 }
 
-/// Begins a write transaction that takes the write lock at once (no deadlock when two processes upgrade).
-pub(crate) fn write_tx(store: &Store) -> Result<Transaction<'_>, StoreError> {
-    Ok(Transaction::new_unchecked(store.conn(), TransactionBehavior::Immediate)?)
-}
-
-/// An audit entry written by the platform (no acting user).
-pub(crate) fn append_platform_audit(
-    tx: &Transaction<'_>,
-    org: &str,
-    at: &str,
-    action: &str,
-    entity_kind: &str,
-    entity_id: &str,
-    details: &Value,
-) -> Result<(), StoreError> {
-    tx.prepare_cached_execute(
-        "INSERT INTO audit_log (id, org_id, actor_id, at, action, entity_kind, entity_id, details)
-         VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7)",
-        params![uuid::Uuid::now_v7().to_string(), org, at, action, entity_kind, entity_id, details.to_string()],
-    )?;
-    Ok(())
-}
-
 /// The id of a graph snapshot's row, written the first time this text is seen.
 fn intern_snapshot(
     tx: &Transaction<'_>,
@@ -335,7 +280,7 @@ fn intern_snapshot(
     Ok(tx.last_insert_rowid())
 }
 
-fn insert_event(tx: &Transaction<'_>, run: &str, e: &NewEvent, at: &str) -> Result<(), StoreError> {
+pub(crate) fn insert_event(tx: &Transaction<'_>, run: &str, e: &NewEvent, at: &str) -> Result<(), StoreError> {
     tx.prepare_cached(
         "INSERT OR IGNORE INTO engine_events (run_id, key, superstep, node, kind, details, at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -560,6 +505,10 @@ pub(crate) fn apply_step(
 impl<'s> Runs<'s> {
     pub(crate) fn new(store: &'s Store) -> Self {
         Runs { store }
+    }
+
+    pub(crate) fn store(&self) -> &'s Store {
+        self.store
     }
 
     /// Writes a batch of starts and super-steps of any number of runs in ONE transaction (one commit, one sync):
@@ -825,167 +774,5 @@ impl<'s> Runs<'s> {
         )?;
         tx.commit()?;
         Ok(report)
-    }
-
-    /// The watchdog: recovers expired leases, enforces deadlines, stops runs that keep failing, escalates approvals
-    /// that waited too long (once) and requeues tasks whose worker vanished. One transaction.
-    ///
-    /// A run it stops is handed to `stop` (with the reason) inside that transaction: the engine turns it into the
-    /// run's next checkpoint — compensating its completed steps, or failed when there is nothing to undo — which is
-    /// applied like any super-step. If `stop` returns `None` the run is marked failed as it stands. Either way its
-    /// child runs, queued tasks and pending approvals are cancelled, and it holds no lease, so any worker may run
-    /// its compensation. A run already compensating is left to finish that.
-    pub fn sweep(
-        &self,
-        _credential: &PlatformCredential,
-        policy: SweepPolicy,
-        stop: &mut dyn FnMut(&RunRecord, &str) -> Option<StepCommit>,
-    ) -> Result<SweepReport, StoreError> {
-        let now = to_sql(self.store.clock().now());
-        let tx = write_tx(self.store)?;
-        let mut report = SweepReport::default();
-        let ids = |sql: &str, p: &[&dyn rusqlite::ToSql]| -> Result<Vec<String>, StoreError> {
-            let mut stmt = tx.prepare(sql)?;
-            Ok(stmt.query_map(p, |r| r.get(0))?.collect::<Result<_, _>>()?)
-        };
-        let expired = ids(
-            "UPDATE engine_runs SET lease_owner = NULL, lease_expires_at = NULL
-             WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND lease_expires_at < ?1 RETURNING id",
-            &[&now],
-        )?;
-        for id in &expired {
-            insert_event(
-                &tx,
-                id,
-                &NewEvent {
-                    key: format!("lease-expired/{now}"),
-                    superstep: 0,
-                    node: None,
-                    kind: "lease_recovered".into(),
-                    details: Value::Null,
-                },
-                &now,
-            )?;
-            report.leases_recovered.push(parse_text("run id", id)?);
-        }
-        let late = ids(
-            "SELECT id FROM engine_runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled', 'compensating')
-             AND deadline_at IS NOT NULL AND deadline_at < ?1",
-            &[&now],
-        )?;
-        let failing = ids(
-            "SELECT id FROM engine_runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled', 'compensating')
-             AND failures >= ?1",
-            &[&policy.max_failures],
-        )?;
-        for (list, reason, target) in [
-            (&late, "the run passed its deadline".to_string(), &mut report.deadlines_enforced),
-            (
-                &failing,
-                format!("stopped after {} failed attempts", policy.max_failures),
-                &mut report.stopped_for_failures,
-            ),
-        ] {
-            for id in list {
-                let record = tx.prepare_cached_query_row(
-                    &format!("SELECT {COLUMNS} FROM engine_runs WHERE id = ?1"),
-                    [id],
-                    run_from_row,
-                )?;
-                // Stopped once: a run past its deadline that also keeps failing is in both lists.
-                if record.status.is_terminal() || record.status == RunStatus::Compensating {
-                    continue;
-                }
-                insert_event(
-                    &tx,
-                    id,
-                    &NewEvent {
-                        key: "stopped".into(),
-                        superstep: 0,
-                        node: None,
-                        kind: "stopped".into(),
-                        details: serde_json::json!({ "reason": reason }),
-                    },
-                    &now,
-                )?;
-                let stepped = match stop(&record, &reason) {
-                    Some(step) => apply_step(&tx, &step, None, &now)? != Applied::Stale,
-                    None => false,
-                };
-                if stepped {
-                    tx.prepare_cached_execute(
-                        "UPDATE engine_runs SET lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL
-                         WHERE id = ?1",
-                        [id],
-                    )?;
-                } else {
-                    tx.prepare_cached_execute(
-                        "UPDATE engine_runs SET status = 'failed', reason = ?2, finished_at = ?3, updated_at = ?3,
-                             revision = revision + 1, lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL
-                         WHERE id = ?1 AND status NOT IN ('succeeded', 'failed', 'cancelled')",
-                        params![id, reason, now],
-                    )?;
-                    // A parent waiting on this run has work again (a finished child wakes it the same way).
-                    tx.prepare_cached_execute(
-                        "UPDATE engine_runs SET status = 'running', wake_at = NULL, updated_at = ?2
-                         WHERE id = (SELECT parent_run_id FROM engine_runs WHERE id = ?1) AND status = 'waiting'",
-                        params![id, now],
-                    )?;
-                }
-                cancel_tree(&tx, std::slice::from_ref(id), false, &reason, &now)?;
-                tx.prepare_cached_execute(
-                    "UPDATE engine_approvals SET status = 'cancelled' WHERE run_id = ?1 AND status = 'pending'",
-                    [id],
-                )?;
-                tx.prepare_cached_execute(
-                    "UPDATE engine_tasks SET status = 'cancelled', finished_at = ?2
-                     WHERE run_id = ?1 AND status IN ('pending', 'processing')",
-                    params![id, now],
-                )?;
-                let org: String =
-                    tx.prepare_cached_query_row("SELECT org_id FROM engine_runs WHERE id = ?1", [id], |r| r.get(0))?;
-                append_platform_audit(
-                    &tx,
-                    &org,
-                    &now,
-                    "run_stopped",
-                    "run",
-                    id,
-                    &serde_json::json!({ "reason": reason }),
-                )?;
-                target.push(parse_text("run id", id)?);
-            }
-        }
-        report.escalated_approvals = crate::approvals::escalate_due(&tx, &now)?;
-        report.tasks_requeued = tx.prepare_cached_execute(
-            "UPDATE engine_tasks SET status = 'pending', claimed_by = NULL, claimed_at = NULL, lease_expires_at = NULL
-             WHERE status = 'processing' AND lease_expires_at < ?1",
-            [&now],
-        )?;
-        tx.commit()?;
-        Ok(report)
-    }
-}
-
-/// Cached statements inside a transaction: the engine runs the same few statements for every super-step.
-pub(crate) trait CachedStatements {
-    fn prepare_cached_execute<P: rusqlite::Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize>;
-    fn prepare_cached_query_row<T, P, F>(&self, sql: &str, params: P, f: F) -> rusqlite::Result<T>
-    where
-        P: rusqlite::Params,
-        F: FnOnce(&Row<'_>) -> rusqlite::Result<T>;
-}
-
-impl CachedStatements for Transaction<'_> {
-    fn prepare_cached_execute<P: rusqlite::Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize> {
-        self.prepare_cached(sql)?.execute(params)
-    }
-
-    fn prepare_cached_query_row<T, P, F>(&self, sql: &str, params: P, f: F) -> rusqlite::Result<T>
-    where
-        P: rusqlite::Params,
-        F: FnOnce(&Row<'_>) -> rusqlite::Result<T>,
-    {
-        self.prepare_cached(sql)?.query_row(params, f)
     }
 }

@@ -17,12 +17,14 @@
 use crate::time::{from_sql, to_sql};
 use crate::{OrgScope, Store, StoreError};
 use chrono::{DateTime, Utc};
+use pactwise_rules::lww::{self, Hlc};
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// The settings that sync between an organization's desktops (last writer wins per key). Others stay local.
-pub const SYNCED_SETTINGS: &[&str] = &["review.thresholds", "organization.aliases"];
+/// The settings that sync between an organization's desktops (last writer wins per key; their values checked by
+/// `pactwise_rules::settings`). Others stay local.
+pub use pactwise_rules::settings::SYNCED_SETTINGS;
 
 /// The organization's sync account (server URL, organization slug, email, device id; JSON owned by `api`). A
 /// setting like any other, but never synced and never a secret: the device token lives in the OS keychain.
@@ -128,6 +130,25 @@ pub struct OutboxEntry {
     pub change_json: String,
 }
 
+/// A local change the sync service refused to store, with its reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedChange {
+    pub change_id: String,
+    pub model: String,
+    pub record_id: String,
+    pub code: String,
+    pub message: String,
+    pub refused_at: DateTime<Utc>,
+}
+
+/// A change the service refused to store, as its answer said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceRefusal {
+    pub change_id: String,
+    pub code: String,
+    pub message: String,
+}
+
 /// An organization's sync state on this install.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyncState {
@@ -163,6 +184,8 @@ impl SyncApply<'_> {
     }
 }
 
+/// The store's last-writer-wins upsert of one field's clock: `pactwise_rules::lww::wins` decides, the same rule the
+/// sync client's replicas merge with.
 fn take_field(
     tx: &Transaction<'_>,
     org: &str,
@@ -171,12 +194,30 @@ fn take_field(
     field: &str,
     hlc: &str,
 ) -> Result<bool, StoreError> {
-    let n = tx.execute(
+    let incoming =
+        Hlc::from_sortable(hlc).ok_or_else(|| StoreError::Invalid(format!("{hlc:?} is not a sync timestamp")))?;
+    let current: Option<String> = tx
+        .prepare_cached(
+            "SELECT hlc FROM sync_field_clocks WHERE org_id = ?1 AND model = ?2 AND record_id = ?3 AND field = ?4",
+        )?
+        .query_row(params![org, model, record_id, field], |r| r.get(0))
+        .optional()?;
+    let current = match current {
+        Some(text) => Some(
+            Hlc::from_sortable(&text)
+                .ok_or_else(|| StoreError::Corrupt(format!("a stored sync timestamp is unreadable: {text:?}")))?,
+        ),
+        None => None,
+    };
+    if !lww::wins(&incoming, current.as_ref()) {
+        return Ok(false);
+    }
+    tx.prepare_cached(
         "INSERT INTO sync_field_clocks (org_id, model, record_id, field, hlc) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (org_id, model, record_id, field) DO UPDATE SET hlc = excluded.hlc WHERE excluded.hlc > hlc",
-        params![org, model, record_id, field, hlc],
-    )?;
-    Ok(n == 1)
+         ON CONFLICT (org_id, model, record_id, field) DO UPDATE SET hlc = excluded.hlc",
+    )?
+    .execute(params![org, model, record_id, field, incoming.to_sortable()])?;
+    Ok(true)
 }
 
 impl<'s> SyncLog<'s> {
@@ -245,16 +286,57 @@ impl<'s> SyncLog<'s> {
 
     /// The service stored these changes: remove them from the outbox (one transaction).
     pub fn acknowledge(&self, scope: &OrgScope, change_ids: &[String]) -> Result<(), StoreError> {
+        self.settle(scope, change_ids, &[])
+    }
+
+    /// The service answered a push: the changes it stored leave the outbox; the ones it refused leave it too and
+    /// are kept whole with the service's reason (`sync_refused_changes`, shown in the sync status). One
+    /// transaction.
+    pub fn settle(&self, scope: &OrgScope, stored: &[String], refused: &[ServiceRefusal]) -> Result<(), StoreError> {
         let tx = self.store.conn().unchecked_transaction()?;
+        let org = scope.org().to_string();
+        let now = to_sql(self.store.clock().now());
         {
+            let mut keep = tx.prepare_cached(
+                "INSERT OR REPLACE INTO sync_refused_changes
+                     (org_id, change_id, model, record_id, change_json, code, message, refused_at)
+                 SELECT org_id, change_id, model, record_id, change_json, ?3, ?4, ?5 FROM sync_outbox
+                 WHERE org_id = ?1 AND change_id = ?2",
+            )?;
+            for r in refused {
+                keep.execute(params![org, r.change_id, r.code, r.message, now])?;
+            }
             let mut stmt = tx.prepare_cached("DELETE FROM sync_outbox WHERE org_id = ?1 AND change_id = ?2")?;
-            let org = scope.org().to_string();
-            for id in change_ids {
+            for id in stored.iter().chain(refused.iter().map(|r| &r.change_id)) {
                 stmt.execute(params![org, id])?;
             }
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// The organization's local changes the service refused, newest first (at most `limit`), and how many there
+    /// are in all.
+    pub fn refused(&self, scope: &OrgScope, limit: usize) -> Result<(Vec<RefusedChange>, u64), StoreError> {
+        let org = scope.org().to_string();
+        let conn = self.store.conn();
+        let total: i64 =
+            conn.query_row("SELECT COUNT(*) FROM sync_refused_changes WHERE org_id = ?1", [&org], |r| r.get(0))?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT change_id, model, record_id, code, message, refused_at FROM sync_refused_changes
+             WHERE org_id = ?1 ORDER BY refused_at DESC, change_id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![org, limit as i64], |r| {
+            Ok(RefusedChange {
+                change_id: r.get(0)?,
+                model: r.get(1)?,
+                record_id: r.get(2)?,
+                code: r.get(3)?,
+                message: r.get(4)?,
+                refused_at: from_sql(&r.get::<_, String>(5)?)?,
+            })
+        })?;
+        Ok((rows.collect::<Result<_, _>>()?, total as u64))
     }
 
     /// The organization's sync state; the first call creates it with `new_node_id` (this install's HLC node).

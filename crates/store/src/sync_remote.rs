@@ -76,8 +76,20 @@ pub enum DocumentApplied {
 pub struct WantedDocument {
     pub id: DocumentId,
     pub content_hash: Option<String>,
+    /// The file's size as the document's change announced it (a download stops past it).
+    pub size: Option<u64>,
     pub attempts: u32,
     pub last_error: Option<String>,
+}
+
+/// How the file of a received document came to be in the blob store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceivedFile {
+    /// The organization's own sync service served it in this round (hash-verified): it becomes the organization's.
+    FetchedFromService,
+    /// Not fetched now: the organization must hold it already (an ownership record). A file on disk that only
+    /// another organization holds is never reused.
+    AlreadyHeld,
 }
 
 /// What receiving a wanted document did.
@@ -171,7 +183,7 @@ fn ensure_user(tx: &Transaction<'_>, user: UserId, name_hint: Option<&str>, now:
         .map(str::trim)
         .filter(|n| !n.is_empty())
         .map(|n| n.chars().take(200).collect::<String>())
-        .unwrap_or_else(|| format!("Member {}", &id[..8.min(id.len())]));
+        .unwrap_or_else(|| format!("Member {}", id.chars().take(8).collect::<String>()));
     // A placeholder name ("Member 01a2…", from a change that carried none) gives way to the first real one.
     tx.prepare_cached(
         "INSERT INTO users (id, display_name, email, created_at) VALUES (?1, ?2, NULL, ?3)
@@ -409,18 +421,25 @@ impl SyncApply<'_> {
         }
     }
 
-    /// Sets a synced setting to a remote value (the caller decided last-writer-wins). Keys that do not sync are
-    /// refused.
-    pub fn setting(&self, key: &str, value: &Value) -> Result<(), StoreError> {
+    /// A remote value of a synced setting, stamped `hlc` (sortable text): checked with the same function as a
+    /// local change (`pactwise_rules::settings::check_synced_setting`) before anything is written, then applied if
+    /// it wins last-writer-wins. A value that fails the check is refused ([`StoreError::Invalid`]): the old value
+    /// and its clock stay, so a valid change from another member still applies. Returns whether it was applied.
+    pub fn setting(&self, key: &str, hlc: &str, value: &Value) -> Result<bool, StoreError> {
         if !SYNCED_SETTINGS.contains(&key) {
             return Err(invalid(format!("the setting {key:?} does not sync")));
+        }
+        pactwise_rules::settings::check_synced_setting(key, value)
+            .map_err(|why| invalid(format!("the synced value of {key} was refused: {why}")))?;
+        if !self.take_field("setting", key, "value", hlc)? {
+            return Ok(false);
         }
         self.tx.execute(
             "INSERT INTO settings (org_id, key, value) VALUES (?1, ?2, ?3)
              ON CONFLICT (org_id, key) DO UPDATE SET value = excluded.value",
             params![self.org, key, value.to_string()],
         )?;
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -522,19 +541,21 @@ impl SyncLog<'_> {
     /// Documents that wait for their file or their local import, oldest first.
     pub fn wanted(&self, scope: &OrgScope) -> Result<Vec<WantedDocument>, StoreError> {
         let mut stmt = self.store.conn().prepare_cached(
-            "SELECT document_id, content_hash, attempts, last_error FROM sync_wanted_documents
+            "SELECT document_id, content_hash, attempts, last_error, fields_json FROM sync_wanted_documents
              WHERE org_id = ?1 ORDER BY updated_at, document_id",
         )?;
         let rows = stmt.query_map([scope.org().to_string()], |r| {
             let id: String = r.get(0)?;
-            Ok((id, r.get(1)?, r.get::<_, i64>(2)?, r.get(3)?))
+            Ok((id, r.get(1)?, r.get::<_, i64>(2)?, r.get(3)?, r.get::<_, String>(4)?))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, content_hash, attempts, last_error) = row?;
+            let (id, content_hash, attempts, last_error, fields) = row?;
+            let size = serde_json::from_str::<Value>(&fields).ok().and_then(|f| f.get("size").and_then(Value::as_u64));
             out.push(WantedDocument {
                 id: id.parse().map_err(|_| StoreError::Corrupt(format!("bad document id {id:?}")))?,
                 content_hash,
+                size,
                 attempts: attempts as u32,
                 last_error,
             });
@@ -565,7 +586,16 @@ impl SyncLog<'_> {
     /// every device, with an audit entry by its creator, and apply the corrections that waited for it; one
     /// transaction. The wanted entry stays until [`SyncLog::forget_wanted`] (after the local import steps), so an
     /// interrupted import is resumed. Nothing is queued for sync.
-    pub fn receive_document(&self, scope: &OrgScope, id: DocumentId) -> Result<Received, StoreError> {
+    ///
+    /// The file must be the organization's: `file` says whether its own service just served it (it then becomes
+    /// the organization's, in this transaction) or whether the organization already held it; a file that only
+    /// another organization of this install holds is never taken.
+    pub fn receive_document(
+        &self,
+        scope: &OrgScope,
+        id: DocumentId,
+        file: ReceivedFile,
+    ) -> Result<Received, StoreError> {
         let tx = self.store.conn().unchecked_transaction()?;
         let now = to_sql(self.store.clock().now());
         let org = scope.org().to_string();
@@ -615,6 +645,14 @@ impl SyncLog<'_> {
                 tx,
                 format!("the same file is already here as document {other} (imported on this device before sync)"),
             );
+        }
+        match file {
+            ReceivedFile::FetchedFromService => crate::blob_owners::record_in(&tx, &org, &doc.content_hash, &now)?,
+            ReceivedFile::AlreadyHeld => {
+                if !crate::blob_owners::holds_in(&tx, &org, &doc.content_hash)? {
+                    return refuse(tx, "its file has not been fetched from the sync service yet".into());
+                }
+            }
         }
         let creator_name = fields.get("created_by_name").and_then(Value::as_str);
         ensure_user(&tx, doc.created_by, creator_name, &now)?;

@@ -3,11 +3,11 @@
 //! statement (SQLite serialises writers, and the statement only takes rows still pending), so no task is claimed
 //! twice — and only with a [`PlatformCredential`]. Handoffs from runs carry a deterministic idempotency key.
 
-use crate::runs::{parse_text, write_tx};
+use crate::sql::{parse_text, write_tx};
 use crate::time::{from_sql, from_sql_opt, to_sql};
 use crate::{OrgScope, PlatformCredential, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
-use pactwise_domain::{OrgId, RunId, TaskId, TaskStatus};
+use pactwise_domain::{OrgId, Role, RunId, TaskId, TaskStatus};
 use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 use serde_json::Value;
@@ -236,30 +236,47 @@ impl<'s> Tasks<'s> {
             .ok_or(StoreError::NotFound)
     }
 
-    /// Agent types with many failures in the last hour, and queues (organization, agent type) with a large backlog.
+    /// Agent types with many failures in the last hour, and queues (organization, agent type) with a large backlog,
+    /// over every organization: the platform's view.
     pub fn health(
         &self,
         _credential: &PlatformCredential,
         thresholds: HealthThresholds,
     ) -> Result<QueueHealth, StoreError> {
+        self.health_where(None, thresholds)
+    }
+
+    /// The same check for the session's organization only (owners and admins): its agent types with many failures
+    /// in the last hour and its queues with a large backlog. Other organizations' tasks never count.
+    pub fn health_of(&self, scope: &OrgScope, thresholds: HealthThresholds) -> Result<QueueHealth, StoreError> {
+        if !matches!(scope.role(), Role::Owner | Role::Admin) {
+            return Err(StoreError::Forbidden { role: scope.role() });
+        }
+        self.health_where(Some(scope.org()), thresholds)
+    }
+
+    fn health_where(&self, org: Option<OrgId>, thresholds: HealthThresholds) -> Result<QueueHealth, StoreError> {
         let now = self.store.clock().now();
         let hour_ago = to_sql(now - Duration::hours(1));
+        let org = org.map(|o| o.to_string());
         let conn = self.store.conn();
         let mut stmt = conn.prepare(
-            "SELECT agent_type, COUNT(*) FROM engine_tasks WHERE status = 'failed' AND finished_at >= ?1
+            "SELECT agent_type, COUNT(*) FROM engine_tasks
+             WHERE status = 'failed' AND finished_at >= ?1 AND (?3 IS NULL OR org_id = ?3)
              GROUP BY agent_type HAVING COUNT(*) >= ?2 ORDER BY COUNT(*) DESC, agent_type",
         )?;
         let failing_agents = stmt
-            .query_map(params![hour_ago, thresholds.failures_per_hour], |r| {
+            .query_map(params![hour_ago, thresholds.failures_per_hour, org], |r| {
                 Ok(FailingAgent { agent_type: r.get(0)?, failures_last_hour: r.get(1)? })
             })?
             .collect::<Result<_, _>>()?;
         let mut stmt = conn.prepare(
-            "SELECT org_id, agent_type, COUNT(*) FROM engine_tasks WHERE status = 'pending' AND deleted_at IS NULL
+            "SELECT org_id, agent_type, COUNT(*) FROM engine_tasks
+             WHERE status = 'pending' AND deleted_at IS NULL AND (?2 IS NULL OR org_id = ?2)
              GROUP BY org_id, agent_type HAVING COUNT(*) >= ?1 ORDER BY COUNT(*) DESC, agent_type",
         )?;
         let backlogs = stmt
-            .query_map([thresholds.backlog], |r| {
+            .query_map(params![thresholds.backlog, org], |r| {
                 Ok(Backlog {
                     org: parse_text("org id", &r.get::<_, String>(0)?)?,
                     agent_type: r.get(1)?,

@@ -27,8 +27,12 @@ fn member(store: &Store, org: pactwise_domain::OrgId, name: &str, role: Role) ->
 }
 
 /// Starts a run whose first commit opens one approval per (node, roles, four_eyes).
-fn run_with_approvals(store: &Store, scope: &OrgScope, approvals: &[(&str, Vec<Role>, bool)]) -> RunId {
-    let cred = PlatformCredential::issue(store, "test-worker");
+fn run_with_approvals(
+    store: &Store,
+    cred: &PlatformCredential,
+    scope: &OrgScope,
+    approvals: &[(&str, Vec<Role>, bool)],
+) -> RunId {
     let run = NewRun::in_scope(scope, "test", 1, "{}".into(), "{}".into());
     let id = run.id();
     let mut step = StepCommit::new(id, 0, 1, RunStatus::Waiting, "{\"s\":1}".into());
@@ -44,7 +48,7 @@ fn run_with_approvals(store: &Store, scope: &OrgScope, approvals: &[(&str, Vec<R
             escalate_at: Some(store.clock().now() + Duration::hours(24)),
         });
     }
-    store.runs().commit(&cred, &[RunWrite::Start { run, step }], Duration::seconds(30)).unwrap();
+    store.runs().commit(cred, &[RunWrite::Start { run, step }], Duration::seconds(30)).unwrap();
     id
 }
 
@@ -55,12 +59,13 @@ fn approvers() -> Vec<Role> {
 #[test]
 fn only_an_eligible_approver_of_the_same_organization_can_decide() {
     let store = Store::open_in_memory(clock()).unwrap();
+    let (store, cred) = store.into_platform_worker("test-worker").into_parts();
     let (acme, globex) = (org(&store, "Acme"), org(&store, "Globex"));
     let buyer = member(&store, acme, "Buyer", Role::Buyer);
     let viewer = member(&store, acme, "Viewer", Role::Viewer);
     let approver = member(&store, acme, "Approver", Role::Approver);
     let outsider = member(&store, globex, "Outsider", Role::Owner);
-    let run = run_with_approvals(&store, &buyer, &[("gate", approvers(), false)]);
+    let run = run_with_approvals(&store, &cred, &buyer, &[("gate", approvers(), false)]);
     let approval = store.approvals().inbox(&approver).unwrap()[0].id;
 
     // Another organization's user: the approval does not exist for them.
@@ -99,6 +104,8 @@ fn only_an_eligible_approver_of_the_same_organization_can_decide() {
     let again =
         store.approvals().decide(&approver, approval, Decision::Reject, "changed my mind", None, |_, _| Vec::new());
     assert!(matches!(again, Err(StoreError::Conflict(_))), "{again:?}");
+    // Its code tells "already decided" apart from bad input.
+    assert_eq!(again.unwrap_err().code(), pactwise_domain::ErrorCode::Conflict);
     // The run was woken.
     assert_eq!(store.runs().get(&buyer, run).unwrap().status, RunStatus::Running);
     let audit = store.audit().list(&approver).unwrap();
@@ -107,14 +114,50 @@ fn only_an_eligible_approver_of_the_same_organization_can_decide() {
 }
 
 #[test]
+fn the_store_decides_who_may_approve_with_the_same_rule_as_the_sync_service() {
+    // `pactwise_rules::approval::may_decide` is the one rule; the service stamps offline requests with it. Every
+    // role against a report sign-off (open to reviewers) and a purchase approval (not): the store agrees.
+    use pactwise_rules::approval::{Decider, Step, may_decide};
+    let sign_off = vec![Role::Owner, Role::Admin, Role::Reviewer];
+    for role in Role::ALL {
+        let (store, cred) = Store::open_in_memory(clock()).unwrap().into_platform_worker("test-worker").into_parts();
+        let acme = org(&store, "Acme");
+        let starter = member(&store, acme, "Starter", Role::Buyer);
+        let decider = member(&store, acme, "Decider", role);
+        run_with_approvals(
+            &store,
+            &cred,
+            &starter,
+            &[("sign_off", sign_off.clone(), false), ("purchase", approvers(), false)],
+        );
+        let owner = member(&store, acme, "Owner", Role::Owner);
+        for approval in store.approvals().inbox(&owner).unwrap() {
+            let rule = may_decide(
+                &Step { eligible_roles: &approval.eligible_roles, four_eyes: false, decided: false },
+                &Decider { role, decided_another_step_of_the_run: false },
+            );
+            let decided =
+                store
+                    .approvals()
+                    .decide(&decider, approval.id, Decision::Approve, "ok", Some("Globex"), |_, _| Vec::new());
+            assert_eq!(decided.is_ok(), rule.is_ok(), "{role} on {}: {decided:?}", approval.node);
+            if rule.is_err() {
+                assert!(matches!(decided, Err(StoreError::Forbidden { .. })), "{decided:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn the_database_refuses_a_forged_approver_id() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db.sqlite3");
     let store = Store::open(&path, clock()).unwrap();
+    let (store, cred) = store.into_platform_worker("test-worker").into_parts();
     let (acme, globex) = (org(&store, "Acme"), org(&store, "Globex"));
     let buyer = member(&store, acme, "Buyer", Role::Buyer);
     let other_org_approver = member(&store, globex, "Elsewhere", Role::Approver);
-    run_with_approvals(&store, &buyer, &[("gate", approvers(), false)]);
+    run_with_approvals(&store, &cred, &buyer, &[("gate", approvers(), false)]);
     let approval = store.approvals().inbox(&member(&store, acme, "A", Role::Approver)).unwrap()[0].id;
 
     // Even raw SQL cannot stamp a decision with a made-up user, another organization's approver, or a buyer.
@@ -138,11 +181,12 @@ fn the_database_refuses_a_forged_approver_id() {
 #[test]
 fn four_eyes_stops_one_person_deciding_two_steps_of_a_run() {
     let store = Store::open_in_memory(clock()).unwrap();
+    let (store, cred) = store.into_platform_worker("test-worker").into_parts();
     let acme = org(&store, "Acme");
     let buyer = member(&store, acme, "Buyer", Role::Buyer);
     let first = member(&store, acme, "First", Role::Approver);
     let second = member(&store, acme, "Second", Role::Admin);
-    run_with_approvals(&store, &buyer, &[("legal", approvers(), true), ("finance", approvers(), true)]);
+    run_with_approvals(&store, &cred, &buyer, &[("legal", approvers(), true), ("finance", approvers(), true)]);
     let inbox = store.approvals().inbox(&first).unwrap();
     assert_eq!(inbox.len(), 2);
     store.approvals().decide(&first, inbox[0].id, Decision::Approve, "fine", Some("Acme"), |_, _| Vec::new()).unwrap();
@@ -159,11 +203,11 @@ fn four_eyes_stops_one_person_deciding_two_steps_of_a_run() {
 fn an_approval_escalates_exactly_once_and_escalation_never_decides() {
     let clock = clock();
     let store = Store::open_in_memory(clock.clone()).unwrap();
+    let (store, cred) = store.into_platform_worker("test-worker").into_parts();
     let acme = org(&store, "Acme");
     let buyer = member(&store, acme, "Buyer", Role::Buyer);
     let approver = member(&store, acme, "Approver", Role::Approver);
-    run_with_approvals(&store, &buyer, &[("gate", approvers(), false)]);
-    let cred = PlatformCredential::issue(&store, "watchdog");
+    run_with_approvals(&store, &cred, &buyer, &[("gate", approvers(), false)]);
 
     assert_eq!(store.runs().sweep(&cred, SweepPolicy::default(), &mut |_, _| None).unwrap().escalated_approvals, 0);
     clock.advance(Duration::hours(25));
@@ -185,7 +229,7 @@ fn a_repeated_or_stale_commit_changes_nothing() {
     let store = Store::open_in_memory(clock()).unwrap();
     let acme = org(&store, "Acme");
     let buyer = member(&store, acme, "Buyer", Role::Buyer);
-    let cred = PlatformCredential::issue(&store, "w1");
+    let (store, cred) = store.into_platform_worker("w1").into_parts();
     let run = NewRun::in_scope(&buyer, "test", 1, "{}".into(), "{}".into());
     let id = run.id();
     let first = StepCommit::new(id, 0, 1, RunStatus::Running, "{}".into());
@@ -206,7 +250,7 @@ fn a_repeated_or_stale_commit_changes_nothing() {
     assert_eq!(store.tasks().for_run(&buyer, id).unwrap().len(), 1);
 
     // Another worker cannot commit while the lease is live.
-    let other = PlatformCredential::issue(&store, "w2");
+    let other = cred.for_worker("w2");
     let step = StepCommit::new(id, 2, 3, RunStatus::Running, "{}".into());
     assert_eq!(
         store.runs().commit(&other, &[RunWrite::Step(step)], Duration::seconds(30)).unwrap(),
@@ -217,10 +261,11 @@ fn a_repeated_or_stale_commit_changes_nothing() {
 #[test]
 fn organizations_see_only_their_own_runs_approvals_and_tasks() {
     let store = Store::open_in_memory(clock()).unwrap();
+    let (store, cred) = store.into_platform_worker("test-worker").into_parts();
     let (acme, globex) = (org(&store, "Acme"), org(&store, "Globex"));
     let a = member(&store, acme, "A", Role::Owner);
     let b = member(&store, globex, "B", Role::Owner);
-    let run = run_with_approvals(&store, &a, &[("gate", approvers(), false)]);
+    let run = run_with_approvals(&store, &cred, &a, &[("gate", approvers(), false)]);
     store
         .tasks()
         .enqueue(
@@ -253,7 +298,7 @@ fn claims_take_the_highest_priority_then_the_oldest_and_respect_scheduled_starts
     let store = Store::open_in_memory(clock.clone()).unwrap();
     let acme = org(&store, "Acme");
     let a = member(&store, acme, "A", Role::Owner);
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     let task = |key: &str, priority: i64, later: Option<i64>| NewTask {
         idempotency_key: key.into(),
         agent_type: "legal".into(),
@@ -288,7 +333,7 @@ fn the_health_check_flags_failing_agent_types_and_large_backlogs() {
     let store = Store::open_in_memory(clock.clone()).unwrap();
     let acme = org(&store, "Acme");
     let a = member(&store, acme, "A", Role::Owner);
-    let cred = PlatformCredential::issue(&store, "w");
+    let (store, cred) = store.into_platform_worker("w").into_parts();
     for i in 0..5 {
         let t = NewTask {
             idempotency_key: format!("ocr-{i}"),
@@ -328,8 +373,8 @@ const TASKS: usize = 1500;
 
 /// Claims tasks one small batch at a time until none is left, telling `each` every id as it is claimed; returns
 /// the ids claimed.
-fn claim_all(store: &Store, worker: &str, mut each: impl FnMut(&str)) -> Vec<String> {
-    let cred = PlatformCredential::issue(store, worker);
+fn claim_all(store: Store, worker: &str, mut each: impl FnMut(&str)) -> Vec<String> {
+    let (store, cred) = store.into_platform_worker(worker).into_parts();
     let mut mine = Vec::new();
     loop {
         let batch = store.tasks().claim(&cred, None, 3, Duration::minutes(5)).unwrap();
@@ -355,7 +400,7 @@ fn claim_child_process() {
     let mut go = String::new();
     std::io::stdin().read_line(&mut go).unwrap();
     let mut out = std::io::stdout();
-    claim_all(&store, &worker, |id| {
+    claim_all(store, &worker, |id| {
         writeln!(out, "CLAIMED {id}").unwrap();
         out.flush().unwrap();
     });
@@ -424,7 +469,7 @@ fn every_task_is_claimed_exactly_once_by_concurrent_threads_and_processes() {
             let path = path.clone();
             std::thread::spawn(move || {
                 let store = Store::open(&path, Arc::new(pactwise_domain::SystemClock)).unwrap();
-                claim_all(&store, &format!("thread-{i}"), |_| {})
+                claim_all(store, &format!("thread-{i}"), |_| {})
             })
         })
         .collect();
@@ -446,4 +491,47 @@ fn every_task_is_claimed_exactly_once_by_concurrent_threads_and_processes() {
     assert!(by_processes > 0, "the child processes claimed nothing; the test did not exercise them");
     let tasks = store.tasks().list(&a).unwrap();
     assert!(tasks.iter().all(|t| t.status == TaskStatus::Processing && t.claimed_by.is_some()));
+}
+
+#[test]
+fn an_organizations_health_check_counts_only_its_own_tasks() {
+    let clock = clock();
+    let store = Store::open_in_memory(clock.clone()).unwrap();
+    let acme = org(&store, "Acme");
+    let globex = org(&store, "Globex");
+    let a = member(&store, acme, "A", Role::Owner);
+    let g = member(&store, globex, "G", Role::Admin);
+    let g_reviewer = member(&store, globex, "R", Role::Reviewer);
+    let (store, cred) = store.into_platform_worker("w").into_parts();
+    // Claimed first (by priority): five of Globex's OCR tasks, then Acme's one; all six fail. Globex's last four
+    // stay pending.
+    for (scope, prefix, n, priority) in [(&g, "g-failing", 5, 10), (&a, "a", 1, 5), (&g, "g-waiting", 4, 0)] {
+        for i in 0..n {
+            let t = NewTask {
+                idempotency_key: format!("{prefix}-{i}"),
+                agent_type: "ocr".into(),
+                priority,
+                payload: json!({}),
+                scheduled_at: None,
+            };
+            store.tasks().enqueue(scope, &t).unwrap();
+        }
+    }
+    let claimed = store.tasks().claim(&cred, Some("ocr"), 6, Duration::minutes(5)).unwrap();
+    assert_eq!(claimed.iter().filter(|t| t.org == acme).count(), 1);
+    for t in claimed {
+        store.tasks().fail(&cred, t.id, "engine crashed").unwrap();
+    }
+    let thresholds = HealthThresholds { failures_per_hour: 2, backlog: 3 };
+    let acme_health = store.tasks().health_of(&a, thresholds).unwrap();
+    assert!(acme_health.failing_agents.is_empty(), "Globex's failures never count for Acme: {acme_health:?}");
+    assert!(acme_health.backlogs.is_empty(), "Globex's backlog is not Acme's: {acme_health:?}");
+    assert!(acme_health.is_healthy());
+    let globex_health = store.tasks().health_of(&g, thresholds).unwrap();
+    assert_eq!(globex_health.failing_agents.len(), 1);
+    assert_eq!(globex_health.failing_agents[0].failures_last_hour, 5, "only Globex's own failures");
+    assert!(globex_health.backlogs.iter().all(|b| b.org == globex));
+    // The platform still sees every organization; a reviewer sees nothing.
+    assert_eq!(store.tasks().health(&cred, thresholds).unwrap().failing_agents[0].failures_last_hour, 6);
+    assert!(matches!(store.tasks().health_of(&g_reviewer, thresholds), Err(StoreError::Forbidden { .. })));
 }

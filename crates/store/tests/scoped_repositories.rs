@@ -194,12 +194,11 @@ fn one_page_of_a_stored_extraction_loads_alone_and_only_for_its_organization() {
 #[test]
 fn a_worker_reads_page_text_only_of_the_runs_organization_and_never_of_a_deleted_document() {
     use pactwise_domain::{ExtractedDocument, Page};
-    use pactwise_store::PlatformCredential;
     let (store, _) = store();
     let a = member(&store, "Acme", Role::Owner);
     let b = member(&store, "Globex", Role::Owner);
     let (document, _) = store.documents().record(&a, &doc('p')).unwrap();
-    let worker = PlatformCredential::issue(&store, "w");
+    let (store, worker) = store.into_platform_worker("w").into_parts();
     let pages = store.pages();
     assert_eq!(pages.texts_for_worker(&worker, a.org(), document.id, 1, 9).unwrap(), None, "not extracted yet");
     let extracted = ExtractedDocument {
@@ -218,4 +217,77 @@ fn a_worker_reads_page_text_only_of_the_runs_organization_and_never_of_a_deleted
     assert!(matches!(pages.texts_for_worker(&worker, b.org(), document.id, 1, 3), Err(StoreError::NotFound)));
     store.documents().soft_delete(&a, document.id).unwrap();
     assert!(matches!(pages.texts_for_worker(&worker, a.org(), document.id, 1, 3), Err(StoreError::NotFound)));
+}
+
+#[test]
+fn deleted_documents_never_hide_a_live_match_in_search() {
+    use pactwise_store::NewPassage;
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Owner);
+    // Sixty deleted documents that match better (the term several times) than the one live document.
+    for i in 0..60 {
+        let new = NewDocument {
+            name: format!("old-{i}.pdf"),
+            media_type: MediaType::Pdf,
+            size: 10,
+            content_hash: format!("{i:064x}"),
+        };
+        let (d, _) = store.documents().record(&a, &new).unwrap();
+        let text = "indemnification indemnification indemnification by the supplier".to_string();
+        store.passages().replace(&a, d.id, &[NewPassage { page: 1, start: 0, end: text.len() as u32, text }]).unwrap();
+        store.documents().soft_delete(&a, d.id).unwrap();
+    }
+    let (live, _) = store.documents().record(&a, &doc('l')).unwrap();
+    let text = "The customer's indemnification duties are limited to direct damages and a long tail of other words \
+                that dilute the match"
+        .to_string();
+    store.passages().replace(&a, live.id, &[NewPassage { page: 3, start: 0, end: text.len() as u32, text }]).unwrap();
+    for limit in [1, 5] {
+        let hits = store.passages().search(&a, "\"indemnification\"", None, limit).unwrap();
+        assert_eq!(hits.len(), 1, "limit {limit}: the live match is found, the deleted ones are not");
+        assert_eq!((hits[0].document, hits[0].page), (live.id, 3));
+    }
+}
+
+#[test]
+fn a_document_recorded_with_its_pages_appears_only_with_them() {
+    use pactwise_domain::{ExtractedDocument, Page};
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Owner);
+    let pages = ExtractedDocument {
+        media_type: MediaType::Pdf,
+        content_hash: "w".repeat(64),
+        pages: (1..=2).map(|n| Page::plain(n, format!("page {n}"))).collect(),
+        synthetic: false,
+        headers: Vec::new(),
+        footers: Vec::new(),
+    };
+    let (d, outcome) = store.documents().record_with_pages(&a, &doc('w'), &pages).unwrap();
+    assert_eq!(outcome, ImportOutcome::Created);
+    assert_eq!(store.pages().page_count(&a, d.id).unwrap(), Some(2));
+    // Recording the same bytes again with other pages keeps the pages it has.
+    let other = ExtractedDocument { pages: vec![Page::plain(1, "other")], ..pages.clone() };
+    let (again, outcome) = store.documents().record_with_pages(&a, &doc('w'), &other).unwrap();
+    assert_eq!((again.id, outcome), (d.id, ImportOutcome::Existing));
+    assert_eq!(store.pages().page_count(&a, d.id).unwrap(), Some(2));
+    // A viewer records nothing.
+    let viewer = member(&store, "Viewers", Role::Viewer);
+    assert!(matches!(
+        store.documents().record_with_pages(&viewer, &doc('v'), &pages),
+        Err(StoreError::Forbidden { .. })
+    ));
+}
+
+#[test]
+fn documents_whose_review_never_started_are_listed_for_resuming_and_only_the_organizations() {
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Owner);
+    let b = member(&store, "Globex", Role::Owner);
+    let (first, _) = store.documents().record(&a, &doc('1')).unwrap();
+    let (second, _) = store.documents().record(&a, &doc('2')).unwrap();
+    let (deleted, _) = store.documents().record(&a, &doc('3')).unwrap();
+    store.documents().soft_delete(&a, deleted.id).unwrap();
+    store.documents().record(&b, &doc('4')).unwrap();
+    let waiting: Vec<_> = store.documents().awaiting_pipeline(&a).unwrap().into_iter().map(|d| d.id).collect();
+    assert_eq!(waiting, [first.id, second.id]);
 }

@@ -30,6 +30,11 @@ fn entry(id: &str) -> NewOutboxEntry {
     }
 }
 
+/// The sortable text of an HLC reading (as the desktop's encoder writes it).
+fn hlc(wall_ms: u64, counter: u32, node: u8) -> String {
+    pactwise_rules::lww::Hlc { wall_ms, counter, node: uuid::Uuid::from_bytes([node; 16]) }.to_sortable()
+}
+
 #[test]
 fn the_outbox_is_per_organization_in_write_order_and_acknowledged_entries_leave() {
     let store = store();
@@ -38,7 +43,7 @@ fn the_outbox_is_per_organization_in_write_order_and_acknowledged_entries_leave(
     let log = store.sync_log();
     log.state(&a, || "node-a".into()).unwrap();
     for id in ["c1", "c2", "c3"] {
-        log.queue(&a, &entry(id), &[("title", "00000000000000000001-0000000000-n")], (1, 0)).unwrap();
+        log.queue(&a, &entry(id), &[("title", hlc(1, 0, 1).as_str())], (1, 0)).unwrap();
     }
     assert!(log.outbox(&b, 10).unwrap().is_empty(), "another organization's outbox is invisible");
     assert_eq!(log.pending(&b).unwrap(), 0);
@@ -62,7 +67,7 @@ fn a_page_applies_with_its_cursor_or_not_at_all_and_the_cursor_never_goes_back()
 
     log.apply_page(&a, 10, (500, 1), |tx| {
         assert!(tx.mark_applied("r1", 10)?);
-        assert!(tx.take_field("contract", "k-1", "title", "00000000000000000500-0000000000-x")?);
+        assert!(tx.take_field("contract", "k-1", "title", &hlc(500, 0, 2))?);
         Ok(())
     })
     .unwrap();
@@ -77,8 +82,8 @@ fn a_page_applies_with_its_cursor_or_not_at_all_and_the_cursor_never_goes_back()
         assert!(!tx.mark_applied("r1", 10)?, "a change applies once");
         assert!(tx.mark_applied("r2", 20)?, "the failed page's change was not remembered");
         // An older write of the same field loses; a newer one wins.
-        assert!(!tx.take_field("contract", "k-1", "title", "00000000000000000400-0000000009-z")?);
-        assert!(tx.take_field("contract", "k-1", "title", "00000000000000000500-0000000001-a")?);
+        assert!(!tx.take_field("contract", "k-1", "title", &hlc(400, 9, 3))?);
+        assert!(tx.take_field("contract", "k-1", "title", &hlc(500, 1, 4))?);
         Ok(())
     })
     .unwrap();

@@ -7,7 +7,8 @@ use chrono::{TimeZone, Utc};
 use pactwise_domain::{DocumentId, FixedClock, MediaType, Role, UserId};
 use pactwise_store::{
     ChangeEncoder, ChangePayload, CorrectionApplied, DocumentApplied, EncodedChange, LocalChange, NewCorrection,
-    NewDocument, NewOutboxEntry, OrgScope, Received, RemoteCorrection, Store, StoreError, SyncBinding,
+    NewDocument, NewOutboxEntry, OrgScope, Received, ReceivedFile, RemoteCorrection, ServiceRefusal, Store, StoreError,
+    SyncBinding,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -20,7 +21,7 @@ struct TestEncoder;
 impl ChangeEncoder for TestEncoder {
     fn encode(&self, c: &LocalChange<'_>) -> Result<EncodedChange, String> {
         if let ChangePayload::Fields(f) = c.payload
-            && (f.get("name") == Some(&json!("refused.pdf")) || f.get("value") == Some(&json!("refused")))
+            && (f.get("name") == Some(&json!("refused.pdf")) || f.get("value") == Some(&json!(["refused"])))
         {
             return Err("too large".into());
         }
@@ -63,7 +64,7 @@ fn member(store: &Store, org_name: &str, role: Role) -> OrgScope {
 /// A member of an organization that is signed in to sync (it has a sync state).
 fn synced_member(store: &Store, org_name: &str) -> OrgScope {
     let scope = member(store, org_name, Role::Owner);
-    store.sync_log().state(&scope, || "node-1".into()).unwrap();
+    store.sync_log().state(&scope, || uuid::Uuid::from_bytes([1; 16]).to_string()).unwrap();
     scope
 }
 
@@ -142,9 +143,9 @@ fn an_organization_not_signed_in_to_sync_queues_nothing() {
 fn a_change_that_cannot_be_synced_leaves_no_write_behind() {
     let store = store();
     let a = synced_member(&store, "Acme");
-    let err = store.settings().set(&a, "review.thresholds", &"refused").unwrap_err();
+    let err = store.settings().set(&a, "organization.aliases", &["refused"]).unwrap_err();
     assert!(matches!(&err, StoreError::Invalid(m) if m.contains("cannot be synced")), "{err}");
-    assert_eq!(store.settings().get::<Value>(&a, "review.thresholds").unwrap(), None, "the setting was not kept");
+    assert_eq!(store.settings().get::<Value>(&a, "organization.aliases").unwrap(), None, "the setting was not kept");
     let refused = NewDocument { name: "refused.pdf".into(), ..doc('c') };
     assert!(store.documents().record(&a, &refused).is_err());
     assert!(store.documents().list(&a).unwrap().is_empty(), "the document was not kept");
@@ -206,7 +207,10 @@ fn a_remote_document_waits_for_its_file_and_its_corrections_wait_for_it() {
     assert_eq!(wanted[0].content_hash.as_deref(), Some("d".repeat(64).as_str()));
 
     // The file arrived: the document is kept under the same id, with its corrections, and nothing is queued back.
-    let Received::Inserted(kept) = log.receive_document(&b, id).unwrap() else { panic!("not inserted") };
+    let Received::Inserted(kept) = log.receive_document(&b, id, ReceivedFile::FetchedFromService).unwrap() else {
+        panic!("not inserted")
+    };
+    assert!(store.blob_owners().holds(&b, &"d".repeat(64)).unwrap(), "the fetched file is the organization's now");
     assert_eq!((kept.id, kept.name.as_str(), kept.created_by), (id, "remote-nda.txt", author));
     let corrections = store.reviews().corrections(&b, id).unwrap();
     assert_eq!(corrections.len(), 1);
@@ -220,7 +224,7 @@ fn a_remote_document_waits_for_its_file_and_its_corrections_wait_for_it() {
     assert_eq!(store.platform().user_name(author).unwrap(), "ann@alpha.example");
 
     // Receiving again (a retry after a crash) finds it here; once imported, it no longer waits.
-    assert!(matches!(log.receive_document(&b, id).unwrap(), Received::AlreadyHere(_)));
+    assert!(matches!(log.receive_document(&b, id, ReceivedFile::AlreadyHeld).unwrap(), Received::AlreadyHere(_)));
     log.forget_wanted(&b, id).unwrap();
     assert!(log.wanted(&b).unwrap().is_empty());
 }
@@ -285,7 +289,11 @@ fn malformed_remote_values_are_refused_before_anything_is_written() {
             let mut bad_status = remote_correction("c-2", id, author);
             bad_status.status = "maybe".into();
             assert!(matches!(a.correction(&bad_status), Err(StoreError::Invalid(_))));
-            assert!(matches!(a.setting("sync.account", &json!({})), Err(StoreError::Invalid(_))), "does not sync");
+            let hlc = format!("{:020}-{:010}-node-9", 5, 0);
+            assert!(
+                matches!(a.setting("sync.account", &hlc, &json!({})), Err(StoreError::Invalid(_))),
+                "does not sync"
+            );
             Ok(())
         })
         .unwrap();
@@ -307,7 +315,11 @@ fn the_same_file_imported_here_before_sync_is_not_kept_twice() {
             a.document_fields(id, author, &remote_document('f', author)).map(|_| ())
         })
         .unwrap();
-    let Received::Refused(reason) = store.sync_log().receive_document(&b, id).unwrap() else { panic!("kept twice") };
+    let Received::Refused(reason) =
+        store.sync_log().receive_document(&b, id, ReceivedFile::FetchedFromService).unwrap()
+    else {
+        panic!("kept twice")
+    };
     assert!(reason.contains(&local.id.to_string()), "{reason}");
     assert_eq!(store.documents().list(&b).unwrap().len(), 1);
     assert_eq!(store.sync_log().wanted(&b).unwrap()[0].last_error.as_deref(), Some(reason.as_str()));
@@ -340,4 +352,138 @@ fn sign_in_binds_the_services_organization_and_user_and_keeps_the_local_one() {
     assert_eq!(store.sync_log().state(&scope, String::new).unwrap().node_id, "node-b");
     store.sync_log().unbind().unwrap();
     assert_eq!(store.sync_log().bound_session().unwrap(), None);
+}
+
+/// A sortable HLC text for node `n` at `ms`.
+fn hlc(ms: u64, n: u8) -> String {
+    pactwise_rules::lww::Hlc { wall_ms: ms, counter: 0, node: uuid::Uuid::from_bytes([n; 16]) }.to_sortable()
+}
+
+#[test]
+fn a_document_naming_a_file_only_another_organization_holds_never_gets_that_file() {
+    // Regression: the blob store is shared by every organization on the install. Organization A imported a file;
+    // a member of synced organization B pushed a document naming the same hash and uploaded nothing.
+    let store = store();
+    let a = member(&store, "Acme", Role::Owner);
+    let b = synced_member(&store, "Alpha");
+    store.documents().record(&a, &doc('9')).unwrap();
+    let hash = "9".repeat(64);
+    assert!(store.blob_owners().holds(&a, &hash).unwrap());
+    assert!(!store.blob_owners().holds(&b, &hash).unwrap(), "B does not hold A's file");
+    let author = UserId::new();
+    let id = DocumentId::new();
+    store
+        .sync_log()
+        .apply_page(&b, 1, (1, 0), |x| {
+            x.ensure_user(author, None)?;
+            x.document_fields(id, author, &remote_document('9', author)).map(|_| ())
+        })
+        .unwrap();
+    // Reusing the file on disk without B's service serving it is refused; nothing of A's reaches B.
+    let Received::Refused(reason) = store.sync_log().receive_document(&b, id, ReceivedFile::AlreadyHeld).unwrap()
+    else {
+        panic!("B received a document whose file only A holds")
+    };
+    assert!(reason.contains("not been fetched"), "{reason}");
+    assert!(store.documents().list(&b).unwrap().is_empty());
+    assert!(!store.blob_owners().holds(&b, &hash).unwrap());
+    assert_eq!(store.sync_log().wanted(&b).unwrap().len(), 1, "it still waits for B's service to serve the file");
+}
+
+#[test]
+fn a_malformed_synced_setting_is_refused_logged_and_the_old_value_kept() {
+    let store = store();
+    let b = synced_member(&store, "Alpha");
+    store.settings().set(&b, "review.thresholds", &json!({"ocr_min_confidence": 0.9})).unwrap();
+    store.settings().set(&b, "organization.aliases", &["Alpha LLP"]).unwrap();
+    let log = store.sync_log();
+    log.apply_page(&b, 1, (1, 0), |a| {
+        // From another member, later than the local values: still refused, as a local change would be.
+        let refused = a.setting("review.thresholds", &hlc(u64::MAX / 2, 7), &json!(1));
+        assert!(matches!(&refused, Err(StoreError::Invalid(m)) if m.contains("must be an object")), "{refused:?}");
+        let refused = a.setting("organization.aliases", &hlc(u64::MAX / 2, 7), &json!({"not": "a list"}));
+        assert!(matches!(&refused, Err(StoreError::Invalid(m)) if m.contains("list of names")), "{refused:?}");
+        let past_review =
+            a.setting("review.thresholds", &hlc(u64::MAX / 2, 7), &json!({"max_not_evaluated_share": 1.0}));
+        assert!(matches!(past_review, Err(StoreError::Invalid(_))), "no member can let everything past review");
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(
+        store.settings().get::<Value>(&b, "review.thresholds").unwrap(),
+        Some(json!({"ocr_min_confidence": 0.9}))
+    );
+    assert_eq!(
+        store.settings().get::<Vec<String>>(&b, "organization.aliases").unwrap(),
+        Some(vec!["Alpha LLP".into()])
+    );
+    // A refused value does not move the field's clock: a valid change stamped earlier than it still applies.
+    log.apply_page(&b, 2, (1, 0), |a| {
+        assert!(a.setting("organization.aliases", &hlc(u64::MAX / 4, 8), &json!(["Alpha", "ALPHA LLP"]))?);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(store.settings().get::<Vec<String>>(&b, "organization.aliases").unwrap().unwrap().len(), 2);
+    // The same check on a local write.
+    assert!(matches!(store.settings().set(&b, "review.thresholds", &json!(1)), Err(StoreError::Invalid(_))));
+    assert!(matches!(
+        store.settings().set(&b, "review.thresholds", &json!({"ocr_min_confidence": 0.0})),
+        Err(StoreError::Invalid(_))
+    ));
+}
+
+#[test]
+fn a_bad_stored_setting_reads_as_unset_so_it_can_be_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pactwise.sqlite3");
+    let clock = Arc::new(FixedClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap()));
+    let mut store = Store::open(&path, clock).unwrap();
+    store.set_change_encoder(Arc::new(TestEncoder));
+    let b = synced_member(&store, "Alpha");
+    // Written before values were checked (a second connection stands in for an older version).
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    for (key, bad) in [("review.thresholds", "1"), ("organization.aliases", r#"{"not": "a list"}"#)] {
+        raw.execute(
+            "INSERT INTO settings (org_id, key, value) VALUES (?1, ?2, ?3)",
+            rusqlite::params![b.org().to_string(), key, bad],
+        )
+        .unwrap();
+        assert_eq!(store.settings().get::<Value>(&b, key).unwrap(), None, "{key} reads as unset");
+    }
+    store.settings().set(&b, "review.thresholds", &json!({"critical_min_confidence": 0.8})).unwrap();
+    assert_eq!(
+        store.settings().get::<Value>(&b, "review.thresholds").unwrap(),
+        Some(json!({"critical_min_confidence": 0.8})),
+        "the repair is kept"
+    );
+}
+
+#[test]
+fn only_owners_and_admins_write_synced_settings_here_too() {
+    let store = store();
+    let reviewer = member(&store, "Alpha", Role::Reviewer);
+    let err = store.settings().set(&reviewer, "review.thresholds", &json!({"ocr_min_confidence": 0.9})).unwrap_err();
+    assert!(matches!(err, StoreError::Forbidden { role: Role::Reviewer }), "{err}");
+    store.settings().set(&reviewer, "import.max_bytes", &5u64).unwrap();
+}
+
+#[test]
+fn a_change_the_service_refused_leaves_the_outbox_and_is_kept_with_its_reason() {
+    let store = store();
+    let a = synced_member(&store, "Acme");
+    store.settings().set(&a, "organization.aliases", &["Acme Corp"]).unwrap();
+    store.documents().record(&a, &doc('7')).unwrap();
+    let queued = store.sync_log().outbox(&a, 10).unwrap();
+    assert_eq!(queued.len(), 2);
+    let refusal = ServiceRefusal {
+        change_id: queued[0].change_id.clone(),
+        code: "forbidden".into(),
+        message: "your role (reviewer) cannot change the organization's names; ask an owner or admin".into(),
+    };
+    store.sync_log().settle(&a, &[queued[1].change_id.clone()], &[refusal]).unwrap();
+    assert_eq!(store.sync_log().pending(&a).unwrap(), 0);
+    let (refused, total) = store.sync_log().refused(&a, 10).unwrap();
+    assert_eq!(total, 1);
+    assert_eq!((refused[0].model.as_str(), refused[0].record_id.as_str()), ("setting", "organization.aliases"));
+    assert!(refused[0].message.contains("cannot change the organization's names"));
 }

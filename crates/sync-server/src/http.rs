@@ -1,13 +1,14 @@
 //! The HTTP surface: versioned routes under `/api/v1`, bearer-token auth (the organization comes from the token and
 //! nothing else), body size limits, per-device and per-address rate limits, structured errors
-//! (`{"error": {"code", "message"}}`) that never carry internals, `/health`, `/metrics`, graceful shutdown.
+//! (`{"error": {"code", "message"}}`) that never carry internals, `/health`, and `/metrics` (for a loopback peer or
+//! with the metrics token). Serving connections (plain or TLS) is [`crate::listen`]'s.
 
 use crate::auth;
 use crate::metrics::Metrics;
 use crate::rate::{RateConfig, RateLimiter};
 use crate::storage::{Actor, Login, StorageError, SyncStorage};
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, JsonRejection, QueryRejection};
+use axum::extract::rejection::{BytesRejection, JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequestParts, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header, request::Parts};
 use axum::middleware::{self, Next};
@@ -16,16 +17,15 @@ use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use pactwise_domain::{Clock, ErrorCode, Role};
 use pactwise_sync::wire::{
-    ErrorBody, ErrorDetail, MAX_PULL_LIMIT, MAX_PUSH_CHANGES, PullResponse, PushRequest, PushResponse, SessionInfo,
-    SignInRequest, SignInResponse, is_blob_name, sha256_hex,
+    ErrorBody, ErrorDetail, MAX_BLOB_BYTES, MAX_PULL_LIMIT, MAX_PUSH_CHANGES, PullResponse, PushRequest, PushResponse,
+    SessionInfo, SignInRequest, SignInResponse, is_blob_name, sha256_hex,
 };
 use serde::Deserialize;
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServerConfig {
     /// Largest JSON body (a push).
     pub json_limit: usize,
@@ -37,16 +37,40 @@ pub struct ServerConfig {
     pub rate: RateConfig,
     /// Per client address, for sign-in.
     pub sign_in_rate: RateConfig,
+    /// The bearer token that opens `/metrics` to a peer that is not on this computer (None: loopback only).
+    pub metrics_token: Option<String>,
+}
+
+impl std::fmt::Debug for MetricsTokenRedacted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "<set>" } else { "<none>" })
+    }
+}
+
+struct MetricsTokenRedacted<'a>(&'a Option<String>);
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("json_limit", &self.json_limit)
+            .field("blob_limit", &self.blob_limit)
+            .field("token_ttl", &self.token_ttl)
+            .field("rate", &self.rate)
+            .field("sign_in_rate", &self.sign_in_rate)
+            .field("metrics_token", &MetricsTokenRedacted(&self.metrics_token))
+            .finish()
+    }
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
             json_limit: 8 * 1024 * 1024,
-            blob_limit: 64 * 1024 * 1024,
+            blob_limit: MAX_BLOB_BYTES as usize,
             token_ttl: chrono::Duration::days(90),
             rate: RateConfig { burst: 200.0, per_second: 50.0 },
             sign_in_rate: RateConfig { burst: 10.0, per_second: 0.2 },
+            metrics_token: None,
         }
     }
 }
@@ -89,6 +113,8 @@ impl AppState {
 pub enum ApiError {
     InvalidInput(String),
     Unauthenticated,
+    /// A sign-in whose organization, email or password is wrong (which one is not said).
+    SignInRefused,
     Forbidden(String),
     NotFound(String),
     PayloadTooLarge(String),
@@ -122,6 +148,12 @@ impl IntoResponse for ApiError {
                 StatusCode::UNAUTHORIZED,
                 ErrorCode::Unauthenticated,
                 "a valid device token is required; sign in again".to_string(),
+            ),
+            ApiError::SignInRefused => (
+                StatusCode::UNAUTHORIZED,
+                ErrorCode::Unauthenticated,
+                "the email or password is wrong (or the organization does not exist); check them and sign in again"
+                    .to_string(),
             ),
             ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, ErrorCode::Forbidden, m),
             ApiError::NotFound(m) => (StatusCode::NOT_FOUND, ErrorCode::NotFound, m),
@@ -177,12 +209,18 @@ fn json_rejection(r: JsonRejection) -> ApiError {
         StatusCode::UNSUPPORTED_MEDIA_TYPE => {
             ApiError::UnsupportedMediaType("send JSON with Content-Type: application/json".into())
         }
-        _ => {
-            let mut text = r.body_text();
-            text.truncate(300);
-            ApiError::InvalidInput(format!("the request body is not valid: {text}"))
-        }
+        _ => ApiError::InvalidInput(format!("the request body is not valid: {}", clip(&r.body_text(), 300))),
     }
+}
+
+/// At most `max` characters of `text`, never cut inside a character.
+pub fn clip(text: &str, max: usize) -> String {
+    let mut chars = text.chars();
+    let mut out: String = chars.by_ref().take(max).collect();
+    if chars.next().is_some() {
+        out.push('…');
+    }
+    out
 }
 
 async fn blocking<T: Send + 'static>(
@@ -225,8 +263,15 @@ impl FromRequestParts<AppState> for Actor {
     }
 }
 
+/// The peer's address, when the connection told it (tests without a socket use `MockConnectInfo`).
+fn peer_addr(ext: &axum::http::Extensions) -> Option<SocketAddr> {
+    ext.get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0)
+        .or_else(|| ext.get::<axum::extract::connect_info::MockConnectInfo<SocketAddr>>().map(|m| m.0))
+}
+
 fn client_addr(parts_ext: &axum::http::Extensions) -> String {
-    parts_ext.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip().to_string()).unwrap_or_else(|| "local".into())
+    peer_addr(parts_ext).map(|a| a.ip().to_string()).unwrap_or_else(|| "local".into())
 }
 
 pub fn router(state: AppState) -> Router {
@@ -267,17 +312,6 @@ async fn count_requests(State(state): State<AppState>, request: Request, next: N
     response
 }
 
-/// Serve until `shutdown` resolves, then finish the requests in flight and return.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    axum::serve(listener, router(state).into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown)
-        .await
-}
-
 async fn health(State(state): State<AppState>) -> Response {
     let backend = state.0.storage.backend();
     match blocking(&state, |s| s.health()).await {
@@ -289,8 +323,35 @@ async fn health(State(state): State<AppState>) -> Response {
     }
 }
 
-async fn metrics(State(state): State<AppState>) -> Response {
+/// `/metrics`: for a peer on this computer, or with `Authorization: Bearer <metrics token>`.
+async fn metrics(State(state): State<AppState>, request: Request) -> Response {
+    let loopback = peer_addr(request.extensions()).is_some_and(|a| a.ip().is_loopback());
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    let token_ok = match (&state.0.config.metrics_token, presented) {
+        (Some(expected), Some(given)) => same_secret(expected, given),
+        _ => false,
+    };
+    if !loopback && !token_ok {
+        Metrics::add(&state.0.metrics.unauthenticated, 1);
+        return error_response(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::Unauthenticated,
+            "the metrics need the metrics token (Authorization: Bearer …) or a request from this computer".into(),
+        );
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.0.metrics.render()).into_response()
+}
+
+/// Compares two secrets by their digests, so the time taken does not tell how much of a guess was right.
+fn same_secret(expected: &str, given: &str) -> bool {
+    use sha2::{Digest, Sha256};
+    let (a, b) = (Sha256::digest(expected.as_bytes()), Sha256::digest(given.as_bytes()));
+    a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 const MAX_FIELD: usize = 320;
@@ -329,7 +390,7 @@ async fn sign_in(State(state): State<AppState>, request: Request) -> Result<Json
     .map_err(|e| ApiError::Internal(e.to_string()))?;
     let Some(login) = login.filter(|_| ok) else {
         Metrics::add(&state.0.metrics.sign_ins_failed, 1);
-        return Err(ApiError::Unauthenticated);
+        return Err(ApiError::SignInRefused);
     };
     let (token, hash) = auth::new_token();
     let now = state.0.clock.now();
@@ -426,13 +487,21 @@ fn blob_name(hash: &str) -> Result<(), ApiError> {
     }
 }
 
+/// The blob name from the path; a path that does not decode (bad percent-encoding, not UTF-8) is bad input too.
+fn blob_path(path: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    let Path(hash) =
+        path.map_err(|_| ApiError::InvalidInput("a blob is named by the lowercase hex SHA-256 of its bytes".into()))?;
+    blob_name(&hash)?;
+    Ok(hash)
+}
+
 async fn put_blob(
     State(state): State<AppState>,
     actor: Actor,
-    Path(hash): Path<String>,
+    path: Result<Path<String>, PathRejection>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<StatusCode, ApiError> {
-    blob_name(&hash)?;
+    let hash = blob_path(path)?;
     let bytes = body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::PayloadTooLarge("the file is larger than this server accepts".into())
@@ -474,10 +543,10 @@ async fn get_blob(
     State(state): State<AppState>,
     actor: Actor,
     method: Method,
-    Path(hash): Path<String>,
+    path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    blob_name(&hash)?;
+    let hash = blob_path(path)?;
     let org = actor.org;
     let h = hash.clone();
     // Another organization's blob answers exactly like a missing one.
@@ -520,6 +589,22 @@ async fn get_blob(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clipping_a_json_error_never_cuts_inside_a_character() {
+        let text = "ü".repeat(400);
+        let clipped = clip(&text, 300);
+        assert_eq!(clipped.chars().count(), 301);
+        assert!(clipped.ends_with('…'));
+        assert_eq!(clip("kurz", 300), "kurz");
+    }
+
+    #[test]
+    fn a_secret_matches_only_itself() {
+        assert!(same_secret("m3trics", "m3trics"));
+        assert!(!same_secret("m3trics", "m3tric"));
+        assert!(!same_secret("m3trics", ""));
+    }
 
     #[test]
     fn ranges_resume_from_an_offset_and_refuse_what_lies_outside() {

@@ -2,7 +2,8 @@
 //! (organizations, users with roles, devices with bearer tokens stored only as hashes, argon2 passwords), the
 //! per-organization change log (server-assigned sequence, idempotent pushes, paged pulls), the server-side approval
 //! check that stamps exactly one decision per step, content-addressed blobs, and the HTTP surface (`/api/v1`, size
-//! and rate limits, structured errors that never leak internals, `/health`, `/metrics`, graceful shutdown).
+//! and rate limits, structured errors that never leak internals, `/health`, `/metrics`, graceful shutdown), served
+//! over TLS by the service itself (rustls) or as plain HTTP for loopback and a TLS proxy in front.
 //!
 //! Storage sits behind one trait, [`storage::SyncStorage`], with two implementations: embedded SQLite (the default,
 //! no setup) and PostgreSQL. The same test suite runs against both.
@@ -13,13 +14,15 @@ pub mod admin;
 pub mod auth;
 pub mod drain;
 pub mod http;
+pub mod listen;
 pub mod metrics;
 pub mod postgres;
 pub mod rate;
 pub mod sqlite;
 pub mod storage;
 
-pub use http::{AppState, ServerConfig, router, serve};
+pub use http::{AppState, ServerConfig, router};
+pub use listen::{load_tls, serve, serve_tls};
 pub use storage::{Actor, StorageError, SyncStorage};
 
 use std::sync::Arc;

@@ -3,8 +3,8 @@
 //! concurrent pushes of one organization serialize while other organizations proceed.
 
 use crate::storage::{
-    Actor, Counts, DeviceRecord, Login, StorageError, SyncStorage, db_json, decide_approval, parse_role, parse_ts,
-    parse_uuid, to_json, ts,
+    Actor, Counts, DeviceRecord, Login, StepState, StorageError, SyncStorage, db_json, decide_approval, parse_role,
+    parse_roles, parse_ts, parse_uuid, refuse_change, roles_text, to_json, ts,
 };
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, Role, UserId};
@@ -71,6 +71,12 @@ CREATE TABLE IF NOT EXISTS approvals (
     approver TEXT NOT NULL,
     seq BIGINT NOT NULL,
     decided_at TEXT NOT NULL,
+    PRIMARY KEY (org_id, step_id)
+);
+CREATE TABLE IF NOT EXISTS approval_steps (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    step_id TEXT NOT NULL,
+    eligible_roles TEXT NOT NULL,
     PRIMARY KEY (org_id, step_id)
 );
 CREATE TABLE IF NOT EXISTS blobs (
@@ -332,19 +338,37 @@ impl SyncStorage for PgStorage {
         let mut rows = BatchColumns::default();
         for (change, id) in request.changes.iter().zip(&ids) {
             if let Some(seq) = existing.get(id) {
-                results.push(PushResult { change_id: change.id, seq: *seq });
+                results.push(PushResult::stored(change.id, *seq));
+                continue;
+            }
+            if let Some(refused) = refuse_change(actor, change) {
+                results.push(PushResult { change_id: change.id, seq: 0, refused: Some(refused) });
                 continue;
             }
             seq += 1;
             existing.insert(id.clone(), seq);
-            let outcome = if let ChangeBody::ApprovalRequest { .. } = &change.body {
-                let already = tx
+            let outcome = if let ChangeBody::ApprovalRequest { eligible_roles, .. } = &change.body {
+                let pinned: Option<String> = tx
+                    .query_opt(
+                        "SELECT eligible_roles FROM approval_steps WHERE org_id = $1 AND step_id = $2",
+                        &[&org, &change.record_id],
+                    )?
+                    .map(|row| row.get(0));
+                if pinned.is_none() {
+                    tx.execute(
+                        "INSERT INTO approval_steps (org_id, step_id, eligible_roles) VALUES ($1, $2, $3)
+                         ON CONFLICT DO NOTHING",
+                        &[&org, &change.record_id, &roles_text(eligible_roles)],
+                    )?;
+                }
+                let decided = tx
                     .query_opt(
                         "SELECT 1 FROM approvals WHERE org_id = $1 AND step_id = $2",
                         &[&org, &change.record_id],
                     )?
                     .is_some();
-                let outcome = decide_approval(actor, change, already, now);
+                let step = StepState { decided, eligible_roles: pinned.as_deref().map(parse_roles).transpose()? };
+                let outcome = decide_approval(actor, change, &step, now);
                 if let ApprovalOutcome::Stamped { decision, approver, .. } = &outcome {
                     tx.execute(
                         "INSERT INTO approvals (org_id, step_id, decision, approver, seq, decided_at)
@@ -362,7 +386,7 @@ impl SyncStorage for PgStorage {
             rows.3.push(change.record_id.clone());
             rows.4.push(to_json(change)?);
             rows.5.push(outcome);
-            results.push(PushResult { change_id: change.id, seq });
+            results.push(PushResult::stored(change.id, seq));
         }
         if !rows.0.is_empty() {
             // One statement for the whole batch.

@@ -2,8 +2,8 @@
 //! anyway) and a few for reads, so pulls do not queue behind pushes.
 
 use crate::storage::{
-    Actor, Counts, DeviceRecord, Login, StorageError, SyncStorage, db_json, decide_approval, parse_role, parse_ts,
-    parse_uuid, to_json, ts,
+    Actor, Counts, DeviceRecord, Login, StepState, StorageError, SyncStorage, db_json, decide_approval, parse_role,
+    parse_roles, parse_ts, parse_uuid, refuse_change, roles_text, to_json, ts,
 };
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, Role, UserId};
@@ -71,6 +71,13 @@ CREATE TABLE IF NOT EXISTS approvals (
     approver TEXT NOT NULL,
     seq INTEGER NOT NULL,
     decided_at TEXT NOT NULL,
+    PRIMARY KEY (org_id, step_id)
+);
+-- The eligible roles each approval step's first request named; later requests are decided over these.
+CREATE TABLE IF NOT EXISTS approval_steps (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    step_id TEXT NOT NULL,
+    eligible_roles TEXT NOT NULL,
     PRIMARY KEY (org_id, step_id)
 );
 CREATE TABLE IF NOT EXISTS blobs (
@@ -282,6 +289,11 @@ impl SyncStorage for SqliteStorage {
         {
             let mut find = tx.prepare_cached("SELECT seq FROM changes WHERE org_id = ?1 AND change_id = ?2")?;
             let mut decided = tx.prepare_cached("SELECT 1 FROM approvals WHERE org_id = ?1 AND step_id = ?2")?;
+            let mut step_roles =
+                tx.prepare_cached("SELECT eligible_roles FROM approval_steps WHERE org_id = ?1 AND step_id = ?2")?;
+            let mut pin_roles = tx.prepare_cached(
+                "INSERT INTO approval_steps (org_id, step_id, eligible_roles) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+            )?;
             let mut stamp = tx.prepare_cached(
                 "INSERT INTO approvals (org_id, step_id, decision, approver, seq, decided_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
@@ -295,13 +307,25 @@ impl SyncStorage for SqliteStorage {
             for change in &request.changes {
                 let id = change.id.to_string();
                 if let Some(existing) = find.query_row(params![&org, &id], |r| r.get::<_, i64>(0)).optional()? {
-                    results.push(PushResult { change_id: change.id, seq: existing as u64 });
+                    results.push(PushResult::stored(change.id, existing as u64));
+                    continue;
+                }
+                if let Some(refused) = refuse_change(actor, change) {
+                    results.push(PushResult { change_id: change.id, seq: 0, refused: Some(refused) });
                     continue;
                 }
                 seq += 1;
-                let outcome = if let ChangeBody::ApprovalRequest { .. } = &change.body {
-                    let already = decided.exists(params![&org, &change.record_id])?;
-                    let outcome = decide_approval(actor, change, already, now);
+                let outcome = if let ChangeBody::ApprovalRequest { eligible_roles, .. } = &change.body {
+                    let pinned: Option<String> =
+                        step_roles.query_row(params![&org, &change.record_id], |r| r.get(0)).optional()?;
+                    if pinned.is_none() {
+                        pin_roles.execute(params![&org, &change.record_id, roles_text(eligible_roles)])?;
+                    }
+                    let step = StepState {
+                        decided: decided.exists(params![&org, &change.record_id])?,
+                        eligible_roles: pinned.as_deref().map(parse_roles).transpose()?,
+                    };
+                    let outcome = decide_approval(actor, change, &step, now);
                     if let ApprovalOutcome::Stamped { decision, approver, .. } = &outcome {
                         stamp.execute(params![
                             &org,
@@ -328,7 +352,7 @@ impl SyncStorage for SqliteStorage {
                     &received,
                     outcome
                 ])?;
-                results.push(PushResult { change_id: change.id, seq });
+                results.push(PushResult::stored(change.id, seq));
             }
         }
         tx.execute("UPDATE organizations SET last_seq = ?2 WHERE id = ?1", params![&org, seq as i64])?;

@@ -4,8 +4,9 @@
 
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, Role, UserId};
+use pactwise_rules::{approval, roles};
 use pactwise_sync::wire::{
-    ApprovalOutcome, Change, ChangeBody, PullResponse, PushRequest, PushResponse, RefusalReason,
+    ApprovalOutcome, Change, ChangeBody, ErrorDetail, PullResponse, PushRequest, PushResponse, RefusalReason,
 };
 use uuid::Uuid;
 
@@ -124,29 +125,75 @@ pub trait SyncStorage: Send + Sync + 'static {
     fn counts(&self) -> Result<Counts, StorageError>;
 }
 
-/// May this role decide approvals in its organization?
-pub fn may_approve(role: Role) -> bool {
-    matches!(role, Role::Owner | Role::Admin | Role::Approver)
+/// Does the service refuse this change? The role table (`pactwise_rules::roles`) says whether the author may make
+/// it, and a synced setting's value must pass the same check the desktops run (`pactwise_rules::settings`). A
+/// refusal is answered for that change alone (it is not stored, so no device receives it) with a reason the
+/// author's desktop shows.
+pub fn refuse_change(actor: &Actor, change: &Change) -> Option<ErrorDetail> {
+    use pactwise_domain::ErrorCode;
+    let (code, message) = match roles::SharedChange::of_synced(change.model.as_str(), &change.record_id) {
+        None => (ErrorCode::InvalidInput, format!("this service does not accept {} changes", change.model)),
+        Some(shared) => match roles::check(actor.role, shared) {
+            Err(refusal) => (ErrorCode::Forbidden, refusal.message),
+            Ok(()) => match (shared, &change.body) {
+                (roles::SharedChange::Setting(key), ChangeBody::Fields { fields }) => {
+                    let checked = match fields.get("value") {
+                        Some(value) if fields.len() == 1 => pactwise_rules::settings::check_synced_setting(key, value),
+                        _ => Err("a setting change carries exactly one field, `value`".to_string()),
+                    };
+                    match checked {
+                        Ok(()) => return None,
+                        Err(why) => (ErrorCode::InvalidInput, format!("the value of {key} was refused: {why}")),
+                    }
+                }
+                _ => return None,
+            },
+        },
+    };
+    tracing::info!(org = %actor.org, user = %actor.user, role = %actor.role, model = %change.model, "change refused: {message}");
+    Some(ErrorDetail { code: code.as_str().to_string(), message })
 }
 
-/// The server's rule for an approval request: the requester must be eligible, and only the first eligible request
-/// for a step is stamped (with the requester's identity from the token); every later one is refused.
-pub fn decide_approval(
-    actor: &Actor,
-    change: &Change,
-    step_already_decided: bool,
-    now: DateTime<Utc>,
-) -> ApprovalOutcome {
-    let ChangeBody::ApprovalRequest { decision, .. } = &change.body else {
-        return ApprovalOutcome::Refused { reason: RefusalReason::NotEligible };
+/// What the server knows of an approval step when a request for it arrives.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepState {
+    /// A request was stamped as the step's decision already.
+    pub decided: bool,
+    /// The eligible roles the step's first request named; a step keeps them.
+    pub eligible_roles: Option<Vec<Role>>,
+}
+
+/// The server's rule for an approval request: `pactwise_rules::approval::may_decide`, the same function the desktop
+/// store decides with, over the step's eligible roles (as its first request named them). Only the first eligible
+/// request for a step is stamped (with the requester's identity from the token); every later one is refused.
+/// Four-eyes needs the run's history, which stays on the desktop that runs it, so the server does not check it.
+pub fn decide_approval(actor: &Actor, change: &Change, step: &StepState, now: DateTime<Utc>) -> ApprovalOutcome {
+    let refused = |reason| ApprovalOutcome::Refused { reason };
+    let ChangeBody::ApprovalRequest { decision, eligible_roles, .. } = &change.body else {
+        return refused(RefusalReason::NotEligible);
     };
-    if !may_approve(actor.role) {
-        ApprovalOutcome::Refused { reason: RefusalReason::NotEligible }
-    } else if step_already_decided {
-        ApprovalOutcome::Refused { reason: RefusalReason::AlreadyDecided }
-    } else {
-        ApprovalOutcome::Stamped { decision: *decision, approver: actor.user, decided_at: now }
+    let pinned = step.eligible_roles.as_deref().unwrap_or(eligible_roles);
+    let same_roles = pinned.len() == eligible_roles.len() && pinned.iter().all(|r| eligible_roles.contains(r));
+    if !same_roles && !step.decided {
+        tracing::warn!(org = %actor.org, step = %change.record_id, "an approval request named other eligible roles than the step's first request");
+        return refused(RefusalReason::NotEligible);
     }
+    let rule_step = approval::Step { eligible_roles: pinned, four_eyes: false, decided: step.decided };
+    let decider = approval::Decider { role: actor.role, decided_another_step_of_the_run: false };
+    match approval::may_decide(&rule_step, &decider) {
+        Ok(()) => ApprovalOutcome::Stamped { decision: *decision, approver: actor.user, decided_at: now },
+        Err(approval::Refusal::AlreadyDecided) => refused(RefusalReason::AlreadyDecided),
+        Err(approval::Refusal::NotEligible | approval::Refusal::FourEyes) => refused(RefusalReason::NotEligible),
+    }
+}
+
+/// A step's eligible roles as stored (`owner,admin`).
+pub(crate) fn roles_text(roles: &[Role]) -> String {
+    roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(",")
+}
+
+pub(crate) fn parse_roles(text: &str) -> Result<Vec<Role>, StorageError> {
+    text.split(',').map(parse_role).collect()
 }
 
 pub(crate) fn ts(t: DateTime<Utc>) -> String {

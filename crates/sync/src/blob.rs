@@ -1,11 +1,12 @@
 //! Documents' files travel content-addressed: a blob's name is the SHA-256 of its bytes. Upload sends the bytes under
 //! their hash (the server checks it); download writes to `<dest>.partial`, resumes a broken transfer with an HTTP
 //! Range request from the bytes already there, verifies the hash of the whole file and only then renames it into
-//! place. A file that does not hash to its name is discarded, never kept.
+//! place. A file that does not hash to its name is discarded, never kept. A download is capped at the size the
+//! change announced (and [`MAX_BLOB_BYTES`]): reading stops at the first byte past it and the file is discarded.
 
 use crate::error::SyncError;
 use crate::http::{HttpApi, check, unreachable};
-use crate::wire::{is_blob_name, sha256_hex};
+use crate::wire::{MAX_BLOB_BYTES, is_blob_name, sha256_hex};
 use reqwest::{StatusCode, header};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -53,13 +54,20 @@ impl HttpApi {
     }
 
     /// Download a blob to `dest`, resuming from `<dest>.partial` if an earlier download broke. The file appears at
-    /// `dest` only whole and verified. Returns the number of bytes fetched in this call.
-    pub async fn download_blob(&self, hash: &str, dest: &Path) -> Result<u64, SyncError> {
+    /// `dest` only whole and verified. `announced` is the size the change that names the file gave (None: not
+    /// known); the download stops and is discarded past it or past [`MAX_BLOB_BYTES`]. Returns the number of bytes
+    /// fetched in this call.
+    pub async fn download_blob(&self, hash: &str, dest: &Path, announced: Option<u64>) -> Result<u64, SyncError> {
         if !is_blob_name(hash) {
             return Err(SyncError::Rejected { code: "invalid_input".into(), message: "not a blob name".into() });
         }
+        let limit = announced.map_or(MAX_BLOB_BYTES, |n| n.min(MAX_BLOB_BYTES));
         let partial = partial_path(dest);
-        let have = tokio::fs::metadata(&partial).await.map(|m| m.len()).unwrap_or(0);
+        let mut have = tokio::fs::metadata(&partial).await.map(|m| m.len()).unwrap_or(0);
+        if have > limit {
+            let _ = tokio::fs::remove_file(&partial).await;
+            have = 0;
+        }
         let mut request = self.authorized(self.client().get(self.url(&format!("/blobs/{hash}"))));
         if have > 0 {
             request = request.header(header::RANGE, format!("bytes={have}-"));
@@ -79,14 +87,27 @@ impl HttpApi {
                     return Err(SyncError::Protocol("unexpected answer to a download".into()));
                 }
                 // A whole answer (the server ignored the range, or nothing was there): start the file over.
+                have = 0;
                 tokio::fs::File::create(&partial).await.map_err(io)?
             }
         };
+        let too_large = || async {
+            let _ = tokio::fs::remove_file(&partial).await;
+            SyncError::BlobTooLarge { limit }
+        };
+        if response.content_length().is_some_and(|n| have.saturating_add(n) > limit) {
+            drop(file);
+            return Err(too_large().await);
+        }
         let mut response = response;
         let mut fetched = 0u64;
         loop {
             match response.chunk().await {
                 Ok(Some(chunk)) => {
+                    if have.saturating_add(fetched).saturating_add(chunk.len() as u64) > limit {
+                        drop(file);
+                        return Err(too_large().await);
+                    }
                     file.write_all(&chunk).await.map_err(io)?;
                     fetched += chunk.len() as u64;
                 }

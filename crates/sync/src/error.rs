@@ -7,6 +7,12 @@ use pactwise_domain::ErrorCode;
 pub enum SyncError {
     #[error("the sync service cannot be reached ({0}); work goes on locally and sync retries by itself")]
     Unreachable(String),
+    /// The address would send data unencrypted (plain `http://` to another computer), or a redirect tried to.
+    #[error("{0}")]
+    InsecureTransport(String),
+    /// The TLS connection could not be trusted or set up.
+    #[error("{0}")]
+    Tls(String),
     #[error("the sync service did not accept this device's sign-in; sign in to sync again")]
     Unauthenticated,
     #[error("the sync service asked to slow down; sync retries by itself")]
@@ -19,6 +25,11 @@ pub enum SyncError {
     Protocol(String),
     #[error("the downloaded file does not match its name (expected {expected}, got {actual}); it was discarded")]
     BlobCorrupt { expected: String, actual: String },
+    #[error(
+        "the sync service sent more than the {limit} bytes this file was announced with; the download was stopped \
+         and discarded"
+    )]
+    BlobTooLarge { limit: u64 },
     #[error("a local file could not be written: {0}")]
     Io(String),
     #[error(transparent)]
@@ -28,7 +39,10 @@ pub enum SyncError {
 impl SyncError {
     pub fn code(&self) -> ErrorCode {
         match self {
-            SyncError::Unreachable(_) | SyncError::Server { .. } | SyncError::Protocol(_) => ErrorCode::SyncUnavailable,
+            SyncError::Unreachable(_) | SyncError::Server { .. } | SyncError::Protocol(_) | SyncError::Tls(_) => {
+                ErrorCode::SyncUnavailable
+            }
+            SyncError::InsecureTransport(_) => ErrorCode::InvalidInput,
             SyncError::Unauthenticated => ErrorCode::Unauthenticated,
             SyncError::RateLimited { .. } => ErrorCode::RateLimited,
             SyncError::Rejected { code, .. } => match code.as_str() {
@@ -37,7 +51,7 @@ impl SyncError {
                 "resource_limit" => ErrorCode::ResourceLimit,
                 _ => ErrorCode::InvalidInput,
             },
-            SyncError::BlobCorrupt { .. } => ErrorCode::FileCorrupt,
+            SyncError::BlobCorrupt { .. } | SyncError::BlobTooLarge { .. } => ErrorCode::FileCorrupt,
             SyncError::Io(_) => ErrorCode::Storage,
             SyncError::Replica(e) => e.code(),
         }

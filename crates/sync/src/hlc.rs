@@ -1,50 +1,16 @@
 //! A hybrid logical clock: physical milliseconds plus a counter plus the node (device) id. Timestamps from one node
 //! strictly increase, a node that has seen a remote timestamp only issues later ones, and ties between nodes break
-//! on the node id, so every pair of timestamps is ordered and every replica orders them the same way. The physical
-//! time is passed in (`now_ms`); this module never reads a clock.
+//! on the node id, so every pair of timestamps is ordered and every replica orders them the same way. The
+//! timestamp type and its order live in `pactwise_rules::lww` (the last-writer-wins rule); this module is the clock
+//! that issues them. The physical time is passed in (`now_ms`); this module never reads a clock.
 
+pub use pactwise_rules::lww::Hlc;
 use serde::{Deserialize, Serialize};
-use std::cmp::Ordering;
 use uuid::Uuid;
 
 /// How far ahead of our own physical time a remote timestamp may be before we stop adopting it (one hour). A
 /// device with a wildly wrong clock then cannot drag everyone's clocks into the future.
 pub const MAX_DRIFT_MS: u64 = 60 * 60 * 1000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Hlc {
-    pub wall_ms: u64,
-    pub counter: u32,
-    pub node: Uuid,
-}
-
-impl Ord for Hlc {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.wall_ms, self.counter, self.node).cmp(&(other.wall_ms, other.counter, other.node))
-    }
-}
-
-impl PartialOrd for Hlc {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Hlc {
-    /// A text form that sorts like the timestamp (zero-padded), for stores that compare HLCs in SQL.
-    pub fn to_sortable(&self) -> String {
-        format!("{:020}-{:010}-{}", self.wall_ms, self.counter, self.node)
-    }
-
-    pub fn from_sortable(text: &str) -> Option<Hlc> {
-        let mut parts = text.splitn(3, '-');
-        let wall_ms = parts.next()?.parse().ok()?;
-        let counter = parts.next()?.parse().ok()?;
-        let node = Uuid::parse_str(parts.next()?).ok()?;
-        Some(Hlc { wall_ms, counter, node })
-    }
-}
 
 /// One node's clock state. The desktop persists it (`to_parts`/`from_parts`) in the same transaction as the
 /// changes it stamped, so a restart never issues an earlier timestamp.
@@ -141,16 +107,6 @@ mod tests {
         let remote = Hlc { wall_ms: 10 * MAX_DRIFT_MS, counter: 0, node: node(2) };
         assert!(!c.observe(&remote, 1_000));
         assert_eq!(c.tick(1_000).wall_ms, 1_000);
-    }
-
-    #[test]
-    fn the_sortable_text_form_sorts_like_the_timestamp_and_round_trips() {
-        let a = Hlc { wall_ms: 9, counter: 12, node: node(3) };
-        let b = Hlc { wall_ms: 10, counter: 0, node: node(1) };
-        let c = Hlc { wall_ms: 10, counter: 2, node: node(1) };
-        assert!(a.to_sortable() < b.to_sortable() && b.to_sortable() < c.to_sortable());
-        assert_eq!(Hlc::from_sortable(&c.to_sortable()), Some(c));
-        assert_eq!(Hlc::from_sortable("nonsense"), None);
     }
 
     #[test]

@@ -256,7 +256,7 @@ mod tests {
         let Command::Push(req) = &cmds[0] else { panic!("{cmds:?}") };
         assert_eq!(req.changes.len(), 2);
         let results: Vec<PushResult> =
-            req.changes.iter().enumerate().map(|(i, c)| PushResult { change_id: c.id, seq: 8 + i as u64 }).collect();
+            req.changes.iter().enumerate().map(|(i, c)| PushResult::stored(c.id, 8 + i as u64)).collect();
         let response = PushResponse { results: results.clone(), replayed: false };
         let (s, cmds) = step(s, Event::Pushed { response, now_ms: 1 }, &c);
         assert_eq!(cmds, vec![Command::MarkPushed(results)]);
@@ -335,10 +335,8 @@ mod tests {
         let c = cfg();
         let (s, _) = step(State::new(1), Event::Start { now_ms: 0 }, &c);
         let (s, _) = step(s, Event::OutboxRead { changes: vec![change(1)], cursor: 0 }, &c);
-        let response = PushResponse {
-            results: vec![PushResult { change_id: Uuid::from_bytes([9; 16]), seq: 1 }],
-            replayed: false,
-        };
+        let response =
+            PushResponse { results: vec![PushResult::stored(Uuid::from_bytes([9; 16]), 1)], replayed: false };
         let (s, cmds) = step(s, Event::Pushed { response, now_ms: 10 }, &c);
         assert!(matches!(cmds[0], Command::WaitUntil { .. }));
         assert!(matches!(s.phase, Phase::Backoff { .. }));

@@ -1,12 +1,13 @@
 //! An in-memory [`LocalReplica`]: the reference implementation of the replica contract, used by tests and
 //! benchmarks. One mutex stands in for the store's transaction: each method's changes happen all at once.
 
+use crate::approval::{ApprovalStep, ApprovalView};
 use crate::error::ReplicaError;
 use crate::hlc::HlcClock;
-use crate::model::{ApprovalStep, ApprovalView, RecordState, SyncedModel};
+use crate::model::{RecordState, SyncedModel};
 use crate::replica::LocalReplica;
 use crate::wire::{ApprovalDecision, Change, ChangeBody, PullResponse, PushResult};
-use pactwise_domain::Clock;
+use pactwise_domain::{Clock, Role};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -88,15 +89,21 @@ impl MemoryReplica {
         change
     }
 
-    /// An approval decided on this desktop: pending until the server stamps or refuses it.
+    /// An approval decided on this desktop, for a step open to owners, admins and approvers: pending until the
+    /// server stamps or refuses it.
     pub fn request_approval(&self, step_id: &str, decision: ApprovalDecision) -> Change {
+        self.request_approval_of(step_id, decision, &[Role::Owner, Role::Admin, Role::Approver])
+    }
+
+    /// The same, for a step open to `eligible_roles`.
+    pub fn request_approval_of(&self, step_id: &str, decision: ApprovalDecision, eligible_roles: &[Role]) -> Change {
         let hlc = self.stamp();
         let change = Change {
             id: Uuid::now_v7(),
             model: SyncedModel::ApprovalDecision,
             record_id: step_id.to_string(),
             hlc,
-            body: ChangeBody::ApprovalRequest { decision, note: None },
+            body: ChangeBody::ApprovalRequest { decision, note: None, eligible_roles: eligible_roles.to_vec() },
         };
         let mut inner = self.inner();
         inner.approvals.entry(step_id.to_string()).or_default().request(change.id, decision);

@@ -10,14 +10,12 @@
 //!   step and refuses every later one. Until then the desktop shows the request as pending.
 
 use crate::hlc::Hlc;
-use crate::wire::{ApprovalDecision, ApprovalOutcome, ChangeBody, RefusalReason};
-use pactwise_domain::UserId;
+use pactwise_rules::lww;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
-use uuid::Uuid;
 
 /// Everything that syncs. The serde names are the stable wire names: renaming one is a protocol change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -75,16 +73,6 @@ impl SyncedModel {
             SyncedModel::ApprovalDecision => ConflictRule::ServerChecked,
         }
     }
-
-    /// Does this change body fit the model's rule? The server refuses a change that does not.
-    pub fn accepts(self, body: &ChangeBody) -> bool {
-        matches!(
-            (self.rule(), body),
-            (ConflictRule::LastWriterWins, ChangeBody::Fields { .. })
-                | (ConflictRule::AppendOnly, ChangeBody::Event { .. })
-                | (ConflictRule::ServerChecked, ChangeBody::ApprovalRequest { .. })
-        )
-    }
 }
 
 impl fmt::Display for SyncedModel {
@@ -107,16 +95,12 @@ pub struct RecordState {
 }
 
 impl RecordState {
-    /// Merge a change's fields: each field is taken only if the change's HLC is greater than the one that set the
-    /// field. Returns whether anything changed.
+    /// Merge a change's fields: each field is taken only if the change's HLC wins over the one that set the field
+    /// (`pactwise_rules::lww::wins`). Returns whether anything changed.
     pub fn merge(&mut self, fields: &BTreeMap<String, Value>, hlc: Hlc) -> bool {
         let mut changed = false;
         for (name, value) in fields {
-            let take = match self.fields.get(name) {
-                Some((_, existing)) => hlc > *existing,
-                None => true,
-            };
-            if take {
+            if lww::wins(&hlc, self.fields.get(name).map(|(_, set_by)| set_by)) {
                 self.fields.insert(name.clone(), (value.clone(), hlc));
                 changed = true;
             }
@@ -130,97 +114,13 @@ impl RecordState {
     }
 }
 
-/// One approval step as a desktop knows it: the server's stamped decision (if any has arrived) and the state of
-/// each request this desktop made.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApprovalStep {
-    pub decided: Option<StampedDecision>,
-    pub requests: BTreeMap<Uuid, RequestState>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StampedDecision {
-    pub decision: ApprovalDecision,
-    pub approver: UserId,
-    /// The stamped request's place in the organization's log.
-    pub seq: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum RequestState {
-    /// Not decided by the server yet (offline, or not pushed).
-    Pending {
-        decision: ApprovalDecision,
-    },
-    Stamped,
-    Refused {
-        reason: RefusalReason,
-    },
-}
-
-/// What the desktop shows for a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum ApprovalView {
-    /// Decided by the server: the step's one decision.
-    Decided { decision: ApprovalDecision, approver: UserId },
-    /// Our request waits for the server.
-    Pending { decision: ApprovalDecision },
-    /// Our request was refused and nothing is decided yet (for example: not eligible).
-    Refused { reason: RefusalReason },
-}
-
-impl ApprovalStep {
-    /// Record a local (offline) request.
-    pub fn request(&mut self, id: Uuid, decision: ApprovalDecision) {
-        self.requests.insert(id, RequestState::Pending { decision });
-    }
-
-    /// Fold the server's outcome for one request (ours or another device's) into the step. The first stamped
-    /// decision (lowest seq) is the step's decision; the server stamps only one, so this is a guard, not a merge.
-    pub fn apply(&mut self, request: Uuid, seq: u64, outcome: &ApprovalOutcome) {
-        match outcome {
-            ApprovalOutcome::Stamped { decision, approver, .. } => {
-                let stamped = StampedDecision { decision: *decision, approver: *approver, seq };
-                if self.decided.is_none_or(|d| seq < d.seq) {
-                    self.decided = Some(stamped);
-                }
-                if let Some(state) = self.requests.get_mut(&request) {
-                    *state = RequestState::Stamped;
-                }
-            }
-            ApprovalOutcome::Refused { reason } => {
-                if let Some(state) = self.requests.get_mut(&request) {
-                    *state = RequestState::Refused { reason: *reason };
-                }
-            }
-        }
-    }
-
-    pub fn view(&self) -> Option<ApprovalView> {
-        if let Some(d) = self.decided {
-            return Some(ApprovalView::Decided { decision: d.decision, approver: d.approver });
-        }
-        let mut refused = None;
-        for state in self.requests.values() {
-            match state {
-                RequestState::Pending { decision } => return Some(ApprovalView::Pending { decision: *decision }),
-                RequestState::Refused { reason } => refused = Some(ApprovalView::Refused { reason: *reason }),
-                RequestState::Stamped => {}
-            }
-        }
-        refused
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     fn hlc(ms: u64, node: u8) -> Hlc {
-        Hlc { wall_ms: ms, counter: 0, node: Uuid::from_bytes([node; 16]) }
+        Hlc { wall_ms: ms, counter: 0, node: uuid::Uuid::from_bytes([node; 16]) }
     }
 
     fn fields(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
@@ -240,10 +140,6 @@ mod tests {
         assert_eq!(SyncedModel::ReviewCorrection.rule(), ConflictRule::AppendOnly);
         assert_eq!(SyncedModel::AuditEntry.rule(), ConflictRule::AppendOnly);
         assert_eq!(SyncedModel::ApprovalDecision.rule(), ConflictRule::ServerChecked);
-        let lww = ChangeBody::Fields { fields: fields(&[("a", json!(1))]) };
-        assert!(!SyncedModel::ReviewCorrection.accepts(&lww));
-        assert!(!SyncedModel::ApprovalDecision.accepts(&lww));
-        assert!(SyncedModel::Contract.accepts(&lww));
     }
 
     #[test]

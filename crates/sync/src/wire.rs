@@ -15,7 +15,7 @@
 //! Errors are `{"error": {"code": "...", "message": "..."}}` ([`ErrorBody`]) with a stable code.
 
 use crate::hlc::Hlc;
-use crate::model::SyncedModel;
+use crate::model::{ConflictRule, SyncedModel};
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, Role, UserId};
 use serde::{Deserialize, Serialize};
@@ -32,6 +32,8 @@ pub const MAX_PULL_LIMIT: u32 = 1_000;
 pub const MAX_CHANGE_BYTES: usize = 64 * 1024;
 /// The longest record id.
 pub const MAX_RECORD_ID_LEN: usize = 200;
+/// The largest file (blob) the service stores and a client downloads.
+pub const MAX_BLOB_BYTES: u64 = 64 * 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -83,8 +85,27 @@ pub enum ChangeBody {
     Fields { fields: BTreeMap<String, Value> },
     /// An append-only event (a correction, an audit entry).
     Event { event: Value },
-    /// An offline approval decision: a request until the server stamps it. `record_id` is the approval step.
-    ApprovalRequest { decision: ApprovalDecision, note: Option<String> },
+    /// An offline approval decision: a request until the server stamps it. `record_id` is the approval step;
+    /// `eligible_roles` are the step's (the server decides with `pactwise_rules::approval`; a step keeps the roles
+    /// its first request named). Requests stored before this field existed read as naming none.
+    ApprovalRequest {
+        decision: ApprovalDecision,
+        note: Option<String>,
+        #[serde(default)]
+        eligible_roles: Vec<Role>,
+    },
+}
+
+impl ChangeBody {
+    /// Does this body fit the model's conflict rule? The server refuses a change whose body does not.
+    pub fn fits(&self, model: SyncedModel) -> bool {
+        matches!(
+            (model.rule(), self),
+            (ConflictRule::LastWriterWins, ChangeBody::Fields { .. })
+                | (ConflictRule::AppendOnly, ChangeBody::Event { .. })
+                | (ConflictRule::ServerChecked, ChangeBody::ApprovalRequest { .. })
+        )
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -122,8 +143,19 @@ pub struct PushResponse {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PushResult {
     pub change_id: Uuid,
-    /// The change's place in the organization's log (an earlier place if the id had been stored before).
+    /// The change's place in the organization's log (an earlier place if the id had been stored before); 0 when
+    /// the change was refused and not stored.
     pub seq: u64,
+    /// Why the service refused to store this change (the author's role may not make it, say). The change is not in
+    /// the log, so no other device receives it; the desktop keeps it with the reason and shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<ErrorDetail>,
+}
+
+impl PushResult {
+    pub fn stored(change_id: Uuid, seq: u64) -> Self {
+        Self { change_id, seq, refused: None }
+    }
 }
 
 /// A change as stored by the server: the client's change plus what the server stamped.
@@ -158,7 +190,7 @@ pub enum ApprovalOutcome {
 pub enum RefusalReason {
     /// Another request for the step was stamped first.
     AlreadyDecided,
-    /// The requester's role in the organization may not approve.
+    /// The requester's role is not one of the step's eligible roles.
     NotEligible,
 }
 
@@ -198,8 +230,12 @@ pub fn is_blob_name(name: &str) -> bool {
 impl Change {
     /// Is the change well-formed for its model (body kind, id length, size)? The server checks this before storing.
     pub fn check(&self) -> Result<(), String> {
-        if !self.model.accepts(&self.body) {
+        if !self.body.fits(self.model) {
             return Err(format!("a {} change cannot carry this kind of body", self.model));
+        }
+        if let ChangeBody::ApprovalRequest { eligible_roles, .. } = &self.body {
+            pactwise_rules::approval::check_eligible_roles(eligible_roles)
+                .map_err(|m| format!("an approval request must name its step's eligible roles: {m}"))?;
         }
         if self.record_id.is_empty() || self.record_id.len() > MAX_RECORD_ID_LEN {
             return Err(format!("record_id must be 1 to {MAX_RECORD_ID_LEN} bytes"));
@@ -235,13 +271,54 @@ mod tests {
             model: SyncedModel::ApprovalDecision,
             record_id: "step-1".into(),
             hlc: Hlc { wall_ms: 1, counter: 2, node: Uuid::nil() },
-            body: ChangeBody::ApprovalRequest { decision: ApprovalDecision::Approve, note: None },
+            body: ChangeBody::ApprovalRequest {
+                decision: ApprovalDecision::Approve,
+                note: None,
+                eligible_roles: vec![Role::Owner, Role::Reviewer],
+            },
         };
         let text = serde_json::to_value(&change).unwrap();
         assert_eq!(text["model"], "approval_decision");
         assert_eq!(text["body"]["kind"], "approval_request");
         assert_eq!(serde_json::from_value::<Change>(text).unwrap(), change);
         assert!(change.check().is_ok());
+    }
+
+    #[test]
+    fn an_approval_request_names_valid_eligible_roles_and_old_stored_requests_still_read() {
+        let mut change = Change {
+            id: Uuid::nil(),
+            model: SyncedModel::ApprovalDecision,
+            record_id: "step-1".into(),
+            hlc: Hlc { wall_ms: 1, counter: 2, node: Uuid::nil() },
+            body: ChangeBody::ApprovalRequest {
+                decision: ApprovalDecision::Approve,
+                note: None,
+                eligible_roles: vec![],
+            },
+        };
+        assert!(change.check().unwrap_err().contains("eligible roles"));
+        change.body = ChangeBody::ApprovalRequest {
+            decision: ApprovalDecision::Approve,
+            note: None,
+            eligible_roles: vec![Role::Viewer],
+        };
+        assert!(change.check().is_err(), "viewers never approve");
+        let old = json!({"id": Uuid::nil(), "model": "approval_decision", "record_id": "s",
+            "hlc": {"wall_ms": 1, "counter": 0, "node": Uuid::nil()},
+            "body": {"kind": "approval_request", "decision": "approve", "note": null}});
+        let read: Change = serde_json::from_value(old).unwrap();
+        assert!(
+            matches!(read.body, ChangeBody::ApprovalRequest { ref eligible_roles, .. } if eligible_roles.is_empty())
+        );
+    }
+
+    #[test]
+    fn bodies_fit_only_their_model_rule() {
+        let lww = ChangeBody::Fields { fields: [("a".to_string(), json!(1))].into() };
+        assert!(!lww.fits(SyncedModel::ReviewCorrection));
+        assert!(!lww.fits(SyncedModel::ApprovalDecision));
+        assert!(lww.fits(SyncedModel::Contract));
     }
 
     #[test]

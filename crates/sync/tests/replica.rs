@@ -32,7 +32,7 @@ fn local_writes_queue_in_order_and_leave_the_outbox_only_when_acknowledged() {
     let c = r.set_fields(SyncedModel::Contract, "k", [("title".to_string(), json!("B"))].into());
     assert!(a.hlc < b.hlc && b.hlc < c.hlc, "one device's changes are ordered even within one millisecond");
     assert_eq!(r.outbox(2).unwrap().iter().map(|x| x.id).collect::<Vec<_>>(), vec![a.id, b.id]);
-    r.mark_pushed(&[PushResult { change_id: a.id, seq: 1 }]).unwrap();
+    r.mark_pushed(&[PushResult::stored(a.id, 1)]).unwrap();
     assert_eq!(r.pending_count().unwrap(), 2);
     assert_eq!(r.outbox(10).unwrap()[0].id, b.id);
     assert_eq!(r.record(SyncedModel::Contract, "k").unwrap()["title"], json!("B"));

@@ -6,7 +6,7 @@
 
 use pactwise_domain::{Decision, Role, RunStatus, SystemClock};
 use pactwise_engine::{Engine, EngineError, RunState};
-use pactwise_store::{DecisionInput, PlatformCredential, Store};
+use pactwise_store::{DecisionInput, Store};
 use serde::Serialize;
 use serde_json::json;
 use std::path::Path;
@@ -57,7 +57,7 @@ pub fn run(dir: &Path, runs: usize, concurrency: usize) -> Result<BenchReport, E
     let approver =
         store.sessions().open(platform.start_session(approver, org).map_err(store_error)?).map_err(store_error)?;
     let registry = crate::registry()?;
-    let credential = PlatformCredential::issue(&store, "bench");
+    let (store, credential) = store.into_platform_worker("bench").into_parts();
     let engine = Engine::new(&store, &registry, &credential);
 
     let input = |i: usize| json!({ "request": format!("REQ-{i:06} office chairs"), "budget": 10000, "capabilities": ["office_furniture", "delivery"] });

@@ -21,7 +21,7 @@ impl World {
         let clock = Arc::new(FixedClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap()));
         let store = Store::open_in_memory(clock).unwrap();
         let org = store.platform().create_organization("Acme").unwrap();
-        let credential = PlatformCredential::issue(&store, "test-worker");
+        let (store, credential) = store.into_platform_worker("test-worker").into_parts();
         World {
             registry: pactwise_workflows::registry().unwrap(),
             credential,

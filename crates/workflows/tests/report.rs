@@ -11,7 +11,7 @@ use pactwise_domain::{
 use pactwise_engine::{AskFailure, Engine, GatewayModel, ModelPort, ModelSpec, Registry, RunState, ToolAsk};
 use pactwise_model::fake::{FakeModelServer, FakeReply, FakeRule, FakeScript};
 use pactwise_model::{ApiKey, InMemoryApiKeySource, InMemoryUsage, ModelClient, ModelConfig};
-use pactwise_store::{NewDocument, OrgScope, PlatformCredential, RunRecord, Store};
+use pactwise_store::{NewDocument, OrgScope, RunRecord, Store};
 use pactwise_workflows::report::{GRAPH, Limits, ReportInput};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -103,7 +103,7 @@ impl World {
     fn run(&self, limits: Limits, model: Option<&dyn ModelPort>) -> (Store, RunRecord) {
         let store = self.store();
         let scope = self.scope(&store, "Starter", Role::Reviewer);
-        let credential = PlatformCredential::issue(&store, "test-worker");
+        let (store, credential) = store.into_platform_worker("test-worker").into_parts();
         let record = {
             let engine = Engine::new(&store, &self.registry, &credential).with_model(model);
             let id = engine.start(&scope, GRAPH, self.input(limits)).unwrap();
@@ -369,7 +369,7 @@ fn a_crash_after_some_windows_resumes_without_repeating_their_calls() {
     let run: RunId = {
         let store = world.store();
         let scope = world.scope(&store, "Starter", Role::Reviewer);
-        let credential = PlatformCredential::issue(&store, "worker-before-the-crash");
+        let (store, credential) = store.into_platform_worker("worker-before-the-crash").into_parts();
         let crashing = CrashAt { inner: &world.gateway, calls: AtomicU32::new(0), crash_at: 4 };
         let engine = Engine::new(&store, &world.registry, &credential).with_model(Some(&crashing));
         let id = engine.start(&scope, GRAPH, world.input(Limits::default())).unwrap();
@@ -382,7 +382,8 @@ fn a_crash_after_some_windows_resumes_without_repeating_their_calls() {
     assert_eq!(before, [1, 1, 1, 1, 0, 0]);
     {
         let store = world.store();
-        let checkpointed = store.runs().load(&PlatformCredential::issue(&store, "x"), run).unwrap();
+        let (store, inspector) = store.into_platform_worker("inspector").into_parts();
+        let checkpointed = store.runs().load(&inspector, run).unwrap();
         let windows = channel(&checkpointed, "windows");
         assert_eq!(windows.as_object().unwrap().keys().collect::<Vec<_>>(), ["1", "2", "3"]);
     }
@@ -390,7 +391,7 @@ fn a_crash_after_some_windows_resumes_without_repeating_their_calls() {
     // A new process: once the dead worker's lease has run out, another worker claims the run and finishes it.
     world.clock.advance(Duration::minutes(2));
     let store = world.store();
-    let credential = PlatformCredential::issue(&store, "worker-after-the-crash");
+    let (store, credential) = store.into_platform_worker("worker-after-the-crash").into_parts();
     let engine = Engine::new(&store, &world.registry, &credential).with_model(Some(&world.gateway));
     let records = engine.work(10).unwrap();
     let record = records.iter().find(|r| r.id == run).expect("the run was resumed");
@@ -461,7 +462,7 @@ fn without_a_model_the_run_fails_with_a_clear_reason() {
 fn a_reviewer_signs_the_report_off_and_who_and_when_are_recorded() {
     let world = World::new(script());
     let (store, record) = world.run(Limits::default(), Some(&world.gateway));
-    let credential = PlatformCredential::issue(&store, "test-worker");
+    let (store, credential) = store.into_platform_worker("test-worker").into_parts();
     let engine = Engine::new(&store, &world.registry, &credential).with_model(Some(&world.gateway));
     let reviewer = world.scope(&store, "Lena Lawyer", Role::Reviewer);
     let approval = store.approvals().for_run(&reviewer, record.id).unwrap().remove(0);

@@ -11,7 +11,7 @@ export const commands = {
 	importDocuments: (paths: string[]) => typedError<ImportReport_Serialize, ApiError>(__TAURI_INVOKE("import_documents", { paths })),
 	deleteDocument: (id: DocumentId) => typedError<Document_Serialize, ApiError>(__TAURI_INVOKE("delete_document", { id })),
 	restoreDocument: (id: DocumentId) => typedError<Document_Serialize, ApiError>(__TAURI_INVOKE("restore_document", { id })),
-	modelAvailability: () => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("model_availability")),
+	modelAvailability: () => typedError<ModelStatusView_Serialize, ApiError>(__TAURI_INVOKE("model_availability")),
 	/**  Stores the API key in the OS keychain; the key is never sent back to the UI. */
 	setApiKey: (key: string) => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("set_api_key", { key })),
 	clearApiKey: () => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("clear_api_key")),
@@ -357,6 +357,13 @@ export type Citation_Serialize = {
 	excerpt: string,
 	/**  "market example" for precedents. */
 	label: string | null,
+};
+
+/**  A clause's place on its page, for the contract pane's highlight. */
+export type ClauseSpan = {
+	clause_id: string,
+	page: number,
+	span: TextSpan,
 };
 
 /**  A page's confidence: the figure (0..=1) cannot be had without its kind. */
@@ -727,7 +734,14 @@ export type ErrorCode =
 /**  The package changed since it was read (another save came first); reload and apply the change again. */
 "edit_conflict" | 
 /**  An approval named content that is no longer the artifact's current content. */
-"approval_outdated";
+"approval_outdated" | 
+/**
+ *  The thing is no longer in the state the action needs: an approval already decided, a run already finished.
+ *  Not bad input: reload to see what is true now.
+ */
+"conflict" | 
+/**  An export would replace a file that is already there; choose another name, or say to replace it. */
+"file_exists";
 
 /**  Where an export was written. */
 export type ExportedReview = {
@@ -1080,6 +1094,29 @@ export type ModelAvailability =
 /**  Recent calls failed; model calls pause for a short cool-down and rules are used meanwhile. */
 "paused";
 
+/**  The model's availability with where requests go, for the status line and Settings. */
+export type ModelStatusView = ModelStatusView_Serialize | ModelStatusView_Deserialize;
+
+/**  The model's availability with where requests go, for the status line and Settings. */
+export type ModelStatusView_Deserialize = {
+	availability: ModelAvailability,
+	/**
+	 *  Where model requests go (scheme, host and port) when `PACTWISE_MODEL_ENDPOINT` points away from the default
+	 *  API; `None` for the default.
+	 */
+	endpoint?: string | null,
+};
+
+/**  The model's availability with where requests go, for the status line and Settings. */
+export type ModelStatusView_Serialize = {
+	availability: ModelAvailability,
+	/**
+	 *  Where model requests go (scheme, host and port) when `PACTWISE_MODEL_ENDPOINT` points away from the default
+	 *  API; `None` for the default.
+	 */
+	endpoint: string | null,
+};
+
 /**  A contract a structured lookup drew on. */
 export type NamedContract = {
 	document: DocumentId,
@@ -1375,6 +1412,15 @@ export type Quote = {
 	page: number,
 };
 
+/**  A local change the sync service refused, in people's words. */
+export type RefusedChangeView = {
+	/**  What the change was ("the review thresholds", "a document"). */
+	what: string,
+	/**  The service's reason (what to do). */
+	reason: string,
+	refused_at: string,
+};
+
 /**  A statute or regulation that bears on an item. */
 export type RegulatoryRef = {
 	/**  The provision as lawyers cite it ("GDPR Art. 28(3)", "17 U.S.C. 204(a)"). */
@@ -1506,6 +1552,11 @@ export type ReportView_Deserialize = {
 	reason?: string | null,
 	/**  The assembled report (only clauses found on their cited page), once there is one. */
 	report?: ContractReport_Deserialize | null,
+	/**
+	 *  Where each clause of the report stands on its page (character offsets into the page's text), found by the
+	 *  backend; a clause whose page no longer holds it has none.
+	 */
+	clause_spans: ClauseSpan[],
 	progress?: ReportProgress | null,
 	/**  The pending sign-off step, while there is one. */
 	approval?: ApprovalId | null,
@@ -1524,6 +1575,11 @@ export type ReportView_Serialize = {
 	reason: string | null,
 	/**  The assembled report (only clauses found on their cited page), once there is one. */
 	report: ContractReport_Serialize | null,
+	/**
+	 *  Where each clause of the report stands on its page (character offsets into the page's text), found by the
+	 *  backend; a clause whose page no longer holds it has none.
+	 */
+	clause_spans: ClauseSpan[],
 	progress: ReportProgress | null,
 	/**  The pending sign-off step, while there is one. */
 	approval: ApprovalId | null,
@@ -1610,6 +1666,11 @@ export type ReviewItem_Deserialize = {
 	confidence: number | null,
 	quote?: string | null,
 	page?: number | null,
+	/**
+	 *  Where the quote stands on its page (character offsets into the page's text), found by the backend; null
+	 *  without a quote, or when the page no longer holds it.
+	 */
+	quote_span?: TextSpan | null,
 	verified: boolean,
 	/**  `model`, `rules` or `person`. */
 	method: string,
@@ -1631,6 +1692,11 @@ export type ReviewItem_Serialize = {
 	confidence: number | null,
 	quote: string | null,
 	page: number | null,
+	/**
+	 *  Where the quote stands on its page (character offsets into the page's text), found by the backend; null
+	 *  without a quote, or when the page no longer holds it.
+	 */
+	quote_span: TextSpan | null,
 	verified: boolean,
 	/**  `model`, `rules` or `person`. */
 	method: string,
@@ -1875,7 +1941,10 @@ export type Severity =
 
 /**  What a person types to sign in to sync. */
 export type SignInInput = {
-	/**  The sync service's address, e.g. `https://sync.example.com` or `http://127.0.0.1:8787`. */
+	/**
+	 *  The sync service's address, e.g. `https://sync.example.com` (plain `http://` only to this computer, e.g.
+	 *  `http://127.0.0.1:8787`).
+	 */
 	server: string,
 	/**  The organization's short name (slug), as its administrator gave it. */
 	org: string,
@@ -1994,6 +2063,13 @@ export type SyncStatusView_Deserialize = {
 	next_retry_at?: string | null,
 	/**  Whether a background loop runs in this process (the app); the CLI syncs with `pactwise sync now`. */
 	running: boolean,
+	/**
+	 *  Local changes the service refused to store (newest first, at most 20), with its reason: they stay on this
+	 *  computer only.
+	 */
+	refused_changes: RefusedChangeView[],
+	/**  How many changes the service refused in all. */
+	refused_total: number,
 };
 
 export type SyncStatusView_Serialize = {
@@ -2011,6 +2087,13 @@ export type SyncStatusView_Serialize = {
 	next_retry_at: string | null,
 	/**  Whether a background loop runs in this process (the app); the CLI syncs with `pactwise sync now`. */
 	running: boolean,
+	/**
+	 *  Local changes the service refused to store (newest first, at most 20), with its reason: they stay on this
+	 *  computer only.
+	 */
+	refused_changes: RefusedChangeView[],
+	/**  How many changes the service refused in all. */
+	refused_total: number,
 };
 
 /**  Where a queued task stands. */
@@ -2043,6 +2126,15 @@ export type TextRun = {
 	y: number | null,
 	width: number | null,
 	height: number | null,
+};
+
+/**
+ *  Where a verified quote stands on its page: character (Unicode scalar) offsets into the page's text, end
+ *  exclusive, counted as [`TextRun`] counts them. The contract pane draws the highlight from it.
+ */
+export type TextSpan = {
+	start: number,
+	end: number,
 };
 
 /**
@@ -2171,7 +2263,7 @@ export type Violation = Violation_Serialize | Violation_Deserialize;
 
 /**  A validator's finding: a rule with a stable name, the item it is about, and what to do. */
 export type Violation_Deserialize = {
-	/**  Stable name (the publish gate's rules use `pactwise_store::prep::PublishRule` names). */
+	/**  Stable name (the publish gate's rules use the names of `PublishRule`). */
 	rule: string,
 	artifact: ArtifactKind,
 	subject?: string | null,
@@ -2180,7 +2272,7 @@ export type Violation_Deserialize = {
 
 /**  A validator's finding: a rule with a stable name, the item it is about, and what to do. */
 export type Violation_Serialize = {
-	/**  Stable name (the publish gate's rules use `pactwise_store::prep::PublishRule` names). */
+	/**  Stable name (the publish gate's rules use the names of `PublishRule`). */
 	rule: string,
 	artifact: ArtifactKind,
 	subject: string | null,

@@ -91,3 +91,14 @@ export function syncTitle(sync: SyncStatusView | null): string {
   if (sync.last_error) lines.push(sync.last_error.message);
   return lines.join("\n");
 }
+
+/** Characters that change how text around them is shown instead of being shown: control characters (C0, DEL,
+ * C1: line breaks, escape sequences) and the bidirectional overrides and isolates that reorder a line. */
+const HIDDEN_CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** A name received from elsewhere (a document or user name from sync), fit to show: every control character is
+ * shown as "�" so it cannot break a line, fake a row or reorder the text. For display only; the stored name keeps
+ * its bytes. */
+export function cleanText(text: string): string {
+  return text.replace(HIDDEN_CONTROLS, "\ufffd");
+}

@@ -1,6 +1,6 @@
 /** Words and small arithmetic for Prep Studio, shared by its views and tests. Validation is not here: the
  * backend's validators decide (they run offline); this file only turns what they say into words and places. */
-import type { ArtifactKind, ArtifactState, ErrorCode, RunBudget, RunStep, Violation } from "./bindings";
+import type { ArtifactKind, ArtifactState, ErrorCode, PrepExportFormat, RunBudget, RunStep, Violation } from "./bindings";
 
 export interface ArtifactInfo {
   kind: ArtifactKind;
@@ -17,6 +17,13 @@ export const ARTIFACTS: ArtifactInfo[] = [
   { kind: "criteria", label: "Evaluation criteria", hint: "Weights summing to exactly 100 %; each scored requirement under one criterion" },
   { kind: "pricing", label: "Pricing schedule", hint: "Lines vendors can price: a unit, a quantity or basis, no open amounts" },
   { kind: "milestones", label: "Milestones", hint: "Dates computed from the intake on a business-day calendar; you write the rationale" },
+];
+
+/** The formats a package exports to: the button's label, the file's extension and the save dialog's filter name. */
+export const PREP_EXPORT_FORMATS: { format: PrepExportFormat; label: string; extension: string; filterName: string }[] = [
+  { format: "docx", label: "DOCX", extension: "docx", filterName: "Word document" },
+  { format: "pdf", label: "PDF", extension: "pdf", filterName: "PDF" },
+  { format: "ocds", label: "OCDS", extension: "json", filterName: "OCDS 1.1 release (JSON)" },
 ];
 
 export function artifactLabel(kind: ArtifactKind | string): string {
@@ -225,9 +232,9 @@ export function onRowKeydown(event: KeyboardEvent, readonly: boolean, act: RowAc
   }
 }
 
-/** After row `index` was removed: focus the first cell of the row now in its place (or the last row), else the
- * table's add-row button. */
-export function focusAfterRemoval(table: HTMLTableElement | null, index: number, remaining: number): void {
-  const inputs = table?.querySelectorAll<HTMLInputElement>("tr[data-row] td:first-child input");
+/** After row `index` was removed: focus the `cell` (by default the first) of the row now in its place (or the last
+ * row), else the table's add-row button. */
+export function focusAfterRemoval(table: HTMLTableElement | null, index: number, remaining: number, cell = "td:first-child"): void {
+  const inputs = table?.querySelectorAll<HTMLInputElement>(`tr[data-row] ${cell} input`);
   (inputs?.[Math.min(index, remaining - 1)] ?? table?.querySelector<HTMLElement>("[data-testid=add-row]"))?.focus();
 }

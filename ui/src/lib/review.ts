@@ -1,6 +1,7 @@
-// Pure helpers of the review workspace: words for codes, checklist filters and grouping, locating a quote in a
-// page's text and the text runs it covers, find in document, selections turned into page offsets. No I/O here, so
-// the component tests and the views share one definition of each rule.
+// Pure helpers of the review workspace: words for codes, checklist filters and grouping, the text runs a range
+// covers, find in document, selections turned into page offsets. No I/O here, so the component tests and the views
+// share one definition of each rule. Where a quote stands on its page is the backend's to say (each quote comes with
+// the character range its verification found): nothing here searches for quotes.
 import type { ChecklistItem_Serialize, ContractType_Serialize, ItemStatus, QueueEntry_Serialize, ReviewItem_Serialize, TextRun } from "./bindings";
 
 /** The gate's reasons as a sentence a reviewer reads (the backend's `detail` follows with the figures). */
@@ -16,7 +17,89 @@ const GATE_REASONS: Record<string, string> = {
 
 export function gateSentence(reason: string | null | undefined): string {
   if (!reason) return "Routed to a person.";
-  return GATE_REASONS[reason] ?? `Routed to a person (${reason.replace(/_/g, " ")}).`;
+  return GATE_REASONS[reason] ?? "Routed to a person.";
+}
+
+/** The gate's reasons as a short label (the queue's filter). */
+const REASON_LABELS: Record<string, string> = {
+  ocr_failed: "Pages not readable",
+  ocr_confidence_low: "OCR unsure",
+  ocr_confidence_estimated: "OCR not measured",
+  classification_unresolved: "Contract type uncertain",
+  red_flag: "Red flag",
+  critical_low_confidence: "Critical item unsure",
+  too_many_not_evaluated: "Many items unanswered",
+};
+
+export function reasonLabel(reason: string): string {
+  return REASON_LABELS[reason] ?? "Other reason";
+}
+
+/** What a person is asked to look at, counted: the figures behind the gate's reason. */
+export interface NeedCounts {
+  redFlags: number;
+  criticalUnsure: number;
+  notEvaluated: number;
+  typeName: string | null;
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * Why a person is needed, in plain words and with the figures a reviewer acts on ("2 items carry a red flag: decide
+ * whether they are acceptable."). No scores here: those stay behind the "why?" disclosure ({@link whyDetails}).
+ */
+export function whyPerson(reason: string | null | undefined, c: NeedCounts): string {
+  switch (reason) {
+    case "red_flag":
+      return c.redFlags > 0
+        ? `${plural(c.redFlags, "item carries", "items carry")} a red flag: decide whether ${c.redFlags === 1 ? "it is" : "they are"} acceptable.`
+        : "A red flag was found: decide whether it is acceptable.";
+    case "critical_low_confidence":
+      return c.criticalUnsure > 0
+        ? `${plural(c.criticalUnsure, "critical item needs", "critical items need")} a person: the pre-fill is unsure or found no answer.`
+        : "A critical item needs a person: the pre-fill is unsure or found no answer.";
+    case "classification_unresolved":
+      return c.typeName ? `Check the contract type: it looks like a ${c.typeName}, but that is not certain.` : "Choose the contract type: it could not be told for certain.";
+    case "too_many_not_evaluated":
+      return `${plural(c.notEvaluated, "item", "items")} could not be answered automatically: answer them from the contract.`;
+    case "ocr_failed":
+      return "Some pages could not be read, not even by OCR: check the pages.";
+    case "ocr_confidence_low":
+      return "Some pages were read by OCR with low confidence: check the text against the page.";
+    case "ocr_confidence_estimated":
+      return "Pages were read by OCR and how well cannot be measured: check the text against the page.";
+    default:
+      return gateSentence(reason);
+  }
+}
+
+/** The scores and the gate's own words, for the "why?" disclosure: item ids are replaced by the items' questions. */
+export function whyDetails(
+  gateDetail: string,
+  type: { name: string; confidence: number | null; method: string | null } | null,
+  minConfidence: number | null,
+  questions: { id: string; question: string }[] = [],
+): string[] {
+  const out: string[] = [];
+  if (type) {
+    const how = type.method === "model" ? "by the model" : "by keywords";
+    out.push(`Contract type ${type.name}, chosen ${how}: ${percent(type.confidence)} sure.`);
+  }
+  if (minConfidence !== null && minConfidence !== undefined) out.push(`Least sure answer of the pre-fill: ${percent(minConfidence)}.`);
+  const detail = inWords(gateDetail, questions);
+  if (detail) out.push(`Review gate: ${detail}.`);
+  return out;
+}
+
+/** Text with every checklist item id in it replaced by the item's question in quotes. */
+export function inWords(text: string, questions: { id: string; question: string }[]): string {
+  let out = text.trim().replace(/\.$/, "");
+  // Longest ids first, so an id that is a prefix of another never cuts it.
+  for (const q of [...questions].sort((a, b) => b.id.length - a.id.length)) {
+    out = out.split(q.id).join(`“${q.question.replace(/\?$/, "")}”`);
+  }
+  return out;
 }
 
 export const STATUS_LABELS: Record<ItemStatus, string> = {
@@ -184,48 +267,6 @@ function isSpace(c: string): boolean {
   return /\s/u.test(c);
 }
 
-/**
- * Where `needle` is in `chars`, ignoring differences in whitespace (any run of whitespace matches any other, and
- * whitespace at the ends of the needle is ignored), first case-sensitively, then ignoring case. Returns character
- * offsets [start, end) into the page, or null.
- */
-export function locate(chars: string[], needle: string): [number, number] | null {
-  const want = charsOf(needle.trim().replace(/\s+/gu, " "));
-  if (want.length === 0) return null;
-  // The page with whitespace runs collapsed, and for each collapsed character its offset in the page.
-  const collapsed: string[] = [];
-  const at: number[] = [];
-  let inSpace = false;
-  chars.forEach((c, i) => {
-    if (isSpace(c)) {
-      if (!inSpace && collapsed.length > 0) {
-        collapsed.push(" ");
-        at.push(i);
-      }
-      inSpace = true;
-    } else {
-      collapsed.push(c);
-      at.push(i);
-      inSpace = false;
-    }
-  });
-  for (const fold of [false, true]) {
-    const hay = fold ? collapsed.map((c) => c.toLowerCase()) : collapsed;
-    const pat = fold ? want.map((c) => c.toLowerCase()) : want;
-    const found = indexOfSeq(hay, pat, 0);
-    if (found >= 0) return [at[found], at[found + pat.length - 1] + 1];
-  }
-  return null;
-}
-
-function indexOfSeq(hay: string[], pat: string[], from: number): number {
-  outer: for (let i = from; i <= hay.length - pat.length; i++) {
-    for (let j = 0; j < pat.length; j++) if (hay[i + j] !== pat[j]) continue outer;
-    return i;
-  }
-  return -1;
-}
-
 /** Indexes of the runs that overlap [start, end). */
 export function runsCovering(runs: TextRun[], start: number, end: number): number[] {
   const out: number[] = [];
@@ -235,27 +276,73 @@ export function runsCovering(runs: TextRun[], start: number, end: number): numbe
   return out;
 }
 
-/** Every place `query` occurs in the page (whitespace- and case-insensitive), as character ranges. */
+/** Hyphens a line may end with when a word is broken across lines (pdfium reports a soft one as U+0002). */
+const BREAK_HYPHENS = new Set(["-", "\u00ad", "\u2010", "\u0002"]);
+
+/**
+ * Find in document: every place the person's `query` occurs in the page, ignoring case, where any run of whitespace
+ * in the query matches any run of whitespace on the page (a line break included), and a word the page breaks across
+ * lines with a hyphen ("indem-⏎nify") matches the whole word ("indemnify") or the hyphenated one ("non-compete").
+ * Character ranges [start, end), at most `limit`, in page order and not overlapping.
+ */
 export function findAll(chars: string[], query: string, limit = 1000): [number, number][] {
   const out: [number, number][] = [];
-  if (query.trim().length === 0) return out;
-  const folded = chars.map((c) => c.toLowerCase());
-  let offset = 0;
-  while (out.length < limit) {
-    const found = locateFolded(folded.slice(offset), query);
-    if (!found) break;
-    out.push([found[0] + offset, found[1] + offset]);
-    offset += Math.max(found[1], 1);
+  const want = charsOf(query.trim().replace(/\s+/gu, " ").toLowerCase());
+  if (want.length === 0) return out;
+  // The page in lower case with each run of whitespace made one space, where each of its characters stands, and
+  // which hyphens end a line (followed by a run of whitespace holding a line break).
+  const hay: string[] = [];
+  const at: number[] = [];
+  const soft: boolean[] = [];
+  chars.forEach((c, i) => {
+    if (!isSpace(c)) {
+      hay.push(c.toLowerCase());
+      at.push(i);
+      soft.push(false);
+      return;
+    }
+    const last = hay.length - 1;
+    if (last >= 0 && hay[last] !== " ") {
+      hay.push(" ");
+      at.push(i);
+      soft.push(false);
+    }
+    if ((c === "\n" || c === "\r") && last >= 0) {
+      // The hyphen before this run of whitespace (the run started right after it).
+      const h = hay[last] === " " ? last - 1 : last;
+      if (h >= 0 && BREAK_HYPHENS.has(hay[h]) && hay[h + 1] === " ") soft[h] = true;
+    }
+  });
+  // The index in `hay` just past a match of want[j..] starting at hay[i], or -1.
+  const match = (i: number, j: number): number => {
+    while (j < want.length) {
+      if (i >= hay.length) return -1;
+      if (soft[i]) {
+        // The word joined over the break, or the hyphen kept and the break dropped.
+        const joined = match(i + 2, j);
+        if (joined >= 0) return joined;
+        if (want[j] === "-" || want[j] === hay[i]) {
+          const kept = match(i + 2, j + 1);
+          if (kept >= 0) return kept;
+        }
+      }
+      if (hay[i] !== want[j]) return -1;
+      i += 1;
+      j += 1;
+    }
+    return i;
+  };
+  let i = 0;
+  while (i < hay.length && out.length < limit) {
+    const end = hay[i] === want[0] ? match(i, 0) : -1;
+    if (end > i) {
+      out.push([at[i], at[end - 1] + 1]);
+      i = end;
+    } else {
+      i += 1;
+    }
   }
   return out;
-}
-
-/** Like `locate` but ignoring case from the start (find in document is case-insensitive). */
-function locateFolded(chars: string[], needle: string): [number, number] | null {
-  return locate(
-    chars.map((c) => c.toLowerCase()),
-    needle.toLowerCase(),
-  );
 }
 
 /** Splits a page's characters into plain and marked segments for the text view of synthetic pages. */
@@ -290,4 +377,93 @@ export function segments(chars: string[], marks: { start: number; end: number; k
  */
 export function pointToOffset(pieceStart: number, pieceText: string, utf16Offset: number): number {
   return pieceStart + charsOf(pieceText.slice(0, utf16Offset)).length;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The contract pane: zoom, the reader's place, the panes' layout.
+
+/** CSS pixels per PDF point. */
+export const POINT = 96 / 72;
+/** The smallest zoom the fitted page gets: 10-point text is then ~11 px, readable. A narrower pane scrolls sideways. */
+export const READABLE_ZOOM = 0.8;
+
+/** The zoom that fits a page `pageWidth` points wide into `available` CSS pixels, never below {@link READABLE_ZOOM}. */
+export function fitZoom(available: number, pageWidth: number): number {
+  if (!(available > 100) || !(pageWidth > 0)) return 1;
+  return Math.max(READABLE_ZOOM, Math.min(3, available / (pageWidth * POINT)));
+}
+
+/** A page's place in the scrolling pane (CSS pixels from the top of the content). */
+export interface PageBox {
+  page: number;
+  top: number;
+  height: number;
+}
+
+/** The reader's place: the page at the top of the view, how far into it (share of its height), and the view's
+ * horizontal centre as a share of the content's width. */
+export interface ViewPlace {
+  page: number;
+  within: number;
+  across: number;
+}
+
+export function placeOf(
+  pages: PageBox[],
+  view: { top: number; left: number; width: number; contentWidth: number },
+): ViewPlace | null {
+  let at: PageBox | null = null;
+  for (const p of pages) {
+    if (p.top <= view.top + 1) at = p;
+    else break;
+  }
+  at ??= pages[0] ?? null;
+  if (!at) return null;
+  const within = at.height > 0 ? Math.min(1, Math.max(0, (view.top - at.top) / at.height)) : 0;
+  const across = view.contentWidth > 0 ? (view.left + view.width / 2) / view.contentWidth : 0.5;
+  return { page: at.page, within, across };
+}
+
+/** Where to scroll so `place` is where it was, once the pages have their new size. */
+export function scrollFor(
+  place: ViewPlace,
+  pages: PageBox[],
+  view: { width: number; contentWidth: number },
+): { top: number; left: number } {
+  const p = pages.find((b) => b.page === place.page);
+  const top = p ? p.top + place.within * p.height : 0;
+  const left = Math.max(0, place.across * view.contentWidth - view.width / 2);
+  return { top, left };
+}
+
+/** Side panes of the review, each open or folded to a strip. */
+export interface Folded {
+  checklist: boolean;
+  citation: boolean;
+}
+
+/** The panes' default widths (contract, checklist) in percent of the review; the citation pane takes the rest. */
+export const DEFAULT_WIDTHS: [number, number] = [56, 22];
+/** The width of a folded pane's strip. */
+export const FOLDED_STRIP = 30;
+
+/** The review grid's columns: contract, splitter, checklist, splitter, citation. A folded pane is a strip and the
+ * contract takes the width it leaves; splitters show only between two open panes. */
+export function paneColumns(widths: [number, number], folded: Folded): string {
+  const [a, b] = widths;
+  const c = Math.max(10, 100 - a - b);
+  if (!folded.checklist && !folded.citation) return `${a}% 6px ${b}% 6px 1fr`;
+  if (folded.checklist && folded.citation) return `1fr 0 ${FOLDED_STRIP}px 0 ${FOLDED_STRIP}px`;
+  if (folded.checklist) return `1fr 0 ${FOLDED_STRIP}px 6px ${c}%`;
+  return `1fr 6px ${b}% 0 ${FOLDED_STRIP}px`;
+}
+
+/** The contract pane's width in CSS pixels for a review area `total` pixels wide. */
+export function contractWidth(total: number, widths: [number, number], folded: Folded): number {
+  const [a, b] = widths;
+  const c = Math.max(10, 100 - a - b);
+  if (!folded.checklist && !folded.citation) return (total * a) / 100;
+  if (folded.checklist && folded.citation) return total - 2 * FOLDED_STRIP;
+  if (folded.checklist) return total - FOLDED_STRIP - 6 - (total * c) / 100;
+  return total - 6 - (total * b) / 100 - FOLDED_STRIP;
 }

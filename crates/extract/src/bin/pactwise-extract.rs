@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! pactwise-extract extract FILE [--password P] [--max-pages N] [--no-ocr] [--ocr-workers N] [--quiet]
+//!                                  (--max-pages: at least 1, default pactwise_extract::DEFAULT_MAX_PAGES)
 //! pactwise-extract fixtures DIR
 //! pactwise-extract scans DIR --from CONTRACTS_DIR [--pages N] [--dpi D]   # scanned pages of real contract text
 //! pactwise-extract long-pdf FILE --from CONTRACTS_DIR [--pages N]        # a long text-layer PDF
@@ -32,7 +33,7 @@ impl Args {
         let mut it = std::env::args().skip(1).peekable();
         while let Some(a) = it.next() {
             if let Some(name) = a.strip_prefix("--") {
-                let takes_value = !matches!(name, "no-ocr" | "quiet" | "json");
+                let takes_value = !matches!(name, "no-ocr" | "quiet" | "json" | "help");
                 let value = if takes_value { it.next() } else { None };
                 flags.push((name.to_owned(), value));
             } else {
@@ -71,6 +72,10 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<ExitCode> {
+    if args.has("help") || args.positional.iter().any(|a| a == "-h" || a == "help") {
+        println!("{}", usage());
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut config = ExtractConfig::from_env();
     config.ocr_workers = args.number("ocr-workers", 0)?;
     let extractor = Extractor::new(config);
@@ -87,8 +92,17 @@ fn run(args: &Args) -> Result<ExitCode> {
         Some("long-pdf") => long_pdf(&extractor, args),
         Some("eval-cuad") => eval_cuad(&extractor, args),
         Some("eval-ocr") => eval_ocr(&extractor, args),
-        _ => bail!("usage: pactwise-extract extract|fixtures|scans|long-pdf|eval-cuad|eval-ocr ... (see the source)"),
+        _ => bail!("{}", usage()),
     }
+}
+
+fn usage() -> String {
+    format!(
+        "usage: pactwise-extract extract FILE [--password P] [--max-pages N] [--no-ocr] [--ocr-workers N] [--quiet]\n\
+         \x20      pactwise-extract fixtures|scans|long-pdf|eval-cuad|eval-ocr ... (see the source)\n\
+         --max-pages N  {}",
+        pactwise_extract::max_pages_help()
+    )
 }
 
 fn progress_bar(p: Progress) {
@@ -110,7 +124,11 @@ fn extract(extractor: &Extractor, args: &Args) -> Result<ExitCode> {
     let file = args.path(1, "FILE")?;
     let options = ExtractOptions {
         password: args.flag("password"),
-        max_pages: args.flag("max-pages").map(str::parse).transpose().context("--max-pages takes a number")?,
+        max_pages: args
+            .flag("max-pages")
+            .map(pactwise_extract::parse_max_pages)
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
         ocr: !args.has("no-ocr"),
         progress: if args.has("quiet") { &quiet } else { &progress_bar },
     };

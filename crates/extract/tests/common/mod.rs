@@ -32,12 +32,3 @@ pub fn fixture(name: &str) -> PathBuf {
 pub fn read(name: &str) -> Vec<u8> {
     std::fs::read(fixture(name)).expect("fixture exists")
 }
-
-/// `../shared/data` relative to the repository root (or `PACTWISE_SHARED_DATA`), if present.
-pub fn shared_data() -> Option<PathBuf> {
-    let dir = match std::env::var_os("PACTWISE_SHARED_DATA") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
-    };
-    dir.is_dir().then_some(dir)
-}

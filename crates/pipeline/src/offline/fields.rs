@@ -1,7 +1,8 @@
 //! The contract record's fields found by rules: the parties named in the preamble, the agreement, effective and
-//! expiration dates, renewal, and the governing law normalised to the jurisdiction's name. Each value carries the
-//! sentence it came from as its quote (cut from the page's own text) and a low confidence.
+//! expiration dates, renewal, and the governing law normalised to the jurisdiction's name (`jurisdictions`). Each
+//! value carries the sentence it came from as its quote (cut from the page's own text) and a low confidence.
 
+use super::jurisdictions::jurisdiction_in;
 use super::{ContractIndex, Sentence};
 use crate::values;
 use pactwise_domain::{Extracted, Extractions, Quote, Value};
@@ -17,7 +18,7 @@ fn ci(pattern: &str) -> Regex {
 
 static GOVERNING: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"(governed|construed|interpreted|controlled|governing\s+law)[^.;]{0,200}\blaws?\b|\blaws?\s+of\s+[^.;]{0,80}(shall\s+)?(govern|appl(y|ies))|(governed|construed|interpreted)\s+(\w+\s+){0,6}(english|swiss|german|french|prc|chinese|israeli|dutch|japanese|[a-z]+\s+state)\s+laws?",
+        r"(governed|construed|interpreted|controlled|governing\s+law)[^.;]{0,200}\blaws?\b|\blaws?\s+of\s+[^.;]{0,80}(shall\s+)?(govern|appl(y|ies))",
     )
 });
 /// Weaker wording, tried only when no sentence has the strong one: "made under ... the laws of", "in accordance with".
@@ -46,118 +47,6 @@ static RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
         r"(automatically\s+(be\s+)?(renew|extend)|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
     )
 });
-
-/// Jurisdictions as CUAD and lawyers name them, longest first where one name contains another.
-const JURISDICTIONS: &[(&str, &str)] = &[
-    ("district of columbia", "District of Columbia"),
-    ("new hampshire", "New Hampshire"),
-    ("new jersey", "New Jersey"),
-    ("new mexico", "New Mexico"),
-    ("new york", "New York"),
-    ("north carolina", "North Carolina"),
-    ("north dakota", "North Dakota"),
-    ("south carolina", "South Carolina"),
-    ("south dakota", "South Dakota"),
-    ("west virginia", "West Virginia"),
-    ("rhode island", "Rhode Island"),
-    ("alabama", "Alabama"),
-    ("alaska", "Alaska"),
-    ("arizona", "Arizona"),
-    ("arkansas", "Arkansas"),
-    ("california", "California"),
-    ("colorado", "Colorado"),
-    ("connecticut", "Connecticut"),
-    ("delaware", "Delaware"),
-    ("florida", "Florida"),
-    ("georgia", "Georgia"),
-    ("hawaii", "Hawaii"),
-    ("idaho", "Idaho"),
-    ("illinois", "Illinois"),
-    ("indiana", "Indiana"),
-    ("iowa", "Iowa"),
-    ("kansas", "Kansas"),
-    ("kentucky", "Kentucky"),
-    ("louisiana", "Louisiana"),
-    ("maine", "Maine"),
-    ("maryland", "Maryland"),
-    ("massachusetts", "Massachusetts"),
-    ("michigan", "Michigan"),
-    ("minnesota", "Minnesota"),
-    ("mississippi", "Mississippi"),
-    ("missouri", "Missouri"),
-    ("montana", "Montana"),
-    ("nebraska", "Nebraska"),
-    ("nevada", "Nevada"),
-    ("ohio", "Ohio"),
-    ("oklahoma", "Oklahoma"),
-    ("oregon", "Oregon"),
-    ("pennsylvania", "Pennsylvania"),
-    ("tennessee", "Tennessee"),
-    ("texas", "Texas"),
-    ("utah", "Utah"),
-    ("vermont", "Vermont"),
-    ("virginia", "Virginia"),
-    ("washington", "Washington"),
-    ("wisconsin", "Wisconsin"),
-    ("wyoming", "Wyoming"),
-    ("british columbia", "British Columbia, Canada"),
-    ("nova scotia", "Nova Scotia, Canada"),
-    ("new brunswick", "New Brunswick, Canada"),
-    ("ontario", "Ontario, Canada"),
-    ("quebec", "Quebec, Canada"),
-    ("alberta", "Alberta, Canada"),
-    ("manitoba", "Manitoba, Canada"),
-    ("saskatchewan", "Saskatchewan, Canada"),
-    ("new south wales", "New South Wales, Australia"),
-    ("victoria", "Victoria, Australia"),
-    ("queensland", "Queensland, Australia"),
-    ("england and wales", "England and Wales"),
-    ("england", "England"),
-    ("scotland", "Scotland"),
-    ("northern ireland", "Northern Ireland"),
-    ("ireland", "Ireland"),
-    ("people's republic of china", "People's Republic of China"),
-    ("peoples republic of china", "People's Republic of China"),
-    ("prc", "People's Republic of China"),
-    ("hong kong", "Hong Kong"),
-    ("taiwan", "Taiwan"),
-    ("singapore", "Singapore"),
-    ("japan", "Japan"),
-    ("korea", "Korea"),
-    ("india", "India"),
-    ("israel", "Israel"),
-    ("germany", "Germany"),
-    ("france", "France"),
-    ("switzerland", "Switzerland"),
-    ("netherlands", "Netherlands"),
-    ("belgium", "Belgium"),
-    ("spain", "Spain"),
-    ("italy", "Italy"),
-    ("sweden", "Sweden"),
-    ("denmark", "Denmark"),
-    ("norway", "Norway"),
-    ("finland", "Finland"),
-    ("austria", "Austria"),
-    ("luxembourg", "Luxembourg"),
-    ("papua new guinea", "Papua New Guinea"),
-    ("south africa", "Republic of South Africa"),
-    ("mexico", "Mexico"),
-    ("brazil", "Brazil"),
-    ("australia", "Australia"),
-    ("canada", "Canada"),
-    ("china", "People's Republic of China"),
-    ("united kingdom", "United Kingdom"),
-    ("united states", "United States"),
-    ("english", "England"),
-    ("swiss", "Switzerland"),
-    ("german", "Germany"),
-    ("french", "France"),
-    ("italian", "Italy"),
-    ("chinese", "People's Republic of China"),
-    ("israeli", "Israel"),
-    ("dutch", "Netherlands"),
-    ("japanese", "Japan"),
-];
 
 /// Words that are defined terms of the contract rather than names of parties.
 const NOT_PARTY_NAMES: &[&str] = &[
@@ -218,37 +107,12 @@ pub fn governing_law(index: &ContractIndex) -> Option<Extracted> {
                 continue;
             }
             if let Some(name) = jurisdiction_in(&text[m.start()..]).or_else(|| jurisdiction_in(text)) {
-                let normalized = Some(Value::Jurisdiction { name: name.to_owned() });
-                return Some(extracted(index, name.to_owned(), normalized, sentence));
+                let normalized = Some(Value::Jurisdiction { name: name.to_string() });
+                return Some(extracted(index, name.to_string(), normalized, sentence));
             }
         }
     }
     None
-}
-
-/// The jurisdiction named first in `text` (the longest name where two start at the same place).
-pub fn jurisdiction_in(text: &str) -> Option<&'static str> {
-    let lower = normalise_apostrophes(&text.to_lowercase()).split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut best: Option<(usize, usize, &'static str)> = None;
-    for (key, name) in JURISDICTIONS {
-        let mut from = 0;
-        while let Some(at) = lower[from..].find(key).map(|i| from + i) {
-            let before_ok = lower[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
-            let after_ok = lower[at + key.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric());
-            if before_ok && after_ok {
-                if best.is_none_or(|(s, l, _)| at < s || (at == s && key.len() > l)) {
-                    best = Some((at, key.len(), name));
-                }
-                break;
-            }
-            from = at + key.len();
-        }
-    }
-    best.map(|(_, _, name)| name)
-}
-
-fn normalise_apostrophes(text: &str) -> String {
-    text.replace(['\u{2019}', '\u{2018}'], "'")
 }
 
 /// The parties named in the preamble: each defined name in brackets ("Acme"), with the name written before it.

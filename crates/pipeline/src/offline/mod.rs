@@ -9,11 +9,13 @@ mod classify;
 mod evaluate;
 mod fields;
 mod index;
+pub mod jurisdictions;
 
 pub use classify::classify;
 pub use evaluate::{Evidence, category_evidence, evaluate};
-pub use fields::{extract_fields, governing_law, jurisdiction_in, parties};
+pub use fields::{extract_fields, governing_law, parties};
 pub use index::{ContractIndex, Place, Sentence};
+pub use jurisdictions::jurisdiction_in;
 
 /// No rule-based answer claims more confidence than this.
 pub const RULES_CONFIDENCE_CAP: f32 = 0.5;

@@ -108,22 +108,44 @@ fn fields_name_the_parties_the_date_and_the_governing_law() {
     assert_eq!(parties, ["Northwind Instruments, Inc. (\"Supplier\")", "Harbor Medical Supply LLC (\"Distributor\")"]);
     assert_eq!(fields.agreement_date.unwrap().value, "3 March 2021");
     let law = fields.governing_law.unwrap();
-    assert_eq!(law.value, "New York");
+    assert_eq!(law.value, "New York, United States");
     assert!(DISTRIBUTION.contains(&law.quote.unwrap().text));
     assert!(fields.renewal.unwrap().value.contains("renews for 1 year"));
 }
 
 #[test]
-fn jurisdictions_are_named_as_lawyers_name_them() {
-    assert_eq!(jurisdiction_in("laws of the Commonwealth of Massachusetts"), Some("Massachusetts"));
+fn jurisdictions_are_named_neutrally_from_the_complete_table() {
+    let named = |text: &str| jurisdiction_in(text);
+    let cases = [
+        ("laws of the Commonwealth of Massachusetts", "Massachusetts, United States"),
+        ("laws of the Province of Ontario and the federal laws of Canada", "Ontario, Canada"),
+        ("laws of England and Wales", "England and Wales, United Kingdom"),
+        ("laws of the State of West Virginia", "West Virginia, United States"),
+        ("laws of the People\u{2019}s Republic of China", "China"),
+        ("the laws of the PRC", "China"),
+        ("the laws of the Republic of South Africa", "South Africa"),
+        ("the laws of South Africa", "South Africa"),
+        ("the laws of New Zealand", "New Zealand"),
+        ("the laws of Papua New Guinea", "Papua New Guinea"),
+        ("the laws of the Federal Republic of Germany", "Germany"),
+        ("the laws of New South Wales", "New South Wales, Australia"),
+        ("the laws of the State of Georgia", "Georgia, United States"),
+        ("the laws of Georgia", "Georgia"),
+        ("the laws of C\u{f4}te d'Ivoire", "C\u{f4}te d'Ivoire"),
+        ("the laws of Cote d'Ivoire", "C\u{f4}te d'Ivoire"),
+        ("This Agreement is governed by English law", "England, United Kingdom"),
+        ("governed by Swiss substantive law", "Switzerland"),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(named(text).as_deref(), Some(expected), "{text}");
+    }
+    // An adjective counts only before "law": the language of the contract is not its law.
     assert_eq!(
-        jurisdiction_in("laws of the Province of Ontario and the federal laws of Canada"),
-        Some("Ontario, Canada")
+        named("written in the English language and governed by the laws of the State of New York").as_deref(),
+        Some("New York, United States")
     );
-    assert_eq!(jurisdiction_in("laws of England and Wales"), Some("England and Wales"));
-    assert_eq!(jurisdiction_in("laws of the State of West Virginia"), Some("West Virginia"));
-    assert_eq!(jurisdiction_in("laws of the People\u{2019}s Republic of China"), Some("People's Republic of China"));
-    assert_eq!(jurisdiction_in("the laws of Newark"), None);
+    assert_eq!(named("the laws of Newark"), None);
+    assert_eq!(named("the laws of New Jerseyland"), None);
 }
 
 #[test]

@@ -6,7 +6,6 @@ use super::{ctx, member, model, org};
 use pactwise_domain::Role;
 use pactwise_model::fake::FakeScript;
 use pactwise_prep::*;
-use pactwise_store::prep::{GateViolation, publish_gate};
 use pactwise_store::{Store, StoreError};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -39,7 +38,9 @@ pub struct GoldenResult {
     pub warnings: Vec<String>,
     pub published: bool,
     pub gate_violations: Vec<GateViolation>,
-    pub precheck_agrees: bool,
+    /// The store, reading the package it stored, refused exactly what the pre-check showed (or published it when
+    /// the pre-check showed nothing).
+    pub store_agrees: bool,
     pub all_traces_stamped: bool,
     pub package: Package,
 }
@@ -122,16 +123,14 @@ fn approve_and_publish(
     needs_covered: usize,
 ) -> anyhow::Result<GoldenResult> {
     super::approve_all_valid(&mut package);
-    let pre = package_precheck(&package);
-    let json = package.to_json();
-    let gate = publish_gate(&json);
-    let precheck_agrees = triples(&pre) == triples(&gate);
-    let id = store.prep().create(buyer, &package.title, &json, chrono::Duration::minutes(30))?;
+    let pre = precheck(&package.artifacts);
+    let id = store.prep().create(buyer, &package.title, &package.to_json(), chrono::Duration::minutes(30))?;
     let (published, gate_violations) = match store.prep().publish(buyer, &id) {
         Ok(_) => (true, vec![]),
         Err(StoreError::PublishRefused { violations }) => (false, violations),
         Err(e) => return Err(e.into()),
     };
+    let store_agrees = triples(&pre) == triples(&gate_violations);
     let run = &package.run;
     Ok(GoldenResult {
         name: fixture.name.clone(),
@@ -155,12 +154,8 @@ fn approve_and_publish(
         warnings: package.warnings.clone(),
         published,
         gate_violations,
-        precheck_agrees,
+        store_agrees,
         all_traces_stamped,
         package,
     })
-}
-
-fn package_precheck(package: &Package) -> Vec<GateViolation> {
-    precheck(&package.artifacts)
 }

@@ -5,7 +5,7 @@
 use crate::common::*;
 use crate::convergence::device;
 use pactwise_domain::{Clock, FixedClock, Role};
-use pactwise_sync::model::RequestState;
+use pactwise_sync::approval::RequestState;
 use pactwise_sync::wire::{ApprovalDecision, RefusalReason};
 use pactwise_sync::{ApprovalView, DeviceToken, HttpApi};
 use std::sync::Arc;

@@ -1,9 +1,10 @@
 //! The `pactwise-sync-server` binary as an operator runs it: `admin create-org`, `admin create-user` with the
-//! password on stdin, `serve`, a sign-in over HTTP, and a graceful stop on SIGTERM.
+//! password on stdin, `serve --tls-cert --tls-key` (HTTPS with a certificate the test makes and the client trusts),
+//! a sign-in over HTTPS, and a graceful stop on SIGTERM.
 
 use crate::common::*;
 use pactwise_sync::wire::SignInRequest;
-use pactwise_sync::{DeviceToken, HttpApi};
+use pactwise_sync::{DeviceToken, HttpApi, TlsTrust};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -50,8 +51,16 @@ async fn an_operator_creates_a_tenant_serves_and_stops_gracefully(backend: Backe
 
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let listen = format!("127.0.0.1:{port}");
+    let (cert, key) = crate::security::self_signed();
+    let (cert_file, key_file) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert_file, &cert).unwrap();
+    std::fs::write(&key_file, &key).unwrap();
     let mut server = Command::new(BIN)
         .args(["serve", "--listen", &listen, "--database", &db])
+        .arg("--tls-cert")
+        .arg(&cert_file)
+        .arg("--tls-key")
+        .arg(&key_file)
         .env("PACTWISE_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -74,10 +83,17 @@ async fn an_operator_creates_a_tenant_serves_and_stops_gracefully(backend: Backe
             log.push('\n');
         }
     });
-    let endpoint = format!("http://{listen}");
-    let health: serde_json::Value = reqwest::get(format!("{endpoint}/health")).await.unwrap().json().await.unwrap();
+    assert!(log.contains("scheme=\"https\"") || log.contains("https"), "{log}");
+    let endpoint = format!("https://localhost:{port}");
+    let trusting = reqwest::Client::builder()
+        .tls_certs_merge([reqwest::Certificate::from_pem(cert.as_bytes()).unwrap()])
+        .build()
+        .unwrap();
+    let health: serde_json::Value =
+        trusting.get(format!("{endpoint}/health")).send().await.unwrap().json().await.unwrap();
     assert_eq!(health["status"], "ok");
-    let signed = HttpApi::new(&endpoint, None)
+    let trust = TlsTrust::default().with_pem(cert.clone().into_bytes());
+    let signed = HttpApi::with_trust(&endpoint, None, &trust)
         .unwrap()
         .sign_in(&SignInRequest {
             org: "alpha".into(),
@@ -87,7 +103,8 @@ async fn an_operator_creates_a_tenant_serves_and_stops_gracefully(backend: Backe
         })
         .await
         .unwrap();
-    let me = HttpApi::new(&endpoint, Some(DeviceToken::new(&signed.token))).unwrap().session().await.unwrap();
+    let me =
+        HttpApi::with_trust(&endpoint, Some(DeviceToken::new(&signed.token)), &trust).unwrap().session().await.unwrap();
     assert_eq!(me.org_name, "Alpha LLP");
 
     let status = Command::new("kill").args(["-TERM", &server.id().to_string()]).status().unwrap();

@@ -23,7 +23,7 @@ async fn a_file_uploads_once_and_downloads_whole_and_verified(backend: Backend) 
     assert_eq!(counts(fresh.storage.as_ref()).blobs, 1);
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("contract.pdf");
-    assert_eq!(api.download_blob(&hash, &dest).await.unwrap(), 300_000);
+    assert_eq!(api.download_blob(&hash, &dest, None).await.unwrap(), 300_000);
     assert_eq!(std::fs::read(&dest).unwrap(), data);
     assert!(!partial_path(&dest).exists());
 }
@@ -40,7 +40,7 @@ async fn a_broken_download_resumes_from_the_bytes_already_there(backend: Backend
     let dest = dir.path().join("scan.tiff");
     // A download that broke after 123,456 bytes left them in the partial file.
     std::fs::write(partial_path(&dest), &data[..123_456]).unwrap();
-    let fetched = api.download_blob(&hash, &dest).await.unwrap();
+    let fetched = api.download_blob(&hash, &dest, None).await.unwrap();
     assert_eq!(fetched, 200_000 - 123_456, "only the rest was fetched");
     assert_eq!(std::fs::read(&dest).unwrap(), data);
     let served = server.state.metrics().blob_bytes_out.load(std::sync::atomic::Ordering::Relaxed);
@@ -90,11 +90,11 @@ async fn a_download_cut_off_mid_transfer_keeps_its_bytes_and_the_next_attempt_fe
     let dest = dir.path().join("contract.pdf");
     let broken =
         HttpApi::new(&breaking_server(data.clone(), 150_000).await, Some(DeviceToken::new(&a.tokens[0]))).unwrap();
-    let err = broken.download_blob(&hash, &dest).await.unwrap_err();
+    let err = broken.download_blob(&hash, &dest, None).await.unwrap_err();
     assert!(matches!(err, SyncError::Unreachable(_)), "{err:?}");
     assert!(!dest.exists(), "nothing unverified appears at the destination");
     assert_eq!(std::fs::metadata(partial_path(&dest)).unwrap().len(), 150_000, "the bytes that arrived are kept");
-    let fetched = api.download_blob(&hash, &dest).await.unwrap();
+    let fetched = api.download_blob(&hash, &dest, None).await.unwrap();
     assert_eq!(fetched, 250_000, "the second attempt asked only for the rest");
     assert_eq!(std::fs::read(&dest).unwrap(), data);
 }
@@ -110,16 +110,16 @@ async fn a_partial_file_with_wrong_bytes_is_discarded_never_kept(backend: Backen
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("f");
     std::fs::write(partial_path(&dest), vec![0u8; 10_000]).unwrap();
-    let err = api.download_blob(&hash, &dest).await.unwrap_err();
+    let err = api.download_blob(&hash, &dest, None).await.unwrap_err();
     assert!(matches!(err, SyncError::BlobCorrupt { .. }), "{err:?}");
     assert!(!dest.exists() && !partial_path(&dest).exists());
     // The next attempt starts over and succeeds.
-    api.download_blob(&hash, &dest).await.unwrap();
+    api.download_blob(&hash, &dest, None).await.unwrap();
     assert_eq!(std::fs::read(&dest).unwrap(), data);
     // A partial as long as the file or longer: verified as it is (416 from the server), discarded if wrong.
     let dest2 = dir.path().join("g");
     std::fs::write(partial_path(&dest2), &data).unwrap();
-    assert_eq!(api.download_blob(&hash, &dest2).await.unwrap(), 0);
+    assert_eq!(api.download_blob(&hash, &dest2, None).await.unwrap(), 0);
     assert_eq!(std::fs::read(&dest2).unwrap(), data);
 }
 

@@ -8,6 +8,8 @@ mod blobs;
 mod client_loop;
 mod convergence;
 mod faults;
+mod fuzz;
 mod isolation;
 mod malformed;
+mod security;
 mod service;

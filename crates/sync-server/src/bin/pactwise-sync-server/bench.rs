@@ -43,7 +43,8 @@ pub async fn run(database: &str, clients: usize, rounds: usize, batch: usize, si
         let _ = stopped.await;
     }));
     let endpoint = format!("http://{addr}");
-    let run_id = &Uuid::now_v7().simple().to_string()[20..];
+    let run_id: String = Uuid::now_v7().simple().to_string().chars().skip(20).collect();
+    let run_id = run_id.as_str();
 
     let result = async {
         one_client(storage.as_ref(), &endpoint, clock.clone(), backend, single, run_id).await?;

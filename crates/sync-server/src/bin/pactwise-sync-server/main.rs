@@ -5,7 +5,7 @@ mod bench;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use pactwise_domain::{Clock, Role, SystemClock};
-use pactwise_sync_server::{AppState, ServerConfig, SyncStorage, admin, open_storage, serve};
+use pactwise_sync_server::{AppState, ServerConfig, SyncStorage, admin, load_tls, open_storage, serve, serve_tls};
 use std::io::Read;
 use std::sync::Arc;
 
@@ -25,6 +25,16 @@ enum Command {
         /// `sqlite:PATH` (default) or `postgres://user@host:port/db`.
         #[arg(long, env = "PACTWISE_SYNC_DATABASE", default_value = "sqlite:pactwise-sync.sqlite3")]
         database: String,
+        /// Serve HTTPS with this certificate chain (PEM); needs --tls-key. Without both, plain HTTP: for loopback,
+        /// or behind a TLS proxy.
+        #[arg(long, env = "PACTWISE_SYNC_TLS_CERT", value_name = "FILE", requires = "tls_key")]
+        tls_cert: Option<std::path::PathBuf>,
+        /// The private key (PEM) of --tls-cert.
+        #[arg(long, env = "PACTWISE_SYNC_TLS_KEY", value_name = "FILE", requires = "tls_cert")]
+        tls_key: Option<std::path::PathBuf>,
+        /// A bearer token that opens /metrics to peers not on this computer (else /metrics answers loopback only).
+        #[arg(long, env = "PACTWISE_SYNC_METRICS_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+        metrics_token: Option<String>,
     },
     /// Create organizations and users.
     Admin {
@@ -79,10 +89,19 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
-        Command::Serve { listen, database } => {
+        Command::Serve { listen, database, tls_cert, tls_key, metrics_token } => {
+            let tls = match (tls_cert, tls_key) {
+                (Some(cert), Some(key)) => Some(load_tls(&cert, &key).context("loading the TLS certificate and key")?),
+                _ => None,
+            };
+            let metrics_token = metrics_token.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+            if metrics_token.as_ref().is_some_and(|t| t.len() < 16) {
+                bail!("the metrics token must be at least 16 characters");
+            }
+            let config = ServerConfig { metrics_token, ..ServerConfig::default() };
             // Opened before the runtime starts: the PostgreSQL client blocks on a small runtime of its own.
             let storage = open_storage(&database).context("opening the database")?;
-            runtime.block_on(run_server(&listen, storage))
+            runtime.block_on(run_server(&listen, storage, tls, config))
         }
         Command::Admin { database, action } => {
             let storage = open_storage(&database).context("opening the database")?;
@@ -112,11 +131,27 @@ fn main() -> Result<()> {
     }
 }
 
-async fn run_server(listen: &str, storage: Arc<dyn SyncStorage>) -> Result<()> {
+async fn run_server(
+    listen: &str,
+    storage: Arc<dyn SyncStorage>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    config: ServerConfig,
+) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
-    tracing::info!(addr = %listener.local_addr()?, backend = storage.backend(), "pactwise-sync-server listening");
-    let state = AppState::new(storage, Arc::new(SystemClock), ServerConfig::default());
-    serve(listener, state, shutdown_signal()).await?;
+    let addr = listener.local_addr()?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    tracing::info!(%addr, scheme, backend = storage.backend(), "pactwise-sync-server listening");
+    if tls.is_none() && !addr.ip().is_loopback() {
+        tracing::warn!(
+            "serving plain HTTP on {addr}, which is not loopback: desktops refuse http:// to another computer; \
+             put a TLS proxy in front or pass --tls-cert and --tls-key"
+        );
+    }
+    let state = AppState::new(storage, Arc::new(SystemClock), config);
+    match tls {
+        Some(tls) => serve_tls(listener, state, tls, shutdown_signal()).await?,
+        None => serve(listener, state, shutdown_signal()).await?,
+    }
     tracing::info!("stopped");
     Ok(())
 }

@@ -1,0 +1,243 @@
+//! The store as the sync client's replica: outbox, cursor, the service's answers to pushes (stored or refused),
+//! and remote pages applied in one transaction (last-writer-wins fields through `pactwise_rules::lww`, append-only
+//! corrections kept once, synced settings checked like a local change).
+
+use chrono::{DateTime, Utc};
+use pactwise_domain::{DocumentId, UserId};
+use pactwise_store::{
+    CorrectionApplied, Db, OrgScope, RemoteCorrection, ServiceRefusal, StoreError, check_document_fields,
+};
+use pactwise_sync::wire::{ChangeBody, PullResponse, PushResult, ServerChange};
+use pactwise_sync::{Change, HlcClock, LocalReplica, ReplicaError, SyncedModel};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use uuid::Uuid;
+
+/// The store as `sync::LocalReplica` for one signed-in organization. Its methods are synchronous (the client's
+/// contract); they run on the store's thread and wait for it ([`Db::call_blocking`]), so every read and write of
+/// sync state is ordered with the app's own writes.
+pub(crate) struct StoreReplica {
+    db: Db,
+    pub(crate) scope: OrgScope,
+    /// Documents that received corrections from other devices this round: their gate runs again.
+    touched: Mutex<BTreeSet<DocumentId>>,
+}
+
+pub(crate) fn storage(e: StoreError) -> ReplicaError {
+    ReplicaError::Storage(e.to_string())
+}
+
+/// A remote change decoded into what the store applies.
+enum Op {
+    Document {
+        id: DocumentId,
+        hlc: String,
+        author: UserId,
+        author_name: Option<String>,
+        fields: BTreeMap<String, Value>,
+    },
+    Correction {
+        correction: RemoteCorrection,
+        user_name: Option<String>,
+    },
+    Setting {
+        key: String,
+        hlc: String,
+        value: Value,
+    },
+    /// Not applied on the desktop (a model it does not keep yet, or a malformed change); marked applied.
+    Skip,
+}
+
+fn decode(remote: &ServerChange) -> Op {
+    let change = &remote.change;
+    let skip = |why: &str| {
+        tracing::warn!(change = %change.id, model = %change.model, seq = remote.seq, "remote change skipped: {why}");
+        Op::Skip
+    };
+    match (change.model, &change.body) {
+        (SyncedModel::Document, ChangeBody::Fields { fields }) => {
+            let Ok(id) = change.record_id.parse::<DocumentId>() else { return skip("bad document id") };
+            let mut fields = fields.clone();
+            // Who created a document is who pushed its creation, as the service stamped it.
+            if fields.contains_key("created_by") {
+                fields.insert("created_by".into(), Value::String(remote.author.to_string()));
+            }
+            if let Err(e) = check_document_fields(&fields) {
+                return skip(&e.to_string());
+            }
+            let author_name = fields.get("created_by_name").and_then(Value::as_str).map(str::to_string);
+            Op::Document { id, hlc: change.hlc.to_sortable(), author: remote.author, author_name, fields }
+        }
+        (SyncedModel::ReviewCorrection, ChangeBody::Event { event }) => {
+            let text = |k: &str| event.get(k).and_then(Value::as_str).map(str::to_string);
+            let (Some(document), Some(item_id), Some(kind), Some(status), Some(created_at)) =
+                (text("document_id"), text("item_id"), text("kind"), text("status"), text("created_at"))
+            else {
+                return skip("a correction without its document, item, kind, status or time");
+            };
+            let Ok(document) = document.parse::<DocumentId>() else { return skip("bad document id") };
+            let Ok(created_at) = DateTime::parse_from_rfc3339(&created_at) else { return skip("bad time") };
+            let quote = match (text("quote_text"), event.get("quote_page").and_then(Value::as_u64)) {
+                (Some(t), Some(p)) if p >= 1 && p <= u64::from(u32::MAX) => Some((t, p as u32)),
+                (None, None) => None,
+                _ => return skip("a quote without its page"),
+            };
+            let audit = event.get("audit");
+            let correction = RemoteCorrection {
+                id: change.record_id.clone(),
+                document,
+                item_id,
+                kind: kind.clone(),
+                status,
+                quote,
+                note: text("note"),
+                user: remote.author,
+                created_at: created_at.with_timezone(&Utc),
+                audit_action: audit
+                    .and_then(|a| a.get("action"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("review.{kind}")),
+                audit_details: audit.and_then(|a| a.get("details")).cloned().unwrap_or(Value::Null),
+            };
+            Op::Correction { correction, user_name: text("user_name") }
+        }
+        (SyncedModel::Setting, ChangeBody::Fields { fields }) => match fields.get("value") {
+            Some(value) if pactwise_store::SYNCED_SETTINGS.contains(&change.record_id.as_str()) => {
+                Op::Setting { key: change.record_id.clone(), hlc: change.hlc.to_sortable(), value: value.clone() }
+            }
+            _ => skip("a setting that does not sync"),
+        },
+        _ => Op::Skip,
+    }
+}
+
+impl StoreReplica {
+    pub(crate) fn new(db: Db, scope: OrgScope) -> Self {
+        StoreReplica { db, scope, touched: Mutex::new(BTreeSet::new()) }
+    }
+
+    pub(crate) fn take_touched(&self) -> BTreeSet<DocumentId> {
+        std::mem::take(&mut *self.touched.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl LocalReplica for StoreReplica {
+    fn outbox(&self, limit: usize) -> Result<Vec<Change>, ReplicaError> {
+        let s = self.scope.clone();
+        let entries = self.db.call_blocking(move |store| store.sync_log().outbox(&s, limit)).map_err(storage)?;
+        entries
+            .iter()
+            .map(|e| {
+                serde_json::from_str(&e.change_json)
+                    .map_err(|err| ReplicaError::Invalid(format!("outbox entry {}: {err}", e.change_id)))
+            })
+            .collect()
+    }
+
+    fn pending_count(&self) -> Result<u64, ReplicaError> {
+        let s = self.scope.clone();
+        self.db.call_blocking(move |store| store.sync_log().pending(&s)).map_err(storage)
+    }
+
+    fn mark_pushed(&self, results: &[PushResult]) -> Result<(), ReplicaError> {
+        let s = self.scope.clone();
+        let mut stored = Vec::new();
+        let mut refused = Vec::new();
+        for r in results {
+            match &r.refused {
+                None => stored.push(r.change_id.to_string()),
+                Some(why) => {
+                    tracing::warn!(change = %r.change_id, code = %why.code, "the sync service refused a change: {}", why.message);
+                    refused.push(ServiceRefusal {
+                        change_id: r.change_id.to_string(),
+                        code: why.code.clone(),
+                        message: why.message.clone(),
+                    });
+                }
+            }
+        }
+        self.db.call_blocking(move |store| store.sync_log().settle(&s, &stored, &refused)).map_err(storage)
+    }
+
+    fn cursor(&self) -> Result<u64, ReplicaError> {
+        let s = self.scope.clone();
+        self.db
+            .call_blocking(move |store| store.sync_log().state(&s, || Uuid::now_v7().to_string()).map(|st| st.cursor))
+            .map_err(storage)
+    }
+
+    #[tracing::instrument(skip_all, name = "sync_apply", fields(changes = page.changes.len()))]
+    fn apply_remote(&self, page: &PullResponse, now_ms: u64) -> Result<(), ReplicaError> {
+        let s = self.scope.clone();
+        let changes: Vec<(u64, String, pactwise_sync::Hlc, Op)> = page
+            .changes
+            .iter()
+            .map(|remote| (remote.seq, remote.change.id.to_string(), remote.change.hlc, decode(remote)))
+            .collect();
+        let next_cursor = page.next_cursor;
+        let touched = self
+            .db
+            .call_blocking(move |store| {
+                let log = store.sync_log();
+                let state = log.state(&s, || Uuid::now_v7().to_string())?;
+                let node = Uuid::parse_str(&state.node_id)
+                    .map_err(|_| StoreError::Corrupt(format!("bad HLC node id {:?}", state.node_id)))?;
+                let mut clock = HlcClock::from_parts(node, state.hlc_wall_ms, state.hlc_counter);
+                let mut touched = BTreeSet::new();
+                let fresh: Vec<_> = changes.into_iter().filter(|(seq, ..)| *seq > state.cursor).collect();
+                for (_, _, hlc, _) in &fresh {
+                    clock.observe(hlc, now_ms);
+                }
+                let last = clock.last();
+                log.apply_page(&s, next_cursor, (last.wall_ms, last.counter), |a| {
+                    for (seq, change_id, _, op) in fresh {
+                        if !a.mark_applied(&change_id, seq)? {
+                            continue;
+                        }
+                        let outcome = match op {
+                            Op::Document { id, hlc, author, author_name, fields } => {
+                                let mut taken = BTreeMap::new();
+                                for (field, value) in fields {
+                                    if a.take_field("document", &id.to_string(), &field, &hlc)? {
+                                        taken.insert(field, value);
+                                    }
+                                }
+                                if taken.is_empty() {
+                                    continue;
+                                }
+                                a.ensure_user(author, author_name.as_deref())?;
+                                a.document_fields(id, author, &taken).map(|_| ())
+                            }
+                            Op::Correction { correction, user_name } => {
+                                a.ensure_user(correction.user, user_name.as_deref())?;
+                                a.correction(&correction).map(|applied| {
+                                    if applied == CorrectionApplied::Applied {
+                                        touched.insert(correction.document);
+                                    }
+                                })
+                            }
+                            // Checked with the same function as a local change before its clock is taken.
+                            Op::Setting { key, hlc, value } => a.setting(&key, &hlc, &value).map(|_| ()),
+                            Op::Skip => Ok(()),
+                        };
+                        match outcome {
+                            Ok(()) => {}
+                            // One malformed change is skipped on its own; it never blocks the organization's sync.
+                            Err(StoreError::Invalid(why)) => {
+                                tracing::warn!(change = %change_id, seq, "remote change skipped: {why}");
+                            }
+                            Err(other) => return Err(other),
+                        }
+                    }
+                    Ok(())
+                })?;
+                Ok(touched)
+            })
+            .map_err(storage)?;
+        self.touched.lock().unwrap_or_else(|e| e.into_inner()).extend(touched);
+        Ok(())
+    }
+}

@@ -1,0 +1,147 @@
+//! The role table: which role may make which change to an organization's shared (synced) data. The desktop checks
+//! it before a local write of a synced setting, the sync service before it accepts a pushed change, so a member
+//! whose role may not make a change can make it neither locally nor by pushing it from a modified client.
+//!
+//! | change | roles |
+//! |---|---|
+//! | a setting (`review.thresholds`, `organization.aliases`, any other key) | owner, admin |
+//! | a document's fields (import, rename, delete, restore) | every role but viewer |
+//! | a review correction, an audit entry | every role but viewer |
+//! | a contract's or a vendor's fields | every role but viewer |
+//! | an approval request | every role but viewer (who may *decide* a step is [`crate::approval`]'s rule) |
+//!
+//! A setting key the table does not name is an owner/admin change: the strictest row is the default.
+
+use pactwise_domain::Role;
+
+/// A change to the organization's shared data, as the table knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedChange<'a> {
+    /// A setting, by key.
+    Setting(&'a str),
+    Document,
+    ReviewCorrection,
+    AuditEntry,
+    Contract,
+    Vendor,
+    ApprovalRequest,
+}
+
+const ADMINS: &[Role] = &[Role::Owner, Role::Admin];
+const MEMBERS: &[Role] = &[Role::Owner, Role::Admin, Role::Reviewer, Role::Buyer, Role::Approver];
+
+impl<'a> SharedChange<'a> {
+    /// The change a synced record names: its model's stable wire name and its record id (a setting's key).
+    /// None for a model the table does not know (refused by whoever asks).
+    pub fn of_synced(model: &str, record_id: &'a str) -> Option<SharedChange<'a>> {
+        Some(match model {
+            "setting" => SharedChange::Setting(record_id),
+            "document" => SharedChange::Document,
+            "review_correction" => SharedChange::ReviewCorrection,
+            "audit_entry" => SharedChange::AuditEntry,
+            "contract" => SharedChange::Contract,
+            "vendor" => SharedChange::Vendor,
+            "approval_decision" => SharedChange::ApprovalRequest,
+            _ => return None,
+        })
+    }
+
+    /// The roles that may make this change.
+    pub fn roles(self) -> &'static [Role] {
+        match self {
+            SharedChange::Setting(_) => ADMINS,
+            SharedChange::Document
+            | SharedChange::ReviewCorrection
+            | SharedChange::AuditEntry
+            | SharedChange::Contract
+            | SharedChange::Vendor
+            | SharedChange::ApprovalRequest => MEMBERS,
+        }
+    }
+
+    /// What the change is, in people's words.
+    pub fn describe(self) -> String {
+        match self {
+            SharedChange::Setting("review.thresholds") => "change the review thresholds".into(),
+            SharedChange::Setting("organization.aliases") => "change the organization's names".into(),
+            SharedChange::Setting(key) => format!("change the organization's setting {key:?}"),
+            SharedChange::Document => "change the organization's documents".into(),
+            SharedChange::ReviewCorrection => "correct a review".into(),
+            SharedChange::AuditEntry => "add to the audit log".into(),
+            SharedChange::Contract => "change a contract record".into(),
+            SharedChange::Vendor => "change a vendor".into(),
+            SharedChange::ApprovalRequest => "decide approvals".into(),
+        }
+    }
+}
+
+/// A change the role table refuses; its message says who may make it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoleRefusal {
+    pub role: Role,
+    pub message: String,
+}
+
+impl std::fmt::Display for RoleRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RoleRefusal {}
+
+/// May `role` make `change`? The refusal names the change and the roles that may make it.
+pub fn check(role: Role, change: SharedChange<'_>) -> Result<(), RoleRefusal> {
+    let allowed = change.roles();
+    if allowed.contains(&role) {
+        return Ok(());
+    }
+    let who =
+        if allowed == ADMINS { "an owner or admin".to_string() } else { "a member who is not a viewer".to_string() };
+    Err(RoleRefusal {
+        role,
+        message: format!("your role ({role}) cannot {}; ask {who} of the organization", change.describe()),
+    })
+}
+
+/// May `role` push any change at all? (A viewer may not.)
+pub fn may_change_anything(role: Role) -> bool {
+    MEMBERS.contains(&role)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_owners_and_admins_change_synced_settings_whatever_the_key() {
+        for key in ["review.thresholds", "organization.aliases", "some.future.key"] {
+            for role in Role::ALL {
+                let allowed = check(role, SharedChange::Setting(key)).is_ok();
+                assert_eq!(allowed, matches!(role, Role::Owner | Role::Admin), "{role} {key}");
+            }
+        }
+        let refusal = check(Role::Reviewer, SharedChange::Setting("review.thresholds")).unwrap_err();
+        assert_eq!(
+            refusal.message,
+            "your role (reviewer) cannot change the review thresholds; ask an owner or admin of the organization"
+        );
+    }
+
+    #[test]
+    fn viewers_change_nothing_and_other_members_change_documents_and_corrections() {
+        for model in ["document", "review_correction", "audit_entry", "contract", "vendor", "approval_decision"] {
+            let change = SharedChange::of_synced(model, "x").unwrap();
+            for role in Role::ALL {
+                assert_eq!(check(role, change).is_ok(), role != Role::Viewer, "{role} {model}");
+            }
+        }
+        assert!(!may_change_anything(Role::Viewer));
+        assert!(Role::ALL.into_iter().filter(|r| *r != Role::Viewer).all(may_change_anything));
+        assert_eq!(SharedChange::of_synced("payroll", "x"), None);
+        assert_eq!(
+            SharedChange::of_synced("setting", "review.thresholds"),
+            Some(SharedChange::Setting("review.thresholds"))
+        );
+    }
+}
