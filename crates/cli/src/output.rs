@@ -244,10 +244,10 @@ pub fn eval_text(report: &Value) -> String {
         report["labelled_called_absent"],
         report["labelled_pairs"]
     ));
-    if let Ok(values) = serde_json::from_value::<Vec<pactwise_pipeline::eval::ValueScore>>(report["values"].clone()) {
+    if let Ok(values) = serde_json::from_value::<Vec<pactwise_api::eval::ValueScore>>(report["values"].clone()) {
         lines
             .push("values against CUAD's normalised answers (parties: recall of names, defined names allowed):".into());
-        lines.extend(pactwise_pipeline::eval::values_table(&values));
+        lines.extend(pactwise_api::eval::values_table(&values));
     }
     lines.join("\n")
 }

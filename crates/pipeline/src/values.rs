@@ -307,7 +307,7 @@ pub fn attach(catalog: &Catalog, findings: &mut [ItemFinding]) {
         else {
             continue;
         };
-        finding.value = value_for(category, &quote.text, |t| crate::offline::jurisdiction_in(t));
+        finding.value = value_for(category, &quote.text, crate::offline::jurisdiction_in);
     }
 }
 
