@@ -13,6 +13,8 @@ fn main() {
     let catalog = library.join("catalog.toml");
     let types_dir = library.join("types");
     let categories = library.join("categories.toml");
+    let topics = library.join("topics.toml");
+    println!("cargo::rerun-if-changed={}", topics.display());
     println!("cargo::rerun-if-changed={}", catalog.display());
     println!("cargo::rerun-if-changed={}", categories.display());
     println!("cargo::rerun-if-changed={}", types_dir.display());
@@ -31,6 +33,8 @@ fn main() {
     writeln!(code, "pub(crate) const CATALOG_TOML: &str = include_str!({});", literal(&catalog)).unwrap();
     code.push_str("/// The text of `checklists/categories.toml` (per-category clause signals).\n");
     writeln!(code, "pub(crate) const CATEGORIES_TOML: &str = include_str!({});", literal(&categories)).unwrap();
+    code.push_str("/// The text of `checklists/topics.toml` (where each category's clauses live).\n");
+    writeln!(code, "pub(crate) const TOPICS_TOML: &str = include_str!({});", literal(&topics)).unwrap();
     code.push_str("/// (file name, text) of every `checklists/types/*.toml`, sorted by file name.\n");
     code.push_str("pub(crate) const TYPE_FILES: &[(&str, &str)] = &[\n");
     for path in &files {

@@ -62,6 +62,10 @@ pub use sync::{
     KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop, SyncPhase,
     SyncRoundReport, SyncStatusView, SyncTokens, check_server,
 };
+/// The offline review's scores on a labelled folder, as `eval_cuad` returns them, and the values table's lines.
+pub mod eval {
+    pub use pactwise_pipeline::eval::{CuadReport, ValueScore, values_table};
+}
 pub use workspace::{ExportedReview, FinalizeInput, PageLayout, TextRun, TextSpan, quote_span, text_runs};
 
 use pactwise_domain::{Clock, SystemClock};

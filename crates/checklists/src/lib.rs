@@ -10,6 +10,7 @@ mod categories;
 mod compiled;
 mod report;
 mod similarity;
+mod topics;
 mod validate;
 
 pub use categories::{CATEGORIES_FILE, CategorySignals, CompiledCategorySignals};
@@ -18,6 +19,7 @@ pub use report::{
     CatalogExport, CatalogStats, CuadCategoryCount, FieldCount, FieldCoverage, RiskCounts, SectionStats, TypeStats,
 };
 pub use similarity::{QuestionPair, closest_question_pair, question_similarity, question_tokens};
+pub use topics::{CategoryTopic, CompiledTopic, TOPICS_FILE};
 pub use validate::Problem;
 
 use pactwise_domain::{CatalogVersion, ChecklistItem, ContractType, CuadCategory, ErrorCode, Section};
@@ -91,13 +93,18 @@ pub struct Catalog {
     categories: Vec<CategorySignals>,
     /// Parallel to `categories`: compiled on first use.
     compiled_categories: OnceLock<Vec<CompiledCategorySignals>>,
+    /// Where each category's clauses live (`topics.toml`).
+    topics: Vec<CategoryTopic>,
+    compiled_topics: OnceLock<Vec<CompiledTopic>>,
 }
 
 impl Catalog {
     /// The library embedded in this binary at compile time.
     pub fn load() -> Result<Catalog, CatalogError> {
         let files = embedded::TYPE_FILES.iter().map(|(name, text)| ((*name).to_owned(), (*text).to_owned())).collect();
-        Catalog::from_sources(embedded::CATALOG_TOML, files)?.with_categories(embedded::CATEGORIES_TOML)
+        Catalog::from_sources(embedded::CATALOG_TOML, files)?
+            .with_categories(embedded::CATEGORIES_TOML)?
+            .with_topics(embedded::TOPICS_TOML)
     }
 
     /// The library in a directory laid out like `checklists/`: `catalog.toml` and `types/*.toml`.
@@ -123,7 +130,27 @@ impl Catalog {
         }
         let catalog = Catalog::from_sources(&catalog_toml, files)?;
         let categories = dir.join(CATEGORIES_FILE);
-        if categories.exists() { catalog.with_categories(&read(categories)?) } else { Ok(catalog) }
+        let catalog = if categories.exists() { catalog.with_categories(&read(categories)?)? } else { catalog };
+        let topics = dir.join(TOPICS_FILE);
+        if topics.exists() { catalog.with_topics(&read(topics)?) } else { Ok(catalog) }
+    }
+
+    /// Adds where each category's clauses live (the text of `topics.toml`), replacing any loaded before.
+    pub fn with_topics(mut self, text: &str) -> Result<Catalog, CatalogError> {
+        let mut problems = Vec::new();
+        let topics = topics::parse(text, &mut problems);
+        if !problems.is_empty() {
+            return Err(CatalogError::Invalid { problems });
+        }
+        self.topics = topics;
+        self.compiled_topics = OnceLock::new();
+        self.version.hash = content_hash_with_categories(&self.types, &self.categories, &self.topics);
+        Ok(self)
+    }
+
+    /// A CUAD category's topic, compiled (all topics on the first call, then kept).
+    pub fn topic(&self, category: CuadCategory) -> Option<&CompiledTopic> {
+        self.compiled_topics.get_or_init(|| topics::compile_all(&self.topics)).iter().find(|t| t.category == category)
     }
 
     /// Adds the per-category clause signals (the text of `categories.toml`), replacing any loaded before.
@@ -136,7 +163,7 @@ impl Catalog {
         self.categories = categories;
         self.compiled_categories = OnceLock::new();
         // The category signals decide offline answers, so they are part of what the hash identifies.
-        self.version.hash = content_hash_with_categories(&self.types, &self.categories);
+        self.version.hash = content_hash_with_categories(&self.types, &self.categories, &self.topics);
         Ok(self)
     }
 
@@ -213,6 +240,8 @@ impl Catalog {
             item_index,
             categories: Vec::new(),
             compiled_categories: OnceLock::new(),
+            topics: Vec::new(),
+            compiled_topics: OnceLock::new(),
         })
     }
 
@@ -275,12 +304,19 @@ fn content_hash(types: &[ContractType]) -> String {
 }
 
 /// The content hash of the types followed by the per-category signals (each as compact JSON).
-fn content_hash_with_categories(types: &[ContractType], categories: &[CategorySignals]) -> String {
-    if categories.is_empty() {
+fn content_hash_with_categories(
+    types: &[ContractType],
+    categories: &[CategorySignals],
+    topics: &[CategoryTopic],
+) -> String {
+    if categories.is_empty() && topics.is_empty() {
         return content_hash(types);
     }
     let mut canonical = serde_json::to_vec(types).expect("checklist types serialize to JSON");
     canonical.extend(serde_json::to_vec(categories).expect("category signals serialize to JSON"));
+    if !topics.is_empty() {
+        canonical.extend(serde_json::to_vec(topics).expect("topics serialize to JSON"));
+    }
     hex::encode(Sha256::digest(&canonical))
 }
 

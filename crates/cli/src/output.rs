@@ -237,6 +237,18 @@ pub fn eval_text(report: &Value) -> String {
         report["governing_law_labelled"],
         f("parties_recall")
     ));
+    lines.push(format!(
+        "evidence quote precision {:.3}; missed-present {:.3} ({}/{} labelled clauses called absent)",
+        f("evidence_quote_precision"),
+        f("missed_present_rate"),
+        report["labelled_called_absent"],
+        report["labelled_pairs"]
+    ));
+    if let Ok(values) = serde_json::from_value::<Vec<pactwise_api::eval::ValueScore>>(report["values"].clone()) {
+        lines
+            .push("values against CUAD's normalised answers (parties: recall of names, defined names allowed):".into());
+        lines.extend(pactwise_api::eval::values_table(&values));
+    }
     lines.join("\n")
 }
 

@@ -31,8 +31,8 @@ pub use report::{
     ReportRejection, ReportWindow, UnprocessedPart, UnprocessedReason,
 };
 pub use review::{
-    Classification, Extracted, Extractions, GateDecision, GateReason, ItemFinding, ItemStatus, Method, Quote,
-    RejectedExtraction, Route,
+    Classification, DurationUnit, Extracted, Extractions, GateDecision, GateReason, ItemFinding, ItemStatus, Method,
+    Quote, RejectedExtraction, Route, Value,
 };
 pub use role::Role;
 pub use workflow::{ApprovalStatus, Decision, RunStatus, TaskStatus};

@@ -76,6 +76,125 @@ pub struct ItemFinding {
     /// The item's red flags (from the catalog's list) that the evidence triggers.
     #[serde(default)]
     pub red_flags: Vec<String>,
+    /// The value the quote states, normalised (a date, a period, an amount, a jurisdiction), for items that have
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+}
+
+/// A value read from a contract, normalised so it can be compared, computed with and shown in people's terms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, specta::Type)]
+// The container name is not in the JSON; it names the TypeScript type, where `Value` is serde_json's already.
+#[serde(tag = "kind", rename_all = "snake_case", rename = "NormalizedValue")]
+pub enum Value {
+    /// A calendar date, ISO 8601 (`YYYY-MM-DD`).
+    Date { iso: String },
+    /// A period of time: "thirty (30) days" is 30 days.
+    Duration { number: u32, unit: DurationUnit },
+    /// No end: "perpetual", "in perpetuity", "indefinitely".
+    Perpetual,
+    /// An amount of money: the amount as a decimal string (never a float) and the ISO 4217 currency.
+    Money { amount: String, currency: String },
+    /// A percentage as a decimal string: "5.5" for 5.5 %.
+    Percentage { value: String },
+    /// A jurisdiction's name: "New York", "England and Wales".
+    Jurisdiction { name: String },
+    /// A party: its name, the name the contract calls it by, and its role where the contract says it.
+    Party { name: String, defined_as: Option<String>, role: Option<String> },
+}
+
+/// The unit of a [`Value::Duration`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum DurationUnit {
+    Day,
+    BusinessDay,
+    Week,
+    Month,
+    Year,
+}
+
+impl DurationUnit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DurationUnit::Day => "day",
+            DurationUnit::BusinessDay => "business day",
+            DurationUnit::Week => "week",
+            DurationUnit::Month => "month",
+            DurationUnit::Year => "year",
+        }
+    }
+}
+
+impl Value {
+    /// The value in people's words: "18 March 2019", "30 days", "USD 1,000,000.00", "5.5 %".
+    pub fn display(&self) -> String {
+        match self {
+            Value::Date { iso } => {
+                let parts: Vec<&str> = iso.split('-').collect();
+                let month =
+                    parts.get(1).and_then(|m| m.parse::<usize>().ok()).and_then(|m| MONTH_NAMES.get(m.wrapping_sub(1)));
+                match (parts.first(), month, parts.get(2).and_then(|d| d.parse::<u32>().ok())) {
+                    (Some(y), Some(m), Some(d)) => format!("{d} {m} {y}"),
+                    _ => iso.clone(),
+                }
+            }
+            Value::Duration { number, unit } => {
+                let unit = unit.as_str();
+                if *number == 1 { format!("1 {unit}") } else { format!("{number} {unit}s") }
+            }
+            Value::Perpetual => "no end date (perpetual)".to_owned(),
+            Value::Money { amount, currency } => format!("{currency} {}", group_thousands(amount)),
+            Value::Percentage { value } => format!("{value} %"),
+            Value::Jurisdiction { name } => name.clone(),
+            Value::Party { name, defined_as, role } => {
+                let mut out = name.clone();
+                if let Some(d) = defined_as.as_ref().filter(|d| !d.eq_ignore_ascii_case(name)) {
+                    out.push_str(&format!(" (\"{d}\")"));
+                }
+                if let Some(r) = role {
+                    out.push_str(&format!(", {r}"));
+                }
+                out
+            }
+        }
+    }
+}
+
+const MONTH_NAMES: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// "1234567.50" → "1,234,567.50".
+fn group_thousands(amount: &str) -> String {
+    let (whole, fraction) = match amount.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (amount, None),
+    };
+    let digits: Vec<char> = whole.chars().collect();
+    let mut out = String::new();
+    for (i, c) in digits.iter().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) && c.is_ascii_digit() {
+            out.push(',');
+        }
+        out.push(*c);
+    }
+    if let Some(f) = fraction {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
 }
 
 /// A quote that failed verification: never shown as a quote, listed for the reviewer.
@@ -101,7 +220,11 @@ pub struct Classification {
 /// A value extracted from the contract, with where it came from when known.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, specta::Type)]
 pub struct Extracted {
+    /// The value in people's words.
     pub value: String,
+    /// The value normalised, where it has a form (a date, a period, an amount, a jurisdiction, a party).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalized: Option<Value>,
     pub quote: Option<Quote>,
     pub confidence: f32,
 }
@@ -114,6 +237,9 @@ pub struct Extractions {
     pub effective_date: Option<Extracted>,
     pub expiration_date: Option<Extracted>,
     pub renewal: Option<Extracted>,
+    /// The notice a party must give before the term renews to stop it renewing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renewal_notice: Option<Extracted>,
     /// The jurisdiction's name, e.g. "New York" or "England and Wales".
     pub governing_law: Option<Extracted>,
     pub value: Option<Extracted>,
@@ -174,4 +300,27 @@ pub struct GateDecision {
     pub route: Route,
     pub reason: Option<GateReason>,
     pub detail: String,
+}
+
+#[cfg(test)]
+mod value_tests {
+    use super::*;
+
+    #[test]
+    fn values_read_in_peoples_words() {
+        assert_eq!(Value::Date { iso: "2019-03-18".into() }.display(), "18 March 2019");
+        assert_eq!(Value::Duration { number: 30, unit: DurationUnit::Day }.display(), "30 days");
+        assert_eq!(Value::Duration { number: 1, unit: DurationUnit::Year }.display(), "1 year");
+        assert_eq!(Value::Money { amount: "1000000.00".into(), currency: "USD".into() }.display(), "USD 1,000,000.00");
+        assert_eq!(Value::Money { amount: "500".into(), currency: "EUR".into() }.display(), "EUR 500");
+        assert_eq!(Value::Percentage { value: "5.5".into() }.display(), "5.5 %");
+        let party = Value::Party { name: "Zogenix, Inc.".into(), defined_as: Some("Zogenix".into()), role: None };
+        assert_eq!(party.display(), "Zogenix, Inc. (\"Zogenix\")");
+    }
+
+    #[test]
+    fn a_value_serialises_with_its_kind() {
+        let json = serde_json::to_string(&Value::Duration { number: 30, unit: DurationUnit::BusinessDay }).unwrap();
+        assert_eq!(json, r#"{"kind":"duration","number":30,"unit":"business_day"}"#);
+    }
 }

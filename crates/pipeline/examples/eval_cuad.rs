@@ -74,7 +74,16 @@ fn main() -> anyhow::Result<()> {
                 serde_json::json!({"item": f.item_id, "category": category, "quote": f.quote.as_ref().map(|q| &q.text)})
             })
             .collect();
+        let findings: Vec<serde_json::Value> = review
+            .findings
+            .iter()
+            .map(|f| {
+                let category = catalog.item(&f.item_id).and_then(|i| i.cuad_category).map(|c| c.as_str());
+                serde_json::json!({"item": f.item_id, "category": category, "status": f.status, "reason": f.reason})
+            })
+            .collect();
         let line = serde_json::json!({
+            "findings": findings,
             "contract": outcome.record.contract,
             "type": outcome.record.contract_type,
             "predicted_type": review.classification.type_id,
@@ -111,6 +120,15 @@ fn main() -> anyhow::Result<()> {
         report.rejected_quotes
     );
     println!(
+        "evidence quote precision {:.3} ({}/{} quotes of present items); missed-present {:.3} ({}/{} labelled clauses called absent)",
+        report.evidence_quote_precision,
+        report.evidence_quotes_on_labelled_span,
+        report.evidence_quotes,
+        report.missed_present_rate,
+        report.labelled_called_absent,
+        report.labelled_pairs
+    );
+    println!(
         "governing law {:.3} ({}/{}); parties recall {:.3} ({}/{})",
         report.governing_law_accuracy,
         report.governing_law_correct,
@@ -119,6 +137,10 @@ fn main() -> anyhow::Result<()> {
         report.parties_found,
         report.parties_labelled
     );
+    println!("values against CUAD's normalised answers (parties: recall of names, defined names allowed):");
+    for line in eval::values_table(&report.values) {
+        println!("{line}");
+    }
     println!(
         "{{\"figure\":\"offline_review_cuad\",\"contracts\":{},\"total_seconds\":{:.2},\"median_ms_per_contract\":{:.2}}}",
         report.contracts, report.total_seconds, report.median_ms_per_contract

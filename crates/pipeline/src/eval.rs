@@ -1,15 +1,19 @@
 //! `eval cuad`: scores the offline path on a labelled CUAD folder (`contracts/*.txt` and `labels.jsonl`), in process,
 //! with the definitions of the pipeline issue (the same as the scorer script that runs `pactwise review --offline`):
 //! type accuracy, presence per CUAD category with precision, recall and F1, presence macro-F1, quote precision,
-//! invented quotes, governing-law accuracy and parties recall, plus the time taken (the speed benchmark).
+//! invented quotes, governing-law accuracy and parties recall, plus the time taken (the speed benchmark); and the
+//! values table: the extracted values against CUAD's normalised answers (see [`crate::cuad_answers`]).
 
+use crate::cuad_answers;
 use crate::offline::{self, ContractIndex};
 use crate::verify;
 use pactwise_checklists::Catalog;
-use pactwise_domain::{Classification, CuadCategory, Extractions, ItemFinding, ItemStatus, Page, RejectedExtraction};
+use pactwise_domain::{
+    Classification, CuadCategory, Extractions, ItemFinding, ItemStatus, Page, RejectedExtraction, Value,
+};
 use pactwise_extract::{ExtractConfig, ExtractOptions, Extractor};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -61,6 +65,37 @@ pub struct CategoryScore {
     pub in_macro: bool,
 }
 
+/// One row of the values table: a field against CUAD's normalised answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ValueScore {
+    /// The CUAD answer column.
+    pub field: String,
+    /// Contracts whose answer names a comparable value (a whole date, a period, a jurisdiction, a party name).
+    pub labelled: usize,
+    /// Of those, the contracts the review gives a value for.
+    pub predicted: usize,
+    /// Of those, the contracts whose value is the answer's (for parties: every labelled party found).
+    pub correct: usize,
+    /// `correct / labelled`; for parties the recall of names, `names_found / names_labelled`.
+    pub accuracy: f64,
+    /// Answers naming no comparable value ("[]/[]/2020"), left out.
+    pub not_comparable: usize,
+    /// Parties only: labelled party names, and those found (by name or defined name).
+    pub names_labelled: usize,
+    pub names_found: usize,
+}
+
+/// The fields of the values table, in the order printed.
+pub const VALUE_FIELDS: [&str; 7] = [
+    "Agreement Date",
+    "Effective Date",
+    "Expiration Date",
+    "Renewal Term",
+    "Notice Period To Terminate Renewal",
+    "Governing Law",
+    "Parties",
+];
+
 /// A contract whose type was not the labelled one.
 #[derive(Debug, Clone, Serialize)]
 pub struct Misclassified {
@@ -81,6 +116,16 @@ pub struct CuadReport {
     pub quote_precision: f64,
     pub quotes: usize,
     pub quotes_on_labelled_span: usize,
+    /// Quotes of items called present or partial that test a category (what a lawyer sees as evidence), and of those
+    /// the share that overlap a labelled span of the item's category.
+    pub evidence_quotes: usize,
+    pub evidence_quotes_on_labelled_span: usize,
+    pub evidence_quote_precision: f64,
+    /// Of (contract, category) pairs with a labelled span, how many the review calls absent (every item of the
+    /// category absent), and that share.
+    pub labelled_pairs: usize,
+    pub labelled_called_absent: usize,
+    pub missed_present_rate: f64,
     /// Verified quotes not found in the document text. Must be 0.
     pub invented_quotes: usize,
     /// Quotes verification refused (each turned its item into not_evaluated).
@@ -91,6 +136,8 @@ pub struct CuadReport {
     pub parties_recall: f64,
     pub parties_found: usize,
     pub parties_labelled: usize,
+    /// The values table, one row per [`VALUE_FIELDS`].
+    pub values: Vec<ValueScore>,
     /// Items missing from a review, or a type with no items: must be 0.
     pub missing_items: usize,
     pub total_seconds: f64,
@@ -116,6 +163,7 @@ pub fn review_pages(catalog: &Catalog, pages: Vec<Page>) -> OfflineReview {
         None => Vec::new(),
     };
     let rejected = verify::verify_findings(&pages, &mut findings);
+    crate::values::attach(catalog, &mut findings);
     let extractions = offline::extract_fields(&index);
     OfflineReview { pages, classification, findings, rejected, extractions }
 }
@@ -177,6 +225,12 @@ pub fn score(
         quote_precision: 0.0,
         quotes: 0,
         quotes_on_labelled_span: 0,
+        evidence_quotes: 0,
+        evidence_quotes_on_labelled_span: 0,
+        evidence_quote_precision: 0.0,
+        labelled_pairs: 0,
+        labelled_called_absent: 0,
+        missed_present_rate: 0.0,
         invented_quotes: 0,
         rejected_quotes: 0,
         governing_law_accuracy: 0.0,
@@ -185,6 +239,19 @@ pub fn score(
         parties_recall: 0.0,
         parties_found: 0,
         parties_labelled: 0,
+        values: VALUE_FIELDS
+            .iter()
+            .map(|f| ValueScore {
+                field: (*f).to_owned(),
+                labelled: 0,
+                predicted: 0,
+                correct: 0,
+                accuracy: 0.0,
+                not_comparable: 0,
+                names_labelled: 0,
+                names_found: 0,
+            })
+            .collect(),
         missing_items: 0,
         total_seconds: 0.0,
         median_ms_per_contract: 0.0,
@@ -217,10 +284,15 @@ pub fn score(
         }
 
         let mut predicted = BTreeSet::new();
+        // Per category, the statuses its items were given.
+        let mut statuses: HashMap<&str, HashSet<ItemStatus>> = HashMap::new();
         let normalized_text = scorer_norm(&text);
         for finding in &review.findings {
             let category = item_categories.get(finding.item_id.as_str()).copied().flatten();
             let positive = matches!(finding.status, ItemStatus::Present | ItemStatus::Partial);
+            if let Some(c) = category {
+                statuses.entry(c.as_str()).or_default().insert(finding.status);
+            }
             if positive && let Some(c) = category {
                 predicted.insert(c.as_str().to_owned());
             }
@@ -229,14 +301,26 @@ pub fn score(
             if !normalized_text.contains(&scorer_norm(&quote.text)) {
                 report.invented_quotes += 1;
             } else if positive && let Some(c) = category {
+                report.evidence_quotes += 1;
                 let spans = record.clauses.get(c.as_str()).map(Vec::as_slice).unwrap_or_default();
                 if let Some(byte_start) = text.find(&quote.text) {
                     let start = text[..byte_start].chars().count();
                     let end = start + quote.text.chars().count();
                     if spans.iter().any(|s| s.start < end && start < s.end) {
                         report.quotes_on_labelled_span += 1;
+                        report.evidence_quotes_on_labelled_span += 1;
                     }
                 }
+            }
+        }
+        for (category, spans) in &record.clauses {
+            if spans.is_empty() || META_CATEGORIES.contains(&category.as_str()) {
+                continue;
+            }
+            let Some(given) = statuses.get(category.as_str()) else { continue };
+            report.labelled_pairs += 1;
+            if given.iter().all(|s| *s == ItemStatus::Absent) {
+                report.labelled_called_absent += 1;
             }
         }
         report.rejected_quotes += review.rejected.len();
@@ -266,13 +350,26 @@ pub fn score(
         report.parties_labelled += names.len();
         report.parties_found += names.iter().filter(|n| values.iter().any(|v| v.contains(n.as_str()))).count();
 
+        for row in &mut report.values {
+            score_value(row, record, &review.extractions);
+        }
+
         inspect(&ContractOutcome { record, review: Some(&review), predicted: &predicted }, &text);
+    }
+    for row in &mut report.values {
+        row.accuracy = if row.field == "Parties" {
+            ratio(row.names_found, row.names_labelled)
+        } else {
+            ratio(row.correct, row.labelled)
+        };
     }
     report.total_seconds = started.elapsed().as_secs_f64();
     per_contract_ms.sort_by(f64::total_cmp);
     report.median_ms_per_contract = per_contract_ms.get(per_contract_ms.len() / 2).copied().unwrap_or(0.0);
     report.type_accuracy = ratio(type_ok, records.len());
     report.quote_precision = ratio(report.quotes_on_labelled_span, report.quotes);
+    report.evidence_quote_precision = ratio(report.evidence_quotes_on_labelled_span, report.evidence_quotes);
+    report.missed_present_rate = ratio(report.labelled_called_absent, report.labelled_pairs);
     report.governing_law_accuracy = ratio(report.governing_law_correct, report.governing_law_labelled);
     report.parties_recall = ratio(report.parties_found, report.parties_labelled);
     let mut macro_sum = 0.0;
@@ -299,6 +396,90 @@ pub fn score(
     }
     report.presence_macro_f1 = if macro_n > 0 { macro_sum / macro_n as f64 } else { 0.0 };
     report
+}
+
+/// Adds one contract to a row of the values table.
+fn score_value(row: &mut ValueScore, record: &LabelRecord, extractions: &Extractions) {
+    let Some(answer) = record.answers.get(&row.field).and_then(|v| v.as_str()).filter(|a| !a.trim().is_empty()) else {
+        return;
+    };
+    let normalized = |x: &Option<pactwise_domain::Extracted>| x.as_ref().and_then(|e| e.normalized.clone());
+    let (comparable, predicted, correct) = match row.field.as_str() {
+        "Agreement Date" | "Effective Date" | "Expiration Date" => {
+            let value = match row.field.as_str() {
+                "Agreement Date" => normalized(&extractions.agreement_date),
+                "Effective Date" => normalized(&extractions.effective_date),
+                _ => normalized(&extractions.expiration_date),
+            };
+            let comparable = cuad_answers::date_comparable(answer, row.field == "Expiration Date");
+            let correct = value.as_ref().is_some_and(|v| cuad_answers::date_matches(answer, v));
+            (comparable, value.is_some(), correct)
+        }
+        "Renewal Term" | "Notice Period To Terminate Renewal" => {
+            let value = if row.field == "Renewal Term" {
+                normalized(&extractions.renewal)
+            } else {
+                normalized(&extractions.renewal_notice)
+            };
+            let correct = value.as_ref().is_some_and(|v| cuad_answers::period_matches(answer, v));
+            (cuad_answers::period_comparable(answer), value.is_some(), correct)
+        }
+        "Governing Law" => {
+            let name = match normalized(&extractions.governing_law) {
+                Some(Value::Jurisdiction { name }) => Some(name),
+                _ => None,
+            };
+            let comparable = answer.chars().any(char::is_alphabetic);
+            let correct = name.as_deref().is_some_and(|n| cuad_answers::jurisdiction_matches(answer, n));
+            (comparable, name.is_some(), correct)
+        }
+        _ => {
+            let labelled = cuad_answers::parties(answer);
+            let extracted: Vec<String> = extractions
+                .parties
+                .iter()
+                .flat_map(|p| {
+                    let mut names = vec![p.value.clone()];
+                    if let Some(Value::Party { name, defined_as, .. }) = &p.normalized {
+                        names.push(name.clone());
+                        names.extend(defined_as.clone());
+                    }
+                    names
+                })
+                .collect();
+            let found = labelled.iter().filter(|p| cuad_answers::party_found(p, &extracted)).count();
+            row.names_labelled += labelled.len();
+            row.names_found += found;
+            (!labelled.is_empty(), !extracted.is_empty(), !labelled.is_empty() && found == labelled.len())
+        }
+    };
+    if !comparable {
+        row.not_comparable += 1;
+        return;
+    }
+    row.labelled += 1;
+    row.predicted += usize::from(predicted);
+    row.correct += usize::from(correct);
+}
+
+/// The values table as text, one line per field (what `eval_cuad` and `pactwise eval cuad` print).
+pub fn values_table(values: &[ValueScore]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "  {:36} {:>9} {:>9} {:>7} {:>9}  {}",
+        "value", "labelled", "predicted", "correct", "accuracy", "not comparable"
+    )];
+    for v in values {
+        let (figure, note) = if v.field == "Parties" {
+            (v.accuracy, format!("recall of names {}/{}; ", v.names_found, v.names_labelled))
+        } else {
+            (v.accuracy, String::new())
+        };
+        lines.push(format!(
+            "  {:36} {:>9} {:>9} {:>7} {:>9.3}  {}{}",
+            v.field, v.labelled, v.predicted, v.correct, figure, note, v.not_comparable
+        ));
+    }
+    lines
 }
 
 /// One contract reviewed: its text as the scorer reads it, the offline review, and the milliseconds it took.

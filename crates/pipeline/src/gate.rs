@@ -222,6 +222,7 @@ mod tests {
                 .iter()
                 .map(|i| ItemFinding {
                     item_id: i.id.clone(),
+                    value: None,
                     status: ItemStatus::Present,
                     confidence: 0.95,
                     quote: Some(Quote { text: "The Supplier".into(), page: 1 }),

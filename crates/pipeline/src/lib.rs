@@ -5,6 +5,7 @@
 //! verification and the gate. Imports domain, checklists, extract and model; the store-backed `StageLog` lives in
 //! `pactwise-api`.
 
+pub mod cuad_answers;
 pub mod driver;
 pub mod eval;
 pub mod gate;
@@ -12,6 +13,7 @@ pub mod machine;
 pub mod model_path;
 pub mod offline;
 pub mod stages;
+pub mod values;
 pub mod verify;
 
 pub use driver::{DriverError, MemoryLog, PipelineReport, StageLog, StageRecord, run};

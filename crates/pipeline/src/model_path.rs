@@ -342,6 +342,7 @@ pub async fn checklist(
                     };
                     let finding = ItemFinding {
                         item_id: item.id.clone(),
+                        value: None,
                         status,
                         confidence: a.confidence,
                         quote,
@@ -377,6 +378,7 @@ pub async fn checklist(
         .map(|item| {
             best.remove(&item.id).unwrap_or_else(|| ItemFinding {
                 item_id: item.id.clone(),
+                value: None,
                 status: ItemStatus::NotEvaluated,
                 confidence: 0.0,
                 quote: None,

@@ -208,6 +208,7 @@ impl Runner {
                 .iter()
                 .map(|i| ItemFinding {
                     item_id: i.id.clone(),
+                    value: None,
                     status: ItemStatus::NotEvaluated,
                     confidence: 0.0,
                     quote: None,
@@ -274,6 +275,7 @@ impl Runner {
             None => offline::evaluate(&self.catalog, contract_type, index),
         };
         let rejected = verify_findings(pages, &mut findings);
+        crate::values::attach(&self.catalog, &mut findings);
         let extractions = verified_extractions(pages, offline::extract_fields(index));
         let summary = summarize(contract_type, &findings, &self.thresholds);
         let output =
@@ -339,6 +341,7 @@ fn verified_extractions(pages: &[Page], mut e: Extractions) -> Extractions {
         &mut e.effective_date,
         &mut e.expiration_date,
         &mut e.renewal,
+        &mut e.renewal_notice,
         &mut e.governing_law,
         &mut e.value,
         &mut e.pricing,

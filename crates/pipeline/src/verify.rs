@@ -175,6 +175,7 @@ mod tests {
     fn finding(id: &str, quote: &str, page: u32) -> ItemFinding {
         ItemFinding {
             item_id: id.into(),
+            value: None,
             status: ItemStatus::Present,
             confidence: 0.9,
             quote: Some(Quote { text: quote.into(), page }),

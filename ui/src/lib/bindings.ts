@@ -643,6 +643,9 @@ export type DraftProgress = {
 	budget: RunBudget,
 };
 
+/**  The unit of a [`Value::Duration`]. */
+export type DurationUnit = "day" | "business_day" | "week" | "month" | "year";
+
 /**  An item dropped at an edge, as received (shortened); never repaired. */
 export type EdgeDrop = EdgeDrop_Serialize | EdgeDrop_Deserialize;
 
@@ -752,14 +755,20 @@ export type Extracted = Extracted_Serialize | Extracted_Deserialize;
 
 /**  A value extracted from the contract, with where it came from when known. */
 export type Extracted_Deserialize = {
+	/**  The value in people's words. */
 	value: string,
+	/**  The value normalised, where it has a form (a date, a period, an amount, a jurisdiction, a party). */
+	normalized?: NormalizedValue_Deserialize | null,
 	quote?: Quote | null,
 	confidence: number | null,
 };
 
 /**  A value extracted from the contract, with where it came from when known. */
 export type Extracted_Serialize = {
+	/**  The value in people's words. */
 	value: string,
+	/**  The value normalised, where it has a form (a date, a period, an amount, a jurisdiction, a party). */
+	normalized?: NormalizedValue_Serialize,
 	quote: Quote | null,
 	confidence: number | null,
 };
@@ -774,6 +783,8 @@ export type Extractions_Deserialize = {
 	effective_date?: Extracted_Deserialize | null,
 	expiration_date?: Extracted_Deserialize | null,
 	renewal?: Extracted_Deserialize | null,
+	/**  The notice a party must give before the term renews to stop it renewing. */
+	renewal_notice?: Extracted_Deserialize | null,
 	/**  The jurisdiction's name, e.g. "New York" or "England and Wales". */
 	governing_law?: Extracted_Deserialize | null,
 	value?: Extracted_Deserialize | null,
@@ -789,6 +800,8 @@ export type Extractions_Serialize = {
 	effective_date: Extracted_Serialize | null,
 	expiration_date: Extracted_Serialize | null,
 	renewal: Extracted_Serialize | null,
+	/**  The notice a party must give before the term renews to stop it renewing. */
+	renewal_notice?: Extracted_Serialize,
 	/**  The jurisdiction's name, e.g. "New York" or "England and Wales". */
 	governing_law: Extracted_Serialize | null,
 	value: Extracted_Serialize | null,
@@ -1116,6 +1129,43 @@ export type Need = {
 	id: string,
 	text: string,
 };
+
+/**  A value read from a contract, normalised so it can be compared, computed with and shown in people's terms. */
+export type NormalizedValue = NormalizedValue_Serialize | NormalizedValue_Deserialize;
+
+/**  A value read from a contract, normalised so it can be compared, computed with and shown in people's terms. */
+export type NormalizedValue_Deserialize = 
+/**  A calendar date, ISO 8601 (`YYYY-MM-DD`). */
+{ kind: "date"; iso: string } | 
+/**  A period of time: "thirty (30) days" is 30 days. */
+{ kind: "duration"; number: number; unit: DurationUnit } | 
+/**  No end: "perpetual", "in perpetuity", "indefinitely". */
+{ kind: "perpetual" } | 
+/**  An amount of money: the amount as a decimal string (never a float) and the ISO 4217 currency. */
+{ kind: "money"; amount: string; currency: string } | 
+/**  A percentage as a decimal string: "5.5" for 5.5 %. */
+{ kind: "percentage"; value: string } | 
+/**  A jurisdiction's name: "New York", "England and Wales". */
+{ kind: "jurisdiction"; name: string } | 
+/**  A party: its name, the name the contract calls it by, and its role where the contract says it. */
+{ kind: "party"; name: string; defined_as?: string | null; role?: string | null };
+
+/**  A value read from a contract, normalised so it can be compared, computed with and shown in people's terms. */
+export type NormalizedValue_Serialize = 
+/**  A calendar date, ISO 8601 (`YYYY-MM-DD`). */
+{ kind: "date"; iso: string } | 
+/**  A period of time: "thirty (30) days" is 30 days. */
+{ kind: "duration"; number: number; unit: DurationUnit } | 
+/**  No end: "perpetual", "in perpetuity", "indefinitely". */
+{ kind: "perpetual" } | 
+/**  An amount of money: the amount as a decimal string (never a float) and the ISO 4217 currency. */
+{ kind: "money"; amount: string; currency: string } | 
+/**  A percentage as a decimal string: "5.5" for 5.5 %. */
+{ kind: "percentage"; value: string } | 
+/**  A jurisdiction's name: "New York", "England and Wales". */
+{ kind: "jurisdiction"; name: string } | 
+/**  A party: its name, the name the contract calls it by, and its role where the contract says it. */
+{ kind: "party"; name: string; defined_as: string | null; role: string | null };
 
 /**  An organization (tenant). */
 export type OrgId = string;

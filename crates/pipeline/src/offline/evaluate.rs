@@ -1,14 +1,28 @@
 //! The rule-based checklist evaluator. An item that tests a CUAD category is answered from its category's shared
-//! clause signals (`checklists/categories.toml`): present when a sentence of the contract supports the category,
-//! quoting that sentence (the one the item's own patterns also match, if any), otherwise absent. An item with no
-//! category is answered from its own signals: present or partial patterns, quoting the sentence they matched. Quotes
-//! are whole sentences cut from the page's own text, so they are on their page verbatim.
+//! clause signals (`checklists/categories.toml`) and where such clauses live (`checklists/topics.toml`):
+//!
+//! - **present** when an operative sentence supports the category (or, failing that, a section whose heading names the
+//!   clause has a body to quote). The quote is the best such sentence: in the body or an exhibit, never a running
+//!   line, the table of contents, a bare heading, a cross-reference, a definition (unless the item asks about one),
+//!   the recitals or a signature block; preferring the section whose heading names the clause, then its usual home,
+//!   then a sentence the item's own patterns also match.
+//! - **absent** only when the whole text was read and nothing names the topic at all.
+//! - **not evaluated**, with where to look, when the topic is mentioned but no clause matched, when only the
+//!   definitions, recitals or cover speak of it, or when pages could not be read.
+//!
+//! An item with no category is answered from its own signals, with the same rules for what may be quoted. Quotes are
+//! whole sentences cut from the page's own text, so they are on their page verbatim.
 
+use super::index::Place;
 use super::{ContractIndex, RULES_CONFIDENCE_CAP};
-use pactwise_checklists::{Catalog, CompiledCategorySignals};
-use pactwise_domain::{ChecklistItem, ContractType, CuadCategory, ItemFinding, ItemStatus, Method, Quote};
+use pactwise_checklists::{Catalog, CompiledCategorySignals, CompiledTopic};
+use pactwise_domain::{
+    ChecklistItem, Confidence, ContractType, CuadCategory, ItemFinding, ItemStatus, Method, PageSource, Quote,
+};
+use pactwise_structure::Zone;
 use regex::Regex;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::LazyLock;
 
 /// Confidence of a rule finding backed by one sentence; each further supporting sentence adds a little.
 const BASE_CONFIDENCE: f32 = 0.3;
@@ -17,11 +31,29 @@ const BASE_CONFIDENCE: f32 = 0.3;
 const MIN_CLAUSE_WORDS: usize = 6;
 /// Confidence of an "absent" answer from rules: silence is weak evidence.
 const ABSENT_CONFIDENCE: f32 = 0.25;
+/// Confidence of a finding backed only by a section heading that names the clause.
+const HEADING_CONFIDENCE: f32 = 0.3;
+/// A page of recognised text below this measured confidence cannot show that a clause is absent.
+const READABLE_OCR: f32 = 0.6;
+
+/// Items that ask how a term is defined: for these a definition is the clause.
+static ABOUT_A_DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(how|whether)\b[^?]{0,80}\bdefined\b|\bdefinition\s+of\b").expect("valid pattern")
+});
+
+/// The sentences of a category's clauses, found once per contract and shared by the category's items.
+pub struct Evidence {
+    /// Supporting sentences that may be quoted as the clause (operative text), in document order.
+    pub operative: Vec<usize>,
+    /// Supporting sentences elsewhere (definitions, recitals, cover, preamble, signature blocks), in document order.
+    pub elsewhere: Vec<usize>,
+}
 
 /// Answers every item of `contract_type` from the index, in catalog order: exactly one finding per item.
 pub fn evaluate(catalog: &Catalog, contract_type: &ContractType, index: &ContractIndex) -> Vec<ItemFinding> {
     let _span = tracing::debug_span!("offline.evaluate", contract_type = %contract_type.id).entered();
-    let mut evidence: HashMap<CuadCategory, Vec<usize>> = HashMap::new();
+    let mut evidence: HashMap<CuadCategory, Evidence> = HashMap::new();
+    let unreadable = unreadable_pages(index);
     contract_type
         .items
         .iter()
@@ -30,7 +62,7 @@ pub fn evaluate(catalog: &Catalog, contract_type: &ContractType, index: &Contrac
             match category {
                 Some((c, signals)) => {
                     let found = evidence.entry(c).or_insert_with(|| category_evidence(signals, index));
-                    category_finding(catalog, item, c, found, index)
+                    category_finding(catalog, item, c, found, index, &unreadable)
                 }
                 None => own_signals_finding(catalog, item, index),
             }
@@ -38,12 +70,14 @@ pub fn evaluate(catalog: &Catalog, contract_type: &ContractType, index: &Contrac
         .collect()
 }
 
-/// The sentences (indices into the index) that support a category, in document order.
-pub fn category_evidence(signals: &CompiledCategorySignals, index: &ContractIndex) -> Vec<usize> {
+/// The sentences (indices into the index) that support a category, split by whether they may be quoted as the
+/// clause.
+pub fn category_evidence(signals: &CompiledCategorySignals, index: &ContractIndex) -> Evidence {
+    let mut evidence = Evidence { operative: Vec::new(), elsewhere: Vec::new() };
     if !signals.requires.is_empty()
         && !signals.requires.iter().any(|r| index.pages().iter().any(|p| r.is_match(&p.text)))
     {
-        return Vec::new();
+        return evidence;
     }
     let candidates = matching_sentences(&signals.clause, index);
     let mut found: BTreeSet<usize> = candidates
@@ -61,7 +95,15 @@ pub fn category_evidence(signals: &CompiledCategorySignals, index: &ContractInde
         let len = |i: usize| index.sentences()[i].range.len();
         found.insert(if len(*before) >= len(*after) { *before } else { *after });
     }
-    found.into_iter().collect()
+    for s in found {
+        let place = index.place(s);
+        if place.is_operative() {
+            evidence.operative.push(s);
+        } else if place.is_quotable() {
+            evidence.elsewhere.push(s);
+        }
+    }
+    evidence
 }
 
 /// Sentences in which one of `patterns` matches (searched page by page, then confirmed within the sentence).
@@ -79,72 +121,262 @@ fn matching_sentences(patterns: &[Regex], index: &ContractIndex) -> BTreeSet<usi
     found
 }
 
+/// How much a zone's text counts as a clause.
+fn zone_weight(zone: Zone) -> f32 {
+    match zone {
+        Zone::Operative => 1.0,
+        Zone::Exhibit => 0.8,
+        Zone::Definitions => 0.6,
+        _ => 0.2,
+    }
+}
+
+/// The best sentence to quote for an item among `candidates`: in the section whose heading names the clause first,
+/// then in the clause's usual home, then one the item's own patterns match, then in document order.
+fn best_sentence(
+    catalog: &Catalog,
+    item: &ChecklistItem,
+    topic: Option<&CompiledTopic>,
+    candidates: &[usize],
+    index: &ContractIndex,
+) -> Option<usize> {
+    let own = catalog.item_signals(&item.id);
+    let score = |i: usize| {
+        let place = index.place(i);
+        let headings = index.headings_of(i);
+        let mut score = zone_weight(place.zone);
+        if let Some(topic) = topic {
+            if topic.names_clause(&headings) {
+                score += 1.0;
+            } else if topic.is_home(&headings) {
+                score += 0.4;
+            }
+        }
+        let text = index.sentence_text(&index.sentences()[i]);
+        if own.is_some_and(|s| s.present.iter().any(|r| r.is_match(text))) {
+            score += 0.5;
+        }
+        score
+    };
+    // Highest score; the earliest among equals (max_by keeps the last, so compare in reverse order).
+    candidates.iter().copied().rev().max_by(|&a, &b| score(a).total_cmp(&score(b)))
+}
+
+fn finding(
+    item: &ChecklistItem,
+    status: ItemStatus,
+    confidence: f32,
+    quote: Option<Quote>,
+    reason: String,
+) -> ItemFinding {
+    ItemFinding {
+        item_id: item.id.clone(),
+        value: None,
+        status,
+        confidence,
+        quote,
+        method: Method::Rules,
+        red_flags: Vec::new(),
+        reason: Some(reason),
+    }
+}
+
+fn quote_of(index: &ContractIndex, i: usize) -> Quote {
+    let sentence = &index.sentences()[i];
+    Quote { text: index.sentence_text(sentence).to_owned(), page: index.page_number(sentence) }
+}
+
+/// The longest a quote grows when it takes in the rest of its clause.
+const CLAUSE_QUOTE_CHARS: usize = 700;
+
+/// The quote for a clause: the sentence, and the other sentences of the same numbered clause on the same page when
+/// the whole clause is short enough to read at once (a clause's operative words are often split over sentences: "The
+/// term is one year. It renews ..."). Still a span of the page's own text.
+fn clause_quote(index: &ContractIndex, i: usize) -> Quote {
+    let sentences = index.sentences();
+    let place = index.place(i);
+    let same = |j: usize| {
+        sentences[j].page == sentences[i].page
+            && index.place(j).section == place.section
+            && index.place(j).zone == place.zone
+            && !index.place(j).heading_only
+    };
+    if place.section.is_none() {
+        return quote_of(index, i);
+    }
+    let (mut first, mut last) = (i, i);
+    while first > 0 && same(first - 1) {
+        first -= 1;
+    }
+    while last + 1 < sentences.len() && same(last + 1) {
+        last += 1;
+    }
+    let range = sentences[first].range.start..sentences[last].range.end;
+    if range.len() > CLAUSE_QUOTE_CHARS {
+        return quote_of(index, i);
+    }
+    let page = &index.pages()[sentences[i].page];
+    Quote { text: page.text[range].to_owned(), page: page.number }
+}
+
 fn category_finding(
     catalog: &Catalog,
     item: &ChecklistItem,
     category: CuadCategory,
-    found: &[usize],
+    found: &Evidence,
     index: &ContractIndex,
+    unreadable: &[u32],
 ) -> ItemFinding {
-    if found.is_empty() {
-        return ItemFinding {
-            item_id: item.id.clone(),
-            status: ItemStatus::Absent,
-            confidence: ABSENT_CONFIDENCE,
-            quote: None,
-            method: Method::Rules,
-            red_flags: Vec::new(),
-            reason: Some(format!("no sentence matched the {category} clause signals")),
-        };
+    let topic = catalog.topic(category);
+    let about_definition = ABOUT_A_DEFINITION.is_match(&item.question);
+    // For an item about a definition, the definitions are operative text too.
+    let definitions: Vec<usize> = if about_definition {
+        found
+            .elsewhere
+            .iter()
+            .copied()
+            .filter(|&i| index.place(i).zone == Zone::Definitions || index.place(i).definition)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let candidates: Vec<usize> = found.operative.iter().chain(&definitions).copied().collect();
+    if let Some(best) = best_sentence(catalog, item, topic, &candidates, index) {
+        let n = candidates.len();
+        return finding(
+            item,
+            ItemStatus::Present,
+            (BASE_CONFIDENCE + 0.05 * (n.min(4) - 1) as f32).min(RULES_CONFIDENCE_CAP),
+            Some(clause_quote(index, best)),
+            format!("{n} sentence(s) matched the {category} clause signals"),
+        );
     }
-    // Prefer a supporting sentence the item's own patterns also match: it is the clause the question asks about.
-    let own = catalog.item_signals(&item.id);
-    let best = own
-        .and_then(|s| {
-            found.iter().copied().find(|&i| {
-                let text = index.sentence_text(&index.sentences()[i]);
-                s.present.iter().any(|r| r.is_match(text))
-            })
+    // A section whose heading names the clause: quote its first sentence of substance.
+    if let Some(topic) = topic
+        && let Some(first) = named_section_body(topic, index)
+    {
+        let heading = index.section_of(first).and_then(|s| s.heading.clone()).unwrap_or_default();
+        return finding(
+            item,
+            ItemStatus::Present,
+            HEADING_CONFIDENCE,
+            Some(quote_of(index, first)),
+            format!(
+                "the section headed \"{heading}\" holds the {category} clause; no sentence matched its signals, so check its wording"
+            ),
+        );
+    }
+    // Only the definitions, the recitals, the cover or a signature block speak of it: not a clause, but worth a look.
+    if let Some(&i) = found.elsewhere.first() {
+        let page = index.page_number(&index.sentences()[i]);
+        return finding(
+            item,
+            ItemStatus::NotEvaluated,
+            ABSENT_CONFIDENCE,
+            None,
+            format!(
+                "only {} speaks of it (page {page}); no operative clause matched the {category} signals",
+                index.place(i).zone.describe()
+            ),
+        );
+    }
+    // Absent only when the whole text was read and nothing names the topic.
+    if !unreadable.is_empty() {
+        let pages = unreadable.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ");
+        return finding(
+            item,
+            ItemStatus::NotEvaluated,
+            ABSENT_CONFIDENCE,
+            None,
+            format!("no clause matched, but page(s) {pages} could not be read reliably, so it may be there"),
+        );
+    }
+    if let Some(topic) = topic
+        && let Some(i) = first_mention(topic, index)
+    {
+        let page = index.page_number(&index.sentences()[i]);
+        return finding(
+            item,
+            ItemStatus::NotEvaluated,
+            ABSENT_CONFIDENCE,
+            None,
+            format!(
+                "no sentence matched the {category} clause signals, but the contract speaks of its topic (first on page {page}); check whether it holds such a clause"
+            ),
+        );
+    }
+    finding(
+        item,
+        ItemStatus::Absent,
+        ABSENT_CONFIDENCE,
+        None,
+        format!("no sentence matched the {category} clause signals and the contract never mentions its topic"),
+    )
+}
+
+/// The first sentence of substance that mentions the topic in the body of a section whose heading names the clause.
+fn named_section_body(topic: &CompiledTopic, index: &ContractIndex) -> Option<usize> {
+    (0..index.sentences().len()).find(|&i| {
+        let text = index.sentence_text(&index.sentences()[i]);
+        index.place(i).is_operative()
+            && index.section_of(i).and_then(|s| s.heading.as_deref()).is_some_and(|h| topic.names_clause(h))
+            && text.split_whitespace().count() >= MIN_CLAUSE_WORDS
+            && topic.mentioned_in(text)
+    })
+}
+
+/// The first operative sentence that mentions the topic.
+fn first_mention(topic: &CompiledTopic, index: &ContractIndex) -> Option<usize> {
+    (0..index.sentences().len()).find(|&i| {
+        index.place(i).is_quotable()
+            && matches!(index.place(i).zone, Zone::Operative | Zone::Exhibit | Zone::Definitions)
+            && topic.mentioned_in(index.sentence_text(&index.sentences()[i]))
+    })
+}
+
+/// Pages whose text cannot show that something is absent: recognised text below the readable confidence, or a page
+/// that yielded (almost) no text at all among pages that did.
+fn unreadable_pages(index: &ContractIndex) -> Vec<u32> {
+    index
+        .pages()
+        .iter()
+        .filter(|p| {
+            let letters = p.text.chars().filter(|c| c.is_alphanumeric()).count();
+            let weak_ocr = p.source == PageSource::Ocr
+                && matches!(p.confidence, Confidence::Measured(v) | Confidence::Estimated(v) if v < READABLE_OCR);
+            weak_ocr || (p.source == PageSource::Ocr && letters < 20)
         })
-        .unwrap_or(found[0]);
-    let sentence = &index.sentences()[best];
-    ItemFinding {
-        item_id: item.id.clone(),
-        status: ItemStatus::Present,
-        confidence: (BASE_CONFIDENCE + 0.05 * (found.len().min(4) - 1) as f32).min(RULES_CONFIDENCE_CAP),
-        quote: Some(Quote { text: index.sentence_text(sentence).to_owned(), page: index.page_number(sentence) }),
-        method: Method::Rules,
-        red_flags: Vec::new(),
-        reason: Some(format!("{} sentence(s) matched the {category} clause signals", found.len())),
-    }
+        .map(|p| p.number)
+        .collect()
 }
 
 fn own_signals_finding(catalog: &Catalog, item: &ChecklistItem, index: &ContractIndex) -> ItemFinding {
-    let absent = |reason: &str| ItemFinding {
-        item_id: item.id.clone(),
-        status: ItemStatus::Absent,
-        confidence: ABSENT_CONFIDENCE,
-        quote: None,
-        method: Method::Rules,
-        red_flags: Vec::new(),
-        reason: Some(reason.to_owned()),
-    };
+    let absent = |reason: &str| finding(item, ItemStatus::Absent, ABSENT_CONFIDENCE, None, reason.to_owned());
     let Some(signals) = catalog.item_signals(&item.id) else { return absent("the item has no signals") };
+    let about_definition = ABOUT_A_DEFINITION.is_match(&item.question);
+    let allowed = |p: Place| {
+        p.is_operative() || (about_definition && p.is_quotable() && (p.definition || p.zone == Zone::Definitions))
+    };
     for (status, patterns) in [(ItemStatus::Present, &signals.present), (ItemStatus::Partial, &signals.partial)] {
-        if let Some(&s) = matching_sentences(patterns, index).iter().next() {
-            let sentence = &index.sentences()[s];
-            return ItemFinding {
-                item_id: item.id.clone(),
+        let matched = matching_sentences(patterns, index);
+        if let Some(&s) = matched.iter().find(|&&s| allowed(index.place(s))) {
+            return finding(
+                item,
                 status,
-                confidence: BASE_CONFIDENCE,
-                quote: Some(Quote {
-                    text: index.sentence_text(sentence).to_owned(),
-                    page: index.page_number(sentence),
-                }),
-                method: Method::Rules,
-                red_flags: Vec::new(),
-                reason: Some(format!("the item's {} signals matched", status.as_str())),
-            };
+                BASE_CONFIDENCE,
+                Some(quote_of(index, s)),
+                format!("the item's {} signals matched", status.as_str()),
+            );
+        }
+        if let Some(&s) = matched.iter().find(|&&s| index.place(s).is_quotable()) {
+            let page = index.page_number(&index.sentences()[s]);
+            return finding(
+                item,
+                ItemStatus::NotEvaluated,
+                ABSENT_CONFIDENCE,
+                None,
+                format!("only {} matched the item's signals (page {page})", index.place(s).zone.describe()),
+            );
         }
     }
     absent("no signal of the item matched")

@@ -4,7 +4,9 @@
 
 use super::jurisdictions::jurisdiction_in;
 use super::{ContractIndex, Sentence};
-use pactwise_domain::{Extracted, Extractions, Quote};
+use crate::values;
+use pactwise_domain::{Extracted, Extractions, Quote, Value};
+use pactwise_structure::Zone;
 use regex::{Regex, RegexBuilder};
 use std::sync::LazyLock;
 
@@ -14,13 +16,6 @@ fn ci(pattern: &str) -> Regex {
     RegexBuilder::new(pattern).case_insensitive(true).build().expect("field patterns are valid")
 }
 
-const MONTHS: &str = "january|february|march|april|may|june|july|august|september|october|november|december|jan\\.?|feb\\.?|mar\\.?|apr\\.?|jun\\.?|jul\\.?|aug\\.?|sept?\\.?|oct\\.?|nov\\.?|dec\\.?";
-
-static DATE: LazyLock<Regex> = LazyLock::new(|| {
-    ci(&format!(
-        r"\b(({MONTHS})\s+\d{{1,2}}(st|nd|rd|th)?\s*,?\s+\d{{4}}|\d{{1,2}}(st|nd|rd|th)?\s+(day\s+of\s+)?({MONTHS}),?\s+\d{{4}}|\d{{1,2}}/\d{{1,2}}/\d{{2,4}}|\d{{4}}-\d{{2}}-\d{{2}})"
-    ))
-});
 static GOVERNING: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"(governed|construed|interpreted|controlled|governing\s+law)[^.;]{0,200}\blaws?\b|\blaws?\s+of\s+[^.;]{0,80}(shall\s+)?(govern|appl(y|ies))",
@@ -46,17 +41,7 @@ static PREAMBLE_END: LazyLock<Regex> = LazyLock::new(|| {
         r"\n\s*\n\s*(w\s*h\s*e\s*r\s*e\s*a\s*s|recitals|background|now,?\s+therefore|witnesseth|1\.)|\bwhereas\b|\bnow,?\s+therefore\b|\bwitnesseth\b|\brecitals\b",
     )
 });
-static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| ci(r"(\bbetween\b|\bamong\b|\band\b|;|\)\s*,)"));
-static EXPIRY: LazyLock<Regex> = LazyLock::new(|| {
-    ci(
-        r"(initial\s+term|term\s+of\s+this\s+agreement|shall\s+(expire|terminate)\s+on|continue\s+in\s+(full\s+)?(force|effect)\s+(until|for))",
-    )
-});
-static PERIOD: LazyLock<Regex> = LazyLock::new(|| {
-    ci(
-        r"\b(\w+(-\w+)?\s+)?\(?\d+\)?\s+(calendar\s+)?(years?|months?)\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty)\s+(years?|months?)\b|perpetual\w*|indefinite\w*",
-    )
-});
+static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| ci(r"(\bbetween\b|\bamong\b|\band\b|;|:|\)\s*,|\n\s*\n)"));
 static RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"(automatically\s+(be\s+)?(renew|extend)|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
@@ -84,20 +69,27 @@ const NOT_PARTY_NAMES: &[&str] = &[
 /// The fields rules can find. Fields not found stay empty.
 pub fn extract_fields(index: &ContractIndex) -> Extractions {
     let _span = tracing::debug_span!("offline.extract_fields").entered();
+    let agreement_date = agreement_date(index);
+    let effective_date = effective_date(index, agreement_date.as_ref());
+    let expiration_date = expiration(index, effective_date.as_ref(), agreement_date.as_ref());
+    let renewal = renewal(index);
+    let renewal_notice = renewal_notice(index, renewal.as_ref().map(|(i, _)| *i));
     Extractions {
         parties: parties(index),
-        agreement_date: agreement_date(index),
-        effective_date: effective_date(index),
-        expiration_date: expiration(index),
-        renewal: renewal(index),
+        agreement_date,
+        effective_date,
+        expiration_date,
+        renewal: renewal.map(|(_, r)| r),
+        renewal_notice,
         governing_law: governing_law(index),
         ..Extractions::default()
     }
 }
 
-fn extracted(index: &ContractIndex, value: String, sentence: &Sentence) -> Extracted {
+fn extracted(index: &ContractIndex, value: String, normalized: Option<Value>, sentence: &Sentence) -> Extracted {
     Extracted {
         value,
+        normalized,
         quote: Some(Quote { text: index.sentence_text(sentence).to_owned(), page: index.page_number(sentence) }),
         confidence: CONFIDENCE,
     }
@@ -115,7 +107,8 @@ pub fn governing_law(index: &ContractIndex) -> Option<Extracted> {
                 continue;
             }
             if let Some(name) = jurisdiction_in(&text[m.start()..]).or_else(|| jurisdiction_in(text)) {
-                return Some(extracted(index, name, sentence));
+                let normalized = Some(Value::Jurisdiction { name: name.to_string() });
+                return Some(extracted(index, name.to_string(), normalized, sentence));
             }
         }
     }
@@ -125,9 +118,13 @@ pub fn governing_law(index: &ContractIndex) -> Option<Extracted> {
 /// The parties named in the preamble: each defined name in brackets ("Acme"), with the name written before it.
 pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
     let head = index.head();
-    let Some(start) = PREAMBLE_START.find(head) else { return Vec::new() };
-    let window_end = floor_boundary(head, (start.start() + 1_000).min(head.len()));
-    let mut preamble = &head[start.start()..window_end];
+    // The opening paragraph from "between" or "among"; where the parties come first ("X ("A") and Y ("B") agree"),
+    // the paragraph the structure calls the preamble, else the head.
+    let window = match PREAMBLE_START.find(head) {
+        Some(start) => &head[start.start()..],
+        None => first_run(index, Zone::Preamble).unwrap_or(head),
+    };
+    let mut preamble = &window[..floor_boundary(window, 1_000.min(window.len()))];
     if let Some(end) = PREAMBLE_END.find(preamble) {
         preamble = &preamble[..end.start()];
     }
@@ -135,7 +132,7 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
         let text = index.sentence_text(s);
         text.len() > 20 && preamble.contains(text.get(..text.len().min(60)).unwrap_or(text))
     });
-    let mut names: Vec<String> = Vec::new();
+    let mut names: Vec<(String, Value)> = Vec::new();
     let mut last_end = 0;
     for caps in DEFINED_NAME.captures_iter(preamble) {
         let whole = caps.get(0).expect("group 0");
@@ -151,27 +148,75 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
         let looks_like_a_name = name.chars().filter(|c| c.is_alphabetic()).count() >= 2
             && name.split_whitespace().count() <= 10
             && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit());
-        let value = if !looks_like_a_name {
-            defined
-        } else if name.eq_ignore_ascii_case(&defined) {
-            name
+        let party = if !looks_like_a_name || name.eq_ignore_ascii_case(&defined) {
+            let name = if looks_like_a_name { name } else { defined };
+            Value::Party { name, defined_as: None, role: None }
         } else {
-            format!("{name} (\"{defined}\")")
+            Value::Party { name, defined_as: Some(defined), role: None }
         };
-        if !names.iter().any(|n| n.eq_ignore_ascii_case(&value)) {
-            names.push(value);
+        let value = party.display();
+        if !names.iter().any(|(n, _)| n.eq_ignore_ascii_case(&value)) {
+            names.push((value, party));
         }
         if names.len() == 6 {
             break;
         }
     }
+    if names.is_empty() {
+        names = undefined_parties(head, preamble);
+    }
     names
         .into_iter()
-        .map(|value| match sentence {
-            Some(s) => extracted(index, value, s),
-            None => Extracted { value, quote: None, confidence: CONFIDENCE },
+        .map(|(value, party)| match sentence {
+            Some(s) => extracted(index, value, Some(party), s),
+            None => Extracted { value, normalized: Some(party), quote: None, confidence: CONFIDENCE },
         })
         .collect()
+}
+
+static PARTY_LETTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^[ \t]*(Party\s+[A-Z])\s*:\s*\n?\s*([^\n:]{3,100})$").expect("valid"));
+static AND: LazyLock<Regex> = LazyLock::new(|| ci(r"\band\b"));
+static BETWEEN: LazyLock<Regex> = LazyLock::new(|| ci(r"^\W*(by\s+and\s+)?(between|among)\s*:?"));
+static UNDEFINED_CUT: LazyLock<Regex> = LazyLock::new(|| ci(r"\bhereinafter\b|\baddress\b|,\s*\d|\n\s*\n|\s{3,}"));
+
+/// Parties the preamble names without defining a name for them: "Party A: X" lines of the head, else "between X,
+/// a Delaware corporation, and Y, a Nevada corporation".
+fn undefined_parties(head: &str, preamble: &str) -> Vec<(String, Value)> {
+    fn push(out: &mut Vec<(String, Value)>, name: &str, defined: Option<String>) {
+        let name = name.trim().trim_matches(|c: char| c == ',' || c == '.' || c == ':' || c.is_whitespace());
+        let looks_like_a_name = name.chars().filter(|c| c.is_alphabetic()).count() >= 2
+            && name.split_whitespace().count() <= 10
+            && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
+            && !NOT_PARTY_NAMES.contains(&name.to_lowercase().as_str());
+        if looks_like_a_name && !out.iter().any(|(_, v)| matches!(v, Value::Party { name: n, .. } if n == name)) {
+            let party = Value::Party { name: name.to_owned(), defined_as: defined, role: None };
+            out.push((party.display(), party));
+        }
+    }
+    let mut out: Vec<(String, Value)> = Vec::new();
+    for caps in PARTY_LETTER.captures_iter(head).take(4) {
+        push(&mut out, &caps[2], Some(caps[1].to_owned()));
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    let Some(start) = BETWEEN.find(preamble) else { return out };
+    for piece in AND.split(&preamble[start.end()..]).take(3) {
+        let cut = [NAME_CUT.find(piece), UNDEFINED_CUT.find(piece)].into_iter().flatten().map(|m| m.start()).min();
+        push(&mut out, &piece[..cut.unwrap_or(piece.len())], None);
+    }
+    out
+}
+
+/// The text of the first run of lines the structure puts in `zone` (on one page).
+fn first_run(index: &ContractIndex, zone: Zone) -> Option<&str> {
+    let lines = &index.structure().lines;
+    let first = lines.iter().position(|l| l.zone == zone)?;
+    let page_number = lines[first].page;
+    let last = lines[first..].iter().take_while(|l| l.zone == zone && l.page == page_number).last()?;
+    let page = index.pages().iter().find(|p| p.number == page_number)?;
+    page.text.get(lines[first].start as usize..last.end as usize)
 }
 
 fn floor_boundary(text: &str, mut at: usize) -> usize {
@@ -181,60 +226,351 @@ fn floor_boundary(text: &str, mut at: usize) -> usize {
     at
 }
 
-/// The date the agreement is dated or made: the first date in the head's opening sentences.
-fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
-    let dated = ci(r"\b(dated|as\s+of|made|entered\s+into|executed|day\s+of|effective)\b");
-    first_dated_sentence(index, 4_000, |text| dated.is_match(text))
+static DATED: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(dated|as\s+of|made|entered\s+into|executed|day\s+of|effective|date\s*:|signed)\b[^.;]{0,60}$")
+});
+static EFFECTIVE: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\beffective\b|\bcommenc\w*|\bbegin(s|ning)?\b|\bstart\b|\bcome\s+into\s+force\b"));
+/// The effective date is the date the agreement bears: "effective as of the date first written above".
+static EFFECTIVE_IS_DATED: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\beffective\b[^.;]{0,80}\b(date\s+(first\s+)?(set\s+forth|written|stated|mentioned|above)|date\s+hereof|date\s+of\s+(this|the)\s+agreement|execution\s+date|date\s+of\s+execution|signed\s+by\s+(both|all|the\s+last))",
+    )
+});
+
+/// The first date in the lines of `zones` (in document order, running lines and signature pages never among them),
+/// with the index of the page and the byte range; `cue` keeps only dates preceded by such words.
+fn date_in_zones(
+    index: &ContractIndex,
+    zones: &[Zone],
+    cue: Option<&Regex>,
+) -> Option<(usize, std::ops::Range<usize>, chrono::NaiveDate)> {
+    let structure = index.structure();
+    let pages = index.pages();
+    let mut i = 0;
+    let lines = &structure.lines;
+    while i < lines.len() {
+        if !zones.contains(&lines[i].zone) {
+            i += 1;
+            continue;
+        }
+        // A run of lines of these zones on one page: dates may break across its lines.
+        let (page_number, start) = (lines[i].page, lines[i].start as usize);
+        let mut end = lines[i].end as usize;
+        let mut j = i + 1;
+        while j < lines.len() && lines[j].page == page_number && zones.contains(&lines[j].zone) {
+            end = lines[j].end as usize;
+            j += 1;
+        }
+        if let Some(page) = pages.iter().position(|p| p.number == page_number) {
+            let text = &pages[page].text[start..end];
+            let found = values::dates(text).into_iter().find(|(r, _)| {
+                cue.is_none_or(|c| c.is_match(&text[floor_boundary(text, r.start.saturating_sub(120))..r.start]))
+            });
+            if let Some((r, date)) = found {
+                return Some((page, start + r.start..start + r.end, date));
+            }
+        }
+        i = j;
+    }
+    None
 }
 
-/// The effective date: a sentence that speaks of effectiveness and holds a date.
-fn effective_date(index: &ContractIndex) -> Option<Extracted> {
-    let effective = ci(r"\beffective\b|\bcommencement\s+date\b");
-    first_dated_sentence(index, 20_000, |text| effective.is_match(text))
+/// A date found at `range` of page `page`, quoted with the sentence that holds it (when the sentence is quotable).
+fn dated(index: &ContractIndex, page: usize, range: std::ops::Range<usize>, date: chrono::NaiveDate) -> Extracted {
+    let value = iso(date);
+    match index.sentence_at(page, range.start) {
+        Some(s) => extracted(index, value.display(), Some(value), &index.sentences()[s]),
+        None => Extracted {
+            value: value.display(),
+            normalized: Some(value),
+            quote: Some(Quote { text: index.pages()[page].text[range].to_owned(), page: index.pages()[page].number }),
+            confidence: CONFIDENCE,
+        },
+    }
 }
+
+/// The date the agreement is dated or made: the first date of the preamble; else a date the cover gives as the
+/// agreement's ("dated as of", "Date:"); else the first dated sentence of the opening text; else the date the
+/// parties say they sign on ("executed this 14th day of"). Never a running line (filing stamps, fax headers) nor
+/// any other date of a signature page.
+fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
+    date_in_zones(index, &[Zone::Preamble], None)
+        .or_else(|| date_in_zones(index, &[Zone::Cover], Some(&DATED)))
+        .map(|(page, range, date)| dated(index, page, range, date))
+        .or_else(|| first_dated_sentence(index, 4_000, |text| DATED.is_match(text) || text.contains("dated")))
+        .or_else(|| {
+            // Short agreements date themselves where they are signed: "executed this 14th day of February 2020".
+            date_in_zones(index, &[Zone::SignatureBlock, Zone::Operative], Some(&SIGNED_ON))
+                .map(|(page, range, date)| dated(index, page, range, date))
+        })
+}
+
+static SIGNED_ON: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(executed|signed|dated|entered\s+into|effective|date\s*:)\s+((and|as)\s+\w+\s+)?(this|as\s+of|on)?[^.;]{0,20}$|\bdate\s*:\s*$",
+    )
+});
+
+/// The effective date: a date the contract calls effective (the preamble's "effective as of", a sentence that
+/// speaks of effectiveness); else, where the contract says it is effective on the date it bears, the agreement
+/// date.
+fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Option<Extracted> {
+    let near_effective = ci(r"\b(effective|commenc\w*)\b[^.;]{0,80}$");
+    if let Some((page, range, date)) = date_in_zones(index, &[Zone::Preamble, Zone::Cover], Some(&near_effective)) {
+        return Some(dated(index, page, range, date));
+    }
+    // A sentence that starts something on a date: "shall commence on 1 January 1998", "effective as of", "Contract
+    // start:"; never the date a period runs until.
+    let mut seen = 0usize;
+    for (i, sentence) in index.sentences().iter().enumerate() {
+        let text = index.sentence_text(sentence);
+        seen += text.len();
+        if seen > 20_000 {
+            break;
+        }
+        let place = index.place(i);
+        if !place.is_quotable() || place.zone == Zone::SignatureBlock || !EFFECTIVE.is_match(text) {
+            continue;
+        }
+        let starts = values::dates(text)
+            .into_iter()
+            .find(|(r, _)| STARTS_ON.is_match(&text[floor_boundary(text, r.start.saturating_sub(60))..r.start]));
+        if let Some((_, date)) = starts {
+            return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
+        }
+    }
+    // Effective on the date the agreement bears: said so, or an "Effective Date" the contract uses but dates nowhere.
+    let says_dated = index
+        .sentences()
+        .iter()
+        .take(400)
+        .find(|s| EFFECTIVE_IS_DATED.is_match(index.sentence_text(s)))
+        .or_else(|| index.sentences().iter().find(|s| index.sentence_text(s).contains("Effective Date")));
+    match (says_dated, agreement) {
+        (Some(s), Some(a)) => Some(extracted(index, a.value.clone(), a.normalized.clone(), s)),
+        _ => None,
+    }
+}
+
+static STARTS_ON: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(effective|commenc\w*|begin\w*|start\w*|as\s+of|come\s+into\s+force|take\s+effect)\b[^.;]{0,40}$")
+});
 
 fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str) -> bool) -> Option<Extracted> {
     let mut seen = 0usize;
-    for sentence in index.sentences() {
+    for (i, sentence) in index.sentences().iter().enumerate() {
         let text = index.sentence_text(sentence);
         seen += text.len();
         if seen > within {
             break;
         }
-        if keep(text)
-            && let Some(date) = DATE.find(text)
-        {
-            return Some(extracted(index, date.as_str().split_whitespace().collect::<Vec<_>>().join(" "), sentence));
-        }
-    }
-    None
-}
-
-/// When the initial term ends: a date or a period named in the term clause.
-fn expiration(index: &ContractIndex) -> Option<Extracted> {
-    for sentence in index.sentences() {
-        let text = index.sentence_text(sentence);
-        if !EXPIRY.is_match(text) {
+        let place = index.place(i);
+        if !place.is_quotable() || place.zone == Zone::SignatureBlock {
             continue;
         }
-        if let Some(m) = DATE.find(text).or_else(|| PERIOD.find(text)) {
-            return Some(extracted(index, m.as_str().split_whitespace().collect::<Vec<_>>().join(" "), sentence));
+        if keep(text)
+            && let Some((_, date)) = values::dates(text).into_iter().next()
+        {
+            return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
     }
     None
 }
 
-/// The renewal clause: its period when it names one, else that the term renews.
-fn renewal(index: &ContractIndex) -> Option<Extracted> {
-    for sentence in index.sentences() {
+static TERM_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|this\s+(\w+\s+){0,2}agreement\s+(shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude))",
+    )
+});
+static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b"));
+/// Sentences that speak of the term without setting it: "during the Term and for one year thereafter", "the term
+/// "Credit Data" means".
+static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]"#,
+    )
+});
+/// The words that put an end date after them: "until", "expire on", "terminating on".
+static END_CUE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(until|through|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?)\s+(on\s+)?(the\s+)?$")
+});
+/// A period that measures the term: "for five (5) years", "a period of one year", "three (3) years from".
+static TERM_PERIOD_CUE: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(for|of|be)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?$"));
+static ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|(\d+)(st|nd|rd|th))\s+anniversary\b")
+});
+static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\bperpetu\w*|\bindefinite\w*|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
+    )
+});
+/// The start of the term when it is not the effective date: "commence on March 1, 2020", "begin on".
+static START_CUE: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(commenc\w*|begin\w*|start\w*|effective|from|as\s+of)\s+(on\s+|as\s+of\s+)?(the\s+)?$"));
+
+fn iso(date: chrono::NaiveDate) -> Value {
+    Value::Date { iso: date.format("%Y-%m-%d").to_string() }
+}
+
+/// When the initial term ends, read from the term clause (operative text only): the end date it names; else the
+/// start of the term (a date the clause names, else the effective date, else the agreement date) plus the period
+/// it names, said to be computed; else no end ("until terminated", "perpetual"). A term in years ends on the same
+/// day of the month, as CUAD's answers count.
+fn expiration(
+    index: &ContractIndex,
+    effective: Option<&Extracted>,
+    agreement: Option<&Extracted>,
+) -> Option<Extracted> {
+    let date_of = |e: Option<&Extracted>| match e.and_then(|e| e.normalized.as_ref()) {
+        Some(Value::Date { iso }) => chrono::NaiveDate::parse_from_str(iso, "%Y-%m-%d").ok(),
+        _ => None,
+    };
+    let mut perpetual: Option<&Sentence> = None;
+    // The term clause's home first (a section headed "Term", "Duration"), then anywhere it may be quoted from.
+    let in_home = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
+    let order = (0..index.sentences().len())
+        .filter(|i| in_home(*i))
+        .chain((0..index.sentences().len()).filter(|i| !in_home(*i)));
+    for i in order {
+        let sentence = &index.sentences()[i];
+        let place = index.place(i);
+        if !place.is_quotable() || place.zone == Zone::SignatureBlock {
+            continue;
+        }
         let text = index.sentence_text(sentence);
-        if let Some(m) = RENEWAL.find(text) {
+        if NOT_THE_TERM.is_match(text) {
+            continue;
+        }
+        let Some(clause) = TERM_CLAUSE.find(text) else { continue };
+        let dates = values::dates(text);
+        if let Some((_, end)) = dates.iter().find(|(r, _)| END_CUE.is_match(&text[..r.start])) {
+            return Some(extracted(index, iso(*end).display(), Some(iso(*end)), sentence));
+        }
+        let start = dates
+            .iter()
+            .find(|(r, _)| START_CUE.is_match(&text[..r.start]))
+            .map(|(_, d)| (*d, "the start the clause names"))
+            .or_else(|| date_of(effective).map(|d| (d, "the effective date")))
+            .or_else(|| date_of(agreement).map(|d| (d, "the agreement date")));
+        let period = values::durations(&text[clause.start()..])
+            .into_iter()
+            .find(|(r, _, _)| TERM_PERIOD_CUE.is_match(&text[clause.start()..][..r.start]))
+            .map(|(_, n, u)| (n, u))
+            .or_else(|| {
+                ANNIVERSARY.captures(text).and_then(|c| {
+                    let n = match c.get(2) {
+                        Some(d) => d.as_str().parse().ok()?,
+                        None => values::ordinal(&c[1])?,
+                    };
+                    Some((n, pactwise_domain::DurationUnit::Year))
+                })
+            });
+        if let (Some((from, from_name)), Some((number, unit))) = (start, period)
+            && let Some(end) = values::add_period(from, number, unit)
+        {
+            let period = Value::Duration { number, unit }.display();
+            let value =
+                format!("{} (computed: {from_name}, {}, plus {period})", iso(end).display(), iso(from).display());
+            return Some(extracted(index, value, Some(iso(end)), sentence));
+        }
+        if period.is_none() && perpetual.is_none() && UNTIL_TERMINATED.is_match(text) {
+            perpetual = Some(sentence);
+        }
+    }
+    perpetual.map(|s| extracted(index, Value::Perpetual.display(), Some(Value::Perpetual), s))
+}
+
+static RENEWAL_EXTRA: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(renew\w*|extend\w*|extension)\b[^.;]{0,80}\b(additional|successive|further|consecutive|subsequent|another|each|one)\b|\b(year|month)[\s-]+to[\s-]+(year|month)\b",
+    )
+});
+/// A period that is a notice, not a term: "at least ninety (90) days prior to".
+static NOTICE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"(at\s+least|not\s+less\s+than|no\s+less\s+than|no\s+later\s+than|minimum\s+of|upon|with|giving|within)\s*$")
+});
+static NOTICE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"^[\s)]*'?\s*(\w+\s+)?(prior|before|in\s+advance|preceding|notice|written\s+notice|notification|ahead)")
+});
+static EVERY: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(year[\s-]+to[\s-]+year|each\s+year|annual(ly)?|every\s+year)\b|\b(month[\s-]+to[\s-]+month|each\s+month)\b")
+});
+
+fn is_notice_period(text: &str, range: &std::ops::Range<usize>) -> bool {
+    NOTICE_BEFORE.is_match(&text[..range.start]) || NOTICE_AFTER.is_match(&text[range.end..])
+}
+
+/// The renewal clause (operative text only): the length of each renewal when it names one ("successive one (1)
+/// year periods", "from year to year"), else that the term renews. Periods of notice in the clause are not the
+/// renewal's length.
+fn renewal(index: &ContractIndex) -> Option<(usize, Extracted)> {
+    // The usual wording anywhere, then looser wording ("renewable", "extended by") in a section headed Term; in each
+    // pass the first sentence that names the renewal's length wins, else the first that says the term renews.
+    let in_term_section = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
+    let passes: [(&Regex, bool); 3] = [(&RENEWAL, false), (&RENEWAL_EXTRA, false), (&RENEW_LOOSE, true)];
+    for (pattern, term_section_only) in passes {
+        let mut first: Option<(usize, Extracted)> = None;
+        for (i, sentence) in index.sentences().iter().enumerate() {
+            if !index.place(i).is_operative() || (term_section_only && !in_term_section(i)) {
+                continue;
+            }
+            let text = index.sentence_text(sentence);
+            let Some(m) = pattern.find(text) else { continue };
             let after = &text[m.start()..];
-            let value = PERIOD
-                .find(after)
-                .map(|p| format!("renews for {}", p.as_str().split_whitespace().collect::<Vec<_>>().join(" ")))
-                .unwrap_or_else(|| "renews".to_owned());
-            return Some(extracted(index, value, sentence));
+            let normalized = values::durations(after)
+                .into_iter()
+                .find(|(r, _, _)| !is_notice_period(after, r))
+                .map(|(_, number, unit)| Value::Duration { number, unit })
+                .or_else(|| {
+                    EVERY.captures(after).map(|c| Value::Duration {
+                        number: 1,
+                        unit: if c.get(1).is_some() {
+                            pactwise_domain::DurationUnit::Year
+                        } else {
+                            pactwise_domain::DurationUnit::Month
+                        },
+                    })
+                });
+            let found = normalized.is_some();
+            let value =
+                normalized.as_ref().map_or_else(|| "renews".to_owned(), |v| format!("renews for {}", v.display()));
+            let candidate = (i, extracted(index, value, normalized, sentence));
+            if found {
+                return Some(candidate);
+            }
+            first.get_or_insert(candidate);
+        }
+        if first.is_some() {
+            return first;
+        }
+    }
+    None
+}
+
+static RENEW_LOOSE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extended|extension|extend)\b"));
+
+static NOTICE_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\bnotic\w*|\bnotif\w*"));
+static RENEW_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extend\w*|extension|expir\w*|end\s+of\s+the)"));
+
+/// The notice that stops the term renewing: a period of notice in the renewal clause or the two sentences after it
+/// ("unless either party gives notice at least sixty (60) days before the end of the then-current term").
+fn renewal_notice(index: &ContractIndex, renewal_at: Option<usize>) -> Option<Extracted> {
+    let at = renewal_at?;
+    let sentences = index.sentences();
+    for (i, sentence) in sentences.iter().enumerate().skip(at).take(3) {
+        if !index.place(i).is_operative() {
+            continue;
+        }
+        let text = index.sentence_text(sentence);
+        if !NOTICE_WORD.is_match(text) || (i != at && !RENEW_WORD.is_match(text)) {
+            continue;
+        }
+        if let Some((_, number, unit)) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))
+        {
+            let v = Value::Duration { number, unit };
+            return Some(extracted(index, v.display(), Some(v), sentence));
         }
     }
     None

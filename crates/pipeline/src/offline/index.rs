@@ -1,7 +1,10 @@
 //! The contract indexed once: its pages, each cut into sentences (byte ranges of the page's own text, so any sentence
-//! quoted is on its page verbatim), and the head of the document where the title and the preamble sit.
+//! quoted is on its page verbatim), where each sentence sits in the document's structure (zone, section, heading,
+//! definition, cross-reference), and the head of the document where the title and the preamble sit. Running headers
+//! and footers are cut out before sentences are made, so no sentence runs into a page's furniture.
 
 use pactwise_domain::Page;
+use pactwise_structure::{DocumentStructure, Section, Zone, is_bare_cross_reference};
 use std::ops::Range;
 
 /// How much of the document's beginning counts as its head (title, parties, recitals).
@@ -16,6 +19,38 @@ pub struct Sentence {
     pub range: Range<usize>,
 }
 
+/// Where a sentence sits in the document.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Place {
+    /// The zone that decides (the worst of the lines it touches).
+    pub zone: Zone,
+    /// Its innermost section (index into the structure's sections).
+    pub section: Option<u32>,
+    /// It is only a section's number and heading.
+    pub heading_only: bool,
+    /// It starts a definition ("X" means ...).
+    pub definition: bool,
+    /// It only points at another part of the document.
+    pub cross_reference: bool,
+}
+
+impl Place {
+    /// May this sentence be offered as a clause's evidence? Operative text and exhibits only: never a running line,
+    /// the table of contents, a bare heading or a cross-reference; definitions, recitals, the cover, the preamble
+    /// and signature blocks name things, they do not agree them.
+    pub fn is_operative(&self) -> bool {
+        matches!(self.zone, Zone::Operative | Zone::Exhibit)
+            && !self.heading_only
+            && !self.cross_reference
+            && !self.definition
+    }
+
+    /// May it be quoted at all (for an item about a definition, the definitions too)?
+    pub fn is_quotable(&self) -> bool {
+        self.zone.may_hold_clauses() && !self.heading_only && !self.cross_reference
+    }
+}
+
 /// The contract's text, indexed once for all items.
 pub struct ContractIndex {
     pages: Vec<Page>,
@@ -26,23 +61,75 @@ pub struct ContractIndex {
     /// page, the first of the next, and the two joined, so a clause is recognised across the break.
     joins: Vec<(usize, usize, String)>,
     head: String,
+    structure: DocumentStructure,
+    /// Parallel to `sentences`.
+    places: Vec<Place>,
 }
 
 impl ContractIndex {
     pub fn build(pages: &[Page]) -> ContractIndex {
+        ContractIndex::with_structure(pages, DocumentStructure::build(pages))
+    }
+
+    /// Indexes the pages with a structure read before (stored with the document).
+    pub fn with_structure(pages: &[Page], structure: DocumentStructure) -> ContractIndex {
         let _span = tracing::debug_span!("offline.index", pages = pages.len()).entered();
         let mut sentences = Vec::new();
         let mut page_starts = Vec::with_capacity(pages.len() + 1);
         for (p, page) in pages.iter().enumerate() {
             page_starts.push(sentences.len());
-            sentences.extend(split_sentences(&page.text).into_iter().map(|range| Sentence { page: p, range }));
+            // Running lines and table-of-contents lines cut the page into segments; sentences never cross them.
+            let mut cuts: Vec<(Range<usize>, bool)> = structure
+                .lines
+                .iter()
+                .filter(|l| l.page == page.number && (l.zone.is_running() || l.zone == Zone::TableOfContents))
+                .map(|l| (l.range(), l.zone == Zone::TableOfContents))
+                .collect();
+            cuts.sort_by_key(|(r, _)| r.start);
+            let mut at = 0;
+            let mut segments: Vec<Range<usize>> = Vec::new();
+            for (range, keep) in cuts {
+                if range.start > at {
+                    segments.push(at..range.start);
+                }
+                if keep {
+                    segments.push(range.clone());
+                }
+                at = at.max(range.end);
+            }
+            segments.push(at..page.text.len());
+            for segment in segments {
+                let Some(text) = page.text.get(segment.clone()) else { continue };
+                sentences.extend(
+                    split_sentences(text).into_iter().map(|range| Sentence {
+                        page: p,
+                        range: segment.start + range.start..segment.start + range.end,
+                    }),
+                );
+            }
         }
         page_starts.push(sentences.len());
+        let places: Vec<Place> = sentences
+            .iter()
+            .map(|s| {
+                let page = &pages[s.page];
+                let placed = structure.place(page.number, s.range.clone());
+                let text = &page.text[s.range.clone()];
+                Place {
+                    zone: placed.worst_zone().unwrap_or(Zone::Operative),
+                    section: placed.section_index,
+                    heading_only: placed.in_heading,
+                    definition: placed.definition.is_some(),
+                    cross_reference: is_bare_cross_reference(text),
+                }
+            })
+            .collect();
+        // The head: the first characters of the document's own text, without running lines or the contents table.
         let mut head = String::with_capacity(HEAD_CHARS + 64);
-        for page in pages {
-            for c in page.text.chars() {
+        'lines: for line in structure.lines.iter().filter(|l| !l.zone.is_running() && l.zone != Zone::TableOfContents) {
+            for c in structure.line_text(pages, line).chars() {
                 if head.len() >= HEAD_CHARS {
-                    break;
+                    break 'lines;
                 }
                 head.push(c);
             }
@@ -64,7 +151,30 @@ impl ContractIndex {
             }
             joins.push((first - 1, first, format!("{tail} {}", &pages[p + 1].text[after.range.clone()])));
         }
-        ContractIndex { pages: pages.to_vec(), sentences, page_starts, joins, head }
+        ContractIndex { pages: pages.to_vec(), sentences, page_starts, joins, head, structure, places }
+    }
+
+    /// The document's structure.
+    pub fn structure(&self) -> &DocumentStructure {
+        &self.structure
+    }
+
+    /// Where sentence `i` sits.
+    pub fn place(&self, i: usize) -> Place {
+        self.places[i]
+    }
+
+    /// The headings of the section holding sentence `i` and of its parents, joined ("Indemnification / Insurance").
+    pub fn headings_of(&self, i: usize) -> String {
+        self.places[i]
+            .section
+            .map(|s| self.structure.headings_of(&self.structure.sections[s as usize]))
+            .unwrap_or_default()
+    }
+
+    /// The section holding sentence `i`.
+    pub fn section_of(&self, i: usize) -> Option<&Section> {
+        self.places[i].section.map(|s| &self.structure.sections[s as usize])
     }
 
     pub fn pages(&self) -> &[Page] {

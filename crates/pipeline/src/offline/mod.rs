@@ -12,9 +12,9 @@ mod index;
 pub mod jurisdictions;
 
 pub use classify::classify;
-pub use evaluate::{category_evidence, evaluate};
+pub use evaluate::{Evidence, category_evidence, evaluate};
 pub use fields::{extract_fields, governing_law, parties};
-pub use index::{ContractIndex, Sentence};
+pub use index::{ContractIndex, Place, Sentence};
 pub use jurisdictions::jurisdiction_in;
 
 /// No rule-based answer claims more confidence than this.

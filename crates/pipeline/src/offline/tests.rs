@@ -2,7 +2,7 @@
 
 use super::*;
 use pactwise_checklists::Catalog;
-use pactwise_domain::{ItemStatus, Page};
+use pactwise_domain::{DurationUnit, ItemStatus, Page, Value};
 use std::sync::LazyLock;
 
 static CATALOG: LazyLock<Catalog> = LazyLock::new(|| Catalog::load().expect("the embedded library loads"));
@@ -106,11 +106,11 @@ fn fields_name_the_parties_the_date_and_the_governing_law() {
     let fields = extract_fields(&ContractIndex::build(&pages(DISTRIBUTION)));
     let parties: Vec<&str> = fields.parties.iter().map(|p| p.value.as_str()).collect();
     assert_eq!(parties, ["Northwind Instruments, Inc. (\"Supplier\")", "Harbor Medical Supply LLC (\"Distributor\")"]);
-    assert_eq!(fields.agreement_date.unwrap().value, "March 3, 2021");
+    assert_eq!(fields.agreement_date.unwrap().value, "3 March 2021");
     let law = fields.governing_law.unwrap();
     assert_eq!(law.value, "New York, United States");
     assert!(DISTRIBUTION.contains(&law.quote.unwrap().text));
-    assert!(fields.renewal.unwrap().value.contains("one (1) year"));
+    assert!(fields.renewal.unwrap().value.contains("renews for 1 year"));
 }
 
 #[test]
@@ -146,4 +146,74 @@ fn jurisdictions_are_named_neutrally_from_the_complete_table() {
     );
     assert_eq!(named("the laws of Newark"), None);
     assert_eq!(named("the laws of New Jerseyland"), None);
+}
+
+#[test]
+fn the_term_clause_gives_the_expiry_the_renewal_and_the_notice_to_stop_it() {
+    let fields = extract_fields(&ContractIndex::build(&pages(DISTRIBUTION)));
+    let normalized = |x: &Option<pactwise_domain::Extracted>| x.as_ref().and_then(|e| e.normalized.clone());
+    assert_eq!(normalized(&fields.agreement_date), Some(Value::Date { iso: "2021-03-03".into() }));
+    // Three years from the date the agreement bears (it names no other start), and said to be computed.
+    assert_eq!(normalized(&fields.expiration_date), Some(Value::Date { iso: "2024-03-03".into() }));
+    assert!(fields.expiration_date.as_ref().is_some_and(|e| e.value.contains("computed")));
+    assert_eq!(normalized(&fields.renewal), Some(Value::Duration { number: 1, unit: DurationUnit::Year }));
+    assert_eq!(normalized(&fields.renewal_notice), Some(Value::Duration { number: 90, unit: DurationUnit::Day }));
+}
+
+#[test]
+fn a_term_until_terminated_has_no_end_and_an_end_date_is_read_as_written() {
+    let until_terminated = "SERVICES AGREEMENT\n\nThis Services Agreement is made as of June 9, 2015 by and between \
+Alder Widgets Inc. (\"Alder\") and Birch Labs LLC (\"Birch\").\n\n1. Services. Birch shall provide the services.\n\n\
+2. Term. This Agreement shall commence on the date first written above and shall continue in effect until terminated \
+by either party under Section 3.\n\n3. Termination. Either party may terminate on notice.";
+    let fields = extract_fields(&ContractIndex::build(&pages(until_terminated)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Perpetual));
+    let parties: Vec<String> = fields.parties.iter().map(|p| p.value.clone()).collect();
+    assert_eq!(parties, ["Alder Widgets Inc. (\"Alder\")", "Birch Labs LLC (\"Birch\")"]);
+
+    let end_date = until_terminated.replace(
+        "shall continue in effect until terminated by either party under Section 3",
+        "shall expire on December 31, 2018",
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&end_date)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2018-12-31".into() }));
+}
+
+#[test]
+fn a_renewal_period_followed_by_the_word_written_is_still_the_renewal_not_a_notice() {
+    let text = "HOSTING AGREEMENT\n\nThis Hosting Agreement is made as of May 2, 2019 by and between Cedar Hosting Ltd. \
+(\"Host\") and Dune Analytics Inc. (\"Customer\").\n\n1. Term. This Agreement shall commence on the date first written \
+above and continue for two (2) years. It shall then renew for successive six (6) month periods unless written notice \
+of non-renewal is given by either party no later than thirty (30) days before the end of the then-current period.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(
+        fields.renewal.and_then(|r| r.normalized),
+        Some(Value::Duration { number: 6, unit: DurationUnit::Month })
+    );
+    assert_eq!(
+        fields.renewal_notice.and_then(|r| r.normalized),
+        Some(Value::Duration { number: 30, unit: DurationUnit::Day })
+    );
+}
+
+#[test]
+fn parties_without_defined_names_are_read_from_between_and_from_party_letter_lines() {
+    let between = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of 2 May 2019 by and between Elm Foundry Ltd., \
+having its registered office at 4 Quay Road, and Fir Coatings GmbH, a German company.\n\n1. Supply. Elm Foundry shall \
+supply the goods.";
+    let names: Vec<String> =
+        extract_fields(&ContractIndex::build(&pages(between))).parties.into_iter().map(|p| p.value).collect();
+    assert_eq!(names, ["Elm Foundry Ltd", "Fir Coatings GmbH"]);
+
+    let letters = "COOPERATION AGREEMENT\n\nParty A:\n\nGinkgo Media Co., Ltd.\n\nParty B: Hazel Games Co., Ltd.\n\n\
+1. Cooperation. Party A and Party B shall cooperate.";
+    let parties = extract_fields(&ContractIndex::build(&pages(letters))).parties;
+    let found: Vec<Option<Value>> = parties.into_iter().map(|p| p.normalized).collect();
+    assert_eq!(
+        found,
+        [
+            Some(Value::Party { name: "Ginkgo Media Co., Ltd".into(), defined_as: Some("Party A".into()), role: None }),
+            Some(Value::Party { name: "Hazel Games Co., Ltd".into(), defined_as: Some("Party B".into()), role: None }),
+        ]
+    );
 }
