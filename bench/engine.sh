@@ -25,7 +25,9 @@ PEERS=${PACTWISE_PEERS:-$ROOT/../shared/bench/peers}
 RUNS=${RUNS:-200}
 REPEAT=${REPEAT:-3}
 VENV=${PACTWISE_PEER_VENV:-/var/cache/pactwise/peer-venv}
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+# Build outputs live outside the clone, as the Makefile keeps them.
+TARGET=${CARGO_TARGET_DIR:-/var/cache/pactwise/target}
+export CARGO_TARGET_DIR=$TARGET
 if [ ! -f "$PEERS/langgraph_procurement.py" ]; then
   echo "bench/engine.sh: $PEERS/langgraph_procurement.py is absent; set PACTWISE_PEERS" >&2
   exit 2

@@ -22,7 +22,9 @@ if [ ! -d "$DATA/cuad/contracts" ]; then
   echo "bench/extract.sh: $DATA/cuad/contracts is absent; set PACTWISE_SHARED_DATA" >&2
   exit 2
 fi
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+# Build outputs live outside the clone, as the Makefile keeps them.
+TARGET=${CARGO_TARGET_DIR:-/var/cache/pactwise/target}
+export CARGO_TARGET_DIR=$TARGET
 cargo build --quiet --release -p pactwise-extract --bin pactwise-extract
 BIN=$TARGET/release/pactwise-extract
 WORK=$(mktemp -d)

@@ -18,9 +18,11 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROFILE=${PROFILE:-release}
 export OPENS=${OPENS:-6} STEPS=${STEPS:-30} PAGES=${PAGES:-100} JUMPS=${JUMPS:-6} PARTS=${PARTS:-review,viewer}
-export VIEWER_PDF=${VIEWER_PDF:-/work/shared/data/cuad/pdfs/zogenixinc-20190509-10-q-ex-10-2-11663313-ex-10-2-distributor-agreement.pdf}
+export VIEWER_PDF=${VIEWER_PDF:-${PACTWISE_SHARED_DATA:-$ROOT/../shared/data}/cuad/pdfs/zogenixinc-20190509-10-q-ex-10-2-11663313-ex-10-2-distributor-agreement.pdf}
 export OMP_THREAD_LIMIT=1
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+# Build outputs live outside the clone, as the Makefile keeps them.
+TARGET=${CARGO_TARGET_DIR:-/var/cache/pactwise/target}
+export CARGO_TARGET_DIR=$TARGET
 flag=(); [ "$PROFILE" = release ] && flag=(--release)
 (cd "$ROOT/ui" && npm run build >/dev/null)
 (cd "$ROOT" && cargo build --quiet "${flag[@]}" -p pactwise-desk -p pactwise-cli -p pactwise-extract)

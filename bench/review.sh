@@ -16,7 +16,9 @@ if [ ! -d "$DATA/cuad/contracts" ]; then
   echo "bench/review.sh: $DATA/cuad/contracts is absent; set PACTWISE_SHARED_DATA" >&2
   exit 2
 fi
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+# Build outputs live outside the clone, as the Makefile keeps them.
+TARGET=${CARGO_TARGET_DIR:-/var/cache/pactwise/target}
+export CARGO_TARGET_DIR=$TARGET
 cargo build --quiet --release -p pactwise-cli --bin pactwise
 cargo build --quiet --release -p pactwise-api --example bench_review_model
 cargo build --quiet --release -p pactwise-assistant --example bench_retrieval

@@ -11,7 +11,9 @@ CLIENTS=${CLIENTS:-200}
 ROUNDS=${ROUNDS:-10}
 BATCH=${BATCH:-20}
 SINGLE=${SINGLE:-10000}
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+# Build outputs live outside the clone, as the Makefile keeps them.
+TARGET=${CARGO_TARGET_DIR:-/var/cache/pactwise/target}
+export CARGO_TARGET_DIR=$TARGET
 cargo build --quiet --release -p pactwise-sync-server --bin pactwise-sync-server
 BIN=$TARGET/release/pactwise-sync-server
 ARGS=(--clients "$CLIENTS" --rounds "$ROUNDS" --batch "$BATCH" --single "$SINGLE")
