@@ -1,8 +1,11 @@
 //! DOCX: the body's paragraphs and tables (cell text in reading order: cells of a row joined by tabs, rows by
 //! lines), with headers and footers kept apart. Explicit page breaks (`w:br w:type="page"`, `w:pageBreakBefore`,
-//! section breaks that start a new page) split pages; without any, pages are synthetic. Archives are read within
+//! section breaks that start a new page) split pages; without any, pages are synthetic. Automatic numbering
+//! (`w:numPr`, directly or through a paragraph style) is written before its paragraph as Word draws it ("10.5",
+//! "(a)"; `docx_numbering`), so the structure sees clause numbers in DOCX as in PDF. Archives are read within
 //! an uncompressed-size limit, so a zip bomb is refused before it expands.
 
+use crate::docx_numbering::{Numbering, NumberingRef};
 use crate::paginate::synthetic_pages;
 use crate::txt::text_document;
 use crate::{IntakeError, Limits};
@@ -40,7 +43,14 @@ pub(crate) fn extract(bytes: &[u8], limits: &Limits<'_>) -> Result<ExtractedDocu
         String::from_utf8(out).map_err(|_| corrupt(format!("{name} is not UTF-8")))
     };
 
-    let body = parse(&read_part(&mut archive, "word/document.xml")?).map_err(corrupt)?;
+    let mut optional_part =
+        |archive: &mut ZipArchive<Cursor<&[u8]>>, name: &str| -> Result<Option<String>, IntakeError> {
+            if names.iter().any(|n| n == name) { read_part(archive, name).map(Some) } else { Ok(None) }
+        };
+    let numbering_xml = optional_part(&mut archive, "word/numbering.xml")?;
+    let styles_xml = optional_part(&mut archive, "word/styles.xml")?;
+    let mut numbering = Numbering::read(numbering_xml.as_deref(), styles_xml.as_deref());
+    let body = parse(&read_part(&mut archive, "word/document.xml")?, &mut numbering).map_err(corrupt)?;
     let mut headers = Vec::new();
     let mut footers = Vec::new();
     let mut furniture: Vec<&String> = names
@@ -49,7 +59,7 @@ pub(crate) fn extract(bytes: &[u8], limits: &Limits<'_>) -> Result<ExtractedDocu
         .collect();
     furniture.sort_by_key(|n| (n.len(), n.to_string()));
     for name in furniture {
-        let part = parse(&read_part(&mut archive, name)?).map_err(corrupt)?;
+        let part = parse(&read_part(&mut archive, name)?, &mut Numbering::default()).map_err(corrupt)?;
         let text = part.pages.join("\n").trim().to_owned();
         if name.starts_with("word/header") {
             headers.push(text);
@@ -95,6 +105,9 @@ struct Body {
     in_section: bool,
     section_breaks_page: bool,
     break_after_paragraph: bool,
+    /// The outermost paragraph's numbering (`w:numPr`) and style (`w:pStyle`), for its automatic label.
+    numbering: NumberingRef,
+    style: Option<String>,
 }
 
 impl Body {
@@ -148,7 +161,7 @@ fn is_off(value: Option<String>) -> bool {
     matches!(value.as_deref(), Some("0") | Some("false") | Some("off"))
 }
 
-fn parse(xml: &str) -> Result<Parsed, String> {
+fn parse(xml: &str, numbering: &mut Numbering) -> Result<Parsed, String> {
     let mut reader = quick_xml::Reader::from_str(xml);
     let mut b = Body::default();
     let mut page_size = None;
@@ -161,8 +174,16 @@ fn parse(xml: &str) -> Result<Parsed, String> {
                     b"p" if !empty => {
                         if b.paragraph_depth > 0 {
                             b.paragraph.push('\n');
+                        } else {
+                            b.numbering = NumberingRef::default();
+                            b.style = None;
                         }
                         b.paragraph_depth += 1;
+                    }
+                    b"pStyle" if b.paragraph_depth == 1 => b.style = attr(e, b"val"),
+                    b"numId" if b.paragraph_depth == 1 => b.numbering.num_id = attr(e, b"val"),
+                    b"ilvl" if b.paragraph_depth == 1 => {
+                        b.numbering.level = attr(e, b"val").and_then(|v| v.trim().parse().ok());
                     }
                     b"t" if !empty => b.in_text = true,
                     b"tab" if b.paragraph_depth > 0 && !b.in_section => b.paragraph.push('\t'),
@@ -210,6 +231,13 @@ fn parse(xml: &str) -> Result<Parsed, String> {
                 b"p" => {
                     b.paragraph_depth = b.paragraph_depth.saturating_sub(1);
                     if b.paragraph_depth == 0 {
+                        // Word counts a numbered paragraph even when it is empty; the label is written only before text.
+                        let label = numbering.next_label(&b.numbering, b.style.as_deref());
+                        if let Some(label) = label
+                            && !b.paragraph.trim().is_empty()
+                        {
+                            b.paragraph = format!("{label} {}", b.paragraph.trim_start());
+                        }
                         b.end_paragraph();
                         if std::mem::take(&mut b.break_after_paragraph) {
                             b.page_break();
@@ -299,7 +327,7 @@ mod tests {
             r#"<w:p><w:r><w:t xml:space="preserve">Before </w:t></w:r><w:r><w:br w:type="page"/><w:t>after</w:t></w:r></w:p>"#,
             r#"<w:p><w:r><w:delText>deleted</w:delText><w:t>Last</w:t></w:r></w:p>"#,
         ));
-        let parsed = parse(&xml).unwrap();
+        let parsed = parse(&xml, &mut Numbering::default()).unwrap();
         assert_eq!(parsed.pages, vec!["Fees & Terms\nItem\tPrice\nSupport\t100\nBefore ", "after\nLast"]);
     }
 
@@ -310,8 +338,27 @@ mod tests {
             r#"<w:p><w:pPr><w:sectPr><w:pgSz w:w="12240" w:h="15840"/></w:sectPr></w:pPr><w:r><w:t>Two</w:t></w:r></w:p>"#,
             r#"<w:p><w:r><w:t>Three</w:t></w:r></w:p>"#,
         ));
-        let parsed = parse(&xml).unwrap();
+        let parsed = parse(&xml, &mut Numbering::default()).unwrap();
         assert_eq!(parsed.pages, vec!["One\nTwo", "Three"]);
         assert_eq!(parsed.page_size, Some((612.0, 792.0)));
+    }
+
+    #[test]
+    fn an_automatic_number_is_counted_on_empty_paragraphs_and_written_only_before_text() {
+        let numbering = r#"<w:numbering xmlns:w="w"><w:abstractNum w:abstractNumId="0"><w:lvl w:ilvl="0"><w:start w:val="10"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1."/></w:lvl></w:abstractNum><w:num w:numId="4"><w:abstractNumId w:val="0"/></w:num></w:numbering>"#;
+        let numbered = |text: &str| {
+            format!(
+                r#"<w:p><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="4"/></w:numPr></w:pPr><w:r><w:t>{text}</w:t></w:r></w:p>"#
+            )
+        };
+        let xml = doc(&[
+            numbered("Term"),
+            numbered(""),
+            numbered("Fees"),
+            r#"<w:p><w:r><w:t>Plain</w:t></w:r></w:p>"#.into(),
+        ]
+        .concat());
+        let parsed = parse(&xml, &mut Numbering::read(Some(numbering), None)).unwrap();
+        assert_eq!(parsed.pages, vec!["10. Term\n\n12. Fees\nPlain"]);
     }
 }

@@ -7,6 +7,7 @@
 
 mod detect;
 mod docx;
+mod docx_numbering;
 mod error;
 pub mod eval;
 pub mod fixtures;

@@ -127,6 +127,58 @@ fn docx_without_page_breaks_gets_synthetic_pages_of_about_three_thousand_charact
 }
 
 #[test]
+fn docx_automatic_numbering_is_written_before_each_numbered_paragraph() {
+    const W: &str = r#"xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main""#;
+    let numbering = format!(
+        r#"<?xml version="1.0"?><w:numbering {W}><w:abstractNum w:abstractNumId="0">
+        <w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1."/></w:lvl>
+        <w:lvl w:ilvl="1"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1.%2"/></w:lvl>
+        <w:lvl w:ilvl="2"><w:start w:val="1"/><w:numFmt w:val="lowerLetter"/><w:lvlText w:val="(%3)"/></w:lvl>
+        </w:abstractNum><w:num w:numId="5"><w:abstractNumId w:val="0"/></w:num></w:numbering>"#
+    );
+    let styles = format!(
+        r#"<?xml version="1.0"?><w:styles {W}><w:style w:type="paragraph" w:styleId="Heading1"><w:pPr><w:numPr><w:numId w:val="5"/><w:ilvl w:val="0"/></w:numPr></w:pPr></w:style></w:styles>"#
+    );
+    let heading =
+        |text: &str| format!(r#"<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>{text}</w:t></w:r></w:p>"#);
+    let item = |level: u8, text: &str| {
+        format!(
+            r#"<w:p><w:pPr><w:numPr><w:ilvl w:val="{level}"/><w:numId w:val="5"/></w:numPr></w:pPr><w:r><w:t>{text}</w:t></w:r></w:p>"#
+        )
+    };
+    let body = [
+        heading("Definitions"),
+        item(1, "Terms have the meanings given here."),
+        heading("Liability"),
+        item(1, "Exclusions. Neither party is liable for indirect loss."),
+        item(1, "Cap. Liability is limited to the fees paid:"),
+        item(2, "in the twelve months before the claim; or"),
+        item(2, "ten thousand dollars, if greater."),
+        r#"<w:p><w:r><w:t>Signed by the parties.</w:t></w:r></w:p>"#.to_owned(),
+    ]
+    .concat();
+    let xml = format!(r#"<?xml version="1.0"?><w:document {W}><w:body>{body}</w:body></w:document>"#);
+    let bytes =
+        fixtures::docx_package(&xml, &[("word/numbering.xml", &numbering), ("word/styles.xml", &styles)]).unwrap();
+    let doc = extractor().extract_bytes(&bytes, None, &options()).unwrap();
+    let text = doc.pages.iter().map(|p| p.text.as_str()).collect::<Vec<_>>().join("\n");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "1. Definitions",
+            "1.1 Terms have the meanings given here.",
+            "2. Liability",
+            "2.1 Exclusions. Neither party is liable for indirect loss.",
+            "2.2 Cap. Liability is limited to the fees paid:",
+            "(a) in the twelve months before the claim; or",
+            "(b) ten thousand dollars, if greater.",
+            "Signed by the parties.",
+        ]
+    );
+}
+
+#[test]
 fn txt_form_feeds_split_pages_and_text_without_them_is_synthetic() {
     let doc = extractor().extract_file(&fixture("notes.txt"), &options()).unwrap();
     assert_eq!(
