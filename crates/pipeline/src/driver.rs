@@ -10,6 +10,7 @@ use crate::stages::{
 };
 use pactwise_domain::usage::TokenUsage;
 use pactwise_domain::{Classification, GateDecision, ItemFinding, Page, RejectedExtraction};
+use pactwise_structure::DocumentStructure;
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::time::Instant;
@@ -70,10 +71,24 @@ pub struct PipelineReport {
 }
 
 /// Runs (or resumes) the pipeline of one document. `rerun` asks for a stage and everything after it to run again.
+/// The document's structure is read from the pages; [`run_with_structure`] takes one read before.
 pub async fn run<L: StageLog>(
     runner: &Runner,
     log: &mut L,
     pages: &[Page],
+    ocr_failed: bool,
+    rerun: Option<Stage>,
+) -> Result<PipelineReport, DriverError<L::Error>> {
+    run_with_structure(runner, log, pages, DocumentStructure::build(pages), ocr_failed, rerun).await
+}
+
+/// [`run`] with the document's structure as stored with it, so both review paths (the rules' choice of evidence and
+/// the check of every quote) read the same structure.
+pub async fn run_with_structure<L: StageLog>(
+    runner: &Runner,
+    log: &mut L,
+    pages: &[Page],
+    structure: DocumentStructure,
     ocr_failed: bool,
     rerun: Option<Stage>,
 ) -> Result<PipelineReport, DriverError<L::Error>> {
@@ -83,7 +98,7 @@ pub async fn run<L: StageLog>(
     for r in &records {
         state.statuses[Stage::ALL.iter().position(|s| *s == r.stage).unwrap_or(0)] = r.status;
     }
-    let index = ContractIndex::build(pages);
+    let index = ContractIndex::with_structure(pages, structure);
     let mut event = rerun.map_or(Event::Resume, Event::Rerun);
     let mut halted_at = None;
     'outer: loop {
@@ -199,7 +214,8 @@ async fn run_stage<L: StageLog>(
         },
         Stage::Finalize => match checklist() {
             Ok(k) => {
-                let plan = runner.finalize_plan(&k);
+                let corrections = log.corrections().await.map_err(err)?;
+                let plan = runner.finalize_plan(&k, &corrections);
                 let outcome = log.write_contract(plan).await.map_err(err)?;
                 StageResult {
                     status: StageStatus::Done,

@@ -8,6 +8,7 @@
 pub mod cuad_answers;
 pub mod driver;
 pub mod eval;
+pub mod evidence;
 pub mod gate;
 pub mod machine;
 pub mod model_path;
@@ -16,7 +17,7 @@ pub mod stages;
 pub mod values;
 pub mod verify;
 
-pub use driver::{DriverError, MemoryLog, PipelineReport, StageLog, StageRecord, run};
+pub use driver::{DriverError, MemoryLog, PipelineReport, StageLog, StageRecord, run, run_with_structure};
 pub use gate::{THRESHOLDS_KEY, Thresholds};
 pub use machine::{Stage, StageStatus};
 pub use stages::{ChecklistOutput, ChecklistSummary, ContractPlan, FinalizeOutput, ItemCorrection, Mode, Runner};

@@ -274,7 +274,8 @@ impl Runner {
             }
             None => offline::evaluate(&self.catalog, contract_type, index),
         };
-        let rejected = verify_findings(pages, &mut findings);
+        let mut rejected = verify_findings(pages, &mut findings);
+        rejected.extend(crate::evidence::refuse_non_clauses(&self.catalog, index.structure(), pages, &mut findings));
         crate::values::attach(&self.catalog, &mut findings);
         let extractions = verified_extractions(pages, offline::extract_fields(index));
         let summary = summarize(contract_type, &findings, &self.thresholds);
@@ -311,15 +312,14 @@ impl Runner {
 
     /// The contract record to write: extractions, the counterparty (the parties minus the organization's own names)
     /// and whether a vendor may be created without a person.
-    pub fn finalize_plan(&self, checklist: &ChecklistOutput) -> ContractPlan {
-        let counterparty = counterparty(&checklist.extractions.parties, &self.own_names);
+    /// The fields are those a person confirmed or corrected where they did ([`contract_fields`]).
+    pub fn finalize_plan(&self, checklist: &ChecklistOutput, corrections: &[ItemCorrection]) -> ContractPlan {
+        let mut findings = apply_corrections(&checklist.findings, corrections);
+        crate::values::attach(&self.catalog, &mut findings);
+        let extractions = contract_fields(&self.catalog, &checklist.extractions, &findings);
+        let counterparty = counterparty(&extractions.parties, &self.own_names);
         let create_vendor = counterparty.as_ref().is_some_and(|c| c.confidence >= VENDOR_AUTO_CREATE_CONFIDENCE);
-        ContractPlan {
-            type_id: checklist.type_id.clone(),
-            counterparty,
-            extractions: checklist.extractions.clone(),
-            create_vendor,
-        }
+        ContractPlan { type_id: checklist.type_id.clone(), counterparty, extractions, create_vendor }
     }
 }
 
@@ -379,11 +379,67 @@ pub fn counterparty(parties: &[Extracted], own_names: &[String]) -> Option<Extra
         .cloned()
 }
 
+/// The contract's fields as the review left them: the extracted fields, where an item a person confirmed or
+/// corrected carries a value its field takes that value with the person's quote, and where the extraction found
+/// nothing an item's value fills the gap at the item's confidence. An expiration stated as a period from the
+/// effective date becomes that date. One home for "what the contract says", used by finalize, the review view and
+/// the memo.
+pub fn contract_fields(catalog: &Catalog, extracted: &Extractions, findings: &[ItemFinding]) -> Extractions {
+    use pactwise_domain::{CuadCategory, Value};
+    let mut out = extracted.clone();
+    // A person's answer is applied after the rules' and the model's, so it wins.
+    let mut ordered: Vec<&ItemFinding> = findings.iter().collect();
+    ordered.sort_by_key(|f| f.method == Method::Person);
+    for f in ordered {
+        let (Some(value), Some(category)) = (&f.value, catalog.item(&f.item_id).and_then(|i| i.cuad_category)) else {
+            continue;
+        };
+        if !matches!(f.status, ItemStatus::Present | ItemStatus::Partial) {
+            continue;
+        }
+        let by_person = f.method == Method::Person;
+        let mut value = value.clone();
+        let mut words = value.display();
+        let effective = out.effective_date.as_ref().and_then(|e| e.normalized.clone());
+        if category == CuadCategory::ExpirationDate
+            && let Value::Duration { number, unit } = value
+            && let Some(Value::Date { iso }) = effective
+            && let Some(end) = chrono::NaiveDate::parse_from_str(&iso, "%Y-%m-%d")
+                .ok()
+                .and_then(|from| crate::values::add_period(from, number, unit))
+        {
+            let period = value.display();
+            value = Value::Date { iso: end.format("%Y-%m-%d").to_string() };
+            words = format!("{} ({period} from the effective date)", value.display());
+        }
+        let field = match category {
+            CuadCategory::AgreementDate => &mut out.agreement_date,
+            CuadCategory::EffectiveDate => &mut out.effective_date,
+            CuadCategory::ExpirationDate => &mut out.expiration_date,
+            CuadCategory::RenewalTerm => &mut out.renewal,
+            CuadCategory::NoticePeriodToTerminateRenewal => &mut out.renewal_notice,
+            CuadCategory::GoverningLaw => &mut out.governing_law,
+            _ => continue,
+        };
+        if field.is_some() && !by_person {
+            continue;
+        }
+        *field =
+            Some(Extracted { value: words, normalized: Some(value), quote: f.quote.clone(), confidence: f.confidence });
+    }
+    out
+}
+
 /// The findings with people's corrections applied: the latest correction per item wins over any pipeline output.
+/// A confirmation keeps the finding's value; a correction's value is read again from its quote
+/// ([`crate::values::attach`]).
 pub fn apply_corrections(findings: &[ItemFinding], corrections: &[ItemCorrection]) -> Vec<ItemFinding> {
     let mut out = findings.to_vec();
     for c in corrections {
         if let Some(f) = out.iter_mut().find(|f| f.item_id == c.item_id) {
+            if f.quote != c.quote || !matches!(c.status, ItemStatus::Present | ItemStatus::Partial) {
+                f.value = None;
+            }
             f.status = c.status;
             f.confidence = 1.0;
             f.quote = c.quote.clone();
@@ -434,4 +490,114 @@ pub fn parse_output<T: for<'de> Deserialize<'de>>(
     let value = output.ok_or_else(|| format!("the {} stage has no stored output", stage.as_str()))?;
     serde_json::from_value(value.clone())
         .map_err(|e| format!("the {} stage's stored output is unreadable: {e}", stage.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pactwise_domain::{DurationUnit, Value};
+
+    fn finding(item: &str, quote: &str, method: Method, value: Option<Value>) -> ItemFinding {
+        ItemFinding {
+            item_id: item.into(),
+            status: ItemStatus::Present,
+            confidence: 0.4,
+            quote: Some(Quote { text: quote.into(), page: 3 }),
+            method,
+            reason: None,
+            red_flags: Vec::new(),
+            value,
+        }
+    }
+
+    fn date(iso: &str) -> Option<Extracted> {
+        let value = Value::Date { iso: iso.into() };
+        Some(Extracted { value: value.display(), normalized: Some(value), quote: None, confidence: 0.3 })
+    }
+
+    #[test]
+    fn a_confirmed_item_value_becomes_the_contract_field_and_a_period_becomes_a_date() {
+        let catalog = Catalog::load().unwrap();
+        let extracted = Extractions { effective_date: date("2019-03-18"), ..Default::default() };
+        let rules = finding(
+            "distributor.term.expiration",
+            "for an initial term of five (5) years",
+            Method::Rules,
+            Some(Value::Duration { number: 5, unit: DurationUnit::Year }),
+        );
+        // The rules' value fills the gap the extraction left.
+        let fields = contract_fields(&catalog, &extracted, std::slice::from_ref(&rules));
+        let expiry = fields.expiration_date.expect("the item's value fills the field");
+        assert_eq!(expiry.normalized, Some(Value::Date { iso: "2024-03-18".into() }));
+        assert_eq!(expiry.value, "18 March 2024 (5 years from the effective date)");
+        assert_eq!(expiry.confidence, 0.4);
+
+        // A person's confirmation wins over an extraction that found something else.
+        let extracted = Extractions { expiration_date: date("2030-01-01"), ..extracted };
+        let confirmed = apply_corrections(
+            std::slice::from_ref(&rules),
+            &[ItemCorrection {
+                item_id: rules.item_id.clone(),
+                status: ItemStatus::Present,
+                quote: rules.quote.clone(),
+                note: None,
+            }],
+        );
+        assert_eq!(confirmed[0].value, rules.value, "a confirmation keeps the value");
+        let fields = contract_fields(&catalog, &extracted, &confirmed);
+        let expiry = fields.expiration_date.unwrap();
+        assert_eq!(expiry.normalized, Some(Value::Date { iso: "2024-03-18".into() }));
+        assert_eq!(expiry.confidence, 1.0);
+        assert_eq!(expiry.quote, rules.quote);
+    }
+
+    #[test]
+    fn a_correction_reads_its_value_again_from_the_new_quote() {
+        let catalog = Catalog::load().unwrap();
+        let rules = finding(
+            "distributor.term.renewal_notice",
+            "at least thirty (30) days before",
+            Method::Rules,
+            Some(Value::Duration { number: 30, unit: DurationUnit::Day }),
+        );
+        let mut corrected = apply_corrections(
+            &[rules],
+            &[ItemCorrection {
+                item_id: "distributor.term.renewal_notice".into(),
+                status: ItemStatus::Present,
+                quote: Some(Quote {
+                    text: "no later than ninety (90) days before the end of the term".into(),
+                    page: 9,
+                }),
+                note: None,
+            }],
+        );
+        assert_eq!(corrected[0].value, None, "the old quote's value is not the new quote's");
+        crate::values::attach(&catalog, &mut corrected);
+        assert_eq!(corrected[0].value, Some(Value::Duration { number: 90, unit: DurationUnit::Day }));
+        let fields = contract_fields(&catalog, &Extractions::default(), &corrected);
+        assert_eq!(fields.renewal_notice.unwrap().value, "90 days");
+    }
+
+    #[test]
+    fn an_item_corrected_to_absent_gives_no_value() {
+        let catalog = Catalog::load().unwrap();
+        let rules = finding(
+            "distributor.general.governing_law",
+            "governed by the laws of the State of New York",
+            Method::Rules,
+            Some(Value::Jurisdiction { name: "New York".into() }),
+        );
+        let corrected = apply_corrections(
+            &[rules],
+            &[ItemCorrection {
+                item_id: "distributor.general.governing_law".into(),
+                status: ItemStatus::Absent,
+                quote: None,
+                note: Some("that is the arbitration seat".into()),
+            }],
+        );
+        assert_eq!(corrected[0].value, None);
+        assert_eq!(contract_fields(&catalog, &Extractions::default(), &corrected).governing_law, None);
+    }
 }
