@@ -194,19 +194,19 @@ mod tests {
         vec![
             Page::plain(
                 1,
-                &format!(
+                format!(
                     "SUPPLY AGREEMENT\nTABLE OF CONTENTS\n1. Definitions 2\n2. Supply 2\n3. Limitation of Liability 3\n4. General 3\n{foot}"
                 ),
             ),
             Page::plain(
                 2,
-                &format!(
+                format!(
                     "1. Definitions\n1.1 \"Products\" means the goods listed in Exhibit A and any goods the parties add to it in writing.\n2. Supply\n2.1 The Supplier shall deliver the Products within thirty days after each order is received.\n2.2 See Section 3.1.\n{foot}"
                 ),
             ),
             Page::plain(
                 3,
-                &format!(
+                format!(
                     "3. Limitation of Liability\n3.1 In no event shall either party's total liability under this Agreement exceed the fees paid in the twelve months before the claim.\n4. General\n4.1 This Agreement is governed by the laws of the State of New York.\n{foot}"
                 ),
             ),
