@@ -162,6 +162,13 @@ async fn finalize_review(
 
 #[tauri::command]
 #[specta::specta]
+async fn reopen_review(state: State<'_, AppState>, id: DocumentId, reason: String) -> Result<DocumentReview, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.reopen_review(&scope, id, reason).await
+}
+
+#[tauri::command]
+#[specta::specta]
 async fn export_review(
     state: State<'_, AppState>,
     id: DocumentId,
@@ -513,6 +520,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             checklist_type,
             correct_item,
             finalize_review,
+            reopen_review,
             export_review,
             vendors,
             review_thresholds,

@@ -6,6 +6,7 @@ use pactwise_domain::{Document, DocumentId, ErrorCode, ImportOutcome};
 use pactwise_store::{NewDocument, OrgScope, PutError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The setting key for the organization's import limit, in bytes.
 pub const MAX_IMPORT_BYTES_SETTING: &str = "import.max_bytes";
@@ -340,7 +341,11 @@ impl Api {
         let extracted = self.extract_pages(bytes, document.media_type, password, tell).await?;
         let pages = extracted.pages.len() as u32;
         let s = scope.clone();
-        self.db.call(move |store| store.pages().save(&s, id, &extracted)).await?;
+        let extracted = Arc::new(extracted);
+        let saved = extracted.clone();
+        self.db.call(move |store| store.pages().save(&s, id, &saved)).await?;
+        // The structure is read once from the pages and kept beside them.
+        self.structure_of(scope, id, Some(&extracted.pages)).await?;
         Ok((pages, true))
     }
 

@@ -230,6 +230,9 @@ impl Memo {
             for item in items {
                 lines.push(Line::Subheading(item.question.clone()));
                 lines.push(field("Answer", format!("{} ({})", status_words(item.status), risk_words(&item.risk))));
+                if let Some(value) = &item.value {
+                    lines.push(field("Value", value.clone()));
+                }
                 for flag in &item.red_flags {
                     lines.push(field("Red flag", flag.clone()));
                 }
@@ -320,6 +323,9 @@ mod tests {
                     quote,
                     quote_span: None,
                     verified: true,
+                    value: (item.id == plain[0]).then(|| "90 days".into()),
+                    normalized: None,
+                    warnings: Vec::new(),
                     method: if first_critical { "person" } else { "rules" }.into(),
                     reason: None,
                     red_flags: if first_critical { vec![item.red_flags[0].clone()] } else { Vec::new() },

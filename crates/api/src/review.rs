@@ -8,14 +8,16 @@ use crate::{Api, ApiError};
 use pactwise_checklists::Catalog;
 use pactwise_domain::{
     Classification, Clock, DocumentId, ErrorCode, Extractions, GateDecision, ItemFinding, ItemStatus, Page, Quote,
-    RejectedExtraction,
+    RejectedExtraction, Value,
 };
 use pactwise_model::{CallContext, ModelStatus};
+use pactwise_pipeline::evidence::QuoteWarning;
 use pactwise_pipeline::{
     ChecklistSummary, ContractPlan, FinalizeOutput, ItemCorrection, Mode, PipelineReport, Runner, Stage, StageLog,
     StageRecord, StageStatus, THRESHOLDS_KEY, Thresholds,
 };
 use pactwise_store::{Db, NewCorrection, OrgScope, StageRow, VendorDecision};
+use pactwise_structure::{DocumentStructure, STRUCTURE_VERSION};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -80,6 +82,12 @@ pub struct ReviewItem {
     /// without a quote, or when the page no longer holds it.
     pub quote_span: Option<TextSpan>,
     pub verified: bool,
+    /// The value the item's quote states, in people's words ("1 September 2045", "90 days"), and normalised.
+    pub value: Option<String>,
+    pub normalized: Option<Value>,
+    /// What may be wrong with the quote as this item's evidence (the table of contents, a definition, a section
+    /// about something else), each with its reason; Confirm asks the person to weigh them.
+    pub warnings: Vec<QuoteWarning>,
     /// `model`, `rules` or `person`.
     pub method: String,
     pub reason: Option<String>,
@@ -168,6 +176,9 @@ pub struct CorrectionInput {
     /// Text selected in the contract; verified on its page before it is saved.
     pub quote: Option<Quote>,
     pub note: Option<String>,
+    /// The person has read the warnings about the quote and keeps it (recorded with the correction).
+    #[serde(default)]
+    pub acknowledge_warnings: bool,
 }
 
 /// Stage records kept in the store, scoped to the session's organization.
@@ -331,7 +342,17 @@ impl Api {
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("extraction was interrupted ({e})")))??;
         let runner = self.runner(scope, mode).await?;
         let mut log = pactwise_pipeline::MemoryLog::default();
-        let report = match pactwise_pipeline::run(&runner, &mut log, &extracted.pages, false, None).await {
+        let structure = DocumentStructure::build(&extracted.pages);
+        let report = match pactwise_pipeline::run_with_structure(
+            &runner,
+            &mut log,
+            &extracted.pages,
+            structure.clone(),
+            false,
+            None,
+        )
+        .await
+        {
             Ok(report) => report,
             Err(e) => match e.into_inner() {},
         };
@@ -346,7 +367,8 @@ impl Api {
                 .and_then(|c| runner.catalog.contract_type(&c.type_id))
                 .map_or(0, |t| pactwise_pipeline::stages::planned_model_calls(t, &extracted.pages))
         });
-        let mut review = present(&runner, report, &extracted.pages, Some(path.display().to_string()), None);
+        let mut review =
+            present(&runner, report, &extracted.pages, Some(&structure), Some(path.display().to_string()), None);
         review.planned_model_calls = planned;
         Ok(review)
     }
@@ -363,10 +385,12 @@ impl Api {
         let runner = self.runner(scope, mode).await?;
         let mut log = StoreLog { db: self.db.clone(), scope: scope.clone(), document: id, clock: self.clock.clone() };
         let ocr_failed = pages.is_empty();
-        let report = pactwise_pipeline::run(&runner, &mut log, &pages, ocr_failed, rerun)
-            .await
-            .map_err(pactwise_pipeline::DriverError::into_inner)?;
-        let mut review = present(&runner, report, &pages, None, Some(id));
+        let structure = self.structure_of(scope, id, Some(&pages)).await?;
+        let report =
+            pactwise_pipeline::run_with_structure(&runner, &mut log, &pages, structure.clone(), ocr_failed, rerun)
+                .await
+                .map_err(pactwise_pipeline::DriverError::into_inner)?;
+        let mut review = present(&runner, report, &pages, Some(&structure), None, Some(id));
         self.add_people(scope, id, &mut review).await?;
         Ok(review)
     }
@@ -382,7 +406,8 @@ impl Api {
         let cited: Vec<u32> = report.findings.iter().filter_map(|f| f.quote.as_ref().map(|q| q.page)).collect();
         let s = scope.clone();
         let pages = self.db.call(move |store| crate::workspace::cited_pages(store, &s, id, cited)).await?;
-        let mut review = present(&runner, report, &pages, None, Some(id));
+        let structure = if pages.is_empty() { None } else { Some(self.structure_of(scope, id, None).await?) };
+        let mut review = present(&runner, report, &pages, structure.as_ref(), None, Some(id));
         review.mode = "recorded".into();
         self.add_people(scope, id, &mut review).await?;
         Ok(review)
@@ -422,6 +447,44 @@ impl Api {
             review.finalized_at = c.finalized_at.map(|t| t.to_rfc3339());
         }
         Ok(())
+    }
+
+    /// The document's structure as stored with its pages; read from the pages (`pages`, or the stored ones) and kept
+    /// when it is missing or was read by older rules.
+    pub(crate) async fn structure_of(
+        &self,
+        scope: &OrgScope,
+        id: DocumentId,
+        pages: Option<&[Page]>,
+    ) -> Result<DocumentStructure, ApiError> {
+        let s = scope.clone();
+        let stored = self.db.call(move |store| store.pages().structure(&s, id)).await?;
+        if let Some((version, json)) = stored
+            && version == STRUCTURE_VERSION
+        {
+            match serde_json::from_str(&json) {
+                Ok(structure) => return Ok(structure),
+                Err(e) => {
+                    tracing::warn!(document = %id, error = %e, "a stored structure is unreadable; reading it again")
+                }
+            }
+        }
+        let pages = match pages {
+            Some(pages) => pages.to_vec(),
+            None => self.stored_pages(scope, id).await?,
+        };
+        let structure = tokio::task::spawn_blocking(move || DocumentStructure::build(&pages)).await.map_err(|e| {
+            ApiError::new(ErrorCode::Internal, format!("reading the document's structure stopped ({e})"))
+        })?;
+        let json = serde_json::to_string(&structure)
+            .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the structure could not be written ({e})")))?;
+        let s = scope.clone();
+        // Derived data: when it cannot be kept (no pages yet), the structure read now still serves this request.
+        if let Err(e) = self.db.call(move |store| store.pages().save_structure(&s, id, STRUCTURE_VERSION, &json)).await
+        {
+            tracing::warn!(document = %id, error = %e, "the document's structure was not kept");
+        }
+        Ok(structure)
     }
 
     async fn stored_pages(&self, scope: &OrgScope, id: DocumentId) -> Result<Vec<Page>, ApiError> {
@@ -474,6 +537,9 @@ impl Api {
                 format!("{:?} is not an item of this document's checklist; pick an item from the list", input.item_id),
             ));
         };
+        if current.finalized_at.is_some() {
+            return Err(ApiError::new(ErrorCode::Conflict, "this review is finalized; reopen it to change an item"));
+        }
         let (kind, status, quote) = if input.confirm {
             let quote = item.quote.clone().zip(item.page).map(|(text, page)| Quote { text, page });
             ("confirm", item.status, quote)
@@ -498,12 +564,32 @@ impl Api {
             };
             ("correct", status, quote)
         };
+        let catalog = catalog()?;
+        let warnings = match (&quote, catalog.item(&input.item_id)) {
+            (Some(q), Some(item)) if matches!(status, ItemStatus::Present | ItemStatus::Partial) => {
+                let pages = self.stored_pages(scope, id).await?;
+                let structure = self.structure_of(scope, id, Some(&pages)).await?;
+                pactwise_pipeline::evidence::quote_warnings(&catalog, &structure, &pages, item, q)
+            }
+            _ => Vec::new(),
+        };
+        if !warnings.is_empty() && !input.acknowledge_warnings {
+            let reasons: Vec<&str> = warnings.iter().map(|w| w.message.as_str()).collect();
+            return Err(ApiError::new(
+                ErrorCode::QuoteNeedsCheck,
+                format!(
+                    "check the quote before keeping it: {}. Choose the clause's own words, or keep this quote anyway",
+                    reasons.join("; ")
+                ),
+            ));
+        }
         let correction = NewCorrection {
             item_id: input.item_id,
             kind: kind.into(),
             status: status.as_str().into(),
             quote: quote.map(|q| (q.text, q.page)),
             note: input.note.filter(|n| !n.trim().is_empty()),
+            acknowledged: warnings.into_iter().map(|w| w.message).collect(),
         };
         let s = scope.clone();
         self.db.call(move |store| store.reviews().add_correction(&s, id, &correction).map(|_| ())).await?;
@@ -541,12 +627,25 @@ fn pactwise_model_concurrency() -> usize {
 /// The report in the shape people and scripts see.
 fn present(
     runner: &Runner,
-    report: PipelineReport,
+    mut report: PipelineReport,
     pages: &[Page],
+    structure: Option<&DocumentStructure>,
     file: Option<String>,
     document: Option<DocumentId>,
 ) -> DocumentReview {
     let catalog = &runner.catalog;
+    // Values of corrected items are read from the person's quote.
+    pactwise_pipeline::values::attach(catalog, &mut report.findings);
+    let extractions = report
+        .checklist
+        .as_ref()
+        .map(|k| pactwise_pipeline::stages::contract_fields(catalog, &k.extractions, &report.findings))
+        .unwrap_or_default();
+    let counterparty = report
+        .finalize
+        .as_ref()
+        .and(pactwise_pipeline::stages::counterparty(&extractions.parties, &runner.own_names))
+        .map(|c| c.value);
     let contract_type = report.classification.as_ref().and_then(|c| catalog.contract_type(&c.type_id));
     let items = match contract_type {
         None => Vec::new(),
@@ -566,6 +665,14 @@ fn present(
                     page: f.and_then(|f| f.quote.as_ref()).map(|q| q.page),
                     quote_span: f.and_then(|f| f.quote.as_ref()).and_then(|q| quote_span(pages, q.page, &q.text)),
                     verified: f.is_some_and(|f| f.quote.is_some()),
+                    value: f.and_then(|f| f.value.as_ref()).map(Value::display),
+                    normalized: f.and_then(|f| f.value.clone()),
+                    warnings: match (f.and_then(|f| f.quote.as_ref()), structure) {
+                        (Some(q), Some(structure)) => {
+                            pactwise_pipeline::evidence::quote_warnings(catalog, structure, pages, item, q)
+                        }
+                        _ => Vec::new(),
+                    },
                     method: f.map_or("none", |f| f.method.as_str()).into(),
                     reason: f.and_then(|f| f.reason.clone()).or_else(|| f.is_none().then(|| "not_run".to_owned())),
                     red_flags: f.map(|f| f.red_flags.clone()).unwrap_or_default(),
@@ -601,8 +708,8 @@ fn present(
             reason: g.reason.map(|r| r.as_str().to_owned()),
             detail: g.detail.clone(),
         }),
-        extractions: report.checklist.as_ref().map(|k| k.extractions.clone()).unwrap_or_default(),
-        counterparty: report.finalize.as_ref().and_then(|f| f.counterparty.clone()),
+        extractions,
+        counterparty,
         vendor_match: report.finalize.as_ref().map(|f| f.vendor_match.clone()),
         summary: report.gate.as_ref().and(report.checklist.as_ref().map(|k| k.summary.clone())),
         stages: report

@@ -8,7 +8,7 @@ use crate::memo::{self, MemoFormat};
 use crate::review::{DocumentReview, OWN_NAMES_KEY, catalog};
 use crate::{Api, ApiError};
 use pactwise_domain::{Confidence, ContractType, DocumentId, ErrorCode, Page, PageSource, RiskLevel};
-use pactwise_store::{OrgScope, Vendor};
+use pactwise_store::{FinalVendor, Finalization, OrgScope, Vendor};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -249,21 +249,39 @@ impl Api {
                 "the pipeline has not finished; run it again first",
             ));
         }
+        if review.finalized_at.is_some() {
+            return Err(ApiError::new(ErrorCode::Conflict, "this review is already finalized; reopen it to change it"));
+        }
         let s = scope.clone();
+        let fields = serde_json::to_value(&review.extractions).map_err(|e| {
+            ApiError::new(ErrorCode::Internal, format!("the contract's fields could not be written ({e})"))
+        })?;
+        let counterparty = review.counterparty.clone();
+        let new_name = input.new_vendor_name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty());
         self.db
             .call(move |store| {
-                let reviews = store.reviews();
-                let vendor = match (input.vendor_id, input.new_vendor_name.filter(|n| !n.trim().is_empty())) {
-                    (Some(v), _) => Some(v),
-                    (None, Some(name)) => Some(reviews.create_vendor(&s, name.trim())?.id),
-                    (None, None) => None,
+                let vendor = match (&input.vendor_id, &new_name) {
+                    (Some(v), _) => FinalVendor::Existing(v),
+                    (None, Some(name)) => FinalVendor::New(name),
+                    (None, None) => FinalVendor::Keep,
                 };
-                if let Some(v) = vendor {
-                    reviews.link_vendor(&s, id, &v)?;
-                }
-                reviews.mark_finalized(&s, id)
+                let finalization = Finalization { vendor, counterparty: counterparty.as_deref(), extractions: &fields };
+                store.reviews().finalize(&s, id, &finalization)
             })
             .await?;
+        self.document_review(scope, id).await
+    }
+
+    /// Reopens a finalized review so its items can be changed again; the reason goes to the audit log with who and
+    /// when.
+    pub async fn reopen_review(
+        &self,
+        scope: &OrgScope,
+        id: DocumentId,
+        reason: String,
+    ) -> Result<DocumentReview, ApiError> {
+        let s = scope.clone();
+        self.db.call(move |store| store.reviews().reopen(&s, id, &reason)).await?;
         self.document_review(scope, id).await
     }
 

@@ -178,6 +178,7 @@ async fn import_keeps_the_results_the_queue_says_why_and_corrections_survive_a_r
                 status: Some(ItemStatus::Partial),
                 quote: Some(Quote { text: "words that are not in the contract".into(), page: 1 }),
                 note: None,
+                acknowledge_warnings: false,
             },
         )
         .await
@@ -194,6 +195,7 @@ async fn import_keeps_the_results_the_queue_says_why_and_corrections_survive_a_r
                 status: Some(ItemStatus::Partial),
                 quote: Some(quote.clone()),
                 note: Some("only for undisputed invoices".into()),
+                acknowledge_warnings: false,
             },
         )
         .await
@@ -244,7 +246,14 @@ async fn finalize_needs_every_critical_item_confirmed_and_the_memo_exports_as_do
     assert_eq!(export_early.code, pactwise_domain::ErrorCode::ReviewIncomplete);
 
     for item in &critical {
-        let input = CorrectionInput { item_id: item.clone(), confirm: true, status: None, quote: None, note: None };
+        let input = CorrectionInput {
+            item_id: item.clone(),
+            confirm: true,
+            status: None,
+            quote: None,
+            note: None,
+            acknowledge_warnings: false,
+        };
         api.correct_item(&scope, id, input).await.unwrap();
     }
     let finalized = api

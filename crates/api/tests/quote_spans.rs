@@ -17,7 +17,14 @@ fn page(number: u32, text: &str) -> Page {
 
 /// An empty correction input (each test sets the fields its correction changes).
 fn correction() -> CorrectionInput {
-    CorrectionInput { item_id: String::new(), confirm: false, status: None, quote: None, note: None }
+    CorrectionInput {
+        item_id: String::new(),
+        confirm: false,
+        status: None,
+        quote: None,
+        note: None,
+        acknowledge_warnings: false,
+    }
 }
 
 fn chars(text: &str, start: u32, end: u32) -> String {

@@ -141,6 +141,7 @@ async fn a_document_its_correction_and_a_setting_reach_the_other_desktop_and_a_d
         status: Some(ItemStatus::Absent),
         quote: None,
         note: Some("Checked by Ann: not in this NDA".into()),
+        acknowledge_warnings: false,
     };
     a.api.correct_item(&sa, id, input).await.unwrap();
     a.api.set_threshold(&sa, "critical_min_confidence", 0.85).await.unwrap();

@@ -132,6 +132,17 @@ enum Command {
         page: Option<u32>,
         #[arg(long)]
         note: Option<String>,
+        /// Keep the quote although it may not be the clause (the warnings are recorded with the correction)
+        #[arg(long)]
+        keep_despite_warnings: bool,
+    },
+    /// Reopen a finalized review so its items can be changed again (audited with the reason)
+    Reopen {
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Why the review is reopened
+        #[arg(long)]
+        reason: String,
     },
     /// Ask the Contract Assistant about the organization's contracts (needs an API key; answers cite passages)
     Ask {
@@ -487,7 +498,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     };
                     Ok(output::review_outcome(&review))
                 }
-                Command::Correct { id, item, confirm, status, quote, page, note } => {
+                Command::Correct { id, item, confirm, status, quote, page, note, keep_despite_warnings } => {
                     let status = status
                         .map(|s| {
                             ItemStatus::parse(&s).ok_or_else(|| {
@@ -502,8 +513,19 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                         return Err(ApiError::new(ErrorCode::InvalidInput, "give --confirm or --status STATUS"));
                     }
                     let quote = quote.zip(page).map(|(text, page)| Quote { text, page });
-                    let input = CorrectionInput { item_id: item, confirm, status, quote, note };
+                    let input = CorrectionInput {
+                        item_id: item,
+                        confirm,
+                        status,
+                        quote,
+                        note,
+                        acknowledge_warnings: keep_despite_warnings,
+                    };
                     let review = api.correct_item(&scope, parse_document_id(&id)?, input).await?;
+                    Ok(output::review_outcome(&review))
+                }
+                Command::Reopen { id, reason } => {
+                    let review = api.reopen_review(&scope, parse_document_id(&id)?, reason).await?;
                     Ok(output::review_outcome(&review))
                 }
                 Command::Workflow(command) => runs::dispatch(api, &scope, command).await,

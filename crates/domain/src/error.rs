@@ -70,6 +70,9 @@ pub enum ErrorCode {
     Conflict,
     /// An export would replace a file that is already there; choose another name, or say to replace it.
     FileExists,
+    /// A quote a person chose may not be the clause (the table of contents, a heading, a definition, another
+    /// section); the message says why. Choose the clause's words, or keep the quote knowingly.
+    QuoteNeedsCheck,
 }
 
 impl ErrorCode {
@@ -106,6 +109,7 @@ impl ErrorCode {
             ErrorCode::ApprovalOutdated => "approval_outdated",
             ErrorCode::Conflict => "conflict",
             ErrorCode::FileExists => "file_exists",
+            ErrorCode::QuoteNeedsCheck => "quote_needs_check",
         }
     }
 
@@ -128,6 +132,7 @@ impl ErrorCode {
                 | ErrorCode::ApprovalOutdated
                 | ErrorCode::Conflict
                 | ErrorCode::FileExists
+                | ErrorCode::QuoteNeedsCheck
         )
     }
 }

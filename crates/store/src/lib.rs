@@ -51,7 +51,8 @@ pub use platform::{Platform, SessionOrg};
 pub use platform_credential::{PlatformCredential, PlatformWorker};
 pub use prep::Prep;
 pub use reviews::{
-    ContractRow, Correction, NewCorrection, QueueRow, Reviews, StageRow, Vendor, VendorDecision, normalized_vendor_name,
+    ContractRow, Correction, FinalVendor, Finalization, NewCorrection, QueueRow, Reviews, StageRow, Vendor,
+    VendorDecision, normalized_vendor_name,
 };
 pub use runs::{
     Applied, CancelReport, Checkpoint, NewApproval, NewChildRun, NewEvent, NewHandoff, NewRun, RunEvent, RunRecord,

@@ -16,6 +16,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0009_sync_files", include_str!("../migrations/0009_sync_files.sql")),
     ("0010_engine_graph_snapshots", include_str!("../migrations/0010_engine_graph_snapshots.sql")),
     ("0011_sync_blob_owners", include_str!("../migrations/0011_sync_blob_owners.sql")),
+    ("0012_document_structure", include_str!("../migrations/0012_document_structure.sql")),
 ];
 
 /// The schema version this build writes.
@@ -97,6 +98,7 @@ mod tests {
             "prep_packages",
             "prep_locks",
             "prep_traces",
+            "document_structures",
         ] {
             assert!(tables.iter().any(|x| x == t), "missing table {t}: {tables:?}");
         }
@@ -183,6 +185,39 @@ mod tests {
             .query_row("SELECT status, revision FROM engine_runs WHERE id = 'r2'", [], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap();
         assert_eq!((status.as_str(), revision), ("succeeded", 3));
+    }
+
+    #[test]
+    fn extracted_documents_of_the_previous_schema_keep_their_pages_and_have_no_structure_until_one_is_read() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0012_document_structure").unwrap() as u32;
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, before).unwrap();
+        let hash = "c".repeat(64);
+        conn.execute_batch(&format!(
+            "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't0');
+             INSERT INTO users (id, display_name, created_at) VALUES ('u1', 'Ann', 't0');
+             INSERT INTO documents (id, org_id, content_hash, name, media_type, size, created_by, created_at)
+             VALUES ('d1', 'o1', '{hash}', 'a.txt', 'txt', 1, 'u1', 't1');
+             INSERT INTO document_extractions (document_id, media_type, page_count, synthetic, extracted_at)
+             VALUES ('d1', 'text/plain', 1, 1, 't1');
+             INSERT INTO document_pages (document_id, number, text, source, confidence, confidence_kind, synthetic,
+                 width, height, rotation, char_boxes)
+             VALUES ('d1', 1, 'Terms.', 'text', NULL, 'none', 1, 612, 792, 0, x'');"
+        ))
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let pages: u32 = conn.query_row("SELECT count(*) FROM document_pages", [], |r| r.get(0)).unwrap();
+        let structures: u32 = conn.query_row("SELECT count(*) FROM document_structures", [], |r| r.get(0)).unwrap();
+        assert_eq!((pages, structures), (1, 0));
+        conn.execute(
+            "INSERT INTO document_structures (document_id, version, structure_json, built_at) VALUES ('d1', 1, '{}', 't2')",
+            [],
+        )
+        .unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+        conn.execute("DELETE FROM document_extractions WHERE document_id = 'd1'", []).unwrap();
+        let structures: u32 = conn.query_row("SELECT count(*) FROM document_structures", [], |r| r.get(0)).unwrap();
+        assert_eq!(structures, 0, "the structure goes with the extraction it was read from");
     }
 
     #[test]

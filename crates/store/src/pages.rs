@@ -173,6 +173,37 @@ impl<'s> Pages<'s> {
         Ok(Some(PageTexts { page_count, pages }))
     }
 
+    /// Keeps the structure read from the document's stored pages (JSON of `pactwise_structure::DocumentStructure`,
+    /// with its rules' version), replacing an earlier one. `NotFound` when the document has no stored pages.
+    pub fn save_structure(&self, scope: &OrgScope, id: DocumentId, version: u32, json: &str) -> Result<(), StoreError> {
+        self.content_hash(scope, id)?;
+        let changed = self.store.conn().execute(
+            "INSERT INTO document_structures (document_id, version, structure_json, built_at)
+             SELECT document_id, ?2, ?3, ?4 FROM document_extractions WHERE document_id = ?1
+             ON CONFLICT (document_id) DO UPDATE SET version = excluded.version,
+                 structure_json = excluded.structure_json, built_at = excluded.built_at",
+            params![id.to_string(), version, json, to_sql(self.store.clock().now())],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    /// The stored structure of a live document of the organization and its version (None: not read yet).
+    pub fn structure(&self, scope: &OrgScope, id: DocumentId) -> Result<Option<(u32, String)>, StoreError> {
+        self.content_hash(scope, id)?;
+        Ok(self
+            .store
+            .conn()
+            .query_row(
+                "SELECT version, structure_json FROM document_structures WHERE document_id = ?1",
+                [id.to_string()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?)
+    }
+
     /// How many pages the document's stored extraction has (None: not extracted yet).
     pub fn page_count(&self, scope: &OrgScope, id: DocumentId) -> Result<Option<u32>, StoreError> {
         self.content_hash(scope, id)?;

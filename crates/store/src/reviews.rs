@@ -55,6 +55,8 @@ pub struct NewCorrection {
     pub status: String,
     pub quote: Option<(String, u32)>,
     pub note: Option<String>,
+    /// The warnings about the quote the person read and kept it despite (recorded in the audit entry).
+    pub acknowledged: Vec<String>,
 }
 
 /// A document routed to a person, with the outputs the queue shows.
@@ -208,6 +210,16 @@ impl<'s> Reviews<'s> {
         let at = to_sql(now);
         let row_id = uuid::Uuid::now_v7().to_string();
         let tx = self.store.conn().unchecked_transaction()?;
+        let finalized: Option<Option<String>> = tx
+            .query_row(
+                "SELECT finalized_at FROM contracts WHERE document_id = ?1 AND org_id = ?2",
+                params![id.to_string(), scope.org().to_string()],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if matches!(finalized, Some(Some(_))) {
+            return Err(StoreError::Conflict("this review is finalized; reopen it to change an item".into()));
+        }
         tx.execute(
             "INSERT INTO review_corrections (id, org_id, document_id, item_id, kind, status, quote_text, quote_page,
                  note, user_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -226,8 +238,11 @@ impl<'s> Reviews<'s> {
             ],
         )?;
         let action = format!("review.{}", correction.kind);
-        let details = serde_json::json!({"item": correction.item_id, "status": correction.status,
+        let mut details = serde_json::json!({"item": correction.item_id, "status": correction.status,
             "quote_page": correction.quote.as_ref().map(|q| q.1), "note": correction.note});
+        if !correction.acknowledged.is_empty() {
+            details["kept_despite"] = serde_json::json!(correction.acknowledged);
+        }
         append_audit(&tx, scope, &at, &action, "document", Some(&id.to_string()), &details)?;
         // An append-only event (`pactwise_sync::SyncedModel::ReviewCorrection`) with its audit entry's facts.
         emit_in(self.store, &tx, scope, "review_correction", &row_id, |tx| {
@@ -400,33 +415,7 @@ impl<'s> Reviews<'s> {
         self.check_document(scope, id)?;
         let at = to_sql(self.store.clock().now());
         let tx = self.store.conn().unchecked_transaction()?;
-        let exists: Option<i64> = tx
-            .query_row(
-                "SELECT 1 FROM vendors WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL",
-                params![vendor_id, scope.org().to_string()],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if exists.is_none() {
-            return Err(StoreError::NotFound);
-        }
-        let changed = tx.execute(
-            "UPDATE contracts SET vendor_id = ?1, vendor_link = 'person', vendor_match = 'linked', updated_at = ?2
-             WHERE document_id = ?3 AND org_id = ?4",
-            params![vendor_id, at, id.to_string(), scope.org().to_string()],
-        )?;
-        if changed == 0 {
-            return Err(StoreError::NotFound);
-        }
-        append_audit(
-            &tx,
-            scope,
-            &at,
-            "contract.link_vendor",
-            "document",
-            Some(&id.to_string()),
-            &serde_json::json!({"vendor": vendor_id}),
-        )?;
+        link_vendor_in(&tx, scope, &at, id, vendor_id)?;
         tx.commit()?;
         Ok(())
     }
@@ -435,16 +424,10 @@ impl<'s> Reviews<'s> {
     pub fn create_vendor(&self, scope: &OrgScope, name: &str) -> Result<Vendor, StoreError> {
         scope.require_document_editor()?;
         let at = to_sql(self.store.clock().now());
-        let id = uuid::Uuid::now_v7().to_string();
         let tx = self.store.conn().unchecked_transaction()?;
-        tx.execute(
-            "INSERT INTO vendors (id, org_id, name, normalized_name, created_by, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![id, scope.org().to_string(), name, normalized_vendor_name(name), scope.user().to_string(), at],
-        )?;
-        append_audit(&tx, scope, &at, "vendor.create", "vendor", Some(&id), &serde_json::json!({"name": name}))?;
+        let vendor = create_vendor_in(&tx, scope, &at, name)?;
         tx.commit()?;
-        Ok(Vendor { id, name: name.to_owned() })
+        Ok(vendor)
     }
 
     /// The organization's vendors, by name.
@@ -488,21 +471,157 @@ impl<'s> Reviews<'s> {
             .map_err(StoreError::from)
     }
 
-    /// A person finalizes the review: stamped with the session's user.
-    pub fn mark_finalized(&self, scope: &OrgScope, id: DocumentId) -> Result<(), StoreError> {
+    /// A person finalizes the review, in one transaction: the vendor they chose (kept, an existing one, or a new one
+    /// by name), the contract's fields and counterparty as the review left them, and the stamp (the session's user,
+    /// the store's clock), with audit entries. A finalized review is not finalized again.
+    pub fn finalize(&self, scope: &OrgScope, id: DocumentId, f: &Finalization<'_>) -> Result<(), StoreError> {
         scope.require_document_editor()?;
         self.check_document(scope, id)?;
         let at = to_sql(self.store.clock().now());
         let tx = self.store.conn().unchecked_transaction()?;
-        let changed = tx.execute(
-            "UPDATE contracts SET finalized_by = ?1, finalized_at = ?2 WHERE document_id = ?3 AND org_id = ?4",
-            params![scope.user().to_string(), at, id.to_string(), scope.org().to_string()],
-        )?;
-        if changed == 0 {
-            return Err(StoreError::NotFound);
+        let stamped: Option<Option<String>> = tx
+            .query_row(
+                "SELECT finalized_at FROM contracts WHERE document_id = ?1 AND org_id = ?2",
+                params![id.to_string(), scope.org().to_string()],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match stamped {
+            None => return Err(StoreError::NotFound),
+            Some(Some(_)) => {
+                return Err(StoreError::Conflict(
+                    "this review is already finalized; reopen it first to change it".into(),
+                ));
+            }
+            Some(None) => {}
         }
+        match f.vendor {
+            FinalVendor::Keep => {}
+            FinalVendor::Existing(vendor) => link_vendor_in(&tx, scope, &at, id, vendor)?,
+            FinalVendor::New(name) => {
+                let vendor = create_vendor_in(&tx, scope, &at, name)?;
+                link_vendor_in(&tx, scope, &at, id, &vendor.id)?;
+            }
+        }
+        tx.execute(
+            "UPDATE contracts SET counterparty = ?1, extractions_json = ?2, finalized_by = ?3, finalized_at = ?4,
+                 updated_at = ?4 WHERE document_id = ?5 AND org_id = ?6",
+            params![
+                f.counterparty,
+                f.extractions.to_string(),
+                scope.user().to_string(),
+                at,
+                id.to_string(),
+                scope.org().to_string()
+            ],
+        )?;
         append_audit(&tx, scope, &at, "review.finalize", "document", Some(&id.to_string()), &Value::Null)?;
         tx.commit()?;
         Ok(())
     }
+
+    /// A person reopens a finalized review so its items can be changed again; the reason is kept in the audit log
+    /// with who and when.
+    pub fn reopen(&self, scope: &OrgScope, id: DocumentId, reason: &str) -> Result<(), StoreError> {
+        scope.require_document_editor()?;
+        self.check_document(scope, id)?;
+        let reason = reason.trim();
+        if reason.is_empty() {
+            return Err(StoreError::Invalid("say why the review is reopened".into()));
+        }
+        let at = to_sql(self.store.clock().now());
+        let tx = self.store.conn().unchecked_transaction()?;
+        let changed = tx.execute(
+            "UPDATE contracts SET finalized_by = NULL, finalized_at = NULL, updated_at = ?1
+             WHERE document_id = ?2 AND org_id = ?3 AND finalized_at IS NOT NULL",
+            params![at, id.to_string(), scope.org().to_string()],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::Conflict("this review is not finalized, so there is nothing to reopen".into()));
+        }
+        append_audit(
+            &tx,
+            scope,
+            &at,
+            "review.reopen",
+            "document",
+            Some(&id.to_string()),
+            &serde_json::json!({ "reason": reason }),
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+/// The vendor a person chose at finalize.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinalVendor<'a> {
+    /// Keep the contract's link as it is (none, or the pipeline's).
+    Keep,
+    /// A vendor of the organization, by id.
+    Existing(&'a str),
+    /// A new vendor, by name.
+    New(&'a str),
+}
+
+/// What a person's finalize writes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Finalization<'a> {
+    pub vendor: FinalVendor<'a>,
+    pub counterparty: Option<&'a str>,
+    /// The contract's fields as the review left them (`pactwise_domain::Extractions` as JSON).
+    pub extractions: &'a Value,
+}
+
+fn create_vendor_in(
+    tx: &rusqlite::Transaction<'_>,
+    scope: &OrgScope,
+    at: &str,
+    name: &str,
+) -> Result<Vendor, StoreError> {
+    let id = uuid::Uuid::now_v7().to_string();
+    tx.execute(
+        "INSERT INTO vendors (id, org_id, name, normalized_name, created_by, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![id, scope.org().to_string(), name, normalized_vendor_name(name), scope.user().to_string(), at],
+    )?;
+    append_audit(tx, scope, at, "vendor.create", "vendor", Some(&id), &serde_json::json!({"name": name}))?;
+    Ok(Vendor { id, name: name.to_owned() })
+}
+
+fn link_vendor_in(
+    tx: &rusqlite::Transaction<'_>,
+    scope: &OrgScope,
+    at: &str,
+    id: DocumentId,
+    vendor_id: &str,
+) -> Result<(), StoreError> {
+    let exists: Option<i64> = tx
+        .query_row(
+            "SELECT 1 FROM vendors WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL",
+            params![vendor_id, scope.org().to_string()],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if exists.is_none() {
+        return Err(StoreError::NotFound);
+    }
+    let changed = tx.execute(
+        "UPDATE contracts SET vendor_id = ?1, vendor_link = 'person', vendor_match = 'linked', updated_at = ?2
+         WHERE document_id = ?3 AND org_id = ?4",
+        params![vendor_id, at, id.to_string(), scope.org().to_string()],
+    )?;
+    if changed == 0 {
+        return Err(StoreError::NotFound);
+    }
+    append_audit(
+        tx,
+        scope,
+        at,
+        "contract.link_vendor",
+        "document",
+        Some(&id.to_string()),
+        &serde_json::json!({"vendor": vendor_id}),
+    )?;
+    Ok(())
 }

@@ -291,3 +291,94 @@ fn documents_whose_review_never_started_are_listed_for_resuming_and_only_the_org
     let waiting: Vec<_> = store.documents().awaiting_pipeline(&a).unwrap().into_iter().map(|d| d.id).collect();
     assert_eq!(waiting, [first.id, second.id]);
 }
+
+#[test]
+fn a_documents_structure_is_kept_with_its_pages_and_only_its_organization_reads_it() {
+    use pactwise_domain::{ExtractedDocument, Page};
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Owner);
+    let b = member(&store, "Globex", Role::Owner);
+    let (unread, _) = store.documents().record(&a, &doc('u')).unwrap();
+    assert!(
+        matches!(store.pages().save_structure(&a, unread.id, 1, "{}"), Err(StoreError::NotFound)),
+        "no pages, no structure"
+    );
+    let pages = ExtractedDocument {
+        media_type: MediaType::Pdf,
+        content_hash: "s".repeat(64),
+        pages: vec![Page::plain(1, "1. Term")],
+        synthetic: false,
+        headers: Vec::new(),
+        footers: Vec::new(),
+    };
+    let (d, _) = store.documents().record_with_pages(&a, &doc('s'), &pages).unwrap();
+    assert_eq!(store.pages().structure(&a, d.id).unwrap(), None);
+    store.pages().save_structure(&a, d.id, 1, r#"{"v":1}"#).unwrap();
+    store.pages().save_structure(&a, d.id, 2, r#"{"v":2}"#).unwrap();
+    assert_eq!(store.pages().structure(&a, d.id).unwrap(), Some((2, r#"{"v":2}"#.to_owned())));
+    assert!(matches!(store.pages().structure(&b, d.id), Err(StoreError::NotFound)));
+    assert!(matches!(store.pages().save_structure(&b, d.id, 3, "{}"), Err(StoreError::NotFound)));
+    assert_eq!(store.pages().structure(&a, d.id).unwrap(), Some((2, r#"{"v":2}"#.to_owned())), "B changed nothing");
+    // New pages replace the extraction, and the structure read from the old ones goes with it.
+    store.pages().save(&a, d.id, &pages).unwrap();
+    assert_eq!(store.pages().structure(&a, d.id).unwrap(), None);
+}
+
+#[test]
+fn finalize_writes_the_vendor_fields_and_stamp_together_and_reopen_is_audited() {
+    use pactwise_store::{FinalVendor, Finalization, NewCorrection, VendorDecision};
+    let (store, _) = store();
+    let a = member(&store, "Acme", Role::Owner);
+    let b = member(&store, "Globex", Role::Owner);
+    let (d, _) = store.documents().record(&a, &doc('f')).unwrap();
+    let reviews = store.reviews();
+    reviews.save_contract(&a, d.id, "distributor", Some("Old"), &serde_json::json!({}), &VendorDecision::None).unwrap();
+    let fields = serde_json::json!({"expiration_date": {"value": "1 September 2045"}});
+    let finalization = Finalization {
+        vendor: FinalVendor::New("Nippon Example"),
+        counterparty: Some("Nippon Example"),
+        extractions: &fields,
+    };
+    assert!(matches!(reviews.finalize(&b, d.id, &finalization), Err(StoreError::NotFound)), "not B's document");
+    reviews.finalize(&a, d.id, &finalization).unwrap();
+    let row = reviews.contract(&a, d.id).unwrap().unwrap();
+    assert_eq!(row.vendor.map(|v| v.name).as_deref(), Some("Nippon Example"));
+    assert_eq!(row.counterparty.as_deref(), Some("Nippon Example"));
+    assert_eq!(row.extractions, fields);
+    assert!(row.finalized_at.is_some());
+    assert!(matches!(reviews.finalize(&a, d.id, &finalization), Err(StoreError::Conflict(_))), "once");
+
+    // A finalized review's items are not changed until it is reopened.
+    let correction = NewCorrection {
+        item_id: "x".into(),
+        kind: "confirm".into(),
+        status: "present".into(),
+        quote: None,
+        note: None,
+        acknowledged: vec!["the quote is in the table of contents".into()],
+    };
+    assert!(matches!(reviews.add_correction(&a, d.id, &correction), Err(StoreError::Conflict(_))));
+    assert!(matches!(reviews.reopen(&a, d.id, "  "), Err(StoreError::Invalid(_))), "a reason is required");
+    assert!(matches!(reviews.reopen(&b, d.id, "mine"), Err(StoreError::NotFound)));
+    reviews.reopen(&a, d.id, "the expiry was read from the wrong clause").unwrap();
+    assert!(reviews.contract(&a, d.id).unwrap().unwrap().finalized_at.is_none());
+    assert!(matches!(reviews.reopen(&a, d.id, "again"), Err(StoreError::Conflict(_))), "nothing to reopen");
+    reviews.add_correction(&a, d.id, &correction).unwrap();
+
+    let audit = store.audit().list(&a).unwrap();
+    let actions: Vec<&str> = audit.iter().map(|e| e.action.as_str()).collect();
+    for want in ["vendor.create", "contract.link_vendor", "review.finalize", "review.reopen", "review.confirm"] {
+        assert!(actions.contains(&want), "{want} in {actions:?}");
+    }
+    let reopen = audit.iter().find(|e| e.action == "review.reopen").unwrap();
+    assert_eq!(reopen.details["reason"], "the expiry was read from the wrong clause");
+    let confirm = audit.iter().find(|e| e.action == "review.confirm").unwrap();
+    assert_eq!(confirm.details["kept_despite"][0], "the quote is in the table of contents");
+    // A vendor that is not the organization's is refused and nothing of the finalize is kept.
+    let (e, _) = store.documents().record(&a, &doc('g')).unwrap();
+    reviews.save_contract(&a, e.id, "distributor", None, &serde_json::json!({}), &VendorDecision::None).unwrap();
+    let theirs = reviews.create_vendor(&b, "Theirs").unwrap();
+    let bad = Finalization { vendor: FinalVendor::Existing(&theirs.id), counterparty: None, extractions: &fields };
+    assert!(matches!(reviews.finalize(&a, e.id, &bad), Err(StoreError::NotFound)));
+    assert!(reviews.contract(&a, e.id).unwrap().unwrap().finalized_at.is_none());
+}

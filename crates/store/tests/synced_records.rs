@@ -100,6 +100,7 @@ fn documents_corrections_and_synced_settings_queue_their_change_with_the_write()
         status: "absent".into(),
         quote: None,
         note: Some("no term stated".into()),
+        acknowledged: Vec::new(),
     };
     let kept = store.reviews().add_correction(&a, d.id, &correction).unwrap();
     store.settings().set(&a, "review.thresholds", &json!({"ocr_min_confidence": 0.9})).unwrap();

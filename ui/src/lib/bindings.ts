@@ -23,6 +23,7 @@ export const commands = {
 	checklistType: (typeId: string) => typedError<ContractType_Serialize, ApiError>(__TAURI_INVOKE("checklist_type", { typeId })),
 	correctItem: (id: DocumentId, input: CorrectionInput_Deserialize) => typedError<DocumentReview_Serialize, ApiError>(__TAURI_INVOKE("correct_item", { id, input })),
 	finalizeReview: (id: DocumentId, input: FinalizeInput_Deserialize) => typedError<DocumentReview_Serialize, ApiError>(__TAURI_INVOKE("finalize_review", { id, input })),
+	reopenReview: (id: DocumentId, reason: string) => typedError<DocumentReview_Serialize, ApiError>(__TAURI_INVOKE("reopen_review", { id, reason })),
 	exportReview: (id: DocumentId, format: MemoFormat, path: string) => typedError<ExportedReview, ApiError>(__TAURI_INVOKE("export_review", { id, format, path })),
 	vendors: () => typedError<VendorEntry[], ApiError>(__TAURI_INVOKE("vendors")),
 	reviewThresholds: () => typedError<Thresholds_Serialize, ApiError>(__TAURI_INVOKE("review_thresholds")),
@@ -471,6 +472,8 @@ export type CorrectionInput_Deserialize = {
 	/**  Text selected in the contract; verified on its page before it is saved. */
 	quote?: Quote | null,
 	note?: string | null,
+	/**  The person has read the warnings about the quote and keeps it (recorded with the correction). */
+	acknowledge_warnings?: boolean,
 };
 
 /**  A person's confirmation or correction of one item. */
@@ -482,6 +485,8 @@ export type CorrectionInput_Serialize = {
 	/**  Text selected in the contract; verified on its page before it is saved. */
 	quote: Quote | null,
 	note: string | null,
+	/**  The person has read the warnings about the quote and keeps it (recorded with the correction). */
+	acknowledge_warnings: boolean,
 };
 
 export type Criteria = {
@@ -741,7 +746,12 @@ export type ErrorCode =
  */
 "conflict" | 
 /**  An export would replace a file that is already there; choose another name, or say to replace it. */
-"file_exists";
+"file_exists" | 
+/**
+ *  A quote a person chose may not be the clause (the table of contents, a heading, a definition, another
+ *  section); the message says why. Choose the clause's words, or keep the quote knowingly.
+ */
+"quote_needs_check";
 
 /**  Where an export was written. */
 export type ExportedReview = {
@@ -1412,6 +1422,27 @@ export type Quote = {
 	page: number,
 };
 
+/**  What may be wrong with a quote as an item's evidence. */
+export type QuoteConcern = 
+/**  A running header or footer, a filing stamp or a page number. */
+"running_line" | 
+/**  The table of contents: a heading pointing at the clause, not the clause. */
+"table_of_contents" | 
+/**  Only a section's number and heading. */
+"heading" | 
+/**  A sentence that only points at another part of the contract. */
+"cross_reference" | 
+/**  A definition, for an item that is not about one. */
+"definition" | 
+/**  A section whose heading does not match the item's topic. */
+"other_section";
+
+/**  One concern about a quote, in people's words. */
+export type QuoteWarning = {
+	concern: QuoteConcern,
+	message: string,
+};
+
 /**  A local change the sync service refused, in people's words. */
 export type RefusedChangeView = {
 	/**  What the change was ("the review thresholds", "a document"). */
@@ -1672,6 +1703,14 @@ export type ReviewItem_Deserialize = {
 	 */
 	quote_span?: TextSpan | null,
 	verified: boolean,
+	/**  The value the item's quote states, in people's words ("1 September 2045", "90 days"), and normalised. */
+	value?: string | null,
+	normalized?: NormalizedValue_Deserialize | null,
+	/**
+	 *  What may be wrong with the quote as this item's evidence (the table of contents, a definition, a section
+	 *  about something else), each with its reason; Confirm asks the person to weigh them.
+	 */
+	warnings: QuoteWarning[],
 	/**  `model`, `rules` or `person`. */
 	method: string,
 	reason?: string | null,
@@ -1698,6 +1737,14 @@ export type ReviewItem_Serialize = {
 	 */
 	quote_span: TextSpan | null,
 	verified: boolean,
+	/**  The value the item's quote states, in people's words ("1 September 2045", "90 days"), and normalised. */
+	value: string | null,
+	normalized: NormalizedValue_Serialize | null,
+	/**
+	 *  What may be wrong with the quote as this item's evidence (the table of contents, a definition, a section
+	 *  about something else), each with its reason; Confirm asks the person to weigh them.
+	 */
+	warnings: QuoteWarning[],
 	/**  `model`, `rules` or `person`. */
 	method: string,
 	reason: string | null,
