@@ -16,6 +16,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0009_sync_files", include_str!("../migrations/0009_sync_files.sql")),
     ("0010_engine_graph_snapshots", include_str!("../migrations/0010_engine_graph_snapshots.sql")),
     ("0011_sync_blob_owners", include_str!("../migrations/0011_sync_blob_owners.sql")),
+    ("0013_usage_record_ids", include_str!("../migrations/0013_usage_record_ids.sql")),
 ];
 
 /// The schema version this build writes.
