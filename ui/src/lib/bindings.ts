@@ -163,6 +163,8 @@ export type ApprovalView_Deserialize = {
 	choices: string[],
 	due_at?: string | null,
 	escalated: boolean,
+	/**  The urgent notification its escalation wrote, if any (filled by the inbox). */
+	urgent_notice?: string | null,
 	decided_by?: UserId | null,
 	decided_at?: string | null,
 	reason?: string | null,
@@ -184,6 +186,8 @@ export type ApprovalView_Serialize = {
 	choices: string[],
 	due_at: string | null,
 	escalated: boolean,
+	/**  The urgent notification its escalation wrote, if any (filled by the inbox). */
+	urgent_notice: string | null,
 	decided_by: UserId | null,
 	decided_at: string | null,
 	reason: string | null,
