@@ -118,3 +118,29 @@ describe("workflow words", () => {
     expect(lines[2].text).toBe("—");
   });
 });
+
+describe("Approvals inbox: escalations", () => {
+  it("shows the urgent notification an escalation wrote, in the row and in the opened approval", async () => {
+    installWorkflowBackend({
+      inbox: [
+        approval(),
+        approval({
+          id: "0193a0b4-0000-7000-8000-00000000b002",
+          title: "Late one",
+          escalated: true,
+          urgent_notice: "Late one has waited 48 hours for a decision",
+        }),
+      ],
+    });
+    render(Approvals, { now: NOW });
+    const rows = await screen.findAllByTestId("approval-row");
+    expect(rows[0].querySelector("[data-testid=urgent]")).toBeNull();
+    const label = rows[1].querySelector("[data-testid=urgent]");
+    expect(label?.textContent).toBe("urgent");
+    expect(label?.getAttribute("title")).toBe("Late one has waited 48 hours for a decision");
+    await fireEvent.click(rows[1]);
+    const notice = await screen.findByTestId("urgent-notice");
+    expect(notice.getAttribute("role")).toBe("alert");
+    expect(notice.textContent).toContain("Late one has waited 48 hours for a decision");
+  });
+});

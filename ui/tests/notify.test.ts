@@ -81,3 +81,24 @@ describe("native notification for a new approval", () => {
     expect(notices(backend)).toHaveLength(2);
   });
 });
+
+describe("native notification for an escalation", () => {
+  it("announces the urgent notification an escalation wrote once, marked urgent, beside the approval's own", async () => {
+    const backend = installWorkflowBackend();
+    const notifier = new ApprovalNotifier(undefined, undefined, NOW);
+    expect(await notifier.notice([approval()])).toBe(1);
+    const escalated = approval({ escalated: true, urgent_notice: "Choose the vendor has waited 48 hours for a decision" });
+    expect(await notifier.notice([escalated])).toBe(1);
+    expect(await notifier.notice([escalated])).toBe(0);
+    expect(await new ApprovalNotifier(undefined, undefined, NOW).notice([escalated])).toBe(0);
+    const shown = callsOf(backend, "plugin:notification|notify").map((c) => (c.args as { options: unknown }).options);
+    expect(shown).toEqual([
+      { title: "Approval needed", body: "Choose the vendor for this purchase (due in 3 days)" },
+      {
+        title: "Urgent: Choose the vendor for this purchase",
+        body: "Choose the vendor has waited 48 hours for a decision",
+        extra: { urgent: true },
+      },
+    ]);
+  });
+});

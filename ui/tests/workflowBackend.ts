@@ -37,6 +37,7 @@ export function approval(extra: Partial<ApprovalView> = {}): ApprovalView {
     choices: ["Globex"],
     due_at: "2026-12-03T09:00:00Z",
     escalated: false,
+    urgent_notice: null,
     decided_by: null,
     decided_at: null,
     reason: null,

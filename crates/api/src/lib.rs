@@ -190,7 +190,7 @@ impl Api {
         store.set_change_encoder(Arc::new(sync::WireEncoder::new(sync_slot.clone())));
         let usage_store =
             Store::open(&data_dir.database(), clock.clone()).map_err(|e| ApiError::from_store_at(e, &root))?;
-        let usage = Arc::new(model::StoreUsage::new(usage_store));
+        let usage = Arc::new(model::StoreUsage::new(usage_store, &data_dir.usage_journal()));
         let client = Arc::new(
             ModelClient::new(model, keys.clone(), usage.clone(), usage, clock.clone())
                 .map_err(|e| ApiError::new(e.code(), e.to_string()))?,

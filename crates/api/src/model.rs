@@ -9,18 +9,31 @@ use pactwise_domain::{ErrorCode, OrgId, Role, UserId};
 use pactwise_model::{
     ApiKey, BudgetSource, BudgetSourceError, KeyStoreError, LedgerError, ModelClient, ModelStatus, UsageLedger,
 };
-use pactwise_store::{OrgScope, Store};
+use pactwise_store::{OrgScope, Store, UsageJournal};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-/// The store seen by the model client: ledger rows in, budgets and spending out.
+/// The store seen by the model client: ledger rows in (each journaled on disk first, `store::UsageJournal`),
+/// budgets and spending out.
 pub(crate) struct StoreUsage {
     store: Mutex<Store>,
+    journal: Option<UsageJournal>,
 }
 
 impl StoreUsage {
-    pub(crate) fn new(store: Store) -> StoreUsage {
-        StoreUsage { store: Mutex::new(store) }
+    /// Writes what stopped processes left in their journals, then opens this process's own (without one, each
+    /// record's batch is written at once, so nothing waits in memory; the reason is logged).
+    pub(crate) fn new(store: Store, journal_dir: &Path) -> StoreUsage {
+        match UsageJournal::recover(journal_dir, &store) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(records = n, "usage records of a stopped process written to the ledger"),
+            Err(error) => tracing::error!(%error, "the usage journals of stopped processes could not be written"),
+        }
+        let journal = UsageJournal::open(journal_dir)
+            .inspect_err(|error| tracing::error!(%error, "no usage journal; model usage is written call by call"))
+            .ok();
+        StoreUsage { store: Mutex::new(store), journal }
     }
 
     fn with<R>(&self, f: impl FnOnce(&Store) -> R) -> R {
@@ -32,6 +45,17 @@ impl StoreUsage {
 impl UsageLedger for StoreUsage {
     fn record_batch(&self, records: &[UsageRecord]) -> Result<(), LedgerError> {
         self.with(|s| s.usage().record_batch(records)).map_err(|e| LedgerError(e.to_string()))
+    }
+
+    fn journal(&self, record: &UsageRecord) -> Result<(), LedgerError> {
+        match &self.journal {
+            Some(journal) => journal.append(record).map_err(|e| LedgerError(e.to_string())),
+            None => Err(LedgerError("no usage journal".into())),
+        }
+    }
+
+    fn journal_written(&self) -> Result<(), LedgerError> {
+        self.journal.as_ref().map_or(Ok(()), |j| j.clear().map_err(|e| LedgerError(e.to_string())))
     }
 }
 

@@ -77,6 +77,8 @@ pub struct ApprovalView {
     pub choices: Vec<String>,
     pub due_at: Option<DateTime<Utc>>,
     pub escalated: bool,
+    /// The urgent notification its escalation wrote, if any (filled by the inbox).
+    pub urgent_notice: Option<String>,
     pub decided_by: Option<UserId>,
     pub decided_at: Option<DateTime<Utc>>,
     pub reason: Option<String>,
@@ -176,6 +178,7 @@ fn approval_view(a: &ApprovalRecord) -> ApprovalView {
         choices: a.choices.clone(),
         due_at: a.due_at,
         escalated: a.escalated_at.is_some(),
+        urgent_notice: None,
         decided_by: a.decided_by,
         decided_at: a.decided_at,
         reason: a.reason.clone(),
@@ -327,7 +330,16 @@ impl Api {
         let scope = scope.clone();
         with_engine(self, move |store, engine| {
             engine.sweep(SweepPolicy::default())?;
-            Ok(store.approvals().inbox(&scope)?.iter().map(approval_view).collect())
+            let urgent: Vec<_> = store.approvals().notifications(&scope)?.into_iter().filter(|n| n.urgent).collect();
+            Ok(store
+                .approvals()
+                .inbox(&scope)?
+                .iter()
+                .map(|a| ApprovalView {
+                    urgent_notice: urgent.iter().rev().find(|n| n.approval == a.id).map(|n| n.message.clone()),
+                    ..approval_view(a)
+                })
+                .collect())
         })
         .await
     }
@@ -356,16 +368,31 @@ impl Api {
         .await
     }
 
-    /// The task queue's health for the session's organization: its agent types with many failures in the last hour
-    /// and its queues with a large backlog (other organizations never count). Owners and admins only.
+    /// The task queue's health for the session's organization, with its own thresholds (setting `queue.health`):
+    /// its agent types with many failures in the last hour and its queues with a large backlog (other organizations
+    /// never count). Owners and admins only.
     pub async fn queue_health(&self, scope: &OrgScope) -> Result<Value, ApiError> {
         let scope = scope.clone();
         Ok(self
             .db
             .call(move |store| {
-                let health = store.tasks().health_of(&scope, pactwise_store::HealthThresholds::default())?;
-                Ok(serde_json::json!({ "healthy": health.is_healthy(), "failing_agents": health.failing_agents, "backlogs": health.backlogs }))
+                let thresholds = store.tasks().health_thresholds(&scope)?;
+                let health = store.tasks().health_of(&scope)?;
+                Ok(serde_json::json!({ "healthy": health.is_healthy(), "thresholds": thresholds, "failing_agents": health.failing_agents, "backlogs": health.backlogs }))
             })
+            .await?)
+    }
+
+    /// Changes the organization's health-check thresholds (owners and admins; checked by `rules::settings`).
+    pub async fn set_queue_health_thresholds(
+        &self,
+        scope: &OrgScope,
+        thresholds: pactwise_store::HealthThresholds,
+    ) -> Result<(), ApiError> {
+        let scope = scope.clone();
+        Ok(self
+            .db
+            .call(move |store| store.settings().set(&scope, pactwise_store::QUEUE_HEALTH_SETTING, &thresholds))
             .await?)
     }
 

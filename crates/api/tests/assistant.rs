@@ -229,3 +229,77 @@ async fn planted_instructions_leave_tool_calls_tenant_and_store_unchanged() {
     assert_eq!(api.assistant_answer_count(&w.a).await.unwrap(), 1);
     assert_eq!(api.assistant_answer_count(&w.b).await.unwrap(), 0);
 }
+
+#[tokio::test]
+async fn a_second_question_in_the_same_session_sends_nothing_of_the_first() {
+    let replies = vec![
+        tool("search_contract_text", json!({"query": "governing law Oregon"})),
+        FakeReply::text("The agreement is governed by Oregon law [C1]."),
+        tool("search_contract_text", json!({"query": "pay undisputed invoice days"})),
+        FakeReply::text("Northwind pays within 45 days [C1]."),
+    ];
+    let (_tmp, api, server, w) = world(replies, false).await;
+    let first = api.ask(&w.a, "Which law governs the Harbor Freight contract?", None).await.unwrap();
+    let second = api.ask(&w.a, "When do we pay?", Some(first.session.clone())).await.unwrap();
+    assert_eq!(second.session, first.session, "one session, stored");
+
+    let requests = server.message_requests();
+    assert_eq!(requests.len(), 4);
+    // The second question's first request: the system prompt and one user turn holding only the new question.
+    let opening = &requests[2].body;
+    let messages = opening["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "{opening}");
+    let sent = opening["messages"].to_string();
+    assert!(sent.contains("When do we pay?"));
+    for earlier in ["Which law governs", "Oregon", "governing law", "[C1]", "toolu_fake_1"] {
+        assert!(!sent.contains(earlier), "{earlier:?} from the first question was sent again: {sent}");
+    }
+    // Nor anywhere in its follow-up request, the tool results of this question aside.
+    let follow_up = requests[3].body["messages"].to_string();
+    assert!(!follow_up.contains("Which law governs") && !follow_up.contains("governed by Oregon law"), "{follow_up}");
+    assert_eq!(requests[2].body["system"], requests[0].body["system"], "the same system prompt, no summary of turns");
+}
+
+#[tokio::test]
+async fn an_answer_cites_at_most_the_cap_when_retrieval_returned_more_passages() {
+    // Twelve passages of about 500 characters: six about remittances, six about the escrow.
+    let mut text = String::from("DEPOSIT AGREEMENT\n\n");
+    for (n, word) in (1..=12).map(|n| (n, if n <= 6 { "remittance" } else { "escrow" })) {
+        let sentence =
+            format!("Clause {n} requires the {word} to be handled by the paying agent on each business day. ");
+        text.push_str(&sentence.repeat(520 / sentence.len() + 1));
+        text.push('\n');
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    {
+        let api = offline_api(tmp.path());
+        let a = api.local_session().await.unwrap();
+        let path = write(tmp.path(), "deposit.txt", &text);
+        api.import_documents(&a, vec![path], ImportOptions::default(), &|_| {}).await.unwrap();
+    }
+    let every_marker: String = (1..=12).map(|n| format!("[C{n}] ")).collect();
+    let replies = vec![
+        FakeReply::tool_use(vec![
+            ("search_contract_text", json!({"query": "remittance"})),
+            ("search_contract_text", json!({"query": "escrow"})),
+        ]),
+        FakeReply::text(format!("The paying agent handles both daily {every_marker}.")),
+    ];
+    let (api, server) = model_api(tmp.path(), replies, false).await;
+    let a = api.local_session().await.unwrap();
+    let answer = api.ask(&a, "Who handles remittances and the escrow?", None).await.unwrap();
+
+    let retrieved: std::collections::BTreeSet<String> = tool_results(&server)
+        .iter()
+        .flat_map(|r| {
+            r.split("passage id=\\\"")
+                .skip(1)
+                .map(|rest| rest.split('\\').next().unwrap_or_default().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(retrieved.len() > pactwise_assistant::MAX_CITATIONS, "retrieval returned {} passages", retrieved.len());
+    assert_eq!(answer.citations.len(), pactwise_assistant::MAX_CITATIONS, "{answer:?}");
+    let markers: Vec<&str> = answer.citations.iter().map(|c| c.marker.as_str()).collect();
+    assert_eq!(markers, ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8"], "first mentioned first, no duplicates");
+}

@@ -119,6 +119,8 @@ impl std::error::Error for UnknownName {}
 /// One row of the usage ledger: one HTTP request to the model, priced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsageRecord {
+    /// This request's own id: a record written twice (a journal replayed after a crash) is kept once.
+    pub id: uuid::Uuid,
     pub org: OrgId,
     /// The person on whose behalf the call ran; `None` for background work with no person behind it.
     pub user: Option<UserId>,

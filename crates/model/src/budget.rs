@@ -144,6 +144,7 @@ mod tests {
     fn spend(usage: &InMemoryUsage, org: OrgId, user: Option<UserId>, at: DateTime<Utc>, cost: i64) {
         usage
             .record_batch(&[UsageRecord {
+                id: uuid::Uuid::now_v7(),
                 org,
                 user,
                 purpose: "test".into(),

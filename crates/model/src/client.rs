@@ -10,7 +10,7 @@ use crate::ledger::{LedgerError, LedgerWriter, UsageLedger};
 use crate::policy::{ANTHROPIC_VERSION, MAX_OUTPUT_TOKENS, resolve_model};
 use crate::pricing::{HAIKU_5_5_PRICES, PriceTable};
 use crate::retry::{Jitter, SeededJitter, Sleeper, TokioSleeper, is_retryable_status, parse_retry_after};
-use crate::wire::{ErrorBody, MessagesRequest, MessagesResponse, StopReason, Thinking};
+use crate::wire::{ErrorBody, MessagesRequest, MessagesResponse, StopReason, Thinking, ToolChoice};
 use chrono::{DateTime, Utc};
 use pactwise_domain::usage::{TokenUsage, UsageOutcome, UsageRecord};
 use pactwise_domain::{Clock, OrgId, UserId};
@@ -298,6 +298,7 @@ impl ModelClient {
             "model request finished"
         );
         self.ledger.record(UsageRecord {
+            id: uuid::Uuid::now_v7(),
             org: ctx.org,
             user: ctx.user,
             purpose: ctx.purpose.clone(),
@@ -312,6 +313,7 @@ impl ModelClient {
 
     fn record_failure(&self, ctx: &CallContext, model: &str, at: DateTime<Utc>, latency_ms: u32, failure: &Failure) {
         self.ledger.record(UsageRecord {
+            id: uuid::Uuid::now_v7(),
             org: ctx.org,
             user: ctx.user,
             purpose: ctx.purpose.clone(),
@@ -343,15 +345,19 @@ impl ModelClient {
         }
     }
 
-    /// The request exactly as it goes on the wire: the model resolved again here, thinking off, output tokens
-    /// within the model's limit.
+    /// The request exactly as it goes on the wire: the model resolved again here, thinking off (left at the model's
+    /// default only where the caller asked for it on a request that forces no tool: the API refuses thinking with a
+    /// forced tool choice), output tokens within the model's limit.
     fn wire_body(&self, request: &MessagesRequest) -> Result<(Vec<u8>, &'static str), ModelError> {
         let mut request = request.clone();
         // Resolve at send time: whatever the request field says (from configuration, the database or a caller),
         // the one allowed model is what goes on the wire.
         let model = resolve_model(Some(&request.model));
         request.model = model.to_string();
-        request.thinking = Thinking::Disabled;
+        let forces_a_tool = matches!(request.tool_choice, Some(ToolChoice::Any { .. } | ToolChoice::Tool { .. }));
+        if forces_a_tool || !request.thinking.is_model_default() {
+            request.thinking = Thinking::Disabled;
+        }
         request.max_tokens = request.max_tokens.clamp(1, MAX_OUTPUT_TOKENS);
         let body = serde_json::to_vec(&request).map_err(|e| ModelError::Internal(format!("request encoding: {e}")))?;
         Ok((body, model))

@@ -1,8 +1,10 @@
 //! A fake Messages API server on loopback that speaks the same wire format, for tests, demos and end-to-end runs.
 //! It answers from a script (text, tool calls, forced-tool replies, refusals, `max_tokens` truncations, errors with
 //! `retry-after`, latency, usage with cache reads and writes), checks requests the way the real API would for this
-//! model (key and version headers, model id, no sampling parameters, no enabled thinking, tool results that match
-//! the tool calls before them), and logs every request for assertions. The key itself is never logged.
+//! model (key and version headers, model id, no sampling parameters, no enabled thinking, no forced tool choice while
+//! thinking is on — on by default for this model when the field is left out —, thinking blocks passed back unmodified
+//! before the tool calls they led to, tool results that match the tool calls before them), and logs every request
+//! for assertions. While thinking is on, every reply starts with a signed thinking block. The key itself is never logged.
 //!
 //! Routes: `POST /v1/messages`; `GET /_fake/requests` (the log as JSON); `POST /_fake/replies` (append replies).
 
@@ -553,6 +555,17 @@ fn check_request(state: &FakeState, headers: &HeaderMap, body: &Value) -> Result
     if object.get("thinking").and_then(|t| t.get("type")).and_then(Value::as_str) == Some("enabled") {
         return Err((400, "invalid_request_error", "thinking.type: use adaptive or disabled".into()));
     }
+    let thinking_on = thinking_on(body);
+    if thinking_on
+        && let Some(kind) = object.get("tool_choice").and_then(|c| c.get("type")).and_then(Value::as_str)
+        && matches!(kind, "any" | "tool")
+    {
+        return Err((
+            400,
+            "invalid_request_error",
+            "Thinking may not be enabled when tool_choice forces tool use.".into(),
+        ));
+    }
     let messages = object
         .get("messages")
         .and_then(Value::as_array)
@@ -562,6 +575,9 @@ fn check_request(state: &FakeState, headers: &HeaderMap, body: &Value) -> Result
         return Err((400, "invalid_request_error", "the last message must be a user turn (no prefill)".into()));
     }
     check_tool_pairs(messages)?;
+    if thinking_on {
+        check_thinking_passed_back(messages)?;
+    }
     let tool_names: HashSet<&str> = object
         .get("tools")
         .and_then(Value::as_array)
@@ -577,6 +593,44 @@ fn check_request(state: &FakeState, headers: &HeaderMap, body: &Value) -> Result
     }
     if count_cache_markers(body) > 4 {
         return Err((400, "invalid_request_error", "a maximum of 4 blocks with cache_control may be provided".into()));
+    }
+    Ok(())
+}
+
+/// Thinking is on unless the request says `disabled` (this model's default is adaptive thinking).
+fn thinking_on(body: &Value) -> bool {
+    body.get("thinking").and_then(|t| t.get("type")).and_then(Value::as_str) != Some("disabled")
+}
+
+/// The signature the fake puts on a thinking block: any change to the thinking text breaks it.
+fn signature_of(thinking: &str) -> String {
+    format!("fake-signature:{}", thinking.len())
+}
+
+/// With thinking on, an assistant turn that called a tool starts with its thinking block, unmodified.
+fn check_thinking_passed_back(messages: &[Value]) -> Result<(), Rejection> {
+    for message in messages.iter().filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant")) {
+        let content = message.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+        let calls_a_tool = content.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"));
+        if !calls_a_tool {
+            continue;
+        }
+        let first = content.first().cloned().unwrap_or(Value::Null);
+        let intact = match first.get("type").and_then(Value::as_str) {
+            Some("thinking") => {
+                let text = first.get("thinking").and_then(Value::as_str).unwrap_or("");
+                first.get("signature").and_then(Value::as_str) == Some(signature_of(text).as_str())
+            }
+            Some("redacted_thinking") => true,
+            _ => false,
+        };
+        if !intact {
+            return Err((
+                400,
+                "invalid_request_error",
+                "an assistant turn with tool_use must start with its thinking block, passed back unmodified".into(),
+            ));
+        }
     }
     Ok(())
 }
@@ -658,6 +712,11 @@ fn render(reply: &FakeReply, request: &Value, number: usize) -> (Response, u16) 
             return (error_response(*status, kind, &message, retry_after.as_deref(), number), *status);
         }
     };
+    let mut content = content;
+    if thinking_on(request) && stop_reason != "refusal" {
+        let thinking = format!("Fake reasoning for request {number}.");
+        content.insert(0, json!({"type": "thinking", "thinking": thinking, "signature": signature_of(&thinking)}));
+    }
     let body = json!({
         "id": format!("msg_fake_{number}"),
         "type": "message",

@@ -1,7 +1,10 @@
 //! The usage ledger: every model request becomes a priced `UsageRecord`. Records are batched in memory and written
 //! to the sink (the store's `usage_ledger` table) when enough have gathered, when enough time has passed, on
 //! [`LedgerWriter::flush`] and when the writer is dropped, so a clean exit loses none. A failed write keeps the batch
-//! for the next flush.
+//! for the next flush. So that a crash between a call and its batch's write loses none either, each record is first
+//! kept by the sink's journal ([`UsageLedger::journal`]: the desktop appends it to a file of its own) and the journal
+//! is forgotten only once the batch holding it is written; the next start writes what a dead process left there,
+//! once per record id.
 
 use chrono::{DateTime, Utc};
 use pactwise_domain::usage::UsageRecord;
@@ -11,7 +14,18 @@ use std::time::Duration;
 
 /// Where ledger batches go. The store implements it with one transaction per batch.
 pub trait UsageLedger: Send + Sync {
+    /// Writes a batch (a record already written, same id, is kept once).
     fn record_batch(&self, records: &[UsageRecord]) -> Result<(), LedgerError>;
+
+    /// Keeps one record durably before it waits for its batch. The default keeps nothing (tests, memory sinks).
+    fn journal(&self, _record: &UsageRecord) -> Result<(), LedgerError> {
+        Ok(())
+    }
+
+    /// Every journaled record is in the ledger now: the journal may forget them.
+    fn journal_written(&self) -> Result<(), LedgerError> {
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,11 +69,19 @@ impl LedgerWriter {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Add a record; flushes when the batch is full or due.
+    /// Add a record: journaled at once, then batched; flushes when the batch is full or due (or at once when the
+    /// journal could not keep it).
     pub fn record(&self, record: UsageRecord) {
         let mut pending = self.lock();
+        let journaled = match self.sink.journal(&record) {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::error!(%error, "usage record not journaled; writing its batch now");
+                false
+            }
+        };
         pending.records.push(record);
-        if pending.records.len() >= self.policy.flush_at_count || self.due(&pending) {
+        if !journaled || pending.records.len() >= self.policy.flush_at_count || self.due(&pending) {
             self.flush_locked(&mut pending).ok();
         }
     }
@@ -89,6 +111,10 @@ impl LedgerWriter {
         match self.sink.record_batch(&pending.records) {
             Ok(()) => {
                 tracing::debug!(records = pending.records.len(), "usage ledger batch written");
+                if let Err(error) = self.sink.journal_written() {
+                    // Harmless: a replay of the journal keeps each record once.
+                    tracing::warn!(%error, "the usage journal could not be cleared after its batch was written");
+                }
                 pending.records.clear();
                 pending.last_flush = self.clock.now();
                 Ok(())
@@ -137,6 +163,7 @@ mod tests {
 
     fn record(org: OrgId, at: DateTime<Utc>, cost: i64) -> UsageRecord {
         UsageRecord {
+            id: uuid::Uuid::now_v7(),
             org,
             user: None,
             purpose: "test".into(),
@@ -207,6 +234,47 @@ mod tests {
         writer.flush().unwrap();
         assert_eq!(sink.records().len(), 1);
         assert_eq!(writer.pending_len(), 0);
+    }
+
+    /// A sink that says, for every step, what it held: the journal and the written ledger.
+    #[derive(Default)]
+    struct JournalingSink {
+        journal: Mutex<Vec<UsageRecord>>,
+        written: Mutex<Vec<UsageRecord>>,
+    }
+
+    impl UsageLedger for JournalingSink {
+        fn record_batch(&self, records: &[UsageRecord]) -> Result<(), LedgerError> {
+            self.written.lock().unwrap().extend_from_slice(records);
+            Ok(())
+        }
+        fn journal(&self, record: &UsageRecord) -> Result<(), LedgerError> {
+            self.journal.lock().unwrap().push(record.clone());
+            Ok(())
+        }
+        fn journal_written(&self) -> Result<(), LedgerError> {
+            self.journal.lock().unwrap().clear();
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn every_priced_call_is_journaled_before_it_waits_and_forgotten_only_once_its_batch_is_written() {
+        let clock = Arc::new(FixedClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap()));
+        let sink = Arc::new(JournalingSink::default());
+        let policy = LedgerPolicy { flush_at_count: 3, flush_every: Duration::from_secs(60) };
+        let writer = LedgerWriter::new(sink.clone(), policy, clock.clone());
+        let org = OrgId::new();
+        // The batch boundary: two calls wait in memory, unwritten. Each is already in the journal, so a crash here
+        // (the process gone, the batch never written) leaves both where the next start finds them.
+        writer.record(record(org, clock.now(), 1));
+        writer.record(record(org, clock.now(), 2));
+        assert_eq!(sink.written.lock().unwrap().len(), 0);
+        assert_eq!(sink.journal.lock().unwrap().iter().map(|r| r.cost_micros).collect::<Vec<_>>(), [1, 2]);
+        // The third fills the batch: written, and only then forgotten by the journal.
+        writer.record(record(org, clock.now(), 3));
+        assert_eq!(sink.written.lock().unwrap().len(), 3);
+        assert!(sink.journal.lock().unwrap().is_empty());
     }
 
     #[test]

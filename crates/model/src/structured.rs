@@ -1,5 +1,7 @@
-//! Structured output: the JSON Schema of `T` is offered as one tool and the model is forced to call it. The tool
-//! input is validated against the schema before it is parsed; a reply that fails gets at most two corrective
+//! Structured output: the JSON Schema of `T` is offered as one tool and the model is forced to call it, with
+//! thinking off. A caller that leaves thinking at the model's default (Prep Studio) gets the same tool under automatic
+//! tool choice instead, because the API refuses a forced tool choice with thinking on; a reply without the call is
+//! then a schema failure like any other. The tool input is validated against the schema before it is parsed; a reply that fails gets at most two corrective
 //! re-asks listing the exact validation errors, then a typed error. Refusals and truncated replies are errors at
 //! once, never partial results.
 
@@ -7,7 +9,7 @@ use crate::client::{CallContext, ModelClient, non_empty};
 use crate::error::ModelError;
 use crate::prompt::{PromptDocument, first_user_message, system_blocks};
 use crate::schema::{SchemaCheck, object_schema};
-use crate::wire::{ContentBlock, Message, MessagesRequest, StopReason, ToolChoice, ToolSpec};
+use crate::wire::{ContentBlock, Message, MessagesRequest, StopReason, Thinking, ToolChoice, ToolSpec};
 use pactwise_domain::usage::{TokenUsage, UsageOutcome};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -32,6 +34,9 @@ pub struct StructuredRequest {
     pub max_tokens: Option<u32>,
     /// A model identifier from wherever the caller got one. Ignored: the one allowed model is always used.
     pub model: Option<String>,
+    /// [`Thinking::Disabled`] (the backend's rule, with the tool forced) or [`Thinking::ModelDefault`] (Prep Studio:
+    /// the tool offered under automatic choice).
+    pub thinking: Thinking,
 }
 
 impl StructuredRequest {
@@ -44,6 +49,23 @@ impl StructuredRequest {
             tool_description: String::new(),
             max_tokens: None,
             model: None,
+            thinking: Thinking::Disabled,
+        }
+    }
+
+    /// Leave thinking at the model's default; the tool is then offered, not forced.
+    pub fn with_model_default_thinking(mut self) -> Self {
+        self.thinking = Thinking::ModelDefault;
+        self
+    }
+
+    /// The tool choice and thinking that go with this request's thinking rule.
+    fn choice(&self) -> (ToolChoice, Thinking) {
+        match self.thinking {
+            Thinking::ModelDefault => (ToolChoice::Auto { disable_parallel_tool_use: true }, Thinking::ModelDefault),
+            Thinking::Disabled => {
+                (ToolChoice::Tool { name: self.tool_name.clone(), disable_parallel_tool_use: true }, Thinking::Disabled)
+            }
         }
     }
 
@@ -89,7 +111,9 @@ impl ModelClient {
             description: request.tool_description.clone(),
             input_schema: schema,
         }];
-        wire.tool_choice = Some(ToolChoice::Tool { name: request.tool_name.clone(), disable_parallel_tool_use: true });
+        let (choice, thinking) = request.choice();
+        wire.tool_choice = Some(choice);
+        wire.thinking = thinking;
 
         let mut tokens = TokenUsage::default();
         let mut cost_micros = 0i64;
@@ -154,6 +178,7 @@ impl ModelClient {
     /// client and no corrective re-asks, so a caller that counts its calls against a budget of its own counts
     /// requests. The input is returned as sent (the caller validates it item by item and drops what is malformed;
     /// nothing is repaired by the model). A refusal, a truncated reply or a reply without the tool call is an error.
+    /// The tool is always forced and thinking off, whatever `request.thinking` says.
     pub async fn call_tool_once(
         &self,
         ctx: &CallContext,

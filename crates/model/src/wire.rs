@@ -1,6 +1,6 @@
 //! The Messages API wire format (non-streaming): what we send and what comes back. Sampling parameters
-//! (temperature, top_p, top_k) have no field here at all, and extended thinking can only be `disabled`, so no caller
-//! can send them.
+//! (temperature, top_p, top_k) have no field here at all, and extended thinking is either `disabled` or left out
+//! (the model's default), never `enabled` with a budget of ours.
 
 use crate::policy::MODEL_ID;
 use pactwise_domain::usage::TokenUsage;
@@ -20,7 +20,8 @@ pub struct MessagesRequest {
     pub tools: Vec<ToolSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
-    #[serde(default)]
+    /// The client sends `disabled` unless this says [`Thinking::ModelDefault`] on a request that forces no tool.
+    #[serde(default = "Thinking::model_default", skip_serializing_if = "Thinking::is_model_default")]
     pub thinking: Thinking,
 }
 
@@ -38,12 +39,26 @@ impl MessagesRequest {
     }
 }
 
-/// Extended thinking. Backend calls always send it switched off; there is deliberately no other variant.
+/// Extended thinking. Backend calls send it switched off; Prep Studio leaves it at the model's default (the field
+/// is not sent: adaptive thinking on Haiku 5.5). There is deliberately no `enabled` variant with a budget.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Thinking {
     #[default]
     Disabled,
+    /// No `thinking` field on the wire: whatever the model does by default.
+    #[serde(skip)]
+    ModelDefault,
+}
+
+impl Thinking {
+    fn model_default() -> Self {
+        Thinking::ModelDefault
+    }
+
+    pub fn is_model_default(&self) -> bool {
+        matches!(self, Thinking::ModelDefault)
+    }
 }
 
 /// A prompt-cache breakpoint.
@@ -148,6 +163,14 @@ pub enum ContentBlock {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    /// A thinking block of an earlier reply, passed back unmodified (the API checks its signature).
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    RedactedThinking {
+        data: String,
+    },
 }
 
 impl ContentBlock {
@@ -161,14 +184,16 @@ impl ContentBlock {
             ContentBlock::Text { cache_control, .. } | ContentBlock::ToolResult { cache_control, .. } => {
                 *cache_control = marker
             }
-            ContentBlock::ToolUse { .. } => {}
+            ContentBlock::ToolUse { .. } | ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
         }
     }
 
     pub fn cache_control(&self) -> Option<CacheControl> {
         match self {
             ContentBlock::Text { cache_control, .. } | ContentBlock::ToolResult { cache_control, .. } => *cache_control,
-            ContentBlock::ToolUse { .. } => None,
+            ContentBlock::ToolUse { .. } | ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {
+                None
+            }
         }
     }
 }
@@ -235,7 +260,8 @@ impl MessagesResponse {
         })
     }
 
-    /// This reply as an assistant turn to send back (unknown block kinds are dropped; thinking is off).
+    /// This reply as an assistant turn to send back: text, tool calls and thinking blocks as they came (the API wants
+    /// thinking back unmodified); unknown block kinds are dropped.
     pub fn as_assistant_message(&self) -> Message {
         let content = self
             .content
@@ -245,6 +271,10 @@ impl MessagesResponse {
                 ResponseBlock::ToolUse { id, name, input } => {
                     Some(ContentBlock::ToolUse { id: id.clone(), name: name.clone(), input: input.clone() })
                 }
+                ResponseBlock::Thinking { thinking, signature } => {
+                    Some(ContentBlock::Thinking { thinking: thinking.clone(), signature: signature.clone() })
+                }
+                ResponseBlock::RedactedThinking { data } => Some(ContentBlock::RedactedThinking { data: data.clone() }),
                 _ => None,
             })
             .collect();
@@ -264,6 +294,16 @@ pub enum ResponseBlock {
         name: String,
         #[serde(default)]
         input: Value,
+    },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    RedactedThinking {
+        #[serde(default)]
+        data: String,
     },
     #[serde(other)]
     Other,
@@ -347,6 +387,8 @@ mod tests {
         let request = MessagesRequest::new(100, vec![Message::user_text("hi")]);
         let json = serde_json::to_value(&request).unwrap();
         assert_eq!(json["thinking"], serde_json::json!({"type": "disabled"}));
+        let default = MessagesRequest { thinking: Thinking::ModelDefault, ..request };
+        assert!(serde_json::to_value(&default).unwrap().get("thinking").is_none(), "the model's default: no field");
         for field in ["temperature", "top_p", "top_k"] {
             assert!(json.get(field).is_none(), "{field} must never be sent");
         }

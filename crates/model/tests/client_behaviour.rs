@@ -254,3 +254,79 @@ async fn a_single_tool_call_makes_exactly_one_request_and_returns_the_input_unre
     assert!(matches!(error, ModelError::SchemaInvalid { attempts: 1, .. }), "{error:?}");
     assert_eq!(h.server.message_requests().len(), 1);
 }
+
+#[tokio::test]
+async fn backend_structured_calls_force_their_one_tool_with_thinking_off() {
+    let h = harness(vec![FakeReply::forced_tool(valid()), FakeReply::forced_tool(valid())]).await;
+    h.client.call_structured::<Classification>(&h.ctx, classify_request()).await.unwrap();
+    let schema = serde_json::to_value(schemars::schema_for!(Classification)).unwrap();
+    h.client.call_tool_once(&h.ctx, classify_request().with_model_default_thinking(), schema).await.unwrap();
+    let requests = h.server.message_requests();
+    assert_eq!(requests.len(), 2);
+    for request in requests {
+        assert_eq!(request.status, 200);
+        assert_eq!(request.body["thinking"], json!({"type": "disabled"}));
+        assert_eq!(
+            request.body["tool_choice"],
+            json!({"type": "tool", "name": "record_classification", "disable_parallel_tool_use": true})
+        );
+        assert_eq!(request.body["tools"].as_array().unwrap().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn model_default_thinking_offers_the_one_tool_under_automatic_choice_and_re_asks_a_reply_without_it() {
+    let h = harness(vec![FakeReply::text("It looks like an NDA."), FakeReply::forced_tool(valid())]).await;
+    let request = classify_request().with_model_default_thinking();
+    let result = h.client.call_structured::<Classification>(&h.ctx, request).await.unwrap();
+    assert_eq!(result.value, Classification { kind: ContractKind::Nda, confidence_percent: 90 });
+    assert_eq!(result.re_asks, 1);
+    let requests = h.server.message_requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(request.status, 200, "{}", request.body);
+        assert!(request.body.get("thinking").is_none(), "the model's default: no field");
+        assert_eq!(request.body["tool_choice"], json!({"type": "auto", "disable_parallel_tool_use": true}));
+        assert_eq!(request.body["tools"].as_array().unwrap().len(), 1);
+    }
+    // The first reply goes back with its thinking block first, then a plain re-ask naming the tool.
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["role"], "assistant");
+    assert_eq!(messages[1]["content"][0]["type"], "thinking");
+    assert!(messages[2]["content"][0]["text"].as_str().unwrap().contains("did not call `record_classification`"));
+}
+
+#[tokio::test]
+async fn a_tool_call_made_while_thinking_goes_back_with_its_thinking_block_on_a_re_ask() {
+    let h = harness(vec![FakeReply::forced_tool(invalid()), FakeReply::forced_tool(valid())]).await;
+    let request = classify_request().with_model_default_thinking();
+    let result = h.client.call_structured::<Classification>(&h.ctx, request).await.unwrap();
+    assert_eq!(result.re_asks, 1);
+    // The fake refuses a tool call passed back without its signed thinking block; both requests were answered.
+    let requests = h.server.message_requests();
+    assert_eq!(requests.iter().map(|r| r.status).collect::<Vec<_>>(), [200, 200]);
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let kinds: Vec<&str> =
+        messages[1]["content"].as_array().unwrap().iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["thinking", "tool_use"]);
+}
+
+#[tokio::test]
+async fn a_forced_tool_choice_never_goes_out_with_thinking_on_whatever_the_request_says() {
+    let h = harness(vec![FakeReply::forced_tool(valid())]).await;
+    let mut request = MessagesRequest::new(64, vec![Message::user_text("Classify.")]);
+    request.tools = vec![pactwise_model::wire::ToolSpec {
+        name: "record_classification".into(),
+        description: String::new(),
+        input_schema: json!({"type": "object"}),
+    }];
+    request.tool_choice = Some(pactwise_model::wire::ToolChoice::Tool {
+        name: "record_classification".into(),
+        disable_parallel_tool_use: false,
+    });
+    request.thinking = pactwise_model::wire::Thinking::ModelDefault;
+    h.client.send(&h.ctx, request).await.unwrap();
+    let sent = &h.server.message_requests()[0];
+    assert_eq!(sent.status, 200);
+    assert_eq!(sent.body["thinking"], json!({"type": "disabled"}));
+}

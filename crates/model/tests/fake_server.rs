@@ -4,8 +4,17 @@
 use pactwise_model::fake::{FakeModelServer, FakeReply, FakeRule, FakeScript, FakeUsage, WhenExhausted};
 use serde_json::{Value, json};
 
+/// A request as our client sends it: thinking off (left out, this model thinks by default).
 fn body() -> Value {
-    json!({"model": "claude-haiku-5-5", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]})
+    json!({"model": "claude-haiku-5-5", "max_tokens": 16, "thinking": {"type": "disabled"},
+        "messages": [{"role": "user", "content": "hi"}]})
+}
+
+/// The same with thinking at the model's default (no field).
+fn thinking_body() -> Value {
+    let mut b = body();
+    b.as_object_mut().unwrap().remove("thinking");
+    b
 }
 
 async fn post(server: &FakeModelServer, key: Option<&str>, body: &Value) -> (u16, reqwest::header::HeaderMap, Value) {
@@ -84,7 +93,59 @@ async fn the_fake_rejects_what_the_real_api_rejects_for_this_model() {
             400,
             "invalid_request_error",
         ),
+        // Thinking is on by default for this model: a forced tool choice without `thinking: disabled` is refused,
+        // and so is one with adaptive thinking.
+        (
+            Some("k"),
+            {
+                let mut b = thinking_body();
+                b["tools"] = json!([{"name": "t", "input_schema": {"type": "object"}}]);
+                b["tool_choice"] = json!({"type": "tool", "name": "t"});
+                b
+            },
+            400,
+            "invalid_request_error",
+        ),
+        (
+            Some("k"),
+            {
+                let mut b = body();
+                b["tools"] = json!([{"name": "t", "input_schema": {"type": "object"}}]);
+                b["tool_choice"] = json!({"type": "any"});
+                b["thinking"] = json!({"type": "adaptive"});
+                b
+            },
+            400,
+            "invalid_request_error",
+        ),
+        // With thinking on, a tool call passed back without its thinking block is refused.
+        (
+            Some("k"),
+            {
+                let mut b = thinking_body();
+                b["messages"] = json!([
+                    {"role": "user", "content": "a"},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "t", "input": {}}]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "r"}]}
+                ]);
+                b
+            },
+            400,
+            "invalid_request_error",
+        ),
     ];
+    // Thinking at the default with the one tool offered under automatic choice is fine, and the reply starts with a
+    // signed thinking block.
+    let server_ok =
+        FakeModelServer::start(FakeScript::new(vec![FakeReply::forced_tool(json!({"ok": true}))])).await.unwrap();
+    let mut auto = thinking_body();
+    auto["tools"] = json!([{"name": "t", "input_schema": {"type": "object"}}]);
+    auto["tool_choice"] = json!({"type": "auto"});
+    let (got, _, reply) = post(&server_ok, Some("k"), &auto).await;
+    assert_eq!(got, 200, "{reply}");
+    assert_eq!(reply["content"][0]["type"], "thinking");
+    assert!(reply["content"][0]["signature"].is_string());
+    assert_eq!(reply["content"][1]["name"], "t");
     for (key, request, status, kind) in cases {
         let (got, headers, reply) = post(&server, key, &request).await;
         assert_eq!(got, status, "{request}");
@@ -210,7 +271,7 @@ fn the_demo_script_shipped_with_the_crate_parses() {
 }
 
 fn with_prefix(prefix: &str, question: &str) -> Value {
-    json!({"model": "claude-haiku-5-5", "max_tokens": 16, "messages": [{"role": "user", "content": [
+    json!({"model": "claude-haiku-5-5", "max_tokens": 16, "thinking": {"type": "disabled"}, "messages": [{"role": "user", "content": [
         {"type": "text", "text": prefix, "cache_control": {"type": "ephemeral"}},
         {"type": "text", "text": question}
     ]}]})

@@ -154,6 +154,7 @@ async fn a_failed_probe_reopens_the_breaker_without_further_attempts() {
 fn spent(h: &support::Harness, user: Option<UserId>, cost: i64) {
     h.usage
         .record_batch(&[UsageRecord {
+            id: uuid::Uuid::now_v7(),
             org: h.ctx.org,
             user,
             purpose: "earlier".into(),

@@ -228,7 +228,11 @@ impl Drafter<'_> {
                 "Record the {target} drafted by prompt module {} v{}",
                 module.name, module.version
             ),
-            ..StructuredRequest::new(module.text, prompt, module.tool_name()).with_documents(documents)
+            // The seed: Prep Studio leaves thinking at the model's default, so its one tool is offered, not forced
+            // (ARCHITECTURE.md, "Model calls").
+            ..StructuredRequest::new(module.text, prompt, module.tool_name())
+                .with_documents(documents)
+                .with_model_default_thinking()
         };
         let span = tracing::info_span!("prep_model_call", target, module = module.name, version = module.version,
             prompt_hash = %module.hash);

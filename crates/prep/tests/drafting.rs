@@ -281,7 +281,10 @@ async fn prompt_hashes_are_stamped_on_every_trace_and_artifact_and_kept_in_the_s
         assert!(prompts::modules().iter().any(|x| x.text == system["text"].as_str().unwrap()));
         let first = request.body["messages"][0]["content"][0]["text"].as_str().unwrap();
         assert!(first.starts_with("<document title=\"") && first.contains("trust=\"untrusted\""), "{first}");
-        assert!(request.body["tool_choice"]["type"] == "tool");
+        // Thinking at the model's default (no `thinking` field), so the one tool is offered, not forced.
+        assert!(request.body.get("thinking").is_none(), "{}", request.body["thinking"]);
+        assert_eq!(request.body["tool_choice"], serde_json::json!({"type": "auto", "disable_parallel_tool_use": true}));
+        assert_eq!(request.body["tools"].as_array().unwrap().len(), 1);
     }
     // Milestone dates come from code: the schema the model got has no date field.
     let milestone_request = m
@@ -341,4 +344,48 @@ async fn grounding_excludes_competitors_bid_text_and_shows_failed_retrieval_as_a
     let f = fixture("office-cleaning");
     let result = replay(&f).await.unwrap();
     assert!(result.warnings.iter().any(|w| w.contains("cleaning_services")), "{:?}", result.warnings);
+}
+
+#[tokio::test]
+async fn prep_studio_leaves_thinking_at_the_default_and_a_reply_without_its_tool_gets_a_corrective_re_ask() {
+    let f = fixture("office-cleaning");
+    let scope_reply = f.script.rules.iter().find(|r| r.when_contains == "TASK=draft_scope").unwrap().reply.clone();
+    // The first answer talks instead of calling the tool (automatic tool choice allows it); the second calls it.
+    let script = FakeScript {
+        rules: vec![FakeRule {
+            times: Some(1),
+            ..FakeRule::new("TASK=draft_scope", FakeReply::text("The scope is ..."))
+        }],
+        replies: vec![scope_reply],
+        ..FakeScript::default()
+    };
+    let m = model(script, support::clock()).await;
+    let store = Store::open_in_memory(m.clock.clone()).unwrap();
+    let buyer = member(&store, org(&store, "Acme"), "Ana", Role::Buyer);
+    let mut p = approved_package();
+    plan(&mut p, RunBudget::default());
+    p.run.queue = vec![RunStep::Draft(ArtifactKind::Scope)];
+    let grounding = Grounding::default();
+    let drafter = Drafter { model: &m.client, ctx: ctx(&buyer), clock: m.clock.as_ref(), grounding: &grounding };
+    let traces = drafter.run(&mut p).await;
+
+    assert_eq!(traces.len(), 1);
+    assert_eq!((traces[0].outcome.as_str(), traces[0].re_asks), ("ok", 1));
+    assert!(p.artifacts.scope.content.as_ref().unwrap().summary.starts_with("Daily office cleaning"));
+    let requests = m.server.message_requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(request.status, 200);
+        assert!(request.body.get("thinking").is_none());
+        assert_eq!(request.body["tool_choice"]["type"], "auto");
+        assert_eq!(request.body["tools"].as_array().unwrap().len(), 1);
+    }
+    // The re-ask carries the first reply back, its thinking block first and unmodified, then asks for the tool.
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let reply = &messages[messages.len() - 2];
+    assert_eq!(reply["role"], "assistant");
+    assert_eq!(reply["content"][0]["type"], "thinking");
+    assert!(reply["content"][0]["signature"].as_str().is_some_and(|s| !s.is_empty()));
+    let ask = messages.last().unwrap()["content"][0]["text"].as_str().unwrap();
+    assert!(ask.contains("did not call `record_scope`"), "{ask}");
 }

@@ -5,14 +5,27 @@
 //! The review gate's thresholds have bounds no member can set past: a minimum confidence below
 //! [`MIN_CONFIDENCE_FLOOR`] or a share of unanswered items above [`MAX_NOT_EVALUATED_CEILING`] would let the gate
 //! send documents on without a person that it exists to stop.
+//!
+//! The task queue's health check ([`QUEUE_HEALTH`]) flags an agent type at a number of failures in the past hour
+//! and a queue at a number of pending tasks; both are whole numbers within [`HEALTH_BOUNDS`].
 
 use serde_json::Value;
 
 pub const THRESHOLDS: &str = "review.thresholds";
 pub const ALIASES: &str = "organization.aliases";
+pub const QUEUE_HEALTH: &str = "queue.health";
 
 /// The settings that sync (last writer wins per key). Others stay on the desktop.
-pub const SYNCED_SETTINGS: &[&str] = &[THRESHOLDS, ALIASES];
+pub const SYNCED_SETTINGS: &[&str] = &[THRESHOLDS, ALIASES, QUEUE_HEALTH];
+
+/// The health check's thresholds: name, default and bounds (inclusive). A threshold of 0 would flag every queue.
+pub const HEALTH_BOUNDS: [(&str, u32, u32, u32); 2] =
+    [("failures_per_hour", 10, 1, 10_000), ("backlog", 100, 1, 1_000_000)];
+
+/// The default of the health threshold `name` (the store's `HealthThresholds::default` reads it).
+pub fn health_default(name: &str) -> Option<u32> {
+    HEALTH_BOUNDS.iter().find(|(n, ..)| *n == name).map(|(_, default, ..)| *default)
+}
 
 /// The lowest a minimum confidence threshold may be set.
 pub const MIN_CONFIDENCE_FLOOR: f64 = 0.5;
@@ -80,6 +93,22 @@ pub fn check_synced_setting(key: &str, value: &Value) -> Result<(), String> {
             }
             Ok(())
         }
+        QUEUE_HEALTH => {
+            let Value::Object(map) = value else {
+                return Err(format!("{QUEUE_HEALTH} must be an object of named thresholds, not {}", kind(value)));
+            };
+            for (name, v) in map {
+                let Some((_, _, low, high)) = HEALTH_BOUNDS.iter().find(|(n, ..)| n == name) else {
+                    let known: Vec<&str> = HEALTH_BOUNDS.iter().map(|(n, ..)| *n).collect();
+                    return Err(format!("unknown health threshold {name:?}; known: {}", known.join(", ")));
+                };
+                match v.as_u64() {
+                    Some(n) if n >= u64::from(*low) && n <= u64::from(*high) => {}
+                    _ => return Err(format!("{name} must be a whole number from {low} to {high}, not {v}")),
+                }
+            }
+            Ok(())
+        }
         other => Err(format!("the setting {other:?} does not sync")),
     }
 }
@@ -127,6 +156,29 @@ mod tests {
             assert!(check_threshold(name, value).is_err(), "{name}={value}");
             assert!(check_synced_setting(THRESHOLDS, &json!({ name: value })).is_err(), "{name}={value}");
         }
+    }
+
+    #[test]
+    fn health_thresholds_are_whole_numbers_within_their_bounds() {
+        for bad in [
+            json!(5),
+            json!({"failures_per_hour": 0}),
+            json!({"failures_per_hour": 2.5}),
+            json!({"backlog": -1}),
+            json!({"backlog": 1_000_001}),
+            json!({"backlog": "many"}),
+            json!({"pending": 10}),
+        ] {
+            assert!(check_synced_setting(QUEUE_HEALTH, &bad).is_err(), "{bad}");
+        }
+        let e = check_synced_setting(QUEUE_HEALTH, &json!({"failures_per_hour": 0})).unwrap_err();
+        assert!(e.contains("from 1 to 10000"), "{e}");
+        for (name, default, low, high) in HEALTH_BOUNDS {
+            for v in [default, low, high] {
+                assert!(check_synced_setting(QUEUE_HEALTH, &json!({ name: v })).is_ok(), "{name}={v}");
+            }
+        }
+        assert!(check_synced_setting(QUEUE_HEALTH, &json!({})).is_ok(), "missing thresholds take their defaults");
     }
 
     #[test]

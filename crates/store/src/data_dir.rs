@@ -38,4 +38,9 @@ impl DataDir {
     pub fn cache(&self) -> PathBuf {
         self.root.join("cache")
     }
+
+    /// Each process's usage journal (`crate::UsageJournal`).
+    pub fn usage_journal(&self) -> PathBuf {
+        self.root.join("usage-journal")
+    }
 }

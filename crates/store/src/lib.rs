@@ -31,6 +31,7 @@ mod sync_remote;
 mod tasks;
 mod time;
 mod usage;
+mod usage_journal;
 mod watchdog;
 
 pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Notification};
@@ -69,8 +70,11 @@ pub use sync_remote::{
     CorrectionApplied, DOCUMENT_FIELDS, DocumentApplied, Received, ReceivedFile, RemoteCorrection, SyncBinding,
     WantedDocument, check_document_fields,
 };
-pub use tasks::{Backlog, FailingAgent, HealthThresholds, NewTask, QueueHealth, TaskRecord, Tasks};
+pub use tasks::{
+    Backlog, FailingAgent, HealthThresholds, NewTask, QUEUE_HEALTH_SETTING, QueueHealth, TaskRecord, Tasks,
+};
 pub use usage::Usage;
+pub use usage_journal::UsageJournal;
 pub use watchdog::{SweepPolicy, SweepReport};
 
 use pactwise_domain::Clock;

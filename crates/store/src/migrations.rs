@@ -17,6 +17,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0010_engine_graph_snapshots", include_str!("../migrations/0010_engine_graph_snapshots.sql")),
     ("0011_sync_blob_owners", include_str!("../migrations/0011_sync_blob_owners.sql")),
     ("0012_document_structure", include_str!("../migrations/0012_document_structure.sql")),
+    ("0013_usage_record_ids", include_str!("../migrations/0013_usage_record_ids.sql")),
 ];
 
 /// The schema version this build writes.

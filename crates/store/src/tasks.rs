@@ -45,8 +45,10 @@ pub struct NewTask {
     pub scheduled_at: Option<DateTime<Utc>>,
 }
 
-/// Thresholds of the queue's health check.
-#[derive(Debug, Clone, Copy)]
+/// Thresholds of the queue's health check. Per organization: the setting `queue.health` (checked by
+/// `pactwise_rules::settings`, which owns the defaults and bounds); missing names take their defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct HealthThresholds {
     /// Failures of one agent type in the last hour at which it is flagged.
     pub failures_per_hour: u32,
@@ -56,7 +58,8 @@ pub struct HealthThresholds {
 
 impl Default for HealthThresholds {
     fn default() -> Self {
-        HealthThresholds { failures_per_hour: 10, backlog: 100 }
+        let default = |name| pactwise_rules::settings::health_default(name).unwrap_or(1);
+        HealthThresholds { failures_per_hour: default("failures_per_hour"), backlog: default("backlog") }
     }
 }
 
@@ -84,6 +87,9 @@ impl QueueHealth {
         self.failing_agents.is_empty() && self.backlogs.is_empty()
     }
 }
+
+/// The setting that holds an organization's [`HealthThresholds`].
+pub const QUEUE_HEALTH_SETTING: &str = pactwise_rules::settings::QUEUE_HEALTH;
 
 const COLUMNS: &str = "id, org_id, idempotency_key, agent_type, priority, payload, status, run_id, node, scheduled_at,
      claimed_by, claimed_at, finished_at, error, created_at";
@@ -246,13 +252,20 @@ impl<'s> Tasks<'s> {
         self.health_where(None, thresholds)
     }
 
-    /// The same check for the session's organization only (owners and admins): its agent types with many failures
-    /// in the last hour and its queues with a large backlog. Other organizations' tasks never count.
-    pub fn health_of(&self, scope: &OrgScope, thresholds: HealthThresholds) -> Result<QueueHealth, StoreError> {
+    /// The same check for the session's organization only (owners and admins), with the organization's own
+    /// thresholds (setting `queue.health`, defaults where unset): its agent types with many failures in the last hour
+    /// and its queues with a large backlog. Other organizations' tasks never count.
+    pub fn health_of(&self, scope: &OrgScope) -> Result<QueueHealth, StoreError> {
         if !matches!(scope.role(), Role::Owner | Role::Admin) {
             return Err(StoreError::Forbidden { role: scope.role() });
         }
+        let thresholds = self.health_thresholds(scope)?;
         self.health_where(Some(scope.org()), thresholds)
+    }
+
+    /// The organization's health thresholds (its `queue.health` setting over the defaults).
+    pub fn health_thresholds(&self, scope: &OrgScope) -> Result<HealthThresholds, StoreError> {
+        Ok(self.store.settings().get::<HealthThresholds>(scope, QUEUE_HEALTH_SETTING)?.unwrap_or_default())
     }
 
     fn health_where(&self, org: Option<OrgId>, thresholds: HealthThresholds) -> Result<QueueHealth, StoreError> {

@@ -21,14 +21,15 @@ impl<'s> Usage<'s> {
         Usage { store }
     }
 
-    /// Appends a batch of priced requests in one transaction.
+    /// Appends a batch of priced requests in one transaction; a record already written (same id) is kept once.
     pub fn record_batch(&self, records: &[UsageRecord]) -> Result<(), StoreError> {
         let tx = self.store.conn().unchecked_transaction()?;
         {
             let mut insert = tx.prepare_cached(
-                "INSERT INTO usage_ledger (org_id, user_id, purpose, model, input_tokens, output_tokens,
-                     cache_write_5m_tokens, cache_write_1h_tokens, cache_read_tokens, cost_micros, latency_ms, outcome, at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "INSERT OR IGNORE INTO usage_ledger (record_id, org_id, user_id, purpose, model, input_tokens,
+                     output_tokens, cache_write_5m_tokens, cache_write_1h_tokens, cache_read_tokens, cost_micros,
+                     latency_ms, outcome, at)
+                 VALUES (?14, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )?;
             for r in records {
                 insert.execute(params![
@@ -45,6 +46,7 @@ impl<'s> Usage<'s> {
                     r.latency_ms,
                     r.outcome.as_str(),
                     ledger_time(r.at),
+                    r.id.to_string(),
                 ])?;
             }
         }

@@ -4,8 +4,8 @@
 use chrono::{Duration, TimeZone, Utc};
 use pactwise_domain::{ApprovalStatus, Clock, Decision, FixedClock, Role, RunId, RunStatus, TaskStatus};
 use pactwise_store::{
-    Applied, HealthThresholds, NewApproval, NewHandoff, NewRun, NewTask, OrgScope, PlatformCredential, RunWrite,
-    StepCommit, Store, StoreError, SweepPolicy,
+    Applied, HealthThresholds, NewApproval, NewHandoff, NewRun, NewTask, OrgScope, PlatformCredential,
+    QUEUE_HEALTH_SETTING, RunWrite, StepCommit, Store, StoreError, SweepPolicy,
 };
 use serde_json::json;
 use std::path::Path;
@@ -523,15 +523,71 @@ fn an_organizations_health_check_counts_only_its_own_tasks() {
         store.tasks().fail(&cred, t.id, "engine crashed").unwrap();
     }
     let thresholds = HealthThresholds { failures_per_hour: 2, backlog: 3 };
-    let acme_health = store.tasks().health_of(&a, thresholds).unwrap();
+    for scope in [&a, &g] {
+        store.settings().set(scope, QUEUE_HEALTH_SETTING, &thresholds).unwrap();
+    }
+    let acme_health = store.tasks().health_of(&a).unwrap();
     assert!(acme_health.failing_agents.is_empty(), "Globex's failures never count for Acme: {acme_health:?}");
     assert!(acme_health.backlogs.is_empty(), "Globex's backlog is not Acme's: {acme_health:?}");
     assert!(acme_health.is_healthy());
-    let globex_health = store.tasks().health_of(&g, thresholds).unwrap();
+    let globex_health = store.tasks().health_of(&g).unwrap();
     assert_eq!(globex_health.failing_agents.len(), 1);
     assert_eq!(globex_health.failing_agents[0].failures_last_hour, 5, "only Globex's own failures");
     assert!(globex_health.backlogs.iter().all(|b| b.org == globex));
     // The platform still sees every organization; a reviewer sees nothing.
     assert_eq!(store.tasks().health(&cred, thresholds).unwrap().failing_agents[0].failures_last_hour, 6);
-    assert!(matches!(store.tasks().health_of(&g_reviewer, thresholds), Err(StoreError::Forbidden { .. })));
+    assert!(matches!(store.tasks().health_of(&g_reviewer), Err(StoreError::Forbidden { .. })));
+}
+
+#[test]
+fn health_thresholds_are_each_organizations_own_validated_setting() {
+    let clock = clock();
+    let store = Store::open_in_memory(clock.clone()).unwrap();
+    let acme = org(&store, "Acme");
+    let globex = org(&store, "Globex");
+    let a = member(&store, acme, "A", Role::Owner);
+    let g = member(&store, globex, "G", Role::Owner);
+    let a_reviewer = member(&store, acme, "R", Role::Reviewer);
+    let (store, cred) = store.into_platform_worker("w").into_parts();
+    // Each organization: three pending legal tasks and two failed OCR tasks in the last hour.
+    for (scope, prefix) in [(&a, "a"), (&g, "g")] {
+        for (kind, n) in [("ocr", 2), ("legal", 3)] {
+            for i in 0..n {
+                let t = NewTask {
+                    idempotency_key: format!("{prefix}-{kind}-{i}"),
+                    agent_type: kind.into(),
+                    priority: if kind == "ocr" { 10 } else { 0 },
+                    payload: json!({}),
+                    scheduled_at: None,
+                };
+                store.tasks().enqueue(scope, &t).unwrap();
+            }
+        }
+    }
+    for t in store.tasks().claim(&cred, Some("ocr"), 4, Duration::minutes(5)).unwrap() {
+        store.tasks().fail(&cred, t.id, "engine crashed").unwrap();
+    }
+    // Unset: the defaults (10 failures, 100 pending) flag nothing.
+    assert_eq!(store.tasks().health_thresholds(&a).unwrap(), HealthThresholds::default());
+    assert!(store.tasks().health_of(&a).unwrap().is_healthy());
+
+    // Acme lowers its thresholds; Globex keeps the defaults.
+    store.settings().set(&a, QUEUE_HEALTH_SETTING, &json!({"failures_per_hour": 2, "backlog": 3})).unwrap();
+    let acme = store.tasks().health_of(&a).unwrap();
+    assert_eq!(
+        acme.failing_agents.iter().map(|f| (f.agent_type.as_str(), f.failures_last_hour)).collect::<Vec<_>>(),
+        [("ocr", 2)]
+    );
+    assert_eq!(acme.backlogs.iter().map(|b| (b.agent_type.as_str(), b.pending)).collect::<Vec<_>>(), [("legal", 3)]);
+    assert!(store.tasks().health_of(&g).unwrap().is_healthy(), "Acme's setting is not Globex's");
+
+    // A value that would flag every queue, or is not a whole number, is refused with the reason and changes nothing.
+    for bad in [json!({"backlog": 0}), json!({"failures_per_hour": 1.5}), json!({"pending": 5}), json!("low")] {
+        let e = store.settings().set(&a, QUEUE_HEALTH_SETTING, &bad).unwrap_err();
+        assert!(matches!(e, StoreError::Invalid(_)), "{bad}: {e:?}");
+    }
+    assert_eq!(store.tasks().health_thresholds(&a).unwrap(), HealthThresholds { failures_per_hour: 2, backlog: 3 });
+    // Only owners and admins change it.
+    let e = store.settings().set(&a_reviewer, QUEUE_HEALTH_SETTING, &json!({"backlog": 50})).unwrap_err();
+    assert!(matches!(e, StoreError::Forbidden { .. }), "{e:?}");
 }

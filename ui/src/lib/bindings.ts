@@ -164,6 +164,8 @@ export type ApprovalView_Deserialize = {
 	choices: string[],
 	due_at?: string | null,
 	escalated: boolean,
+	/**  The urgent notification its escalation wrote, if any (filled by the inbox). */
+	urgent_notice?: string | null,
 	decided_by?: UserId | null,
 	decided_at?: string | null,
 	reason?: string | null,
@@ -185,6 +187,8 @@ export type ApprovalView_Serialize = {
 	choices: string[],
 	due_at: string | null,
 	escalated: boolean,
+	/**  The urgent notification its escalation wrote, if any (filled by the inbox). */
+	urgent_notice: string | null,
 	decided_by: UserId | null,
 	decided_at: string | null,
 	reason: string | null,

@@ -1,7 +1,9 @@
 /**
- * Native notifications for new approvals. The inbox (the app's background poll and the Approvals view) reports what
- * it sees; each pending approval is announced once — ever, not once per start of the app: the ids already announced
- * are kept in local storage. Notifications go through the notification plugin's own commands
+ * Native notifications for new approvals and for escalations. The inbox (the app's background poll and the Approvals
+ * view) reports what it sees; each pending approval is announced once — ever, not once per start of the app: the ids
+ * already announced are kept in local storage — and so is the urgent notification an escalation wrote
+ * (`urgent_notice`), marked urgent (the notification plugin has no urgency level on the desktop, so the mark is the
+ * title's "Urgent:" and `extra.urgent`). Notifications go through the notification plugin's own commands
  * (`plugin:notification|…`, allowed in `src-tauri/capabilities/default.json`); a desktop without a notification
  * daemon, a refused permission or any other failure is quiet: the inbox is where approvals live, the notification
  * only points at it.
@@ -13,6 +15,8 @@ import { dueLabel } from "./workflow";
 export interface NativeNotice {
   title: string;
   body: string;
+  /** An escalation: the title says so and the plugin gets `extra: { urgent: true }`. */
+  urgent?: boolean;
 }
 
 const STORAGE_KEY = "pactwise.approvals.notified";
@@ -37,7 +41,10 @@ function permitted(): Promise<boolean> {
 export async function showNative(notice: NativeNotice): Promise<boolean> {
   try {
     if (!(await permitted())) return false;
-    await invoke("plugin:notification|notify", { options: { title: notice.title, body: notice.body } });
+    const options = notice.urgent
+      ? { title: notice.title, body: notice.body, extra: { urgent: true } }
+      : { title: notice.title, body: notice.body };
+    await invoke("plugin:notification|notify", { options });
     return true;
   } catch {
     return false;
@@ -84,13 +91,22 @@ export class ApprovalNotifier {
    */
   async notice(inbox: readonly ApprovalView[]): Promise<number> {
     const fresh = inbox.filter((a) => a.status === "pending" && !this.announced.includes(a.id));
-    if (fresh.length === 0) return 0;
-    this.announced = [...this.announced, ...fresh.map((a) => a.id)].slice(-REMEMBERED);
+    const urgent = inbox.filter(
+      (a) => a.status === "pending" && a.urgent_notice && !this.announced.includes(escalationKey(a.id)),
+    );
+    if (fresh.length === 0 && urgent.length === 0) return 0;
+    this.announced = [...this.announced, ...fresh.map((a) => a.id), ...urgent.map((a) => escalationKey(a.id))].slice(
+      -REMEMBERED,
+    );
     try {
       this.store?.setItem(STORAGE_KEY, JSON.stringify(this.announced));
     } catch {
       // Storage full or unavailable: they are remembered for this session.
     }
+    for (const a of urgent) {
+      await this.show({ title: `Urgent: ${a.title}`, body: a.urgent_notice ?? "", urgent: true });
+    }
+    if (fresh.length === 0) return urgent.length;
     if (fresh.length > ONE_BY_ONE) {
       await this.show({
         title: `${fresh.length} new approvals need a decision`,
@@ -101,6 +117,11 @@ export class ApprovalNotifier {
         await this.show({ title: "Approval needed", body: `${a.title} (${dueLabel(a.due_at, this.now())})` });
       }
     }
-    return fresh.length;
+    return fresh.length + urgent.length;
   }
+}
+
+/** The remembered id of an approval's escalation (its own entry: the approval was announced when it arrived). */
+function escalationKey(id: string): string {
+  return `escalated:${id}`;
 }
