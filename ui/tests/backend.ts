@@ -203,9 +203,25 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
       }
       case "correct_item": {
         const review = reviewOf(backend, a.id);
-        const input = a.input as { item_id: string; confirm: boolean; status: string | null; quote: { text: string; page: number } | null; note: string | null };
+        const input = a.input as {
+          item_id: string;
+          confirm: boolean;
+          status: string | null;
+          quote: { text: string; page: number } | null;
+          note: string | null;
+          acknowledge_warnings: boolean;
+        };
+        if (review.finalized_at) throw { code: "conflict", message: "this review is finalized; reopen it to change an item" };
         const item = review.items.find((i) => i.id === input.item_id);
         if (!item) throw { code: "invalid_input", message: "not an item of this checklist" };
+        // Like the backend: a doubtful quote (here, one on page 1's heading line) is kept only knowingly.
+        const doubtful = input.confirm ? item.warnings.length > 0 : /^MUTUAL$/.test(input.quote?.text ?? "");
+        if (doubtful && !input.acknowledge_warnings) {
+          throw {
+            code: "quote_needs_check",
+            message: "check the quote before keeping it: the quote is only a section's heading; quote the words of the clause under it",
+          };
+        }
         if (!input.confirm) {
           if (input.quote) {
             const page = backend.pages[a.id as string]?.[input.quote.page - 1];
@@ -245,6 +261,14 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         review.vendor_link = review.vendor ? "person" : null;
         review.finalized_by = backend.user;
         review.finalized_at = "2026-11-30T11:00:00Z";
+        return structuredClone(review);
+      }
+      case "reopen_review": {
+        const review = reviewOf(backend, a.id);
+        if (!review.finalized_at) throw { code: "conflict", message: "this review is not finalized, so there is nothing to reopen" };
+        if (!(a.reason as string).trim()) throw { code: "invalid_input", message: "say why the review is reopened" };
+        review.finalized_at = null;
+        review.finalized_by = null;
         return structuredClone(review);
       }
       case "export_review": {

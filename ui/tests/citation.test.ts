@@ -78,6 +78,7 @@ describe("Citation pane", () => {
       status: "present",
       quote: { text: "The obligations survive for three years.", page: 2 },
       note: "Three years from disclosure.",
+      acknowledge_warnings: false,
     });
     expect((await screen.findByTestId("correct-error")).textContent).toContain("not found on page 2");
     expect((screen.getByTestId("correct-note") as HTMLTextAreaElement).value).toBe("Three years from disclosure.");

@@ -91,7 +91,7 @@ describe("Review view", () => {
     await waitFor(() => expect(callsOf(backend, "correct_item")).toHaveLength(1));
     expect(callsOf(backend, "correct_item")[0].args).toEqual({
       id: DOC,
-      input: { item_id: "nda.parties.identified", confirm: true, status: null, quote: null, note: null },
+      input: { item_id: "nda.parties.identified", confirm: true, status: null, quote: null, note: null, acknowledge_warnings: false },
     });
     await waitFor(() =>
       expect(document.querySelector('[data-item-id="nda.parties.identified"]')!.textContent).toContain("Confirmed"),
@@ -121,6 +121,7 @@ describe("Review view", () => {
       status: "present",
       quote: { text: "survive for three years", page: 2 },
       note: null,
+      acknowledge_warnings: false,
     });
     await waitFor(() => expect(screen.queryByTestId("correct-form")).toBeNull());
     expect(screen.getByTestId("citation-quote").textContent).toContain("survive for three years");
@@ -250,5 +251,69 @@ describe("words on screen", () => {
       const text = markup.replace(/<[^>]*>/g, " ").replace(/\{[^}]*\}/g, " ");
       expect(text, file).not.toMatch(/\b\w+_(Serialize|Deserialize)\b/);
     }
+  });
+
+  it("an item's value stands beside its status; Confirm on a doubtful quote shows why first and a second c keeps it", async () => {
+    const backend = installReviewBackend();
+    const items = backend.reviews[DOC].items;
+    const term = items.find((i) => i.id === "nda.term.duration")!;
+    term.value = "3 years";
+    term.warnings = [
+      { concern: "table_of_contents", message: "the quote is in the table of contents, which only names the clause; quote the clause in the body" },
+    ];
+    render(Review, { documentId: DOC, name: "mutual-nda-northwind-contoso.pdf" });
+    await screen.findAllByTestId("checklist-item");
+    const row = () => document.querySelector('[data-item-id="nda.term.duration"]')!;
+    expect(row().querySelector("[data-testid=item-value]")!.textContent).toBe("3 years");
+    expect(row().querySelector("[data-testid=item-warning]")!.textContent).toContain("Check the quote");
+    await fireEvent.click(row());
+    expect(screen.getByTestId("citation-value").textContent).toContain("3 years");
+    expect(screen.getByTestId("quote-warnings").textContent).toContain("table of contents");
+    await fireEvent.keyDown(window, { key: "c" });
+    // Nothing is saved yet: the warnings are shown where the person looks, and Confirm now says what it does.
+    expect((await screen.findByTestId("confirm-warnings")).textContent).toContain("only names the clause");
+    expect(callsOf(backend, "correct_item")).toHaveLength(0);
+    expect(screen.getByTestId("confirm").textContent).toContain("Confirm anyway");
+    await fireEvent.keyDown(window, { key: "c" });
+    await waitFor(() => expect(callsOf(backend, "correct_item")).toHaveLength(1));
+    expect((callsOf(backend, "correct_item")[0].args as { input: { acknowledge_warnings: boolean } }).input.acknowledge_warnings).toBe(true);
+    await waitFor(() => expect(row().textContent).toContain("Confirmed"));
+  });
+
+  it("a corrected quote the backend doubts is kept only with Save anyway", async () => {
+    const backend = await open();
+    await fireEvent.keyDown(window, { key: "e" });
+    selectInPage(1, "MUTUAL");
+    await waitFor(() => expect(screen.getByTestId("selection-text").textContent).toBe("MUTUAL"));
+    await fireEvent.click(screen.getByTestId("correct-save"));
+    const check = await screen.findByTestId("correct-check");
+    expect(check.textContent).toContain("only a section's heading");
+    expect(screen.getByTestId("correct-form")).toBeTruthy();
+    await fireEvent.click(screen.getByTestId("correct-save-anyway"));
+    await waitFor(() => expect(screen.queryByTestId("correct-form")).toBeNull());
+    const sent = callsOf(backend, "correct_item").map((c) => (c.args as { input: { acknowledge_warnings: boolean } }).input.acknowledge_warnings);
+    expect(sent).toEqual([false, true]);
+  });
+
+  it("a finalized review hides Confirm and Correct; Reopen asks why and opens it again", async () => {
+    const backend = installReviewBackend();
+    backend.reviews[DOC].finalized_at = "2026-11-30T11:00:00Z";
+    backend.reviews[DOC].finalized_by = "Ann";
+    render(Review, { documentId: DOC, name: "mutual-nda-northwind-contoso.pdf" });
+    await screen.findByTestId("finalized");
+    expect(screen.queryByTestId("confirm")).toBeNull();
+    expect(screen.queryByTestId("correct")).toBeNull();
+    expect(screen.getByTestId("citation-finalized").textContent).toContain("reopen it");
+    await fireEvent.keyDown(window, { key: "c" });
+    expect(callsOf(backend, "correct_item")).toHaveLength(0);
+    await fireEvent.click(screen.getByTestId("reopen"));
+    await fireEvent.click(screen.getByTestId("reopen-submit"));
+    expect((await screen.findByTestId("reopen-error")).textContent).toContain("Say why");
+    expect(callsOf(backend, "reopen_review")).toHaveLength(0);
+    await fireEvent.input(screen.getByTestId("reopen-reason"), { target: { value: "the term was misread" } });
+    await fireEvent.click(screen.getByTestId("reopen-submit"));
+    await waitFor(() => expect(screen.queryByTestId("finalized")).toBeNull());
+    expect(callsOf(backend, "reopen_review")[0].args).toEqual({ id: DOC, reason: "the term was misread" });
+    expect(screen.getByTestId("confirm")).toBeTruthy();
   });
 });
