@@ -219,7 +219,7 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         if (doubtful && !input.acknowledge_warnings) {
           throw {
             code: "quote_needs_check",
-            message: "check the quote before keeping it: the quote is only a section's heading; quote the words of the clause under it",
+            message: "Check the quote before keeping it: the quote is only a section's heading; quote the words of the clause under it",
           };
         }
         if (!input.confirm) {

@@ -143,8 +143,21 @@ impl Memo {
         if let Some(v) = &review.vendor {
             lines.push(field("Vendor", v.clone()));
         }
-        if let Some(law) = &review.extractions.governing_law {
-            lines.push(field("Governing law", law.value.clone()));
+        let x = &review.extractions;
+        if !x.parties.is_empty() {
+            lines.push(field("Parties", x.parties.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join("; ")));
+        }
+        for (label, value) in [
+            ("Agreement date", &x.agreement_date),
+            ("Effective date", &x.effective_date),
+            ("Expiration", &x.expiration_date),
+            ("Renewal term", &x.renewal),
+            ("Notice to stop renewal", &x.renewal_notice),
+            ("Governing law", &x.governing_law),
+        ] {
+            if let Some(v) = value {
+                lines.push(field(label, v.value.clone()));
+            }
         }
         let people = reviewers(&review.items);
         if !people.is_empty() {
@@ -348,7 +361,15 @@ mod tests {
             items,
             rejected: Vec::new(),
             gate: None,
-            extractions: Extractions::default(),
+            extractions: Extractions {
+                agreement_date: Some(pactwise_domain::Extracted {
+                    value: "18 March 2019".into(),
+                    normalized: None,
+                    quote: None,
+                    confidence: 0.3,
+                }),
+                ..Extractions::default()
+            },
             counterparty: Some("Fabrikam Consulting Group".into()),
             vendor_match: None,
             summary: None,
@@ -426,6 +447,7 @@ mod tests {
         let has = |needle: &str| summary.iter().any(|l| l.contains(needle));
         assert!(has("Reviewed by: Ada Lovelace (1 item, 2 December 2026)"), "{summary:#?}");
         assert!(has("Finalized: by Ada Lovelace on 2 December 2026"));
+        assert!(has("Agreement date: 18 March 2019"), "the contract's dates are on the first page");
         for heading in ["Red flags", "Critical items", "Deviations from our preferred position"] {
             assert!(first_page.contains(&&Line::Heading(heading.into())), "{heading}");
         }

@@ -578,7 +578,7 @@ impl Api {
             return Err(ApiError::new(
                 ErrorCode::QuoteNeedsCheck,
                 format!(
-                    "check the quote before keeping it: {}. Choose the clause's own words, or keep this quote anyway",
+                    "Check the quote before keeping it: {}. Choose the clause's own words, or keep this quote anyway",
                     reasons.join("; ")
                 ),
             ));
