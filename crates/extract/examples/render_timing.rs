@@ -21,6 +21,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         size = png.len();
     }
     times.sort_by(f64::total_cmp);
-    println!("page {page} at scale {scale}: median {:.0} ms, min {:.0} ms, {} KiB", times[runs / 2], times[0], size / 1024);
+    println!(
+        "page {page} at scale {scale}: median {:.0} ms, min {:.0} ms, {} KiB",
+        times[runs / 2],
+        times[0],
+        size / 1024
+    );
     Ok(())
 }
