@@ -115,15 +115,9 @@ async fn a_dry_run_takes_every_route_of_the_gate_without_a_single_model_request(
     assert_eq!(plain.classification.as_ref().unwrap().type_id, "msa");
 
     // Auto: a person has confirmed the critical items; the stand-in type is left to the model.
-    let mut log = MemoryLog::default();
-    log.corrections = critical_confirmed(&s, &plain);
-    let auto = dry_run(&s, Mode::DryRun, &contract(), None, log).await;
+    let confirmed = || MemoryLog { corrections: critical_confirmed(&s, &plain), ..MemoryLog::default() };
+    let auto = dry_run(&s, Mode::DryRun, &contract(), None, confirmed()).await;
     assert_eq!(route(&auto), (Route::Auto, None));
-    let confirmed = || {
-        let mut log = MemoryLog::default();
-        log.corrections = critical_confirmed(&s, &plain);
-        log
-    };
 
     // Each reason that comes from the pages, with everything else as in the auto case.
     let unreadable = dry_run(&s, Mode::DryRun, &[], Some("the PDF is password-protected"), confirmed()).await;

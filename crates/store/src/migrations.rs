@@ -274,7 +274,8 @@ mod tests {
         );
         assert!(refused.is_err(), "the previous schema has no extract stage");
         migrate(&mut conn).unwrap();
-        let rows: Vec<(String, String, u32, Option<String>, u32, u32, String)> = conn
+        type Row = (String, String, u32, Option<String>, u32, u32, String);
+        let rows: Vec<Row> = conn
             .prepare(
                 "SELECT stage, status, attempt, model, input_tokens, latency_ms, output_json FROM pipeline_stages
                  ORDER BY stage",
