@@ -124,6 +124,14 @@ async fn rerun_pipeline(
     api.run_pipeline(&scope, id, ReviewMode::Auto, Some(stage.unwrap_or(Stage::Classify))).await
 }
 
+/// What a real run of the document would do, keeping nothing and asking the model nothing.
+#[tauri::command]
+#[specta::specta]
+async fn dry_run_pipeline(state: State<'_, AppState>, id: DocumentId) -> Result<DocumentReview, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.dry_run(&scope, id).await
+}
+
 #[tauri::command]
 #[specta::specta]
 async fn page_layout(state: State<'_, AppState>, id: DocumentId, page: u32) -> Result<PageLayout, ApiError> {
@@ -516,6 +524,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             review_queue,
             document_review,
             rerun_pipeline,
+            dry_run_pipeline,
             page_layout,
             checklist_type,
             correct_item,

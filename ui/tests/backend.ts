@@ -41,6 +41,8 @@ export interface FakeBackend {
   reports: Record<string, ReportView_Serialize[]>;
   /** What `start_report` answers for a document (an error is thrown as the backend's). */
   runReport?: (document: string) => ReportView_Serialize;
+  /** What `dry_run_pipeline` answers for a document (an error is thrown as the backend's). */
+  dryRun?: (document: string) => DocumentReview_Serialize;
   /** What approvals_inbox answers (the app's background look for new approvals). */
   approvals: ApprovalView[];
   orgName: string;
@@ -191,6 +193,9 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         return structuredClone(reviewOf(backend, a.id));
       case "rerun_pipeline":
         return structuredClone(reviewOf(backend, a.id));
+      case "dry_run_pipeline":
+        if (backend.dryRun) return backend.dryRun(a.id as string);
+        return { ...structuredClone(reviewOf(backend, a.id)), mode: "dry_run", planned_model_calls: 0 };
       case "checklist_type": {
         const t = backend.types[a.typeId as string];
         if (!t) throw { code: "not_found", message: `no contract type "${a.typeId}" in the catalog` };

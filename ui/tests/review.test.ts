@@ -195,6 +195,87 @@ describe("Review view", () => {
     expect((await screen.findByTestId("export-notice")).textContent).toContain("corrections are kept");
   });
 
+  it("Dry run (button or d) says in words the route a real run would take, its model calls, and that nothing was saved", async () => {
+    const stage = (s: string, status: string, reason: string | null = null) => ({
+      stage: s,
+      status,
+      attempt: 1,
+      model: null,
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_read_tokens: 0,
+      latency_ms: 3,
+      outcome: null,
+      reason,
+    });
+    const backend = installReviewBackend({
+      dryRun: (id) => {
+        const r = structuredClone(backend.reviews[id]);
+        return {
+          ...r,
+          mode: "dry_run",
+          planned_model_calls: 9,
+          gate: { route: "person", reason: "critical_low_confidence", detail: "critical item nda.term.duration answered with confidence 25%" },
+          stages: [stage("extract", "done"), stage("classify", "done", "dry run: no model calls"), stage("checklist", "done"), stage("gate", "done"), stage("finalize", "done")],
+        };
+      },
+    });
+    render(Review, { documentId: DOC, name: "mutual-nda-northwind-contoso.pdf" });
+    await screen.findAllByTestId("checklist-item");
+    const before = structuredClone(backend.reviews[DOC]);
+
+    await fireEvent.keyDown(window, { key: "d" });
+    await waitFor(() => expect(callsOf(backend, "dry_run_pipeline")).toHaveLength(1));
+    expect(callsOf(backend, "dry_run_pipeline")[0].args).toEqual({ id: DOC });
+    const panel = await screen.findByTestId("dry-run-panel");
+    expect(panel.textContent).toContain("nothing was saved and the model was not asked");
+    expect(screen.getByTestId("dry-run-route").textContent).toBe(
+      "A real run would send this document to a person. A critical item is uncertain or could not be answered.",
+    );
+    expect(screen.getByTestId("dry-run-calls").textContent).toContain("It would make 9 model calls");
+    expect(panel.textContent).toContain("Reading the pages: done");
+    expect(panel.textContent).toContain("Review gate: done");
+    // People's words only: no codes, no stage or enum names, no item ids.
+    for (const code of ["critical_low_confidence", "dry_run", "extract:", "classify", "nda.term"]) {
+      expect(panel.textContent).not.toContain(code);
+    }
+    // The review on screen is the recorded one, untouched, and nothing else was asked of the backend.
+    expect(screen.getByTestId("review-gate").textContent).toContain("red flag");
+    expect(backend.reviews[DOC]).toEqual(before);
+    expect(callsOf(backend, "rerun_pipeline")).toHaveLength(0);
+    expect(callsOf(backend, "correct_item")).toHaveLength(0);
+
+    // Without a model, and with pages that could not be read; the button does the same as d.
+    backend.dryRun = (id) => ({
+      ...structuredClone(backend.reviews[id]),
+      mode: "dry_run",
+      planned_model_calls: 0,
+      gate: { route: "person", reason: "ocr_failed", detail: "no page could be read" },
+      stages: [stage("extract", "degraded", "the pages could not be read: the file is damaged")],
+    });
+    await fireEvent.click(screen.getByRole("button", { name: "Close the dry run" }));
+    expect(screen.queryByTestId("dry-run-panel")).toBeNull();
+    await fireEvent.click(screen.getByTestId("dry-run"));
+    await waitFor(() => expect(screen.getByTestId("dry-run-calls").textContent).toContain("no model call"));
+    expect(screen.getByTestId("dry-run-route").textContent).toContain("not even by OCR");
+    expect(screen.getByTestId("dry-run-panel").textContent).toContain("the pages could not be read: the file is damaged");
+  });
+
+  it("a dry run the backend refuses says so where the person is looking", async () => {
+    const backend = installReviewBackend({
+      dryRun: () => {
+        throw { code: "not_found", message: "This document is not in your organization." };
+      },
+    });
+    render(Review, { documentId: DOC, name: "mutual-nda-northwind-contoso.pdf" });
+    await screen.findAllByTestId("checklist-item");
+    await fireEvent.keyDown(window, { key: "d" });
+    const panel = await screen.findByTestId("dry-run-panel");
+    expect(panel.getAttribute("role")).toBe("alert");
+    expect(panel.textContent).toContain("The dry run could not run: This document is not in your organization.");
+    expect(callsOf(backend, "dry_run_pipeline")).toHaveLength(1);
+  });
+
   it("g jumps to the quote and Ctrl+F finds in the document", async () => {
     await open();
     await fireEvent.keyDown(window, { key: "g" });

@@ -1,12 +1,15 @@
 //! Importing, listing, deleting and restoring the organization's documents.
 
 use crate::intake::{DEFAULT_MAX_IMPORT_BYTES, check_file, too_large};
+use crate::review::StoreLog;
 use crate::{Api, ApiError};
 use pactwise_domain::{Document, DocumentId, ErrorCode, ImportOutcome};
+use pactwise_pipeline::{Stage, StageLog, StageRecord};
 use pactwise_store::{NewDocument, OrgScope, PutError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The setting key for the organization's import limit, in bytes.
 pub const MAX_IMPORT_BYTES_SETTING: &str = "import.max_bytes";
@@ -257,18 +260,26 @@ impl Api {
                 .await
                 .map_err(|e| ApiError::new(ErrorCode::Internal, format!("reading was interrupted ({e})")))?
                 .map_err(ApiError::from)?;
-            match self.extract_pages(bytes, media_type, password, tell).await {
+            // The document is written with its pages, so the extract stage is recorded once it exists.
+            let started = Instant::now();
+            let extracted = self.extract_pages(bytes, media_type, password, tell).await;
+            let latency = started.elapsed().as_millis() as u64;
+            match extracted {
                 Ok(pages) => {
                     let count = pages.pages.len() as u32;
+                    let record = pactwise_pipeline::extract_record(1, &pages.pages, None, latency);
                     let s = scope.clone();
                     let (document, outcome) =
                         self.db.call(move |store| store.documents().record_with_pages(&s, &new, &pages)).await?;
+                    StoreLog::new(self, scope, document.id).save(record).await?;
                     return Ok((document, outcome, Ok((count, true))));
                 }
                 Err(e) => {
                     // Kept with the reason: recorded without pages; the review routes it to a person.
                     let s = scope.clone();
                     let (document, outcome) = self.db.call(move |store| store.documents().record(&s, &new)).await?;
+                    let record = pactwise_pipeline::extract_record(1, &[], Some(&e.message), latency);
+                    StoreLog::new(self, scope, document.id).save(record).await?;
                     return Ok((document, outcome, Err(e)));
                 }
             }
@@ -337,13 +348,30 @@ impl Api {
         if let Some(n) = self.db.call(move |store| store.pages().page_count(&s, id)).await? {
             return Ok((n, false));
         }
-        let bytes = self.read_org_blob(scope, &document.content_hash).await?;
-        let extracted = self.extract_pages(bytes, document.media_type, password, tell).await?;
+        // The extract stage, recorded through the document's stage log like every other stage: running, then the
+        // pages read or why none could be.
+        let mut log = StoreLog::new(self, scope, id);
+        let attempt = pactwise_pipeline::next_attempt(&log.load().await?, Stage::Extract);
+        log.save(StageRecord::running(Stage::Extract, attempt)).await?;
+        let started = Instant::now();
+        let extracted = match self.read_org_blob(scope, &document.content_hash).await {
+            Ok(bytes) => self.extract_pages(bytes, document.media_type, password, tell).await,
+            Err(e) => Err(e),
+        };
+        let latency = started.elapsed().as_millis() as u64;
+        let extracted = match extracted {
+            Ok(extracted) => extracted,
+            Err(e) => {
+                log.save(pactwise_pipeline::extract_record(attempt, &[], Some(&e.message), latency)).await?;
+                return Err(e);
+            }
+        };
         let pages = extracted.pages.len() as u32;
         let s = scope.clone();
         let extracted = Arc::new(extracted);
         let saved = extracted.clone();
         self.db.call(move |store| store.pages().save(&s, id, &saved)).await?;
+        log.save(pactwise_pipeline::extract_record(attempt, &extracted.pages, None, latency)).await?;
         // The structure is read once from the pages and kept beside them.
         self.structure_of(scope, id, Some(&extracted.pages)).await?;
         Ok((pages, true))

@@ -268,6 +268,45 @@ impl StageLog for StoreLog {
     }
 }
 
+impl StoreLog {
+    /// The stage log of one document of the session's organization.
+    pub(crate) fn new(api: &Api, scope: &OrgScope, document: DocumentId) -> StoreLog {
+        StoreLog { db: api.db.clone(), scope: scope.clone(), document, clock: api.clock.clone() }
+    }
+}
+
+/// Runs the pipeline over a log that keeps nothing (`review FILE`, a dry run) and presents it; a dry run also says
+/// how many model calls a real run would make.
+async fn dry_or_not(
+    runner: &Runner,
+    mode: ReviewMode,
+    mut log: pactwise_pipeline::MemoryLog,
+    pages: &[Page],
+    structure: DocumentStructure,
+    file: Option<String>,
+    document: Option<DocumentId>,
+) -> DocumentReview {
+    let report =
+        match pactwise_pipeline::run_with_structure(runner, &mut log, pages, structure.clone(), None, None).await {
+            Ok(report) => report,
+            Err(e) => match e.into_inner() {},
+        };
+    // `Mode::DryRun` only when a model is ready: otherwise a real run is offline and makes no call.
+    let planned = (runner.mode == Mode::DryRun).then(|| {
+        report
+            .classification
+            .as_ref()
+            .and_then(|c| runner.catalog.contract_type(&c.type_id))
+            .map_or(0, |t| pactwise_pipeline::stages::planned_model_calls(t, pages))
+    });
+    let mut review = present(runner, report, pages, Some(&structure), file, document);
+    if mode == ReviewMode::DryRun {
+        review.mode = "dry_run".into();
+        review.planned_model_calls = Some(planned.unwrap_or(0));
+    }
+    review
+}
+
 fn record_from_row(row: StageRow) -> Option<StageRecord> {
     Some(StageRecord {
         stage: Stage::parse(&row.stage)?,
@@ -302,7 +341,11 @@ impl Api {
         own_names.push(org_name);
         let mode = match mode {
             ReviewMode::Offline => Mode::Offline,
-            ReviewMode::DryRun => Mode::DryRun,
+            // Without a model a real run is an offline one, and so is its dry run.
+            ReviewMode::DryRun => match self.model.status().await {
+                ModelStatus::Ready => Mode::DryRun,
+                _ => Mode::Offline,
+            },
             ReviewMode::Auto => match self.model.status().await {
                 ModelStatus::Ready => Mode::Model,
                 _ => Mode::Offline,
@@ -333,6 +376,7 @@ impl Api {
                 })
             })?;
         let extractor = self.extractor.clone();
+        let started = std::time::Instant::now();
         let extracted = tokio::task::spawn_blocking(move || {
             extractor
                 .extract_bytes(&bytes, Some(media_type), &pactwise_extract::ExtractOptions::default())
@@ -340,37 +384,46 @@ impl Api {
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("extraction was interrupted ({e})")))??;
+        let latency = started.elapsed().as_millis() as u64;
         let runner = self.runner(scope, mode).await?;
         let mut log = pactwise_pipeline::MemoryLog::default();
+        log.records.push(pactwise_pipeline::extract_record(1, &extracted.pages, None, latency));
         let structure = DocumentStructure::build(&extracted.pages);
-        let report = match pactwise_pipeline::run_with_structure(
-            &runner,
-            &mut log,
-            &extracted.pages,
-            structure.clone(),
-            false,
-            None,
-        )
-        .await
-        {
-            Ok(report) => report,
-            Err(e) => match e.into_inner() {},
+        let file = Some(path.display().to_string());
+        Ok(dry_or_not(&runner, mode, log, &extracted.pages, structure, file, None).await)
+    }
+
+    /// What a real run of an imported document would do, keeping nothing: the whole stage machine over its stored
+    /// pages with no model call (the rules stand in for the model's answers), the route the review gate would take
+    /// and why, and how many model calls a real run would make (none without a model). People's corrections count,
+    /// as in a real run.
+    pub async fn dry_run(&self, scope: &OrgScope, id: DocumentId) -> Result<DocumentReview, ApiError> {
+        let pages = self.stored_pages(scope, id).await?;
+        let mut stored = StoreLog::new(self, scope, id);
+        let mut log = pactwise_pipeline::MemoryLog {
+            // How the pages were read is not done again: its record (and a failure's reason) stands.
+            records: stored.load().await?.into_iter().filter(|r| r.stage == Stage::Extract).collect(),
+            corrections: stored.corrections().await?,
+            plan: None,
         };
-        let model_available = matches!(self.model.status().await, ModelStatus::Ready);
-        let planned = (runner.mode == Mode::DryRun).then(|| {
-            if !model_available {
-                return 0;
+        log.records.retain(|r| r.status.is_finished());
+        let s = scope.clone();
+        let kept = self.db.call(move |store| store.pages().structure(&s, id)).await?;
+        let structure = match kept.filter(|(version, _)| *version == STRUCTURE_VERSION) {
+            Some((_, json)) => serde_json::from_str(&json).ok(),
+            None => None,
+        };
+        let structure = match structure {
+            Some(structure) => structure,
+            None => {
+                let copy = pages.clone();
+                tokio::task::spawn_blocking(move || DocumentStructure::build(&copy)).await.map_err(|e| {
+                    ApiError::new(ErrorCode::Internal, format!("reading the document's structure stopped ({e})"))
+                })?
             }
-            report
-                .classification
-                .as_ref()
-                .and_then(|c| runner.catalog.contract_type(&c.type_id))
-                .map_or(0, |t| pactwise_pipeline::stages::planned_model_calls(t, &extracted.pages))
-        });
-        let mut review =
-            present(&runner, report, &extracted.pages, Some(&structure), Some(path.display().to_string()), None);
-        review.planned_model_calls = planned;
-        Ok(review)
+        };
+        let runner = self.runner(scope, ReviewMode::DryRun).await?;
+        Ok(dry_or_not(&runner, ReviewMode::DryRun, log, &pages, structure, None, Some(id)).await)
     }
 
     /// Runs or resumes the pipeline of an imported document; `rerun` asks for a stage and those after it again.
@@ -383,13 +436,12 @@ impl Api {
     ) -> Result<DocumentReview, ApiError> {
         let pages = self.stored_pages(scope, id).await?;
         let runner = self.runner(scope, mode).await?;
-        let mut log = StoreLog { db: self.db.clone(), scope: scope.clone(), document: id, clock: self.clock.clone() };
-        let ocr_failed = pages.is_empty();
+        let mut log = StoreLog::new(self, scope, id);
         let structure = self.structure_of(scope, id, Some(&pages)).await?;
-        let report =
-            pactwise_pipeline::run_with_structure(&runner, &mut log, &pages, structure.clone(), ocr_failed, rerun)
-                .await
-                .map_err(pactwise_pipeline::DriverError::into_inner)?;
+        // How the pages were read is the extract stage's record, written where they were read (`ensure_pages`).
+        let report = pactwise_pipeline::run_with_structure(&runner, &mut log, &pages, structure.clone(), None, rerun)
+            .await
+            .map_err(pactwise_pipeline::DriverError::into_inner)?;
         let mut review = present(&runner, report, &pages, Some(&structure), None, Some(id));
         self.add_people(scope, id, &mut review).await?;
         Ok(review)

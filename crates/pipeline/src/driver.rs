@@ -6,7 +6,8 @@ use crate::machine::{Command, Event, PipelineState, Stage, StageStatus, step};
 use crate::model_path::CallFigures;
 use crate::offline::ContractIndex;
 use crate::stages::{
-    ChecklistOutput, ContractPlan, FinalizeOutput, ItemCorrection, Runner, StageResult, apply_corrections, parse_output,
+    ChecklistOutput, ContractPlan, ExtractOutput, FinalizeOutput, ItemCorrection, Runner, StageResult,
+    apply_corrections, extract_result, parse_output,
 };
 use pactwise_domain::usage::TokenUsage;
 use pactwise_domain::{Classification, GateDecision, ItemFinding, Page, RejectedExtraction};
@@ -27,6 +28,48 @@ pub struct StageRecord {
     pub outcome: Option<String>,
     pub reason: Option<String>,
     pub output: Option<serde_json::Value>,
+}
+
+impl StageRecord {
+    /// The record written when a stage starts: a record left `running` is a stage a stopped process did not finish.
+    pub fn running(stage: Stage, attempt: u32) -> StageRecord {
+        StageRecord {
+            stage,
+            status: StageStatus::Running,
+            attempt,
+            model: None,
+            tokens: TokenUsage::default(),
+            latency_ms: 0,
+            outcome: None,
+            reason: None,
+            output: None,
+        }
+    }
+
+    fn finished(stage: Stage, attempt: u32, result: StageResult, latency_ms: u64) -> StageRecord {
+        StageRecord {
+            stage,
+            status: result.status,
+            attempt,
+            model: result.model,
+            tokens: result.figures.tokens,
+            latency_ms,
+            outcome: Some(result.outcome),
+            reason: result.reason,
+            output: Some(result.output),
+        }
+    }
+}
+
+/// The attempt number of the stage's next run.
+pub fn next_attempt(records: &[StageRecord], stage: Stage) -> u32 {
+    records.iter().find(|r| r.stage == stage).map_or(0, |r| r.attempt) + 1
+}
+
+/// The extract stage's record when the reading ran where the file is (import, sync, `review FILE`): the pages read,
+/// or why none could be (`failure`), and how long the reading took.
+pub fn extract_record(attempt: u32, pages: &[Page], failure: Option<&str>, latency_ms: u64) -> StageRecord {
+    StageRecord::finished(Stage::Extract, attempt, extract_result(pages, failure), latency_ms)
 }
 
 /// Where the driver keeps stage records, reads corrections and writes the contract record.
@@ -71,15 +114,17 @@ pub struct PipelineReport {
 }
 
 /// Runs (or resumes) the pipeline of one document. `rerun` asks for a stage and everything after it to run again.
-/// The document's structure is read from the pages; [`run_with_structure`] takes one read before.
+/// `pages` are the document's pages as read; when the log holds no finished extract record (the reading was not
+/// recorded where it ran), the extract stage records them, with `extraction_failure` as the reason none could be
+/// read. The document's structure is read from the pages; [`run_with_structure`] takes one read before.
 pub async fn run<L: StageLog>(
     runner: &Runner,
     log: &mut L,
     pages: &[Page],
-    ocr_failed: bool,
+    extraction_failure: Option<&str>,
     rerun: Option<Stage>,
 ) -> Result<PipelineReport, DriverError<L::Error>> {
-    run_with_structure(runner, log, pages, DocumentStructure::build(pages), ocr_failed, rerun).await
+    run_with_structure(runner, log, pages, DocumentStructure::build(pages), extraction_failure, rerun).await
 }
 
 /// [`run`] with the document's structure as stored with it, so both review paths (the rules' choice of evidence and
@@ -89,14 +134,14 @@ pub async fn run_with_structure<L: StageLog>(
     log: &mut L,
     pages: &[Page],
     structure: DocumentStructure,
-    ocr_failed: bool,
+    extraction_failure: Option<&str>,
     rerun: Option<Stage>,
 ) -> Result<PipelineReport, DriverError<L::Error>> {
     let err = DriverError;
     let mut records: Vec<StageRecord> = log.load().await.map_err(err)?;
     let mut state = PipelineState::default();
     for r in &records {
-        state.statuses[Stage::ALL.iter().position(|s| *s == r.stage).unwrap_or(0)] = r.status;
+        state.statuses[r.stage.index()] = r.status;
     }
     let index = ContractIndex::with_structure(pages, structure);
     let mut event = rerun.map_or(Event::Resume, Event::Rerun);
@@ -111,18 +156,8 @@ pub async fn run_with_structure<L: StageLog>(
                     log.clear(stages).await.map_err(err)?;
                 }
                 Command::Run(stage) => {
-                    let attempt = records.iter().find(|r| r.stage == stage).map_or(0, |r| r.attempt) + 1;
-                    let running = StageRecord {
-                        stage,
-                        status: StageStatus::Running,
-                        attempt,
-                        model: None,
-                        tokens: TokenUsage::default(),
-                        latency_ms: 0,
-                        outcome: None,
-                        reason: None,
-                        output: None,
-                    };
+                    let attempt = next_attempt(&records, stage);
+                    let running = StageRecord::running(stage, attempt);
                     log.save(running.clone()).await.map_err(err)?;
                     upsert(&mut records, running);
                     let started = Instant::now();
@@ -131,7 +166,7 @@ pub async fn run_with_structure<L: StageLog>(
                         let _enter = span.enter();
                         tracing::info!("stage started");
                         drop(_enter);
-                        run_stage(runner, log, stage, &index, pages, ocr_failed, &records).await
+                        run_stage(runner, log, stage, &index, pages, extraction_failure, &records).await
                     };
                     let result = match result {
                         Ok(r) => r,
@@ -148,20 +183,11 @@ pub async fn run_with_structure<L: StageLog>(
                         latency_ms = elapsed,
                         "stage finished"
                     );
-                    let record = StageRecord {
-                        stage,
-                        status: result.status,
-                        attempt,
-                        model: result.model,
-                        tokens: result.figures.tokens,
-                        latency_ms: elapsed,
-                        outcome: Some(result.outcome),
-                        reason: result.reason,
-                        output: Some(result.output),
-                    };
+                    let status = result.status;
+                    let record = StageRecord::finished(stage, attempt, result, elapsed);
                     log.save(record.clone()).await.map_err(err)?;
                     upsert(&mut records, record);
-                    event = Event::Finished(stage, result.status);
+                    event = Event::Finished(stage, status);
                     continue 'outer;
                 }
                 Command::Complete => break 'outer,
@@ -193,13 +219,14 @@ async fn run_stage<L: StageLog>(
     stage: Stage,
     index: &ContractIndex,
     pages: &[Page],
-    ocr_failed: bool,
+    extraction_failure: Option<&str>,
     records: &[StageRecord],
 ) -> Result<StageResult, DriverError<L::Error>> {
     let err = DriverError;
     let classification = || parse_output::<Classification>(Stage::Classify, output_of(records, Stage::Classify));
     let checklist = || parse_output::<ChecklistOutput>(Stage::Checklist, output_of(records, Stage::Checklist));
     Ok(match stage {
+        Stage::Extract => extract_result(pages, extraction_failure),
         Stage::Classify => runner.classify(index).await,
         Stage::Checklist => match classification() {
             Ok(c) => runner.checklist(index, &c).await,
@@ -207,6 +234,9 @@ async fn run_stage<L: StageLog>(
         },
         Stage::Gate => match (classification(), checklist()) {
             (Ok(c), Ok(k)) => {
+                // Whether the pages could be read is the extract stage's record (the reading may have run elsewhere).
+                let ocr_failed = parse_output::<ExtractOutput>(Stage::Extract, output_of(records, Stage::Extract))
+                    .map_or(pages.is_empty(), |e| e.failed());
                 let corrections = log.corrections().await.map_err(err)?;
                 runner.gate(pages, ocr_failed, &c, &k, &corrections)
             }

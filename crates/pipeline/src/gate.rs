@@ -84,6 +84,9 @@ pub struct Evidence<'a> {
     /// Extraction could not read a page that needed OCR (the engine was missing or failed).
     pub ocr_failed: bool,
     pub classification: &'a Classification,
+    /// The type is the keyword classifier's stand-in for the model's answer (a dry run with a model available):
+    /// whether the type is certain is the model's to say in the real run, so it is not decided here.
+    pub classification_stand_in: bool,
     pub contract_type: &'a ContractType,
     /// The findings with people's corrections already applied.
     pub findings: &'a [ItemFinding],
@@ -132,7 +135,9 @@ fn applies(reason: GateReason, e: &Evidence<'_>, t: &Thresholds) -> Option<Strin
         }
         GateReason::ClassificationUnresolved => {
             let c = e.classification;
-            if c.method == Method::Rules {
+            if e.classification_stand_in {
+                None
+            } else if c.method == Method::Rules {
                 Some(format!("the type was chosen by the keyword classifier ({})", c.reason))
             } else if c.confidence < t.classification_min_confidence {
                 Some(format!(
@@ -201,6 +206,7 @@ mod tests {
         pages: Vec<Page>,
         ocr_failed: bool,
         classification: Classification,
+        stand_in: bool,
         findings: Vec<ItemFinding>,
     }
 
@@ -211,6 +217,7 @@ mod tests {
         Case {
             pages: vec![page],
             ocr_failed: false,
+            stand_in: false,
             classification: Classification {
                 type_id: t.id.clone(),
                 confidence: 0.95,
@@ -265,6 +272,7 @@ mod tests {
             pages: &case.pages,
             ocr_failed: case.ocr_failed,
             classification: &case.classification,
+            classification_stand_in: case.stand_in,
             contract_type: t,
             findings: &case.findings,
         };
@@ -304,6 +312,22 @@ mod tests {
         case.classification.method = Method::Rules;
         case.classification.confidence = 1.0;
         assert_eq!(decide_case(&case, &t).reason, Some(GateReason::ClassificationUnresolved));
+    }
+
+    #[test]
+    fn a_stand_in_type_of_a_dry_run_is_left_to_the_model_and_every_other_reason_still_applies() {
+        let t = contract_type();
+        let mut case = clean(&t);
+        case.classification.method = Method::Rules;
+        case.classification.confidence = 0.1;
+        case.stand_in = true;
+        assert_eq!(decide_case(&case, &t).route, Route::Auto);
+        for reason in GateReason::ORDER.into_iter().filter(|r| *r != GateReason::ClassificationUnresolved) {
+            let mut broken = clean(&t);
+            broken.stand_in = true;
+            break_reason(&mut broken, reason, &t);
+            assert_eq!(decide_case(&broken, &t).reason, Some(reason), "{reason:?} in a dry run");
+        }
     }
 
     #[test]

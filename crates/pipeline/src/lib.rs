@@ -1,9 +1,9 @@
-//! The document pipeline: after extraction, a contract is classified into one of the catalog's types, its checklist
-//! is pre-filled (by the model through the gateway, or offline by rules), every quote is verified on its page, the
-//! review gate routes it to a person or not, and finalize records the contract and its extractions. Owns the stage
-//! machine (a pure `step` with a thin driver over a `StageLog`), the model path, the offline evaluator, quote
-//! verification and the gate. Imports domain, checklists, extract and model; the store-backed `StageLog` lives in
-//! `pactwise-api`.
+//! The document pipeline: how the pages were read is recorded (extract), a contract is classified into one of the
+//! catalog's types, its checklist is pre-filled (by the model through the gateway, or offline by rules), every quote
+//! is verified on its page, the review gate routes it to a person or not, and finalize records the contract and its
+//! extractions. Owns the stage machine (a pure `step` with a thin driver over a `StageLog`), the model path, the
+//! offline evaluator, quote verification and the gate. Imports domain, checklists, extract and model; the
+//! store-backed `StageLog` lives in `pactwise-api`.
 
 pub mod cuad_answers;
 pub mod driver;
@@ -17,7 +17,12 @@ pub mod stages;
 pub mod values;
 pub mod verify;
 
-pub use driver::{DriverError, MemoryLog, PipelineReport, StageLog, StageRecord, run, run_with_structure};
+pub use driver::{
+    DriverError, MemoryLog, PipelineReport, StageLog, StageRecord, extract_record, next_attempt, run,
+    run_with_structure,
+};
 pub use gate::{THRESHOLDS_KEY, Thresholds};
 pub use machine::{Stage, StageStatus};
-pub use stages::{ChecklistOutput, ChecklistSummary, ContractPlan, FinalizeOutput, ItemCorrection, Mode, Runner};
+pub use stages::{
+    ChecklistOutput, ChecklistSummary, ContractPlan, ExtractOutput, FinalizeOutput, ItemCorrection, Mode, Runner,
+};

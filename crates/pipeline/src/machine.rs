@@ -5,10 +5,12 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The pipeline's stages after extraction, in order.
+/// The pipeline's stages, in order. `Extract` records how the pages were read (pages, OCR, why none could be);
+/// the reading itself runs where the file is (import, sync, `review FILE`) and is recorded through the same log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
+    Extract,
     Classify,
     Checklist,
     Gate,
@@ -16,10 +18,11 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 4] = [Stage::Classify, Stage::Checklist, Stage::Gate, Stage::Finalize];
+    pub const ALL: [Stage; 5] = [Stage::Extract, Stage::Classify, Stage::Checklist, Stage::Gate, Stage::Finalize];
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Stage::Extract => "extract",
             Stage::Classify => "classify",
             Stage::Checklist => "checklist",
             Stage::Gate => "gate",
@@ -31,7 +34,7 @@ impl Stage {
         Stage::ALL.into_iter().find(|s| s.as_str() == text)
     }
 
-    fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
 }
@@ -75,12 +78,12 @@ impl StageStatus {
 /// The machine's state: each stage's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PipelineState {
-    pub statuses: [StageStatus; 4],
+    pub statuses: [StageStatus; 5],
 }
 
 impl Default for PipelineState {
     fn default() -> Self {
-        PipelineState { statuses: [StageStatus::Pending; 4] }
+        PipelineState { statuses: [StageStatus::Pending; 5] }
     }
 }
 
@@ -170,29 +173,32 @@ mod tests {
 
     #[test]
     fn resume_starts_at_the_first_unfinished_stage_and_reruns_one_left_running() {
-        let state = PipelineState { statuses: [Done, Running, Pending, Pending] };
+        let state = PipelineState { statuses: [Running, Pending, Pending, Pending, Pending] };
+        assert_eq!(step(state, Event::Resume).1, vec![Command::Run(Stage::Extract)]);
+        let state = PipelineState { statuses: [Done, Done, Running, Pending, Pending] };
         assert_eq!(step(state, Event::Resume).1, vec![Command::Run(Stage::Checklist)]);
-        let state = PipelineState { statuses: [Degraded, Done, Done, Pending] };
+        let state = PipelineState { statuses: [Degraded, Degraded, Done, Done, Pending] };
         assert_eq!(step(state, Event::Resume).1, vec![Command::Run(Stage::Finalize)]);
-        let state = PipelineState { statuses: [Done, Done, Degraded, Done] };
+        let state = PipelineState { statuses: [Done, Done, Done, Degraded, Done] };
         assert_eq!(step(state, Event::Resume).1, vec![Command::Complete]);
     }
 
     #[test]
     fn a_failed_stage_halts_and_a_later_resume_retries_it() {
-        let (state, commands) = step(PipelineState::default(), Event::Finished(Stage::Classify, Failed));
+        let start = PipelineState { statuses: [Done, Pending, Pending, Pending, Pending] };
+        let (state, commands) = step(start, Event::Finished(Stage::Classify, Failed));
         assert_eq!(commands, vec![Command::Halt(Stage::Classify)]);
         assert_eq!(step(state, Event::Resume).1, vec![Command::Run(Stage::Classify)]);
     }
 
     #[test]
     fn a_rerun_clears_the_stage_and_everything_after_it_but_nothing_before() {
-        let state = PipelineState { statuses: [Done, Done, Done, Done] };
+        let state = PipelineState { statuses: [Done, Done, Done, Done, Done] };
         let (state, commands) = step(state, Event::Rerun(Stage::Checklist));
         assert_eq!(
             commands,
             vec![Command::Clear(vec![Stage::Checklist, Stage::Gate, Stage::Finalize]), Command::Run(Stage::Checklist)]
         );
-        assert_eq!(state.statuses, [Done, Pending, Pending, Pending]);
+        assert_eq!(state.statuses, [Done, Done, Pending, Pending, Pending]);
     }
 }

@@ -24,7 +24,9 @@ pub enum Mode {
     Model,
     /// Rules only (no network or no key, or asked for).
     Offline,
-    /// The whole state machine with no model calls; says what would happen.
+    /// The whole state machine with no model calls, saying what a model run would do: the rules stand in for the
+    /// model's answers, and the gate does not hold the stand-in type against the document (a real run asks the
+    /// model for it). Without a model a real run is an offline one, so a dry run then runs `Offline`.
     DryRun,
 }
 
@@ -95,6 +97,59 @@ pub struct FinalizeOutput {
     /// `linked`, `created`, `needs_review`, `none` (or `would_*` in a run that keeps nothing).
     pub vendor_match: String,
     pub vendor: Option<String>,
+}
+
+/// The extract stage's output: how the document's pages were read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractOutput {
+    pub pages: u32,
+    /// Pages read by OCR (no text layer).
+    pub ocr_pages: u32,
+    /// OCR pages on which no text was found.
+    pub empty_ocr_pages: u32,
+    /// Why the file's pages could not be read, when they could not.
+    pub failure: Option<String>,
+}
+
+impl ExtractOutput {
+    /// No page could be read, or text recognition failed: what the gate calls `ocr_failed`.
+    pub fn failed(&self) -> bool {
+        self.failure.is_some() || self.pages == 0
+    }
+}
+
+/// The extract stage's result from the pages read (or why none could be): done when every page has text; degraded
+/// when none could be read (the review goes on without text and the gate sends it to a person) or OCR found nothing
+/// on some page.
+pub fn extract_result(pages: &[Page], failure: Option<&str>) -> StageResult {
+    use pactwise_domain::PageSource;
+    let ocr = pages.iter().filter(|p| p.source == PageSource::Ocr);
+    let output = ExtractOutput {
+        pages: pages.len() as u32,
+        ocr_pages: ocr.clone().count() as u32,
+        empty_ocr_pages: ocr.filter(|p| p.text.trim().is_empty()).count() as u32,
+        failure: failure.map(str::to_owned),
+    };
+    let (status, outcome, reason) = if let Some(why) = failure {
+        (StageStatus::Degraded, "unreadable", Some(format!("the pages could not be read: {why}")))
+    } else if output.pages == 0 {
+        (StageStatus::Degraded, "unreadable", Some("no page was read from the file".to_owned()))
+    } else if output.empty_ocr_pages > 0 {
+        let n = output.empty_ocr_pages;
+        (StageStatus::Degraded, "ocr", Some(format!("text recognition found no text on {n} page(s)")))
+    } else if output.ocr_pages > 0 {
+        (StageStatus::Done, "ocr", None)
+    } else {
+        (StageStatus::Done, "text", None)
+    };
+    StageResult {
+        status,
+        model: None,
+        figures: CallFigures::default(),
+        outcome: outcome.into(),
+        reason,
+        output: to_json(&output),
+    }
 }
 
 /// A stage's result before the driver records it.
@@ -296,7 +351,10 @@ impl Runner {
             return StageResult::failed(format!("type {:?} is not in the catalog", checklist.type_id));
         };
         let findings = apply_corrections(&checklist.findings, corrections);
-        let evidence = Evidence { pages, ocr_failed, classification, contract_type, findings: &findings };
+        // A dry run stands in for the model's type with the keyword classifier's; a real run would ask the model.
+        let classification_stand_in = self.mode == Mode::DryRun;
+        let evidence =
+            Evidence { pages, ocr_failed, classification, classification_stand_in, contract_type, findings: &findings };
         let decision: GateDecision = gate::decide(&evidence, &self.thresholds);
         let mut output = to_json(&decision);
         output["summary"] = to_json(&summarize(contract_type, &findings, &self.thresholds));

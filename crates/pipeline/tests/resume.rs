@@ -86,17 +86,19 @@ async fn killed_at_every_record_write_the_pipeline_resumes_to_the_same_result_wi
     let runner = runner();
     let pages = pages();
     let mut whole = DyingLog { inner: MemoryLog::default(), writes: 0, die_after: None, started: Vec::new() };
-    let expected = run(&runner, &mut whole, &pages, false, None).await.unwrap();
+    let expected = run(&runner, &mut whole, &pages, None, None).await.unwrap();
     assert_eq!(whole.started, Stage::ALL, "an uninterrupted run starts each stage once");
     let total_writes = whole.writes;
-    assert_eq!(total_writes, 8, "two records (running, finished) per stage");
+    assert_eq!(total_writes, 10, "two records (running, finished) per stage, extract included");
+    assert_eq!(expected.stages[0].stage, Stage::Extract);
+    assert_eq!((expected.stages[0].status, expected.stages[0].outcome.as_deref()), (StageStatus::Done, Some("text")));
 
     for die_after in 1..=total_writes {
         let mut log = DyingLog { inner: MemoryLog::default(), writes: 0, die_after: Some(die_after), started: vec![] };
-        assert!(run(&runner, &mut log, &pages, false, None).await.is_err(), "the run dies at write {die_after}");
+        assert!(run(&runner, &mut log, &pages, None, None).await.is_err(), "the run dies at write {die_after}");
         let before = log.started.clone();
         log.die_after = None;
-        let resumed = run(&runner, &mut log, &pages, false, None).await.unwrap();
+        let resumed = run(&runner, &mut log, &pages, None, None).await.unwrap();
         assert_eq!(resumed.findings, expected.findings, "killed at write {die_after}");
         assert_eq!(resumed.gate, expected.gate);
         assert_eq!(resumed.classification, expected.classification);
@@ -124,7 +126,7 @@ async fn a_rerun_that_was_asked_for_runs_the_stage_and_those_after_it_and_correc
     let runner = runner();
     let pages = pages();
     let mut log = MemoryLog::default();
-    let first = run(&runner, &mut log, &pages, false, None).await.unwrap();
+    let first = run(&runner, &mut log, &pages, None, None).await.unwrap();
     let item = first.findings[0].item_id.clone();
     let corrected =
         if first.findings[0].status == ItemStatus::Absent { ItemStatus::Present } else { ItemStatus::Absent };
@@ -134,13 +136,62 @@ async fn a_rerun_that_was_asked_for_runs_the_stage_and_those_after_it_and_correc
         quote: None,
         note: Some("checked".into()),
     });
-    let again = run(&runner, &mut log, &pages, false, Some(Stage::Checklist)).await.unwrap();
+    let again = run(&runner, &mut log, &pages, None, Some(Stage::Checklist)).await.unwrap();
     let attempts: Vec<(Stage, u32)> = again.stages.iter().map(|r| (r.stage, r.attempt)).collect();
-    assert_eq!(attempts, vec![(Stage::Classify, 1), (Stage::Checklist, 1), (Stage::Gate, 1), (Stage::Finalize, 1)]);
+    assert_eq!(
+        attempts,
+        vec![(Stage::Extract, 1), (Stage::Classify, 1), (Stage::Checklist, 1), (Stage::Gate, 1), (Stage::Finalize, 1)]
+    );
     let f = again.findings.iter().find(|f| f.item_id == item).unwrap();
     assert_eq!(f.status, corrected, "the person's correction wins over the re-run");
     assert_eq!(f.method, pactwise_domain::Method::Person);
     // Running again without asking re-runs nothing.
-    let third = run(&runner, &mut log, &pages, false, None).await.unwrap();
+    let third = run(&runner, &mut log, &pages, None, None).await.unwrap();
     assert_eq!(third.stages, again.stages);
+}
+
+#[tokio::test]
+async fn a_failed_extraction_is_a_recorded_stage_with_its_reason_and_the_gate_sends_the_document_to_a_person() {
+    let runner = runner();
+    let failure = "the PDF is password-protected";
+    let mut whole = DyingLog { inner: MemoryLog::default(), writes: 0, die_after: None, started: Vec::new() };
+    let expected = run(&runner, &mut whole, &[], Some(failure), None).await.unwrap();
+    let extract = &expected.stages[0];
+    assert_eq!((extract.stage, extract.status, extract.attempt), (Stage::Extract, StageStatus::Degraded, 1));
+    assert_eq!(extract.outcome.as_deref(), Some("unreadable"));
+    assert!(extract.reason.as_deref().unwrap().contains(failure), "{:?}", extract.reason);
+    assert_eq!(extract.output.as_ref().unwrap()["failure"], failure);
+    let gate = expected.gate.clone().unwrap();
+    assert_eq!(gate.reason, Some(pactwise_domain::GateReason::OcrFailed));
+
+    // Killed while extract was running, or right after it was recorded: the resumed run ends the same way, and a
+    // finished extract record is not written again.
+    for die_after in [1, 2] {
+        let mut log = DyingLog { inner: MemoryLog::default(), writes: 0, die_after: Some(die_after), started: vec![] };
+        assert!(run(&runner, &mut log, &[], Some(failure), None).await.is_err());
+        log.die_after = None;
+        let resumed = run(&runner, &mut log, &[], Some(failure), None).await.unwrap();
+        assert_eq!(resumed.gate, expected.gate, "killed at write {die_after}");
+        assert_eq!(resumed.stages[0].reason, expected.stages[0].reason);
+        let extract_runs = log.started.iter().filter(|s| **s == Stage::Extract).count();
+        assert_eq!(extract_runs, if die_after == 1 { 2 } else { 1 }, "killed at write {die_after}");
+    }
+}
+
+#[tokio::test]
+async fn an_extraction_recorded_where_the_file_was_read_is_not_run_again_and_decides_the_gate() {
+    let runner = runner();
+    // The import read the file, failed, and recorded so; the pipeline later gets the (empty) stored pages.
+    let mut log = MemoryLog::default();
+    let record = pactwise_pipeline::extract_record(1, &[], Some("text recognition is not installed"), 1200);
+    log.records.push(record.clone());
+    let report = run(&runner, &mut log, &[], None, None).await.unwrap();
+    assert_eq!(report.stages[0], record, "kept as recorded: latency and reason of the real reading");
+    assert_eq!(report.gate.unwrap().reason, Some(pactwise_domain::GateReason::OcrFailed));
+    // Pages read fine elsewhere: the record says so and the gate does not call them unreadable.
+    let mut log = MemoryLog::default();
+    log.records.push(pactwise_pipeline::extract_record(1, &pages(), None, 40));
+    let report = run(&runner, &mut log, &pages(), None, None).await.unwrap();
+    assert_eq!(report.stages[0].outcome.as_deref(), Some("text"));
+    assert_ne!(report.gate.unwrap().reason, Some(pactwise_domain::GateReason::OcrFailed));
 }

@@ -143,12 +143,14 @@ impl<'s> Documents<'s> {
             .optional()?)
     }
 
-    /// Live documents whose import did not finish: no pipeline stage was ever recorded for them (the process
-    /// stopped after the document was written and before its review started). Oldest first; the api resumes them.
+    /// Live documents whose import did not finish: no pipeline stage after extraction was ever recorded for them
+    /// (the process stopped after the document was written, or its pages read, and before its review started).
+    /// Oldest first; the api resumes them.
     pub fn awaiting_pipeline(&self, scope: &OrgScope) -> Result<Vec<Document>, StoreError> {
         self.query(
             scope,
-            "deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM pipeline_stages s WHERE s.document_id = documents.id)",
+            "deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM pipeline_stages s WHERE s.document_id = documents.id \
+             AND s.stage <> 'extract')",
             "created_at, id",
         )
     }

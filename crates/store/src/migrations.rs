@@ -18,6 +18,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0011_sync_blob_owners", include_str!("../migrations/0011_sync_blob_owners.sql")),
     ("0012_document_structure", include_str!("../migrations/0012_document_structure.sql")),
     ("0013_usage_record_ids", include_str!("../migrations/0013_usage_record_ids.sql")),
+    ("0014_extract_stage", include_str!("../migrations/0014_extract_stage.sql")),
 ];
 
 /// The schema version this build writes.
@@ -246,6 +247,81 @@ mod tests {
             .unwrap();
         let pairs: Vec<(&str, &str)> = owners.iter().map(|(o, h)| (o.as_str(), h.as_str())).collect();
         assert_eq!(pairs, [("o1", a.as_str()), ("o1", b.as_str()), ("o2", b.as_str())]);
+    }
+
+    #[test]
+    fn stage_records_of_the_previous_schema_are_kept_and_extract_becomes_a_stage() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0014_extract_stage").unwrap() as u32;
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, before).unwrap();
+        let hash = "d".repeat(64);
+        conn.execute_batch(&format!(
+            "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't0');
+             INSERT INTO users (id, display_name, created_at) VALUES ('u1', 'Ann', 't0');
+             INSERT INTO documents (id, org_id, content_hash, name, media_type, size, created_by, created_at)
+             VALUES ('d1', 'o1', '{hash}', 'a.txt', 'txt', 1, 'u1', 't1');
+             INSERT INTO pipeline_stages (org_id, document_id, stage, status, attempt, model, input_tokens,
+                 output_tokens, cache_read_tokens, latency_ms, outcome, reason, output_json, updated_at)
+             VALUES ('o1', 'd1', 'classify', 'done', 2, 'claude-haiku-5-5', 900, 40, 12, 830, 'model', NULL,
+                     '{{\"type_id\":\"msa\"}}', 't2'),
+                    ('o1', 'd1', 'gate', 'done', 1, NULL, 0, 0, 0, 1, 'red_flag', 'why', '{{}}', 't3');"
+        ))
+        .unwrap();
+        let refused = conn.execute(
+            "INSERT INTO pipeline_stages (org_id, document_id, stage, status, updated_at)
+             VALUES ('o1', 'd1', 'extract', 'done', 't4')",
+            [],
+        );
+        assert!(refused.is_err(), "the previous schema has no extract stage");
+        migrate(&mut conn).unwrap();
+        type Row = (String, String, u32, Option<String>, u32, u32, String);
+        let rows: Vec<Row> = conn
+            .prepare(
+                "SELECT stage, status, attempt, model, input_tokens, latency_ms, output_json FROM pipeline_stages
+                 ORDER BY stage",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[0],
+            (
+                "classify".into(),
+                "done".into(),
+                2,
+                Some("claude-haiku-5-5".into()),
+                900,
+                830,
+                r#"{"type_id":"msa"}"#.into()
+            )
+        );
+        assert_eq!((rows[1].0.as_str(), rows[1].1.as_str()), ("gate", "done"));
+        conn.execute(
+            "INSERT INTO pipeline_stages (org_id, document_id, stage, status, outcome, reason, updated_at)
+             VALUES ('o1', 'd1', 'extract', 'degraded', 'unreadable', 'the pages could not be read', 't4')",
+            [],
+        )
+        .unwrap();
+        assert!(
+            conn.execute(
+                "INSERT INTO pipeline_stages (org_id, document_id, stage, status, updated_at)
+                 VALUES ('o1', 'd1', 'ocr', 'done', 't4')",
+                [],
+            )
+            .is_err(),
+            "the stage CHECK still holds"
+        );
+        let index: u32 = conn
+            .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'pipeline_stages_org'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(index, 1, "the index is rebuilt with the table");
+        conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+        conn.execute("DELETE FROM documents WHERE id = 'd1'", []).unwrap();
+        let left: u32 = conn.query_row("SELECT count(*) FROM pipeline_stages", [], |r| r.get(0)).unwrap();
+        assert_eq!(left, 0, "a document's stage records still go with it");
     }
 
     #[test]

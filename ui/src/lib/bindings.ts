@@ -19,6 +19,8 @@ export const commands = {
 	documentReview: (id: DocumentId) => typedError<DocumentReview_Serialize, ApiError>(__TAURI_INVOKE("document_review", { id })),
 	/**  Runs the pipeline again from `stage` (all of it when none), with the model when it is available. */
 	rerunPipeline: (id: DocumentId, stage: Stage | null) => typedError<DocumentReview_Serialize, ApiError>(__TAURI_INVOKE("rerun_pipeline", { id, stage })),
+	/**  What a real run of the document would do, keeping nothing and asking the model nothing. */
+	dryRunPipeline: (id: DocumentId) => typedError<DocumentReview_Serialize, ApiError>(__TAURI_INVOKE("dry_run_pipeline", { id })),
 	pageLayout: (id: DocumentId, page: number) => typedError<PageLayout, ApiError>(__TAURI_INVOKE("page_layout", { id, page })),
 	checklistType: (typeId: string) => typedError<ContractType_Serialize, ApiError>(__TAURI_INVOKE("checklist_type", { typeId })),
 	correctItem: (id: DocumentId, input: CorrectionInput_Deserialize) => typedError<DocumentReview_Serialize, ApiError>(__TAURI_INVOKE("correct_item", { id, input })),
@@ -2071,8 +2073,11 @@ export type Slot_Serialize<T> = {
 	error: SlotError | null,
 };
 
-/**  The pipeline's stages after extraction, in order. */
-export type Stage = "classify" | "checklist" | "gate" | "finalize";
+/**
+ *  The pipeline's stages, in order. `Extract` records how the pages were read (pages, OCR, why none could be);
+ *  the reading itself runs where the file is (import, sync, `review FILE`) and is recorded through the same log.
+ */
+export type Stage = "extract" | "classify" | "checklist" | "gate" | "finalize";
 
 /**  The sync account of the signed-in organization (kept in its settings; not a secret). */
 export type SyncAccount = {

@@ -2,7 +2,15 @@
 // covers, find in document, selections turned into page offsets. No I/O here, so the component tests and the views
 // share one definition of each rule. Where a quote stands on its page is the backend's to say (each quote comes with
 // the character range its verification found): nothing here searches for quotes.
-import type { ChecklistItem_Serialize, ContractType_Serialize, ItemStatus, QueueEntry_Serialize, ReviewItem_Serialize, TextRun } from "./bindings";
+import type {
+  ChecklistItem_Serialize,
+  ContractType_Serialize,
+  DocumentReview_Serialize,
+  ItemStatus,
+  QueueEntry_Serialize,
+  ReviewItem_Serialize,
+  TextRun,
+} from "./bindings";
 
 /** The gate's reasons as a sentence a reviewer reads (the backend's `detail` follows with the figures). */
 const GATE_REASONS: Record<string, string> = {
@@ -33,6 +41,56 @@ const REASON_LABELS: Record<string, string> = {
 
 export function reasonLabel(reason: string): string {
   return REASON_LABELS[reason] ?? "Other reason";
+}
+
+/** The pipeline's stages in words, in their order. */
+const STAGE_LABELS: Record<string, string> = {
+  extract: "Reading the pages",
+  classify: "Telling the contract type",
+  checklist: "Pre-filling the checklist",
+  gate: "Review gate",
+  finalize: "Contract record",
+};
+
+export function stageLabel(stage: string): string {
+  return STAGE_LABELS[stage] ?? "Another step";
+}
+
+const STAGE_STATUS: Record<string, string> = {
+  pending: "not run",
+  running: "running",
+  done: "done",
+  degraded: "done, with less than usual",
+  failed: "could not finish",
+};
+
+/** What a dry run says, in words: the route a real run would take and why, its model calls, and its stages. */
+export interface DryRunSummary {
+  route: string;
+  why: string | null;
+  calls: string;
+  stages: string[];
+}
+
+export function dryRunSummary(review: DocumentReview_Serialize): DryRunSummary {
+  const gate = review.gate;
+  const route = !gate
+    ? "A real run would stop before the review gate."
+    : gate.route === "auto"
+      ? "A real run would let this document go on without a person."
+      : "A real run would send this document to a person.";
+  const why = gate && gate.route !== "auto" ? gateSentence(gate.reason) : null;
+  const n = review.planned_model_calls ?? 0;
+  const calls =
+    n === 0
+      ? "It would make no model call: no model is available, so the offline rules would answer."
+      : `It would make ${n} model call${n === 1 ? "" : "s"}: one to tell the contract type, the rest to pre-fill the checklist.`;
+  const stages = review.stages.map((s) => {
+    const words = `${stageLabel(s.stage)}: ${STAGE_STATUS[s.status] ?? s.status}`;
+    // Why the pages could not be read is the person's to know; other stages' reasons carry codes and scores.
+    return s.stage === "extract" && s.reason ? `${words} (${s.reason})` : words;
+  });
+  return { route, why, calls, stages };
 }
 
 /** What a person is asked to look at, counted: the figures behind the gate's reason. */
