@@ -131,30 +131,65 @@ fn zone_weight(zone: Zone) -> f32 {
     }
 }
 
+/// Section headings of boilerplate that holds no category's clause unless the category's topic calls it home:
+/// quoting "exclusive" from a confidentiality or notices section, or a post-termination duty from the survival
+/// list, is evidence in the wrong place.
+static BOILERPLATE_HEADINGS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)confidential|non-?disclosure|^notices?\b|\bnotices?$|surviv|entire\s+agreement|counterparts|severab|^waiver|amendments?$|force\s+majeure|independent\s+contractor|relationship\s+of\s+the\s+parties|publicity|press\s+releases?|^headings|further\s+assurances|^tax(es|ation)?\b|dispute|arbitration|indemn|representations|warrant|definitions?$|interpretation",
+    )
+    .expect("valid pattern")
+});
+
+/// How strongly a sentence's place argues that it is (or is not) the category's clause: the section whose heading
+/// names the clause, then its usual home; a section whose heading names another category's clause or some
+/// boilerplate topic counts against it.
+fn place_score(catalog: &Catalog, category: CuadCategory, topic: Option<&CompiledTopic>, headings: &str) -> f32 {
+    let Some(topic) = topic else { return 0.0 };
+    if topic.names_clause(headings) {
+        return 1.0;
+    }
+    if topic.is_home(headings) {
+        return 0.4;
+    }
+    if headings.is_empty() {
+        return 0.0;
+    }
+    // The innermost heading decides what a section is about.
+    let innermost = headings.rsplit(" / ").next().unwrap_or(headings);
+    let foreign = CuadCategory::ALL
+        .iter()
+        .filter(|&&c| c != category)
+        .filter_map(|&c| catalog.topic(c))
+        .any(|t| t.names_clause(innermost))
+        || BOILERPLATE_HEADINGS.is_match(innermost);
+    if foreign { -0.6 } else { 0.0 }
+}
+
 /// The best sentence to quote for an item among `candidates`: in the section whose heading names the clause first,
-/// then in the clause's usual home, then one the item's own patterns match, then in document order.
+/// then in the clause's usual home, then one the item's own patterns also match, then one more of the category's
+/// signals match, then in document order; a sentence in a section about something else comes last.
 fn best_sentence(
     catalog: &Catalog,
     item: &ChecklistItem,
-    topic: Option<&CompiledTopic>,
+    category: CuadCategory,
     candidates: &[usize],
     index: &ContractIndex,
 ) -> Option<usize> {
     let own = catalog.item_signals(&item.id);
+    let topic = catalog.topic(category);
+    let signals = catalog.category_signals(category);
     let score = |i: usize| {
         let place = index.place(i);
         let headings = index.headings_of(i);
-        let mut score = zone_weight(place.zone);
-        if let Some(topic) = topic {
-            if topic.names_clause(&headings) {
-                score += 1.0;
-            } else if topic.is_home(&headings) {
-                score += 0.4;
-            }
-        }
+        let mut score = zone_weight(place.zone) + place_score(catalog, category, topic, &headings);
         let text = index.sentence_text(&index.sentences()[i]);
         if own.is_some_and(|s| s.present.iter().any(|r| r.is_match(text))) {
             score += 0.5;
+        }
+        if let Some(signals) = signals {
+            let matched = signals.clause.iter().filter(|r| r.is_match(text)).count();
+            score += 0.15 * matched.saturating_sub(1).min(2) as f32;
         }
         score
     };
@@ -229,19 +264,19 @@ fn category_finding(
 ) -> ItemFinding {
     let topic = catalog.topic(category);
     let about_definition = ABOUT_A_DEFINITION.is_match(&item.question);
-    // For an item about a definition, the definitions are operative text too.
-    let definitions: Vec<usize> = if about_definition {
-        found
-            .elsewhere
-            .iter()
-            .copied()
-            .filter(|&i| index.place(i).zone == Zone::Definitions || index.place(i).definition)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    // For an item about a definition, the definitions are operative text too; so is the definition of the very term
+    // the clause is about ("Initial Term" means the period from ... to ...), for any item of its category.
+    let names_the_clause =
+        |i: usize| topic.is_some_and(|t| index.defined_term(i).is_some_and(|term| t.names_clause(term.trim())));
+    let definitions: Vec<usize> = found
+        .elsewhere
+        .iter()
+        .copied()
+        .filter(|&i| index.place(i).zone == Zone::Definitions || index.place(i).definition)
+        .filter(|&i| about_definition || names_the_clause(i))
+        .collect();
     let candidates: Vec<usize> = found.operative.iter().chain(&definitions).copied().collect();
-    if let Some(best) = best_sentence(catalog, item, topic, &candidates, index) {
+    if let Some(best) = best_sentence(catalog, item, category, &candidates, index) {
         let n = candidates.len();
         return finding(
             item,
