@@ -388,7 +388,14 @@ static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b
 /// "Credit Data" means".
 static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]"#,
+        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]|\bwarrant|\bconfidential|\bsurviv|\b(after|following)\s+(the\s+)?(\w+\s+)?(termination|expiration)|\brecords\b|\bcommissions?\b|\bnon-?compet|\bsolicit"#,
+    )
+});
+/// A sentence whose subject is the agreement or its term: "This Agreement shall continue ...", "The Initial Term
+/// of this Agreement is ...", "The term of the Services shall ...". Such sentences are read first.
+static TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?\s+(shall|will|is|commences?|continues?|expires?|begins?|ends?)\b",
     )
 });
 /// The words that put an end date after them: "until", "expire on", "terminating on".
@@ -429,10 +436,11 @@ fn expiration(
     };
     let mut perpetual: Option<&Sentence> = None;
     // The term clause's home first (a section headed "Term", "Duration"), then anywhere it may be quoted from.
+    // Sentences whose subject is the agreement or its term first, those in the term's home section before others.
     let in_home = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
-    let order = (0..index.sentences().len())
-        .filter(|i| in_home(*i))
-        .chain((0..index.sentences().len()).filter(|i| !in_home(*i)));
+    let subject = |i: usize| TERM_SUBJECT.is_match(index.sentence_text(&index.sentences()[i]));
+    let mut order: Vec<usize> = (0..index.sentences().len()).collect();
+    order.sort_by_key(|&i| (!subject(i), !in_home(i)));
     for i in order {
         let sentence = &index.sentences()[i];
         let place = index.place(i);
