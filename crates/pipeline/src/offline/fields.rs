@@ -41,6 +41,12 @@ static PREAMBLE_END: LazyLock<Regex> = LazyLock::new(|| {
         r"\n\s*\n\s*(w\s*h\s*e\s*r\s*e\s*a\s*s|recitals|background|now,?\s+therefore|witnesseth|1\.)|\bwhereas\b|\bnow,?\s+therefore\b|\bwitnesseth\b|\brecitals\b",
     )
 });
+/// What opens the text before a party's name: "between", "by and among", "and", list numbers, punctuation.
+static PARTY_LEAD: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"^[\s,;:.)]*(((by\s+and\s+)?(between|among)|and|&)\b)?[\s,;:]*(\(?(\d{1,2}|[a-h]|i{1,3}|iv|v)\)\s*)?(the\s+undersigned,?\s+)?",
+    )
+});
 static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| ci(r"(\bbetween\b|\bamong\b|\band\b|;|:|\)\s*,|\n\s*\n)"));
 static RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
     ci(
@@ -142,12 +148,24 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
         if NOT_PARTY_NAMES.contains(&defined.to_lowercase().as_str()) {
             continue;
         }
+        // The name opens the text since the previous party ("and Acme Inc., a Delaware corporation with its office
+        // at ... (\"Acme\")"); failing that, it follows the last separator.
+        let looks_like_a_name = |name: &str| {
+            name.chars().filter(|c| c.is_alphabetic()).count() >= 2
+                && name.split_whitespace().count() <= 10
+                && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
+                && !NOT_PARTY_NAMES.contains(&name.to_lowercase().as_str())
+        };
+        let name_in = |segment: &str| {
+            let cut = NAME_CUT.find(segment).map_or(segment, |m| &segment[..m.start()]);
+            let name = cut.trim().trim_matches(|c: char| c == ',' || c == ':' || c == ';' || c.is_whitespace());
+            name.split_whitespace().collect::<Vec<_>>().join(" ")
+        };
+        let lead = PARTY_LEAD.find(before).map_or(before, |m| &before[m.end()..]);
+        let opening = name_in(lead);
         let segment = SEPARATOR.find_iter(before).last().map_or(before, |m| &before[m.end()..]);
-        let cut = NAME_CUT.find(segment).map_or(segment, |m| &segment[..m.start()]);
-        let name = cut.trim().trim_matches(|c: char| c == ',' || c == ':' || c.is_whitespace()).to_owned();
-        let looks_like_a_name = name.chars().filter(|c| c.is_alphabetic()).count() >= 2
-            && name.split_whitespace().count() <= 10
-            && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit());
+        let name = if looks_like_a_name(&opening) { opening } else { name_in(segment) };
+        let looks_like_a_name = looks_like_a_name(&name);
         let party = if !looks_like_a_name || name.eq_ignore_ascii_case(&defined) {
             let name = if looks_like_a_name { name } else { defined };
             Value::Party { name, defined_as: None, role: None }
@@ -180,11 +198,24 @@ static AND: LazyLock<Regex> = LazyLock::new(|| ci(r"\band\b"));
 static BETWEEN: LazyLock<Regex> = LazyLock::new(|| ci(r"^\W*(by\s+and\s+)?(between|among)\s*:?"));
 static UNDEFINED_CUT: LazyLock<Regex> = LazyLock::new(|| ci(r"\bhereinafter\b|\baddress\b|,\s*\d|\n\s*\n|\s{3,}"));
 
+/// A name without its closing full stop, unless the stop ends an abbreviation of a company form ("Acme Inc.",
+/// "Beta S.A.", "Gamma Co."), which is part of the name.
+fn keep_abbreviation_stop(name: &str) -> &str {
+    let Some(stripped) = name.strip_suffix('.') else { return name };
+    let last = stripped.rsplit(|c: char| c.is_whitespace() || c == ',').next().unwrap_or("");
+    if !last.is_empty() && last.len() <= 5 && last.chars().next().is_some_and(char::is_uppercase) {
+        name
+    } else {
+        keep_abbreviation_stop(stripped.trim_end())
+    }
+}
+
 /// Parties the preamble names without defining a name for them: "Party A: X" lines of the head, else "between X,
 /// a Delaware corporation, and Y, a Nevada corporation".
 fn undefined_parties(head: &str, preamble: &str) -> Vec<(String, Value)> {
     fn push(out: &mut Vec<(String, Value)>, name: &str, defined: Option<String>) {
-        let name = name.trim().trim_matches(|c: char| c == ',' || c == '.' || c == ':' || c.is_whitespace());
+        let name = name.trim().trim_matches(|c: char| c == ',' || c == ':' || c.is_whitespace());
+        let name = keep_abbreviation_stop(name);
         let looks_like_a_name = name.chars().filter(|c| c.is_alphabetic()).count() >= 2
             && name.split_whitespace().count() <= 10
             && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())

@@ -203,7 +203,7 @@ having its registered office at 4 Quay Road, and Fir Coatings GmbH, a German com
 supply the goods.";
     let names: Vec<String> =
         extract_fields(&ContractIndex::build(&pages(between))).parties.into_iter().map(|p| p.value).collect();
-    assert_eq!(names, ["Elm Foundry Ltd", "Fir Coatings GmbH"]);
+    assert_eq!(names, ["Elm Foundry Ltd.", "Fir Coatings GmbH"], "the stop of a company form is part of the name");
 
     let letters = "COOPERATION AGREEMENT\n\nParty A:\n\nGinkgo Media Co., Ltd.\n\nParty B: Hazel Games Co., Ltd.\n\n\
 1. Cooperation. Party A and Party B shall cooperate.";
@@ -212,8 +212,12 @@ supply the goods.";
     assert_eq!(
         found,
         [
-            Some(Value::Party { name: "Ginkgo Media Co., Ltd".into(), defined_as: Some("Party A".into()), role: None }),
-            Some(Value::Party { name: "Hazel Games Co., Ltd".into(), defined_as: Some("Party B".into()), role: None }),
+            Some(Value::Party {
+                name: "Ginkgo Media Co., Ltd.".into(),
+                defined_as: Some("Party A".into()),
+                role: None
+            }),
+            Some(Value::Party { name: "Hazel Games Co., Ltd.".into(), defined_as: Some("Party B".into()), role: None }),
         ]
     );
 }
