@@ -33,6 +33,9 @@ const MIN_CLAUSE_WORDS: usize = 6;
 const ABSENT_CONFIDENCE: f32 = 0.25;
 /// Confidence of a finding backed only by a section heading that names the clause.
 const HEADING_CONFIDENCE: f32 = 0.3;
+/// A best supporting sentence scoring below this lies in a section about another topic and matches none of the
+/// item's own signals (see `best_sentence`): not evidence enough to quote as the clause.
+const WEAK_EVIDENCE_SCORE: f32 = 0.55;
 /// A page of recognised text below this measured confidence cannot show that a clause is absent.
 const READABLE_OCR: f32 = 0.6;
 
@@ -136,7 +139,7 @@ fn zone_weight(zone: Zone) -> f32 {
 /// list, is evidence in the wrong place.
 static BOILERPLATE_HEADINGS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)confidential|non-?disclosure|^notices?\b|\bnotices?$|surviv|entire\s+agreement|counterparts|severab|^waiver|amendments?$|force\s+majeure|independent\s+contractor|relationship\s+of\s+the\s+parties|publicity|press\s+releases?|^headings|further\s+assurances|^tax(es|ation)?\b|dispute|arbitration|indemn|representations|warrant|definitions?$|interpretation",
+        r"(?i)confidential|non-?disclosure|^notices?\b|\bnotices?$|surviv|entire\s+agreement|counterparts|severab|^waiver|amendments?$|force\s+majeure|independent\s+contractor|relationship\s+of\s+the\s+parties|publicity|press\s+releases?|^headings|further\s+assurances|^tax(es|ation)?\b|dispute|arbitration|indemn|representations|warrant",
     )
     .expect("valid pattern")
 });
@@ -175,7 +178,7 @@ fn best_sentence(
     category: CuadCategory,
     candidates: &[usize],
     index: &ContractIndex,
-) -> Option<usize> {
+) -> Option<(usize, f32)> {
     let own = catalog.item_signals(&item.id);
     let topic = catalog.topic(category);
     let signals = catalog.category_signals(category);
@@ -194,7 +197,7 @@ fn best_sentence(
         score
     };
     // Highest score; the earliest among equals (max_by keeps the last, so compare in reverse order).
-    candidates.iter().copied().rev().max_by(|&a, &b| score(a).total_cmp(&score(b)))
+    candidates.iter().copied().map(|i| (i, score(i))).rev().max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 fn finding(
@@ -276,8 +279,25 @@ fn category_finding(
         .filter(|&i| about_definition || names_the_clause(i))
         .collect();
     let candidates: Vec<usize> = found.operative.iter().chain(&definitions).copied().collect();
-    if let Some(best) = best_sentence(catalog, item, category, &candidates, index) {
+    if let Some((best, best_score)) = best_sentence(catalog, item, category, &candidates, index) {
         let n = candidates.len();
+        // Every supporting sentence sits in a section about something else (a "sole remedy" in the warranty
+        // section, a post-termination duty in the confidentiality section) and none says what the item asks: weak
+        // evidence, left for a person with where to look rather than quoted as the clause.
+        if best_score < WEAK_EVIDENCE_SCORE {
+            let sentence = &index.sentences()[best];
+            let heading = index.headings_of(best);
+            return finding(
+                item,
+                ItemStatus::NotEvaluated,
+                ABSENT_CONFIDENCE,
+                None,
+                format!(
+                    "only sentences in sections about other topics match the {category} signals (first on page {}, under \"{heading}\"); check whether they make such a clause",
+                    index.page_number(sentence)
+                ),
+            );
+        }
         return finding(
             item,
             ItemStatus::Present,
