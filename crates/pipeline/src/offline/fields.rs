@@ -557,7 +557,10 @@ fn renewal(index: &ContractIndex) -> Option<(usize, Extracted)> {
             }
             let text = index.sentence_text(sentence);
             let Some(m) = pattern.find(text) else { continue };
-            let after = &text[m.start()..];
+            // The renewal's length follows the first word of renewing ("shall renew for a further two (2) years
+            // (the \"Renewal Term\")"), which may come before what the pattern matched.
+            let from = RENEW_LOOSE.find(text).map_or(m.start(), |r| r.start().min(m.start()));
+            let after = &text[from..];
             let normalized = values::durations(after)
                 .into_iter()
                 .find(|(r, _, _)| !is_notice_period(after, r))
@@ -596,7 +599,36 @@ static RENEW_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extend\w*
 /// The notice that stops the term renewing: a period of notice in the renewal clause or the two sentences after it
 /// ("unless either party gives notice at least sixty (60) days before the end of the then-current term").
 fn renewal_notice(index: &ContractIndex, renewal_at: Option<usize>) -> Option<Extracted> {
-    let at = renewal_at?;
+    renewal_at.and_then(|at| notice_near(index, at)).or_else(|| non_renewal_notice(index))
+}
+
+/// A sentence that says how a renewal is stopped: "notice of its intention not to renew", "notice of non-renewal",
+/// "prior to the expiration of the then current term", "prior to the anniversary date".
+static NON_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\bnot\s+(to\s+)?(be\s+)?(renew|extend)\w*|\bnon-?\s?renewal\b|\b(prior\s+to|before|preceding)\s+(the\s+)?(end|expiration|expiry|anniversary)\s+(date\s+)?(of\s+)?(the\s+|such\s+|any\s+|each\s+)?(then[- ]?current|initial|renewal|current|applicable|relevant)\b",
+    )
+});
+
+/// Failing a notice beside the renewal clause: the first operative sentence about stopping a renewal that names a
+/// period of notice.
+fn non_renewal_notice(index: &ContractIndex) -> Option<Extracted> {
+    for (i, sentence) in index.sentences().iter().enumerate() {
+        let text = index.sentence_text(sentence);
+        if !index.place(i).is_operative() || !NON_RENEWAL.is_match(text) || !NOTICE_WORD.is_match(text) {
+            continue;
+        }
+        if let Some((_, number, unit)) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))
+        {
+            let v = Value::Duration { number, unit };
+            return Some(extracted(index, v.display(), Some(v), sentence));
+        }
+    }
+    None
+}
+
+/// A period of notice in the renewal clause at `at` or the two sentences after it.
+fn notice_near(index: &ContractIndex, at: usize) -> Option<Extracted> {
     let sentences = index.sentences();
     for (i, sentence) in sentences.iter().enumerate().skip(at).take(3) {
         if !index.place(i).is_operative() {
