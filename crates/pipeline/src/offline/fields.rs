@@ -25,6 +25,8 @@ static GOVERNING: LazyLock<Regex> = LazyLock::new(|| {
 static GOVERNING_WEAK: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"(enforced|subject\s+to|made\s+under|in\s+accordance\s+with|requires?\s+application\s+of)[^.;]{0,120}\blaws?\b")
 });
+static THIS_AGREEMENT: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(this|the)\s+(\w+\s+){0,3}(agreement|contract)\b|\bhere(under|in|of|to)\b"));
 static ORGANISED_UNDER: LazyLock<Regex> =
     LazyLock::new(|| ci(r"(organi[sz]ed|incorporated|existing|formed|registered)\s+(and\s+existing\s+)?under"));
 static PREAMBLE_START: LazyLock<Regex> =
@@ -105,9 +107,15 @@ fn extracted(index: &ContractIndex, value: String, normalized: Option<Value>, se
 /// words (or anywhere in the sentence: "made in the State of California and governed by the laws thereof"). Weaker
 /// wording counts only when no sentence has the usual one, and never a sentence about where a party is organised.
 pub fn governing_law(index: &ContractIndex) -> Option<Extracted> {
-    for pattern in [&*GOVERNING, &*GOVERNING_WEAK] {
+    // A sentence that speaks of this agreement first ("This Agreement shall be governed by ..."), then any (a legal
+    // opinion "limited to matters governed by the laws of Tennessee" is not the choice of law).
+    let passes = [(&*GOVERNING, true), (&*GOVERNING, false), (&*GOVERNING_WEAK, true), (&*GOVERNING_WEAK, false)];
+    for (pattern, about_this_agreement) in passes {
         for sentence in index.sentences() {
             let text = index.sentence_text(sentence);
+            if about_this_agreement && !THIS_AGREEMENT.is_match(text) {
+                continue;
+            }
             let Some(m) = pattern.find(text) else { continue };
             if ORGANISED_UNDER.is_match(text) && !GOVERNING.is_match(text) {
                 continue;
