@@ -3,12 +3,14 @@
 //!
 //! - **present** when an operative sentence supports the category (or, failing that, a section whose heading names the
 //!   clause has a body to quote). The quote is the best such sentence: in the body or an exhibit, never a running
-//!   line, the table of contents, a bare heading, a cross-reference, a definition (unless the item asks about one),
-//!   the recitals or a signature block; preferring the section whose heading names the clause, then its usual home,
-//!   then a sentence the item's own patterns also match.
+//!   line, the table of contents, a bare heading, a cross-reference, a definition (unless the item asks about one,
+//!   or it defines the very term the clause is about: "Initial Term" means ...), the recitals or a signature block;
+//!   preferring the section whose heading names the clause, then its usual home, then a sentence the item's own
+//!   patterns also match; a section whose heading names another topic comes last.
 //! - **absent** only when the whole text was read and nothing names the topic at all.
 //! - **not evaluated**, with where to look, when the topic is mentioned but no clause matched, when only the
-//!   definitions, recitals or cover speak of it, or when pages could not be read.
+//!   definitions, recitals or cover speak of it, when every supporting sentence sits in a section about another
+//!   topic (weak evidence is not quoted as the clause), or when pages could not be read.
 //!
 //! An item with no category is answered from its own signals, with the same rules for what may be quoted. Quotes are
 //! whole sentences cut from the page's own text, so they are on their page verbatim.
