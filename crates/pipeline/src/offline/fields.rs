@@ -303,9 +303,26 @@ fn date_in_zones(
         }
         if let Some(page) = pages.iter().position(|p| p.number == page_number) {
             let text = &pages[page].text[start..end];
-            let found = values::dates(text).into_iter().find(|(r, _)| {
+            let mut cued = values::dates(text).into_iter().filter(|(r, _)| {
                 cue.is_none_or(|c| c.is_match(&text[floor_boundary(text, r.start.saturating_sub(120))..r.start]))
             });
+            let mut found = cued.next();
+            // Parties signing on different days: the agreement is made when the last of them signs (a later date of
+            // the same block, within a season of the first).
+            let signing = |at: usize| {
+                lines[i].zone == Zone::SignatureBlock
+                    || SIGNING.is_match(&text[floor_boundary(text, at.saturating_sub(600))..at])
+            };
+            if let Some((first_range, first)) = found.clone()
+                && signing(first_range.start)
+            {
+                for (r, date) in cued {
+                    let latest = found.as_ref().map_or(first, |(_, d)| *d);
+                    if date > latest && (date - first).num_days() <= 92 {
+                        found = Some((r, date));
+                    }
+                }
+            }
             if let Some((r, date)) = found {
                 return Some((page, start + r.start..start + r.end, date));
             }
@@ -345,6 +362,8 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
         })
 }
 
+/// Signature lines: "In witness whereof", "/s/", "By:".
+static SIGNING: LazyLock<Regex> = LazyLock::new(|| ci(r"\bin\s+witness\b|/s/|\bby\s*:"));
 static SIGNED_ON: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\b(executed|signed|dated|entered\s+into|effective|date\s*:)\s+((and|as)\s+\w+\s+)?(this|as\s+of|on)?[^.;]{0,20}$|\bdate\s*:\s*$",

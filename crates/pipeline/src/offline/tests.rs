@@ -256,3 +256,13 @@ a period of two (2) years.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2022-01-15".into() }));
 }
+
+#[test]
+fn an_agreement_signed_on_different_days_is_dated_by_the_last_signature() {
+    let text = "CONSULTING AGREEMENT\n\nThe parties agree as follows.\n\n1. Services. Consultant shall advise the \
+Company on its products.\n\n2. Fees. The Company shall pay the fees in Exhibit A.\n\nIN WITNESS WHEREOF, the parties \
+have executed this Agreement as of the last date below.\n\nBy: /s/ A. Alder   By: /s/ B. Birch\nDate: March 29, 2016   \
+Date: March 31, 2016";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-03-31".into() }));
+}
