@@ -16,9 +16,9 @@ const MIN_EVIDENCE_QUOTE_PRECISION: f64 = 0.69;
 const MAX_MISSED_PRESENT: f64 = 0.03;
 /// The values table: (field, lowest accuracy).
 const MIN_VALUE_ACCURACY: [(&str, f64); 7] = [
-    ("Agreement Date", 0.80),
-    ("Effective Date", 0.76),
-    ("Expiration Date", 0.48),
+    ("Agreement Date", 0.82),
+    ("Effective Date", 0.77),
+    ("Expiration Date", 0.49),
     ("Renewal Term", 0.67),
     ("Notice Period To Terminate Renewal", 0.73),
     ("Governing Law", 0.96),
