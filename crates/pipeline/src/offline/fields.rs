@@ -391,9 +391,11 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
         if !place.is_quotable() || place.zone == Zone::SignatureBlock || !EFFECTIVE.is_match(text) {
             continue;
         }
-        let starts = values::dates(text)
-            .into_iter()
-            .find(|(r, _)| STARTS_ON.is_match(&text[floor_boundary(text, r.start.saturating_sub(60))..r.start]));
+        // "from the Effective Date until December 31, 2018": the date after an end word is where it ends.
+        let starts = values::dates(text).into_iter().find(|(r, _)| {
+            let before = &text[floor_boundary(text, r.start.saturating_sub(60))..r.start];
+            STARTS_ON.is_match(before) && !END_CUE.is_match(before)
+        });
         if let Some((_, date)) = starts {
             return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
