@@ -92,7 +92,13 @@ fn words(text: &str) -> Vec<String> {
     let mut out: Vec<String> =
         lowered.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_owned).collect();
     // "the State of New York", "Province of Ontario": the jurisdiction is the name after these words.
-    while out.len() > 1 && matches!(out[0].as_str(), "the" | "state" | "province" | "commonwealth" | "of") {
+    // A country's formal name is the country: "People's Republic of China", "Federal Republic of Germany".
+    while out.len() > 1
+        && matches!(
+            out[0].as_str(),
+            "the" | "state" | "province" | "commonwealth" | "of" | "peoples" | "federal" | "republic"
+        )
+    {
         out.remove(0);
     }
     out
@@ -222,6 +228,9 @@ mod tests {
         assert!(jurisdiction_matches("British Columbia,Canada", "British Columbia, Canada"));
         assert!(!jurisdiction_matches("Virginia", "West Virginia"));
         assert!(!jurisdiction_matches("Delaware", "New York"));
+        assert!(jurisdiction_matches("People's Republic of China", "China"));
+        assert!(jurisdiction_matches("Federal Republic of Germany", "Germany"));
+        assert!(!jurisdiction_matches("Republic of Korea", "China"));
     }
 
     #[test]

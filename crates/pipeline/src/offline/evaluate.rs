@@ -3,12 +3,14 @@
 //!
 //! - **present** when an operative sentence supports the category (or, failing that, a section whose heading names the
 //!   clause has a body to quote). The quote is the best such sentence: in the body or an exhibit, never a running
-//!   line, the table of contents, a bare heading, a cross-reference, a definition (unless the item asks about one),
-//!   the recitals or a signature block; preferring the section whose heading names the clause, then its usual home,
-//!   then a sentence the item's own patterns also match.
+//!   line, the table of contents, a bare heading, a cross-reference, a definition (unless the item asks about one,
+//!   or it defines the very term the clause is about: "Initial Term" means ...), the recitals or a signature block;
+//!   preferring the section whose heading names the clause, then its usual home, then a sentence the item's own
+//!   patterns also match; a section whose heading names another topic comes last.
 //! - **absent** only when the whole text was read and nothing names the topic at all.
 //! - **not evaluated**, with where to look, when the topic is mentioned but no clause matched, when only the
-//!   definitions, recitals or cover speak of it, or when pages could not be read.
+//!   definitions, recitals or cover speak of it, when every supporting sentence sits in a section about another
+//!   topic (weak evidence is not quoted as the clause), or when pages could not be read.
 //!
 //! An item with no category is answered from its own signals, with the same rules for what may be quoted. Quotes are
 //! whole sentences cut from the page's own text, so they are on their page verbatim.
@@ -33,6 +35,9 @@ const MIN_CLAUSE_WORDS: usize = 6;
 const ABSENT_CONFIDENCE: f32 = 0.25;
 /// Confidence of a finding backed only by a section heading that names the clause.
 const HEADING_CONFIDENCE: f32 = 0.3;
+/// A best supporting sentence scoring below this lies in a section about another topic and matches none of the
+/// item's own signals (see `best_sentence`): not evidence enough to quote as the clause.
+const WEAK_EVIDENCE_SCORE: f32 = 0.55;
 /// A page of recognised text below this measured confidence cannot show that a clause is absent.
 const READABLE_OCR: f32 = 0.6;
 
@@ -131,35 +136,70 @@ fn zone_weight(zone: Zone) -> f32 {
     }
 }
 
+/// Section headings of boilerplate that holds no category's clause unless the category's topic calls it home:
+/// quoting "exclusive" from a confidentiality or notices section, or a post-termination duty from the survival
+/// list, is evidence in the wrong place.
+static BOILERPLATE_HEADINGS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)confidential|non-?disclosure|^notices?\b|\bnotices?$|surviv|entire\s+agreement|counterparts|severab|^waiver|amendments?$|force\s+majeure|independent\s+contractor|relationship\s+of\s+the\s+parties|publicity|press\s+releases?|^headings|further\s+assurances|^tax(es|ation)?\b|dispute|arbitration|indemn|representations|warrant",
+    )
+    .expect("valid pattern")
+});
+
+/// How strongly a sentence's place argues that it is (or is not) the category's clause: the section whose heading
+/// names the clause, then its usual home; a section whose heading names another category's clause or some
+/// boilerplate topic counts against it.
+fn place_score(catalog: &Catalog, category: CuadCategory, topic: Option<&CompiledTopic>, headings: &str) -> f32 {
+    let Some(topic) = topic else { return 0.0 };
+    if topic.names_clause(headings) {
+        return 1.0;
+    }
+    if topic.is_home(headings) {
+        return 0.4;
+    }
+    if headings.is_empty() {
+        return 0.0;
+    }
+    // The innermost heading decides what a section is about.
+    let innermost = headings.rsplit(" / ").next().unwrap_or(headings);
+    let foreign = CuadCategory::ALL
+        .iter()
+        .filter(|&&c| c != category)
+        .filter_map(|&c| catalog.topic(c))
+        .any(|t| t.names_clause(innermost))
+        || BOILERPLATE_HEADINGS.is_match(innermost);
+    if foreign { -0.6 } else { 0.0 }
+}
+
 /// The best sentence to quote for an item among `candidates`: in the section whose heading names the clause first,
-/// then in the clause's usual home, then one the item's own patterns match, then in document order.
+/// then in the clause's usual home, then one the item's own patterns also match, then one more of the category's
+/// signals match, then in document order; a sentence in a section about something else comes last.
 fn best_sentence(
     catalog: &Catalog,
     item: &ChecklistItem,
-    topic: Option<&CompiledTopic>,
+    category: CuadCategory,
     candidates: &[usize],
     index: &ContractIndex,
-) -> Option<usize> {
+) -> Option<(usize, f32)> {
     let own = catalog.item_signals(&item.id);
+    let topic = catalog.topic(category);
+    let signals = catalog.category_signals(category);
     let score = |i: usize| {
         let place = index.place(i);
         let headings = index.headings_of(i);
-        let mut score = zone_weight(place.zone);
-        if let Some(topic) = topic {
-            if topic.names_clause(&headings) {
-                score += 1.0;
-            } else if topic.is_home(&headings) {
-                score += 0.4;
-            }
-        }
+        let mut score = zone_weight(place.zone) + place_score(catalog, category, topic, &headings);
         let text = index.sentence_text(&index.sentences()[i]);
         if own.is_some_and(|s| s.present.iter().any(|r| r.is_match(text))) {
             score += 0.5;
         }
+        if let Some(signals) = signals {
+            let matched = signals.clause.iter().filter(|r| r.is_match(text)).count();
+            score += 0.15 * matched.saturating_sub(1).min(2) as f32;
+        }
         score
     };
     // Highest score; the earliest among equals (max_by keeps the last, so compare in reverse order).
-    candidates.iter().copied().rev().max_by(|&a, &b| score(a).total_cmp(&score(b)))
+    candidates.iter().copied().map(|i| (i, score(i))).rev().max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 fn finding(
@@ -229,20 +269,37 @@ fn category_finding(
 ) -> ItemFinding {
     let topic = catalog.topic(category);
     let about_definition = ABOUT_A_DEFINITION.is_match(&item.question);
-    // For an item about a definition, the definitions are operative text too.
-    let definitions: Vec<usize> = if about_definition {
-        found
-            .elsewhere
-            .iter()
-            .copied()
-            .filter(|&i| index.place(i).zone == Zone::Definitions || index.place(i).definition)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    // For an item about a definition, the definitions are operative text too; so is the definition of the very term
+    // the clause is about ("Initial Term" means the period from ... to ...), for any item of its category.
+    let names_the_clause =
+        |i: usize| topic.is_some_and(|t| index.defined_term(i).is_some_and(|term| t.names_clause(term.trim())));
+    let definitions: Vec<usize> = found
+        .elsewhere
+        .iter()
+        .copied()
+        .filter(|&i| index.place(i).zone == Zone::Definitions || index.place(i).definition)
+        .filter(|&i| about_definition || names_the_clause(i))
+        .collect();
     let candidates: Vec<usize> = found.operative.iter().chain(&definitions).copied().collect();
-    if let Some(best) = best_sentence(catalog, item, topic, &candidates, index) {
+    if let Some((best, best_score)) = best_sentence(catalog, item, category, &candidates, index) {
         let n = candidates.len();
+        // Every supporting sentence sits in a section about something else (a "sole remedy" in the warranty
+        // section, a post-termination duty in the confidentiality section) and none says what the item asks: weak
+        // evidence, left for a person with where to look rather than quoted as the clause.
+        if best_score < WEAK_EVIDENCE_SCORE {
+            let sentence = &index.sentences()[best];
+            let heading = index.headings_of(best);
+            return finding(
+                item,
+                ItemStatus::NotEvaluated,
+                ABSENT_CONFIDENCE,
+                None,
+                format!(
+                    "only sentences in sections about other topics match the {category} signals (first on page {}, under \"{heading}\"); check whether they make such a clause",
+                    index.page_number(sentence)
+                ),
+            );
+        }
         return finding(
             item,
             ItemStatus::Present,

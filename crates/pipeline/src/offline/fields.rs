@@ -25,6 +25,8 @@ static GOVERNING: LazyLock<Regex> = LazyLock::new(|| {
 static GOVERNING_WEAK: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"(enforced|subject\s+to|made\s+under|in\s+accordance\s+with|requires?\s+application\s+of)[^.;]{0,120}\blaws?\b")
 });
+static THIS_AGREEMENT: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(this|the)\s+(\w+\s+){0,3}(agreement|contract)\b|\bhere(under|in|of|to)\b"));
 static ORGANISED_UNDER: LazyLock<Regex> =
     LazyLock::new(|| ci(r"(organi[sz]ed|incorporated|existing|formed|registered)\s+(and\s+existing\s+)?under"));
 static PREAMBLE_START: LazyLock<Regex> =
@@ -39,6 +41,12 @@ static NAME_CUT: LazyLock<Regex> = LazyLock::new(|| {
 static PREAMBLE_END: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\n\s*\n\s*(w\s*h\s*e\s*r\s*e\s*a\s*s|recitals|background|now,?\s+therefore|witnesseth|1\.)|\bwhereas\b|\bnow,?\s+therefore\b|\bwitnesseth\b|\brecitals\b",
+    )
+});
+/// What opens the text before a party's name: "between", "by and among", "and", list numbers, punctuation.
+static PARTY_LEAD: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"^[\s,;:.)]*(((by\s+and\s+)?(between|among)|and|&)\b)?[\s,;:]*(\(?(\d{1,2}|[a-h]|i{1,3}|iv|v)\)\s*)?(the\s+undersigned,?\s+)?",
     )
 });
 static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| ci(r"(\bbetween\b|\bamong\b|\band\b|;|:|\)\s*,|\n\s*\n)"));
@@ -99,9 +107,15 @@ fn extracted(index: &ContractIndex, value: String, normalized: Option<Value>, se
 /// words (or anywhere in the sentence: "made in the State of California and governed by the laws thereof"). Weaker
 /// wording counts only when no sentence has the usual one, and never a sentence about where a party is organised.
 pub fn governing_law(index: &ContractIndex) -> Option<Extracted> {
-    for pattern in [&*GOVERNING, &*GOVERNING_WEAK] {
+    // A sentence that speaks of this agreement first ("This Agreement shall be governed by ..."), then any (a legal
+    // opinion "limited to matters governed by the laws of Tennessee" is not the choice of law).
+    let passes = [(&*GOVERNING, true), (&*GOVERNING, false), (&*GOVERNING_WEAK, true), (&*GOVERNING_WEAK, false)];
+    for (pattern, about_this_agreement) in passes {
         for sentence in index.sentences() {
             let text = index.sentence_text(sentence);
+            if about_this_agreement && !THIS_AGREEMENT.is_match(text) {
+                continue;
+            }
             let Some(m) = pattern.find(text) else { continue };
             if ORGANISED_UNDER.is_match(text) && !GOVERNING.is_match(text) {
                 continue;
@@ -142,12 +156,24 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
         if NOT_PARTY_NAMES.contains(&defined.to_lowercase().as_str()) {
             continue;
         }
+        // The name opens the text since the previous party ("and Acme Inc., a Delaware corporation with its office
+        // at ... (\"Acme\")"); failing that, it follows the last separator.
+        let looks_like_a_name = |name: &str| {
+            name.chars().filter(|c| c.is_alphabetic()).count() >= 2
+                && name.split_whitespace().count() <= 10
+                && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
+                && !NOT_PARTY_NAMES.contains(&name.to_lowercase().as_str())
+        };
+        let name_in = |segment: &str| {
+            let cut = NAME_CUT.find(segment).map_or(segment, |m| &segment[..m.start()]);
+            let name = cut.trim().trim_matches(|c: char| c == ',' || c == ':' || c == ';' || c.is_whitespace());
+            name.split_whitespace().collect::<Vec<_>>().join(" ")
+        };
+        let lead = PARTY_LEAD.find(before).map_or(before, |m| &before[m.end()..]);
+        let opening = name_in(lead);
         let segment = SEPARATOR.find_iter(before).last().map_or(before, |m| &before[m.end()..]);
-        let cut = NAME_CUT.find(segment).map_or(segment, |m| &segment[..m.start()]);
-        let name = cut.trim().trim_matches(|c: char| c == ',' || c == ':' || c.is_whitespace()).to_owned();
-        let looks_like_a_name = name.chars().filter(|c| c.is_alphabetic()).count() >= 2
-            && name.split_whitespace().count() <= 10
-            && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit());
+        let name = if looks_like_a_name(&opening) { opening } else { name_in(segment) };
+        let looks_like_a_name = looks_like_a_name(&name);
         let party = if !looks_like_a_name || name.eq_ignore_ascii_case(&defined) {
             let name = if looks_like_a_name { name } else { defined };
             Value::Party { name, defined_as: None, role: None }
@@ -180,11 +206,24 @@ static AND: LazyLock<Regex> = LazyLock::new(|| ci(r"\band\b"));
 static BETWEEN: LazyLock<Regex> = LazyLock::new(|| ci(r"^\W*(by\s+and\s+)?(between|among)\s*:?"));
 static UNDEFINED_CUT: LazyLock<Regex> = LazyLock::new(|| ci(r"\bhereinafter\b|\baddress\b|,\s*\d|\n\s*\n|\s{3,}"));
 
+/// A name without its closing full stop, unless the stop ends an abbreviation of a company form ("Acme Inc.",
+/// "Beta S.A.", "Gamma Co."), which is part of the name.
+fn keep_abbreviation_stop(name: &str) -> &str {
+    let Some(stripped) = name.strip_suffix('.') else { return name };
+    let last = stripped.rsplit(|c: char| c.is_whitespace() || c == ',').next().unwrap_or("");
+    if !last.is_empty() && last.len() <= 5 && last.chars().next().is_some_and(char::is_uppercase) {
+        name
+    } else {
+        keep_abbreviation_stop(stripped.trim_end())
+    }
+}
+
 /// Parties the preamble names without defining a name for them: "Party A: X" lines of the head, else "between X,
 /// a Delaware corporation, and Y, a Nevada corporation".
 fn undefined_parties(head: &str, preamble: &str) -> Vec<(String, Value)> {
     fn push(out: &mut Vec<(String, Value)>, name: &str, defined: Option<String>) {
-        let name = name.trim().trim_matches(|c: char| c == ',' || c == '.' || c == ':' || c.is_whitespace());
+        let name = name.trim().trim_matches(|c: char| c == ',' || c == ':' || c.is_whitespace());
+        let name = keep_abbreviation_stop(name);
         let looks_like_a_name = name.chars().filter(|c| c.is_alphabetic()).count() >= 2
             && name.split_whitespace().count() <= 10
             && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
@@ -264,9 +303,26 @@ fn date_in_zones(
         }
         if let Some(page) = pages.iter().position(|p| p.number == page_number) {
             let text = &pages[page].text[start..end];
-            let found = values::dates(text).into_iter().find(|(r, _)| {
+            let mut cued = values::dates(text).into_iter().filter(|(r, _)| {
                 cue.is_none_or(|c| c.is_match(&text[floor_boundary(text, r.start.saturating_sub(120))..r.start]))
             });
+            let mut found = cued.next();
+            // Parties signing on different days: the agreement is made when the last of them signs (a later date of
+            // the same block, within a season of the first).
+            let signing = |at: usize| {
+                lines[i].zone == Zone::SignatureBlock
+                    || SIGNING.is_match(&text[floor_boundary(text, at.saturating_sub(600))..at])
+            };
+            if let Some((first_range, first)) = found.clone()
+                && signing(first_range.start)
+            {
+                for (r, date) in cued {
+                    let latest = found.as_ref().map_or(first, |(_, d)| *d);
+                    if date > latest && (date - first).num_days() <= 92 {
+                        found = Some((r, date));
+                    }
+                }
+            }
             if let Some((r, date)) = found {
                 return Some((page, start + r.start..start + r.end, date));
             }
@@ -306,6 +362,8 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
         })
 }
 
+/// Signature lines: "In witness whereof", "/s/", "By:".
+static SIGNING: LazyLock<Regex> = LazyLock::new(|| ci(r"\bin\s+witness\b|/s/|\bby\s*:"));
 static SIGNED_ON: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\b(executed|signed|dated|entered\s+into|effective|date\s*:)\s+((and|as)\s+\w+\s+)?(this|as\s+of|on)?[^.;]{0,20}$|\bdate\s*:\s*$",
@@ -333,9 +391,11 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
         if !place.is_quotable() || place.zone == Zone::SignatureBlock || !EFFECTIVE.is_match(text) {
             continue;
         }
-        let starts = values::dates(text)
-            .into_iter()
-            .find(|(r, _)| STARTS_ON.is_match(&text[floor_boundary(text, r.start.saturating_sub(60))..r.start]));
+        // "from the Effective Date until December 31, 2018": the date after an end word is where it ends.
+        let starts = values::dates(text).into_iter().find(|(r, _)| {
+            let before = &text[floor_boundary(text, r.start.saturating_sub(60))..r.start];
+            STARTS_ON.is_match(before) && !END_CUE.is_match(before)
+        });
         if let Some((_, date)) = starts {
             return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
@@ -388,7 +448,14 @@ static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b
 /// "Credit Data" means".
 static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]"#,
+        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]|\bwarrant|\bconfidential|\bsurviv|\b(after|following)\s+(the\s+)?(\w+\s+)?(termination|expiration)|\brecords\b|\bcommissions?\b|\bnon-?compet|\bsolicit"#,
+    )
+});
+/// A sentence whose subject is the agreement or its term: "This Agreement shall continue ...", "The Initial Term
+/// of this Agreement is ...", "The term of the Services shall ...". Such sentences are read first.
+static TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?\s+(shall|will|is|commences?|continues?|expires?|begins?|ends?)\b",
     )
 });
 /// The words that put an end date after them: "until", "expire on", "terminating on".
@@ -429,10 +496,11 @@ fn expiration(
     };
     let mut perpetual: Option<&Sentence> = None;
     // The term clause's home first (a section headed "Term", "Duration"), then anywhere it may be quoted from.
+    // Sentences whose subject is the agreement or its term first, those in the term's home section before others.
     let in_home = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
-    let order = (0..index.sentences().len())
-        .filter(|i| in_home(*i))
-        .chain((0..index.sentences().len()).filter(|i| !in_home(*i)));
+    let subject = |i: usize| TERM_SUBJECT.is_match(index.sentence_text(&index.sentences()[i]));
+    let mut order: Vec<usize> = (0..index.sentences().len()).collect();
+    order.sort_by_key(|&i| (!subject(i), !in_home(i)));
     for i in order {
         let sentence = &index.sentences()[i];
         let place = index.place(i);
@@ -518,7 +586,10 @@ fn renewal(index: &ContractIndex) -> Option<(usize, Extracted)> {
             }
             let text = index.sentence_text(sentence);
             let Some(m) = pattern.find(text) else { continue };
-            let after = &text[m.start()..];
+            // The renewal's length follows the first word of renewing ("shall renew for a further two (2) years
+            // (the \"Renewal Term\")"), which may come before what the pattern matched.
+            let from = RENEW_LOOSE.find(text).map_or(m.start(), |r| r.start().min(m.start()));
+            let after = &text[from..];
             let normalized = values::durations(after)
                 .into_iter()
                 .find(|(r, _, _)| !is_notice_period(after, r))
@@ -557,7 +628,36 @@ static RENEW_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extend\w*
 /// The notice that stops the term renewing: a period of notice in the renewal clause or the two sentences after it
 /// ("unless either party gives notice at least sixty (60) days before the end of the then-current term").
 fn renewal_notice(index: &ContractIndex, renewal_at: Option<usize>) -> Option<Extracted> {
-    let at = renewal_at?;
+    renewal_at.and_then(|at| notice_near(index, at)).or_else(|| non_renewal_notice(index))
+}
+
+/// A sentence that says how a renewal is stopped: "notice of its intention not to renew", "notice of non-renewal",
+/// "prior to the expiration of the then current term", "prior to the anniversary date".
+static NON_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\bnot\s+(to\s+)?(be\s+)?(renew|extend)\w*|\bnon-?\s?renewal\b|\b(prior\s+to|before|preceding)\s+(the\s+)?(end|expiration|expiry|anniversary)\s+(date\s+)?(of\s+)?(the\s+|such\s+|any\s+|each\s+)?(then[- ]?current|initial|renewal|current|applicable|relevant)\b",
+    )
+});
+
+/// Failing a notice beside the renewal clause: the first operative sentence about stopping a renewal that names a
+/// period of notice.
+fn non_renewal_notice(index: &ContractIndex) -> Option<Extracted> {
+    for (i, sentence) in index.sentences().iter().enumerate() {
+        let text = index.sentence_text(sentence);
+        if !index.place(i).is_operative() || !NON_RENEWAL.is_match(text) || !NOTICE_WORD.is_match(text) {
+            continue;
+        }
+        if let Some((_, number, unit)) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))
+        {
+            let v = Value::Duration { number, unit };
+            return Some(extracted(index, v.display(), Some(v), sentence));
+        }
+    }
+    None
+}
+
+/// A period of notice in the renewal clause at `at` or the two sentences after it.
+fn notice_near(index: &ContractIndex, at: usize) -> Option<Extracted> {
     let sentences = index.sentences();
     for (i, sentence) in sentences.iter().enumerate().skip(at).take(3) {
         if !index.place(i).is_operative() {

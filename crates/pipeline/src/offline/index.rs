@@ -5,7 +5,15 @@
 
 use pactwise_domain::Page;
 use pactwise_structure::{DocumentStructure, Section, Zone, is_bare_cross_reference};
+use regex::Regex;
 use std::ops::Range;
+use std::sync::LazyLock;
+
+/// A definition whose term is not in quotes: an optional number, then a few words, then "means" or "shall mean".
+static UNQUOTED_DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^\W*(?:\d+(?:\.\d+)*\.?\s+)?["“]?([A-Za-z][A-Za-z -]{0,40}?)["”]?\s+(?:shall\s+)?means?\b"#)
+        .expect("valid pattern")
+});
 
 /// How much of the document's beginning counts as its head (title, parties, recitals).
 const HEAD_CHARS: usize = 3_000;
@@ -170,6 +178,20 @@ impl ContractIndex {
             .section
             .map(|s| self.structure.headings_of(&self.structure.sections[s as usize]))
             .unwrap_or_default()
+    }
+
+    /// The term sentence `i` defines, when it starts a definition (in the definitions section the term may be
+    /// written without quotes: "1.9 INITIAL TERM shall mean ...").
+    pub fn defined_term(&self, i: usize) -> Option<&str> {
+        let sentence = &self.sentences[i];
+        let placed = self.structure.place(self.pages[sentence.page].number, sentence.range.clone());
+        if placed.definition.is_some() {
+            return placed.definition;
+        }
+        if self.places[i].zone != Zone::Definitions {
+            return None;
+        }
+        UNQUOTED_DEFINITION.captures(self.sentence_text(sentence)).and_then(|c| c.get(1)).map(|m| m.as_str())
     }
 
     /// The section holding sentence `i`.

@@ -203,7 +203,7 @@ having its registered office at 4 Quay Road, and Fir Coatings GmbH, a German com
 supply the goods.";
     let names: Vec<String> =
         extract_fields(&ContractIndex::build(&pages(between))).parties.into_iter().map(|p| p.value).collect();
-    assert_eq!(names, ["Elm Foundry Ltd", "Fir Coatings GmbH"]);
+    assert_eq!(names, ["Elm Foundry Ltd.", "Fir Coatings GmbH"], "the stop of a company form is part of the name");
 
     let letters = "COOPERATION AGREEMENT\n\nParty A:\n\nGinkgo Media Co., Ltd.\n\nParty B: Hazel Games Co., Ltd.\n\n\
 1. Cooperation. Party A and Party B shall cooperate.";
@@ -212,8 +212,57 @@ supply the goods.";
     assert_eq!(
         found,
         [
-            Some(Value::Party { name: "Ginkgo Media Co., Ltd".into(), defined_as: Some("Party A".into()), role: None }),
-            Some(Value::Party { name: "Hazel Games Co., Ltd".into(), defined_as: Some("Party B".into()), role: None }),
+            Some(Value::Party {
+                name: "Ginkgo Media Co., Ltd.".into(),
+                defined_as: Some("Party A".into()),
+                role: None
+            }),
+            Some(Value::Party { name: "Hazel Games Co., Ltd.".into(), defined_as: Some("Party B".into()), role: None }),
         ]
     );
+}
+
+#[test]
+fn the_definition_of_the_term_is_quoted_for_the_expiry_when_no_operative_sentence_sets_it() {
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of May 1, 2019 by and between Cedar \
+Optics Inc. (\"Supplier\") and Dogwood Trading LLC (\"Distributor\").\n\n1. Definitions.\n\n1.1 \"Products\" means the \
+lenses listed in Exhibit A.\n\n1.2 \"Initial Term\" means the period from the Effective Date through December 31, 2021, \
+unless earlier terminated under Section 5.\n\n2. Appointment. Supplier appoints Distributor as a distributor of the \
+Products.\n\n3. Orders. Distributor shall order Products by written purchase order.";
+    let index = ContractIndex::build(&pages(text));
+    let distributor = CATALOG.contract_type("distributor").unwrap();
+    let findings = evaluate(&CATALOG, distributor, &index);
+    let expiry: Vec<_> = distributor
+        .items
+        .iter()
+        .zip(&findings)
+        .filter(|(item, _)| item.cuad_category.is_some_and(|c| c.as_str() == "Expiration Date"))
+        .map(|(_, f)| f)
+        .collect();
+    assert!(!expiry.is_empty(), "the distributor checklist maps Expiration Date");
+    let quoted = expiry.iter().find_map(|f| f.quote.as_ref()).expect("the expiry is quoted");
+    assert!(quoted.text.contains("\"Initial Term\" means the period"), "{:?}", quoted.text);
+    // The definition of another term is never quoted as the expiry.
+    assert!(expiry.iter().all(|f| f.quote.as_ref().is_none_or(|q| !q.text.contains("\"Products\""))));
+}
+
+#[test]
+fn a_warranty_or_confidentiality_period_is_not_the_term_the_expiry_is_computed_from() {
+    let text = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of January 15, 2020 by and between Elm Foundry \
+Ltd. (\"Seller\") and Fir Coatings GmbH (\"Buyer\").\n\n1. Warranty. Seller warrants the goods for a period of one (1) \
+year from delivery.\n\n2. Confidentiality. The obligations of confidentiality shall continue for a period of five (5) \
+years after termination.\n\n3. Term. This Agreement shall commence on the date first written above and continue for \
+a period of two (2) years.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2022-01-15".into() }));
+}
+
+#[test]
+fn an_agreement_signed_on_different_days_is_dated_by_the_last_signature() {
+    let text = "CONSULTING AGREEMENT\n\nThe parties agree as follows.\n\n1. Services. Consultant shall advise the \
+Company on its products.\n\n2. Fees. The Company shall pay the fees in Exhibit A.\n\nIN WITNESS WHEREOF, the parties \
+have executed this Agreement as of the last date below.\n\nBy: /s/ A. Alder   By: /s/ B. Birch\nDate: March 29, 2016   \
+Date: March 31, 2016";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-03-31".into() }));
 }
