@@ -6,7 +6,6 @@
 
 use crate::cuad_answers;
 use crate::offline::{self, ContractIndex};
-use crate::verify;
 use pactwise_checklists::Catalog;
 use pactwise_domain::{
     Classification, CuadCategory, Extractions, ItemFinding, ItemStatus, Page, RejectedExtraction, Value,
@@ -162,8 +161,7 @@ pub fn review_pages(catalog: &Catalog, pages: Vec<Page>) -> OfflineReview {
         Some(t) => offline::evaluate(catalog, t, &index),
         None => Vec::new(),
     };
-    let rejected = verify::verify_findings(&pages, &mut findings);
-    crate::values::attach(catalog, &mut findings);
+    let rejected = crate::stages::check_findings(catalog, &pages, &index, &mut findings);
     let extractions = offline::extract_fields(&index);
     OfflineReview { pages, classification, findings, rejected, extractions }
 }

@@ -22,6 +22,12 @@ pub fn asks_about_a_definition(item: &ChecklistItem) -> bool {
     ABOUT_A_DEFINITION.is_match(&item.question)
 }
 
+/// Does the defined term name the clause itself ("Initial Term" for an expiry item)? Then its definition is the
+/// clause, for any item of the category.
+pub fn term_names_the_clause(catalog: &Catalog, category: CuadCategory, term: &str) -> bool {
+    catalog.topic(category).is_some_and(|t| t.names_clause(term.trim()))
+}
+
 /// Categories whose answer sits in the title, the opening paragraph or the signature page rather than in a numbered
 /// section: a section heading says nothing about them.
 const OUTSIDE_SECTIONS: [CuadCategory; 4] =
@@ -107,6 +113,7 @@ pub fn quote_warnings(
     }
     if let Some(term) = place.definition
         && !asks_about_a_definition(item)
+        && !item.cuad_category.is_some_and(|c| term_names_the_clause(catalog, c, term))
     {
         out.push(warn(
             QuoteConcern::Definition,

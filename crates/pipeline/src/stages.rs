@@ -329,9 +329,7 @@ impl Runner {
             }
             None => offline::evaluate(&self.catalog, contract_type, index),
         };
-        let mut rejected = verify_findings(pages, &mut findings);
-        rejected.extend(crate::evidence::refuse_non_clauses(&self.catalog, index.structure(), pages, &mut findings));
-        crate::values::attach(&self.catalog, &mut findings);
+        let rejected = check_findings(&self.catalog, pages, index, &mut findings);
         let extractions = verified_extractions(pages, offline::extract_fields(index));
         let summary = summarize(contract_type, &findings, &self.thresholds);
         let output =
@@ -379,6 +377,21 @@ impl Runner {
         let create_vendor = counterparty.as_ref().is_some_and(|c| c.confidence >= VENDOR_AUTO_CREATE_CONFIDENCE);
         ContractPlan { type_id: checklist.type_id.clone(), counterparty, extractions, create_vendor }
     }
+}
+
+/// What every answer goes through before anyone sees it, whoever made it (the model, the rules, the evaluation): its
+/// quote must be on its page (`verify`) and be the clause, not a running line, the table of contents, a heading or a
+/// cross-reference (`evidence`); then its value is read from the quote. Returns the quotes refused, with why.
+pub fn check_findings(
+    catalog: &Catalog,
+    pages: &[Page],
+    index: &offline::ContractIndex,
+    findings: &mut [ItemFinding],
+) -> Vec<RejectedExtraction> {
+    let mut rejected = verify_findings(pages, findings);
+    rejected.extend(crate::evidence::refuse_non_clauses(catalog, index.structure(), pages, findings));
+    crate::values::attach(catalog, findings);
+    rejected
 }
 
 /// Extractions keep their quote only if it is on its page; an unverified quote is dropped (the value stays, marked

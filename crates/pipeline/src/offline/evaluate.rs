@@ -41,10 +41,6 @@ const WEAK_EVIDENCE_SCORE: f32 = 0.55;
 /// A page of recognised text below this measured confidence cannot show that a clause is absent.
 const READABLE_OCR: f32 = 0.6;
 
-/// Items that ask how a term is defined: for these a definition is the clause.
-static ABOUT_A_DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(how|whether)\b[^?]{0,80}\bdefined\b|\bdefinition\s+of\b").expect("valid pattern")
-});
 
 /// The sentences of a category's clauses, found once per contract and shared by the category's items.
 pub struct Evidence {
@@ -268,11 +264,12 @@ fn category_finding(
     unreadable: &[u32],
 ) -> ItemFinding {
     let topic = catalog.topic(category);
-    let about_definition = ABOUT_A_DEFINITION.is_match(&item.question);
+    let about_definition = crate::evidence::asks_about_a_definition(item);
     // For an item about a definition, the definitions are operative text too; so is the definition of the very term
     // the clause is about ("Initial Term" means the period from ... to ...), for any item of its category.
-    let names_the_clause =
-        |i: usize| topic.is_some_and(|t| index.defined_term(i).is_some_and(|term| t.names_clause(term.trim())));
+    let names_the_clause = |i: usize| {
+        index.defined_term(i).is_some_and(|term| crate::evidence::term_names_the_clause(catalog, category, term))
+    };
     let definitions: Vec<usize> = found
         .elsewhere
         .iter()
@@ -410,7 +407,7 @@ fn unreadable_pages(index: &ContractIndex) -> Vec<u32> {
 fn own_signals_finding(catalog: &Catalog, item: &ChecklistItem, index: &ContractIndex) -> ItemFinding {
     let absent = |reason: &str| finding(item, ItemStatus::Absent, ABSENT_CONFIDENCE, None, reason.to_owned());
     let Some(signals) = catalog.item_signals(&item.id) else { return absent("the item has no signals") };
-    let about_definition = ABOUT_A_DEFINITION.is_match(&item.question);
+    let about_definition = crate::evidence::asks_about_a_definition(item);
     let allowed = |p: Place| {
         p.is_operative() || (about_definition && p.is_quotable() && (p.definition || p.zone == Zone::Definitions))
     };
