@@ -41,7 +41,6 @@ const WEAK_EVIDENCE_SCORE: f32 = 0.55;
 /// A page of recognised text below this measured confidence cannot show that a clause is absent.
 const READABLE_OCR: f32 = 0.6;
 
-
 /// The sentences of a category's clauses, found once per contract and shared by the category's items.
 pub struct Evidence {
     /// Supporting sentences that may be quoted as the clause (operative text), in document order.
