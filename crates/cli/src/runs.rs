@@ -1,7 +1,7 @@
 //! Workflow commands: `runs start|show|list|cancel|graphs|work`, `inbox`, `approve`, and `bench engine`. Each is a
 //! few lines over an `api` function; `--json` prints one JSON document.
 
-use crate::output::Outcome;
+use crate::output::{self, Outcome};
 use clap::{Subcommand, ValueEnum};
 use pactwise_api::{Api, ApiError, ApprovalView, OrgScope, RunView, parse_approval_id, parse_run_id};
 use pactwise_domain::{Decision, ErrorCode};
@@ -65,8 +65,16 @@ pub enum RunsCommand {
     Graphs,
     /// One round of background work: the watchdog, then runs with due retries, timers or woken parents
     Work,
-    /// The task queue's health: failing agent types (last hour) and large backlogs
-    Health,
+    /// The task queue's health: failing agent types (last hour) and large backlogs; the flags change the
+    /// organization's thresholds first (owners and admins)
+    Health {
+        /// Failures of one agent type in the last hour at which it is flagged
+        #[arg(long, value_name = "N")]
+        failures_per_hour: Option<u32>,
+        /// Pending tasks of one agent type at which the queue is flagged
+        #[arg(long, value_name = "N")]
+        backlog: Option<u32>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -221,14 +229,18 @@ async fn runs(api: &Api, scope: &OrgScope, what: RunsCommand) -> Result<Outcome,
                 .join("\n");
             Ok(Outcome::ok(json!({ "graphs": graphs }), text))
         }
-        RunsCommand::Health => {
+        RunsCommand::Health { failures_per_hour, backlog } => {
+            if failures_per_hour.is_some() || backlog.is_some() {
+                let current: pactwise_api::HealthThresholds =
+                    serde_json::from_value(api.queue_health(scope).await?["thresholds"].clone()).unwrap_or_default();
+                let wanted = pactwise_api::HealthThresholds {
+                    failures_per_hour: failures_per_hour.unwrap_or(current.failures_per_hour),
+                    backlog: backlog.unwrap_or(current.backlog),
+                };
+                api.set_queue_health_thresholds(scope, wanted).await?;
+            }
             let health = api.queue_health(scope).await?;
-            let text = if health["healthy"] == true {
-                "The task queue is healthy.".to_string()
-            } else {
-                serde_json::to_string_pretty(&health).unwrap_or_default()
-            };
-            Ok(Outcome::ok(health, text))
+            Ok(Outcome::ok(health.clone(), health_words(&health)))
         }
         RunsCommand::Work => {
             let moved = api.work_runs(scope).await?;
@@ -236,4 +248,33 @@ async fn runs(api: &Api, scope: &OrgScope, what: RunsCommand) -> Result<Outcome,
             Ok(Outcome::ok(json!({ "runs": moved }), text))
         }
     }
+}
+
+/// The queue's health in words: what is flagged and against which thresholds.
+fn health_words(health: &serde_json::Value) -> String {
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let t = &health["thresholds"];
+    let mut lines = vec![format!(
+        "Thresholds: an agent type is flagged at {} failures in an hour, a queue at {} pending tasks.",
+        n(&t["failures_per_hour"]),
+        n(&t["backlog"])
+    )];
+    for a in health["failing_agents"].as_array().into_iter().flatten() {
+        lines.push(format!(
+            "Agent type {} failed {} times in the last hour.",
+            output::clean(a["agent_type"].as_str().unwrap_or("?")),
+            n(&a["failures_last_hour"])
+        ));
+    }
+    for b in health["backlogs"].as_array().into_iter().flatten() {
+        lines.push(format!(
+            "{} tasks of agent type {} are waiting.",
+            n(&b["pending"]),
+            output::clean(b["agent_type"].as_str().unwrap_or("?"))
+        ));
+    }
+    if health["healthy"] == true {
+        lines.insert(0, "The task queue is healthy.".into());
+    }
+    lines.join("\n")
 }

@@ -349,3 +349,20 @@ fn extract_says_one_page_limit_and_refuses_zero_with_exit_code_2() {
     let one = pactwise(&tmp.path().join("data"), &["extract", file.to_str().unwrap(), "--max-pages", "1", "--json"]);
     assert!(one.status.success(), "{}", String::from_utf8_lossy(&one.stderr));
 }
+
+#[test]
+fn queue_health_thresholds_are_set_checked_and_reported_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = pactwise(dir.path(), &["runs", "health", "--failures-per-hour", "7", "--backlog", "40"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("The task queue is healthy."), "{text}");
+    assert!(text.contains("flagged at 7 failures in an hour, a queue at 40 pending tasks"), "{text}");
+    assert!(!text.contains('{'), "words, never JSON: {text}");
+    let json = json_of(&pactwise(dir.path(), &["runs", "health", "--json"]));
+    assert_eq!(json["thresholds"]["failures_per_hour"], 7);
+    // A value outside the setting's bounds is refused as bad input and changes nothing.
+    let refused = pactwise(dir.path(), &["runs", "health", "--backlog", "0"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert_eq!(json_of(&pactwise(dir.path(), &["runs", "health", "--json"]))["thresholds"]["backlog"], 40);
+}
