@@ -33,9 +33,20 @@ if [ "${WITH_KEYRING_INSIDE:-}" = 1 ]; then
   fi
   if command -v secret-tool >/dev/null; then
     probe=(service pactwise-with-keyring probe "$$")
-    if ! printf probe | secret-tool store --label=pactwise-with-keyring "${probe[@]}" 2>/dev/null ||
-      [ "$(secret-tool lookup "${probe[@]}" 2>/dev/null)" != probe ]; then
-      no_keychain "the Secret Service did not keep a secret (secret-tool store/lookup failed)"
+    # A daemon just started may not have its unlocked keyring ready for the first store on a busy machine (it then
+    # asks for a prompt it cannot show): the probe is tried a few times before the keychain counts as missing.
+    kept=0
+    for attempt in 1 2 3 4 5; do
+      if printf probe | secret-tool store --label=pactwise-with-keyring "${probe[@]}" 2>/dev/null &&
+        [ "$(secret-tool lookup "${probe[@]}" 2>/dev/null)" = probe ]; then
+        kept=1
+        break
+      fi
+      printf pactwise-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1 || true
+      sleep "0.$attempt"
+    done
+    if [ "$kept" != 1 ]; then
+      no_keychain "the Secret Service did not keep a secret (secret-tool store/lookup failed 5 times)"
     fi
     secret-tool clear "${probe[@]}" 2>/dev/null || true
   elif in_ci; then
