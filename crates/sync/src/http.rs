@@ -9,7 +9,8 @@
 use crate::error::SyncError;
 use crate::token::DeviceToken;
 use crate::wire::{
-    API_PREFIX, ErrorBody, PullResponse, PushRequest, PushResponse, SessionInfo, SignInRequest, SignInResponse,
+    API_PREFIX, ErrorBody, MAX_WAIT_S, PullResponse, PushRequest, PushResponse, SessionInfo, SignInRequest,
+    SignInResponse, WaitResponse,
 };
 use reqwest::{Response, StatusCode, Url, header};
 use std::time::Duration;
@@ -185,6 +186,22 @@ impl HttpApi {
             .await
             .map_err(unreachable)?;
         json_or_error(response).await
+    }
+}
+
+impl HttpApi {
+    /// The push channel: waits until the organization's log holds a change past `since` (true) or `wait` is over
+    /// with nothing new (false). `wait` is whole seconds, at most [`MAX_WAIT_S`] (the service shortens a longer
+    /// one too); the request's own timeout leaves the service time to answer.
+    pub async fn wait_for_changes(&self, since: u64, wait: Duration) -> Result<bool, SyncError> {
+        let wait_s = wait.as_secs().clamp(1, MAX_WAIT_S);
+        let response = self
+            .authorized(self.http.get(format!("{}?since={since}&wait_s={wait_s}", self.url("/changes/wait"))))
+            .timeout(Duration::from_secs(wait_s + 15))
+            .send()
+            .await
+            .map_err(unreachable)?;
+        json_or_error::<WaitResponse>(response).await.map(|w| w.changed)
     }
 }
 
