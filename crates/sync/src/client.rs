@@ -450,12 +450,19 @@ impl<R: LocalReplica> SyncClient<R> {
         }
     }
 
-    /// The push channel is not used until the next round: say why (no token, no internals) and count it.
+    /// The push channel is not used until the next round: say why (no token, no internals) and count it. The same
+    /// reason again (a service without the channel, say) is logged once at warning level, then quietly.
     fn fall_back(&self, why: String) {
-        tracing::warn!(
-            poll_s = self.config.interval.as_secs(),
-            "the push channel is unavailable ({why}); new changes arrive with the poll until the next round"
-        );
+        let again = self.progress.borrow().push_unavailable.as_deref() == Some(why.as_str());
+        let poll_s = self.config.interval.as_secs();
+        if again {
+            tracing::debug!(poll_s, "the push channel is still unavailable ({why})");
+        } else {
+            tracing::warn!(
+                poll_s,
+                "the push channel is unavailable ({why}); new changes arrive with the poll until it answers again"
+            );
+        }
         self.progress.send_modify(|p| {
             p.fallbacks += 1;
             p.push_unavailable = Some(why);
