@@ -92,6 +92,9 @@ pub fn check_endpoint(endpoint: &str) -> Result<String, SyncError> {
     }
 }
 
+/// How long an idle pooled connection is kept: under the service's 30 s limit for a connection that sends nothing.
+const POOL_IDLE: Duration = Duration::from_secs(20);
+
 #[derive(Clone)]
 pub struct HttpApi {
     http: reqwest::Client,
@@ -128,6 +131,10 @@ impl HttpApi {
             }
         });
         let mut builder = reqwest::Client::builder()
+            // The service closes a keep-alive connection that sends nothing for 30 s (hyper's header-read limit);
+            // reusing one at that moment fails the request. A 30 s poll hits exactly that, so idle connections are
+            // dropped here first.
+            .pool_idle_timeout(POOL_IDLE)
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(60))
             .redirect(redirects);
