@@ -104,6 +104,9 @@ pub struct ApiOptions {
     /// Root certificates the sync client trusts besides the platform's (an organization's own CA; tests' self-signed
     /// certificates). By default the PEM file named by `PACTWISE_SYNC_CA_FILE`, if any.
     pub sync_trust: pactwise_sync::TlsTrust,
+    /// How often the background sync loop syncs when nothing wakes it: the fallback when the service's push channel
+    /// is down (30 s). Tests set it long so only the push channel can explain an arrival.
+    pub sync_interval: std::time::Duration,
 }
 
 /// The environment variable naming a PEM file of extra root certificates for the sync service's TLS.
@@ -132,6 +135,7 @@ impl Default for ApiOptions {
             model: ModelConfig::from_env(),
             sync_tokens: Arc::new(KeyringSyncTokens),
             sync_trust: sync_trust_from_env(),
+            sync_interval: pactwise_sync::SyncConfig::default().interval,
         }
     }
 }
@@ -165,6 +169,8 @@ pub struct ApiParts {
     reports_in_flight: Arc<std::sync::Mutex<std::collections::HashSet<pactwise_domain::DocumentId>>>,
     sync_tokens: Arc<dyn SyncTokens>,
     sync_trust: pactwise_sync::TlsTrust,
+    /// The sync loop's poll interval (the fallback of the push channel).
+    sync_interval: std::time::Duration,
     /// This process's platform worker credential: the engine's claims and commits (see `runs::with_engine`).
     platform: PlatformCredential,
     /// The sync loop of the signed-in organization, if one runs in this process.
@@ -178,7 +184,7 @@ impl Api {
     }
 
     pub fn open_with(root: PathBuf, options: ApiOptions) -> Result<Api, ApiError> {
-        let ApiOptions { clock, keys, model, sync_tokens, sync_trust } = options;
+        let ApiOptions { clock, keys, model, sync_tokens, sync_trust, sync_interval } = options;
         let data_dir = DataDir::create(&root).map_err(|e| ApiError::from_store_at(e, &root))?;
         // This process is the platform's worker for its own runs: the store is opened on the platform path once, and
         // the credential stays here, beside the store's thread, for the engine (never for tenant code).
@@ -208,6 +214,7 @@ impl Api {
             extractor: Arc::new(pactwise_extract::Extractor::new(pactwise_extract::ExtractConfig::from_env())),
             sync_tokens,
             sync_trust,
+            sync_interval,
             platform,
             sync_slot,
         };

@@ -1,6 +1,7 @@
 //! Two desktops (two data directories) syncing through a real sync service on loopback (`pactwise-sync-server`
 //! with SQLite): documents with their files, corrections, settings, soft delete; another organization's device
-//! never receives any of it; sign-out; the background loop; the device token never lands in the data directory.
+//! never receives any of it; sign-out; the background loop and its push channel (a correction reaches the other
+//! desktop's running loop without its poll); the device token never lands in the data directory.
 
 use pactwise_api::{
     Api, ApiOptions, CorrectionInput, DocumentQuery, ImportOptions, ImportProgress, MemorySyncTokens, OrgScope,
@@ -76,10 +77,16 @@ struct Desktop {
 }
 
 fn desktop(dir: &Path, name: &str) -> Desktop {
+    desktop_polling_every(dir, name, ApiOptions::default().sync_interval)
+}
+
+/// A desktop whose background loop polls every `interval` when nothing else wakes it.
+fn desktop_polling_every(dir: &Path, name: &str, interval: Duration) -> Desktop {
     let tokens = Arc::new(MemorySyncTokens::default());
     let options = ApiOptions {
         keys: Arc::new(InMemoryApiKeySource::empty()),
         sync_tokens: tokens.clone(),
+        sync_interval: interval,
         ..ApiOptions::default()
     };
     let root = dir.join(name);
@@ -457,6 +464,69 @@ async fn the_background_loop_pushes_a_local_write_without_being_asked() {
     // Signing out stops the loop.
     a.api.sync_sign_out().await.unwrap();
     tokio::time::timeout(Duration::from_secs(30), running).await.expect("the loop stopped").unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_correction_on_one_desktop_reaches_the_other_desktops_running_loop_through_the_push_channel() {
+    // Both loops poll once a day: anything B applies during this test came by the push channel.
+    let day = Duration::from_secs(24 * 3600);
+    let service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let a = desktop_polling_every(tmp.path(), "a", day);
+    let sa = a.api.sync_sign_in(service.sign_in("alpha", "ann@alpha.example")).await.unwrap();
+    let report = a.api.import_documents(&sa, vec![fixture()], ImportOptions::default(), &quiet).await.unwrap();
+    let id = report.imported[0].document.id;
+    a.api.sync_now().await.unwrap();
+    let b = desktop_polling_every(tmp.path(), "b", day);
+    let sb = b.api.sync_sign_in(service.sign_in("alpha", "bob@alpha.example")).await.unwrap();
+    assert_eq!(b.api.sync_now().await.unwrap().documents_imported, 1, "B has the document before the loops start");
+    let item = b
+        .api
+        .document_review(&sb, id)
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .find(|i| i.status != ItemStatus::Absent)
+        .unwrap()
+        .id
+        .clone();
+
+    let (loop_a, loop_b) = (a.api.sync_loop().await.unwrap().unwrap(), b.api.sync_loop().await.unwrap().unwrap());
+    let mut progress_b = loop_b.progress();
+    let (running_a, running_b) = (tokio::spawn(loop_a.run()), tokio::spawn(loop_b.run()));
+    // A bound against a hang, far below the poll interval; nothing here measures time.
+    let bound = Duration::from_secs(60);
+    tokio::time::timeout(bound, progress_b.wait_for(|p| p.rounds == 1)).await.expect("B's first round").unwrap();
+
+    // Ann corrects the item on A; A's loop pushes it (woken by the write), the service wakes B's wait, B pulls.
+    let input = CorrectionInput {
+        item_id: item.clone(),
+        confirm: false,
+        status: Some(ItemStatus::Absent),
+        quote: None,
+        note: Some("Pushed from A".into()),
+        acknowledge_warnings: false,
+    };
+    a.api.correct_item(&sa, id, input).await.unwrap();
+    let seen = tokio::time::timeout(bound, progress_b.wait_for(|p| p.pulled_by_push >= 1))
+        .await
+        .expect("B pulled the correction through the push channel")
+        .unwrap()
+        .clone();
+    assert_eq!((seen.poll_wakes, seen.fallbacks, seen.push_unavailable.as_deref()), (0, 0, None), "{seen:?}");
+    assert!(seen.push_wakes >= 1 && seen.rounds >= 2, "{seen:?}");
+    let on_b = b.api.document_review(&sb, id).await.unwrap();
+    let corrected = on_b.items.iter().find(|i| i.id == item).unwrap();
+    assert_eq!((corrected.status, corrected.note.as_deref()), (ItemStatus::Absent, Some("Pushed from A")));
+    assert_eq!(corrected.confirmed_by.as_deref(), Some("ann@alpha.example"));
+
+    // Signing out stops both loops, though each may be waiting on the push channel.
+    a.api.sync_sign_out().await.unwrap();
+    b.api.sync_sign_out().await.unwrap();
+    for running in [running_a, running_b] {
+        tokio::time::timeout(bound, running).await.expect("the loop stopped").unwrap();
+    }
 }
 
 /// Touches the real OS keychain; runs only under `tests/with-keyring.sh` (PACTWISE_KEYRING_TESTS=1).

@@ -2,9 +2,14 @@
 //! nothing else), body size limits, per-device and per-address rate limits, structured errors
 //! (`{"error": {"code", "message"}}`) that never carry internals, `/health`, and `/metrics` (for a loopback peer or
 //! with the metrics token). Serving connections (plain or TLS) is [`crate::listen`]'s.
+//!
+//! The push channel is `GET /api/v1/changes/wait`: a long poll over [`crate::notify::ChangeNotifier`], which the push
+//! route feeds after each commit; its wait is bounded by [`ServerConfig::max_wait`] through an injected
+//! [`Pause`] (tests end it by hand instead of sleeping).
 
 use crate::auth;
 use crate::metrics::Metrics;
+use crate::notify::{ChangeNotifier, WaitLimits};
 use crate::rate::{RateConfig, RateLimiter};
 use crate::storage::{Actor, Login, StorageError, SyncStorage};
 use axum::body::Bytes;
@@ -17,13 +22,14 @@ use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use pactwise_domain::{Clock, ErrorCode, Role};
 use pactwise_sync::wire::{
-    ErrorBody, ErrorDetail, MAX_BLOB_BYTES, MAX_PULL_LIMIT, MAX_PUSH_CHANGES, PullResponse, PushRequest, PushResponse,
-    SessionInfo, SignInRequest, SignInResponse, is_blob_name, sha256_hex,
+    ErrorBody, ErrorDetail, MAX_BLOB_BYTES, MAX_PULL_LIMIT, MAX_PUSH_CHANGES, MAX_WAIT_S, PullResponse, PushRequest,
+    PushResponse, SessionInfo, SignInRequest, SignInResponse, WaitResponse, is_blob_name, sha256_hex,
 };
+use pactwise_sync::{Pause, TokioPause};
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Clone)]
 pub struct ServerConfig {
@@ -39,6 +45,10 @@ pub struct ServerConfig {
     pub sign_in_rate: RateConfig,
     /// The bearer token that opens `/metrics` to a peer that is not on this computer (None: loopback only).
     pub metrics_token: Option<String>,
+    /// The longest a wait for changes is held open (a client's longer `wait_s` is shortened to this).
+    pub max_wait: Duration,
+    /// Waits for changes open at once, per device and per organization.
+    pub wait_limits: WaitLimits,
 }
 
 impl std::fmt::Debug for MetricsTokenRedacted<'_> {
@@ -58,6 +68,8 @@ impl std::fmt::Debug for ServerConfig {
             .field("rate", &self.rate)
             .field("sign_in_rate", &self.sign_in_rate)
             .field("metrics_token", &MetricsTokenRedacted(&self.metrics_token))
+            .field("max_wait", &self.max_wait)
+            .field("wait_limits", &self.wait_limits)
             .finish()
     }
 }
@@ -71,6 +83,8 @@ impl Default for ServerConfig {
             rate: RateConfig { burst: 200.0, per_second: 50.0 },
             sign_in_rate: RateConfig { burst: 10.0, per_second: 0.2 },
             metrics_token: None,
+            max_wait: Duration::from_secs(MAX_WAIT_S),
+            wait_limits: WaitLimits::default(),
         }
     }
 }
@@ -82,6 +96,9 @@ struct Inner {
     sign_in_limiter: RateLimiter,
     metrics: Metrics,
     config: ServerConfig,
+    notifier: ChangeNotifier,
+    /// Bounds a wait for changes.
+    wait_timer: Arc<dyn Pause>,
 }
 
 #[derive(Clone)]
@@ -89,14 +106,31 @@ pub struct AppState(Arc<Inner>);
 
 impl AppState {
     pub fn new(storage: Arc<dyn SyncStorage>, clock: Arc<dyn Clock>, config: ServerConfig) -> Self {
+        Self::with_wait_timer(storage, clock, config, Arc::new(TokioPause))
+    }
+
+    /// The same, bounding waits for changes with `wait_timer` (tests pass one they end by hand).
+    pub fn with_wait_timer(
+        storage: Arc<dyn SyncStorage>,
+        clock: Arc<dyn Clock>,
+        config: ServerConfig,
+        wait_timer: Arc<dyn Pause>,
+    ) -> Self {
         Self(Arc::new(Inner {
             limiter: RateLimiter::new(config.rate, clock.clone()),
             sign_in_limiter: RateLimiter::new(config.sign_in_rate, clock.clone()),
+            notifier: ChangeNotifier::new(config.wait_limits),
             storage,
             clock,
             metrics: Metrics::default(),
             config,
+            wait_timer,
         }))
+    }
+
+    /// The push channel's notifier (tests read how many waits are open).
+    pub fn notifier(&self) -> &ChangeNotifier {
+        &self.0.notifier
     }
 
     pub fn storage(&self) -> &Arc<dyn SyncStorage> {
@@ -123,6 +157,8 @@ pub enum ApiError {
     RateLimited {
         retry_after_s: u64,
     },
+    /// A wait for changes over a limit of open waits.
+    TooManyWaits(String),
     RangeNotSatisfiable {
         size: u64,
     },
@@ -173,6 +209,11 @@ impl IntoResponse for ApiError {
                 if let Ok(v) = HeaderValue::from_str(&retry_after_s.to_string()) {
                     response.headers_mut().insert(header::RETRY_AFTER, v);
                 }
+                return response;
+            }
+            ApiError::TooManyWaits(message) => {
+                let mut response = error_response(StatusCode::TOO_MANY_REQUESTS, ErrorCode::RateLimited, message);
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(MAX_WAIT_S));
                 return response;
             }
             ApiError::RangeNotSatisfiable { size } => {
@@ -282,6 +323,7 @@ pub fn router(state: AppState) -> Router {
         .route("/sign-out", post(sign_out))
         .route("/session", get(session))
         .route("/changes", post(push).get(pull))
+        .route("/changes/wait", get(wait_for_changes))
         .layer(DefaultBodyLimit::max(json_limit))
         .route("/blobs/{hash}", put(put_blob).get(get_blob).layer(DefaultBodyLimit::max(blob_limit)));
     Router::new()
@@ -344,7 +386,12 @@ async fn metrics(State(state): State<AppState>, request: Request) -> Response {
             "the metrics need the metrics token (Authorization: Bearer …) or a request from this computer".into(),
         );
     }
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.0.metrics.render()).into_response()
+    let mut body = state.0.metrics.render();
+    body.push_str(&format!(
+        "# TYPE pactwise_sync_waits_open gauge\npactwise_sync_waits_open {}\n",
+        state.0.notifier.open_waits()
+    ));
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }
 
 /// Compares two secrets by their digests, so the time taken does not tell how much of a guess was right.
@@ -435,11 +482,16 @@ async fn push(
         change.check().map_err(|m| ApiError::InvalidInput(format!("changes[{i}]: {m}")))?;
     }
     let now = state.0.clock.now();
+    let org = actor.org;
     let response = {
         let span = tracing::info_span!("push", org = %actor.org, changes = request.changes.len());
         let _guard = span.enter();
         blocking(&state, move |s| s.push(&actor, &request, now)).await?
     };
+    // Committed: wake this organization's waits for changes (whichever backend stored it).
+    if let Some(head) = response.results.iter().filter(|r| r.refused.is_none()).map(|r| r.seq).max() {
+        state.0.notifier.advanced(org, head);
+    }
     let m = &state.0.metrics;
     Metrics::add(&m.pushes, 1);
     if response.replayed {
@@ -477,6 +529,56 @@ async fn pull(
     Metrics::add(&state.0.metrics.pulls, 1);
     Metrics::add(&state.0.metrics.changes_served, page.changes.len() as u64);
     Ok(Json(page))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WaitQuery {
+    since: u64,
+    wait_s: Option<u64>,
+}
+
+/// The push channel: answers `changed: true` as soon as the caller's organization's log holds a change past
+/// `since`, or `changed: false` when the wait (the client's `wait_s`, at most `max_wait`) is over or the service
+/// shuts down. The organization is the token's; the wait registers before it reads the log, so a change stored in
+/// between wakes it either way.
+async fn wait_for_changes(
+    State(state): State<AppState>,
+    actor: Actor,
+    query: Result<Query<WaitQuery>, QueryRejection>,
+) -> Result<Json<WaitResponse>, ApiError> {
+    let Query(query) = query.map_err(|_| {
+        ApiError::InvalidInput(
+            "the query must be ?since=N (a non-negative integer) and optionally &wait_s=S (seconds)".into(),
+        )
+    })?;
+    if query.since > i64::MAX as u64 {
+        return Err(ApiError::InvalidInput("since is out of range".into()));
+    }
+    let max_wait = state.0.config.max_wait;
+    let wait = query.wait_s.map_or(max_wait, |s| Duration::from_secs(s).min(max_wait));
+    let span = tracing::info_span!("wait_for_changes", org = %actor.org, since = query.since);
+    let inner = &state.0;
+    let waited = async {
+        let mut ticket = inner.notifier.register(actor.org, actor.device).map_err(|refused| {
+            Metrics::add(&inner.metrics.waits_refused, 1);
+            ApiError::TooManyWaits(refused.to_string())
+        })?;
+        Metrics::add(&inner.metrics.waits, 1);
+        let (org, since) = (actor.org, query.since);
+        let stored = blocking(&state, move |s| s.pull(org, since, 1)).await?;
+        let changed = !stored.changes.is_empty()
+            || tokio::select! {
+                changed = ticket.changed_past(since) => changed,
+                _ = inner.wait_timer.pause(wait) => false,
+            };
+        Ok::<bool, ApiError>(changed)
+    };
+    let changed = tracing::Instrument::instrument(waited, span).await?;
+    if changed {
+        Metrics::add(&state.0.metrics.waits_changed, 1);
+    }
+    Ok(Json(WaitResponse { changed }))
 }
 
 fn blob_name(hash: &str) -> Result<(), ApiError> {

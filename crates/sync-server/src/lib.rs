@@ -3,7 +3,9 @@
 //! per-organization change log (server-assigned sequence, idempotent pushes, paged pulls), the server-side approval
 //! check that stamps exactly one decision per step, content-addressed blobs, and the HTTP surface (`/api/v1`, size
 //! and rate limits, structured errors that never leak internals, `/health`, `/metrics`, graceful shutdown), served
-//! over TLS by the service itself (rustls) or as plain HTTP for loopback and a TLS proxy in front.
+//! over TLS by the service itself (rustls) or as plain HTTP for loopback and a TLS proxy in front. Connected
+//! desktops learn of new changes at once through the push channel (a long poll woken by the organization's own
+//! pushes, [`notify`]).
 //!
 //! Storage sits behind one trait, [`storage::SyncStorage`], with two implementations: embedded SQLite (the default,
 //! no setup) and PostgreSQL. The same test suite runs against both.
@@ -16,6 +18,7 @@ pub mod drain;
 pub mod http;
 pub mod listen;
 pub mod metrics;
+pub mod notify;
 pub mod postgres;
 pub mod rate;
 pub mod sqlite;

@@ -94,7 +94,7 @@ async fn run(
     tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    let app = router(state);
+    let app = router(state.clone());
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
     tokio::pin!(shutdown);
@@ -126,6 +126,8 @@ async fn run(
         });
     }
     drop(listener);
+    // Long polls answer "nothing new" now instead of holding the shutdown up.
+    state.notifier().close();
     let _ = stop.send(true);
     while connections.join_next().await.is_some() {}
     Ok(())

@@ -20,6 +20,10 @@ pub struct Metrics {
     pub unauthenticated: AtomicU64,
     pub blob_bytes_in: AtomicU64,
     pub blob_bytes_out: AtomicU64,
+    /// Waits for changes accepted, answered with new changes, refused over a limit.
+    pub waits: AtomicU64,
+    pub waits_changed: AtomicU64,
+    pub waits_refused: AtomicU64,
 }
 
 impl Metrics {
@@ -47,6 +51,9 @@ impl Metrics {
             ("unauthenticated_total", &self.unauthenticated),
             ("blob_bytes_in_total", &self.blob_bytes_in),
             ("blob_bytes_out_total", &self.blob_bytes_out),
+            ("waits_total", &self.waits),
+            ("waits_changed_total", &self.waits_changed),
+            ("waits_refused_total", &self.waits_refused),
         ] {
             let _ = writeln!(out, "# TYPE pactwise_sync_{name} counter");
             let _ = writeln!(out, "pactwise_sync_{name} {}", get(c));

@@ -3,6 +3,12 @@
 //! line (pending uploads, last success, the error while stuck) and a retry button (`wake`). [`RoundHooks`] let the
 //! desktop move documents' files around a round (upload before the changes that name them are pushed, fetch after
 //! the pull); their failures back off and retry like any other step.
+//!
+//! Between rounds the background loop ([`SyncClient::run`]) listens on the service's push channel (a long poll,
+//! `GET /api/v1/changes/wait`) and starts a round as soon as the organization's log moves past this replica's
+//! cursor; the poll interval races it and still starts a round when nothing else does. Any failure of the push
+//! channel is said in the log and leaves the poll to carry on until the next round: it never fails the sync.
+//! Progress (rounds, what woke each, fallbacks) is published through [`SyncClient::progress`].
 
 use crate::error::SyncError;
 use crate::http::HttpApi;
@@ -18,7 +24,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 /// How the driver waits. Production uses [`TokioPause`]; tests pass one that returns at once (and may do
 /// something in between, like restarting a server).
@@ -65,16 +71,68 @@ impl RoundHooks for NoHooks {
 #[derive(Debug, Clone, Copy)]
 pub struct SyncConfig {
     pub machine: MachineConfig,
-    /// How often the background loop syncs when nothing wakes it.
+    /// How often the background loop syncs when nothing wakes it (the fallback when the push channel is down).
     pub interval: Duration,
+    /// How long one wait on the service's push channel may last (the service shortens it to
+    /// [`crate::wire::MAX_WAIT_S`]); None: no push channel, the loop only polls.
+    pub push_wait: Option<Duration>,
     /// Seed of the backoff jitter.
     pub seed: u64,
 }
 
 impl Default for SyncConfig {
     fn default() -> Self {
-        Self { machine: MachineConfig::default(), interval: Duration::from_secs(30), seed: 0x5eed }
+        Self {
+            machine: MachineConfig::default(),
+            interval: Duration::from_secs(30),
+            push_wait: Some(Duration::from_secs(crate::wire::MAX_WAIT_S)),
+            seed: 0x5eed,
+        }
     }
+}
+
+/// What started a round of the background loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WokenBy {
+    /// The loop's first round.
+    Start,
+    /// A local write or the retry button ([`SyncClient::wake`]).
+    Local,
+    /// The service's push channel said there are new changes.
+    Push,
+    /// The poll interval ran out.
+    Poll,
+}
+
+impl WokenBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WokenBy::Start => "start",
+            WokenBy::Local => "local",
+            WokenBy::Push => "push",
+            WokenBy::Poll => "poll",
+        }
+    }
+}
+
+/// What the background loop has done so far: counts of rounds, of what started them, and of changes pulled.
+/// Watch it with [`SyncClient::progress`] (tests and benchmarks wait on it instead of sleeping).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoopProgress {
+    /// Rounds the loop finished (a round that failed and gave up counts too).
+    pub rounds: u64,
+    /// Changes pulled and applied by the loop's rounds.
+    pub pulled: u64,
+    /// Of those, pulled by rounds the push channel started.
+    pub pulled_by_push: u64,
+    pub push_wakes: u64,
+    pub poll_wakes: u64,
+    pub local_wakes: u64,
+    /// How often the push channel failed and the loop fell back to the poll.
+    pub fallbacks: u64,
+    /// Why the push channel is not listened to until the next round, while it is not.
+    pub push_unavailable: Option<String>,
 }
 
 /// The app's sync line.
@@ -112,6 +170,7 @@ pub struct SyncClient<R: LocalReplica> {
     hooks: Arc<dyn RoundHooks>,
     state: Mutex<State>,
     wake: Notify,
+    progress: watch::Sender<LoopProgress>,
 }
 
 impl<R: LocalReplica> SyncClient<R> {
@@ -133,7 +192,8 @@ impl<R: LocalReplica> SyncClient<R> {
         config: SyncConfig,
     ) -> Self {
         let state = Mutex::new(State::new(config.seed));
-        Self { replica, api, clock, pause, config, hooks: Arc::new(NoHooks), state, wake: Notify::new() }
+        let progress = watch::Sender::new(LoopProgress::default());
+        Self { replica, api, clock, pause, config, hooks: Arc::new(NoHooks), state, wake: Notify::new(), progress }
     }
 
     /// The same client, moving files around each round with `hooks`.
@@ -153,6 +213,11 @@ impl<R: LocalReplica> SyncClient<R> {
     /// Sync soon: a local write happened, or the person pressed retry. Cuts a backoff wait short.
     pub fn wake(&self) {
         self.wake.notify_one();
+    }
+
+    /// The background loop's progress, updated after every round and every fallback of the push channel.
+    pub fn progress(&self) -> watch::Receiver<LoopProgress> {
+        self.progress.subscribe()
     }
 
     fn now_ms(&self) -> u64 {
@@ -293,24 +358,114 @@ impl<R: LocalReplica> SyncClient<R> {
         })
     }
 
-    /// The background loop: a round now, then one every `interval` or when woken, until `shutdown` resolves.
-    /// Failures inside a round retry with backoff; nothing waits for the next local write.
+    /// The background loop: a round now, then another when the push channel says the service has new changes, when
+    /// woken (a local write, the retry button) or every `interval`, until `shutdown` resolves. Failures inside a
+    /// round retry with backoff; a failing push channel leaves the poll to start the next round.
     pub async fn run(&self, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
+        let mut woken_by = WokenBy::Start;
         loop {
-            tokio::select! {
+            let span = tracing::info_span!("sync_loop_round", woken_by = woken_by.as_str());
+            let pulled = tokio::select! {
                 _ = &mut shutdown => return,
-                result = self.sync_now(None) => {
-                    if let Err(error) = result {
+                result = tracing::Instrument::instrument(self.sync_now(None), span) => match result {
+                    Ok(report) => Some(report.pulled),
+                    Err(error) => {
                         tracing::warn!("sync round ended: {error}");
+                        None
                     }
                 }
+            };
+            self.progress.send_modify(|p| {
+                p.rounds += 1;
+                p.pulled += pulled.unwrap_or(0);
+                if woken_by == WokenBy::Push {
+                    p.pulled_by_push += pulled.unwrap_or(0);
+                }
+            });
+            // The service said there was news and a full pull found none: listen again only after the next poll,
+            // so a confused service cannot make this loop spin.
+            let confused = woken_by == WokenBy::Push && pulled == Some(0);
+            if confused {
+                self.fall_back("the service announced changes that a pull did not find".to_string());
             }
-            tokio::select! {
+            let listen = self.config.push_wait.filter(|_| !confused);
+            let listening = async {
+                match listen {
+                    Some(wait) => self.listen(wait).await,
+                    None => std::future::pending().await,
+                }
+            };
+            woken_by = tokio::select! {
                 _ = &mut shutdown => return,
-                _ = self.pause.pause(self.config.interval) => {}
-                _ = self.wake.notified() => {}
+                _ = self.pause.pause(self.config.interval) => WokenBy::Poll,
+                _ = self.wake.notified() => WokenBy::Local,
+                _ = listening => WokenBy::Push,
+            };
+            self.progress.send_modify(|p| match woken_by {
+                WokenBy::Push => p.push_wakes += 1,
+                WokenBy::Poll => p.poll_wakes += 1,
+                WokenBy::Local => p.local_wakes += 1,
+                WokenBy::Start => {}
+            });
+        }
+    }
+
+    /// The push channel between rounds: resolves when the service says the organization's log moved past this
+    /// replica's cursor. A wait that ends with nothing new is asked again, a few times per poll interval at most;
+    /// any failure is said in the log and the future never resolves, so the poll interval racing it starts the
+    /// next round.
+    #[tracing::instrument(skip_all, name = "sync_listen")]
+    async fn listen(&self, wait: Duration) {
+        // An honest service answers "nothing new" only after `wait`; more answers than fit in an interval mean
+        // it ends waits early, and asking again would spin.
+        let most_empty = self.config.interval.as_secs() / wait.as_secs().max(1) + 2;
+        let mut empty = 0u64;
+        loop {
+            let since = match self.replica.cursor() {
+                Ok(since) => since,
+                Err(error) => {
+                    self.fall_back(format!("the local cursor could not be read: {error}"));
+                    return std::future::pending().await;
+                }
+            };
+            match self.api.wait_for_changes(since, wait).await {
+                Ok(true) => {
+                    self.progress.send_if_modified(|p| p.push_unavailable.take().is_some());
+                    return;
+                }
+                Ok(false) => {
+                    self.progress.send_if_modified(|p| p.push_unavailable.take().is_some());
+                    empty += 1;
+                    if empty > most_empty {
+                        self.fall_back("the service keeps ending waits early".to_string());
+                        return std::future::pending().await;
+                    }
+                }
+                Err(error) => {
+                    self.fall_back(format!("{error} [{}]", error.code()));
+                    return std::future::pending().await;
+                }
             }
         }
+    }
+
+    /// The push channel is not used until the next round: say why (no token, no internals) and count it. The same
+    /// reason again (a service without the channel, say) is logged once at warning level, then quietly.
+    fn fall_back(&self, why: String) {
+        let again = self.progress.borrow().push_unavailable.as_deref() == Some(why.as_str());
+        let poll_s = self.config.interval.as_secs();
+        if again {
+            tracing::debug!(poll_s, "the push channel is still unavailable ({why})");
+        } else {
+            tracing::warn!(
+                poll_s,
+                "the push channel is unavailable ({why}); new changes arrive with the poll until it answers again"
+            );
+        }
+        self.progress.send_modify(|p| {
+            p.fallbacks += 1;
+            p.push_unavailable = Some(why);
+        });
     }
 }

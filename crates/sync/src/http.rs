@@ -9,7 +9,8 @@
 use crate::error::SyncError;
 use crate::token::DeviceToken;
 use crate::wire::{
-    API_PREFIX, ErrorBody, PullResponse, PushRequest, PushResponse, SessionInfo, SignInRequest, SignInResponse,
+    API_PREFIX, ErrorBody, MAX_WAIT_S, PullResponse, PushRequest, PushResponse, SessionInfo, SignInRequest,
+    SignInResponse, WaitResponse,
 };
 use reqwest::{Response, StatusCode, Url, header};
 use std::time::Duration;
@@ -91,6 +92,9 @@ pub fn check_endpoint(endpoint: &str) -> Result<String, SyncError> {
     }
 }
 
+/// How long an idle pooled connection is kept: under the service's 30 s limit for a connection that sends nothing.
+const POOL_IDLE: Duration = Duration::from_secs(20);
+
 #[derive(Clone)]
 pub struct HttpApi {
     http: reqwest::Client,
@@ -127,6 +131,10 @@ impl HttpApi {
             }
         });
         let mut builder = reqwest::Client::builder()
+            // The service closes a keep-alive connection that sends nothing for 30 s (hyper's header-read limit);
+            // reusing one at that moment fails the request. A 30 s poll hits exactly that, so idle connections are
+            // dropped here first.
+            .pool_idle_timeout(POOL_IDLE)
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(60))
             .redirect(redirects);
@@ -185,6 +193,22 @@ impl HttpApi {
             .await
             .map_err(unreachable)?;
         json_or_error(response).await
+    }
+}
+
+impl HttpApi {
+    /// The push channel: waits until the organization's log holds a change past `since` (true) or `wait` is over
+    /// with nothing new (false). `wait` is whole seconds, at most [`MAX_WAIT_S`] (the service shortens a longer
+    /// one too); the request's own timeout leaves the service time to answer.
+    pub async fn wait_for_changes(&self, since: u64, wait: Duration) -> Result<bool, SyncError> {
+        let wait_s = wait.as_secs().clamp(1, MAX_WAIT_S);
+        let response = self
+            .authorized(self.http.get(format!("{}?since={since}&wait_s={wait_s}", self.url("/changes/wait"))))
+            .timeout(Duration::from_secs(wait_s + 15))
+            .send()
+            .await
+            .map_err(unreachable)?;
+        json_or_error::<WaitResponse>(response).await.map(|w| w.changed)
     }
 }
 

@@ -24,7 +24,9 @@ pub mod token;
 pub mod wire;
 
 pub use approval::{ApprovalStep, ApprovalView, RequestState, StampedDecision};
-pub use client::{HookFuture, NoHooks, Pause, RoundHooks, SyncClient, SyncConfig, SyncStatus, TokioPause};
+pub use client::{
+    HookFuture, LoopProgress, NoHooks, Pause, RoundHooks, SyncClient, SyncConfig, SyncStatus, TokioPause, WokenBy,
+};
 pub use error::{ReplicaError, SyncError};
 pub use hlc::{Hlc, HlcClock};
 pub use http::{HttpApi, TlsTrust, check_endpoint};
@@ -35,5 +37,5 @@ pub use token::{DeviceToken, KeyringTokenStore, MemoryTokenStore, TokenStore, To
 pub use wire::{
     API_PREFIX, ApprovalDecision, ApprovalOutcome, Change, ChangeBody, ErrorBody, ErrorDetail, MAX_BLOB_BYTES,
     PullResponse, PushRequest, PushResponse, PushResult, RefusalReason, ServerChange, SessionInfo, SignInRequest,
-    SignInResponse,
+    SignInResponse, WaitResponse,
 };

@@ -9,6 +9,9 @@
 //! - `GET  /api/v1/session` → [`SessionInfo`]
 //! - `POST /api/v1/changes` [`PushRequest`] → [`PushResponse`]
 //! - `GET  /api/v1/changes?since=N&limit=M` → [`PullResponse`]
+//! - `GET  /api/v1/changes/wait?since=N&wait_s=S` → [`WaitResponse`]: the push channel, a long poll that answers
+//!   as soon as the organization's log holds a change past `since`, or after `S` seconds (at most
+//!   [`MAX_WAIT_S`]) with nothing new; a device may hold [`MAX_WAITS_PER_DEVICE`] at once
 //! - `PUT  /api/v1/blobs/{sha256}` raw bytes → 201 (or 200 when already stored); the bytes must hash to the name
 //! - `GET|HEAD /api/v1/blobs/{sha256}` → the bytes; `Range: bytes=N-` answers 206 for resuming
 //!
@@ -34,6 +37,11 @@ pub const MAX_CHANGE_BYTES: usize = 64 * 1024;
 pub const MAX_RECORD_ID_LEN: usize = 200;
 /// The largest file (blob) the service stores and a client downloads.
 pub const MAX_BLOB_BYTES: u64 = 64 * 1024 * 1024;
+/// The longest a wait for changes is held open, in seconds: under the idle timeouts of common proxies (30 s and up).
+/// A longer `wait_s` is shortened to this.
+pub const MAX_WAIT_S: u64 = 25;
+/// How many waits for changes one device may hold open at once; one more is refused (429) until one ends.
+pub const MAX_WAITS_PER_DEVICE: usize = 2;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -201,6 +209,14 @@ pub struct PullResponse {
     /// Ask with `since = next_cursor` for the next page.
     pub next_cursor: u64,
     pub has_more: bool,
+}
+
+/// The answer to a wait for changes (`GET /api/v1/changes/wait`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitResponse {
+    /// True when the organization's log holds changes past the `since` the client sent: pull them. False when the
+    /// wait ended with nothing new (its time was up, or the service is shutting down): wait again.
+    pub changed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,8 +8,9 @@
 //!   round (resumable, hash-verified) and imported locally under the same document id (extraction, search index,
 //!   offline pipeline) without queueing anything back.
 //! - Sign-in binds the service's organization and user to this install; the device token lives only in the OS
-//!   keychain ([`SyncTokens`]). The background loop is the `SyncClient`'s own; local writes and the retry button
-//!   wake it through [`LoopSlot`].
+//!   keychain ([`SyncTokens`]). The background loop is the `SyncClient`'s own: it listens on the service's push
+//!   channel between rounds and polls every `ApiOptions::sync_interval` as the fallback; local writes and the retry
+//!   button wake it through [`LoopSlot`].
 //! - Every request goes over `https://` (plain `http://` only to this computer), trusting the platform's roots and
 //!   the organization's own CA when one is configured (`ApiOptions::sync_trust`, `PACTWISE_SYNC_CA_FILE`).
 
@@ -146,6 +147,11 @@ pub struct SyncLoop {
 }
 
 impl SyncLoop {
+    /// What the loop has done (rounds, what woke each, push-channel fallbacks), updated as it goes.
+    pub fn progress(&self) -> tokio::sync::watch::Receiver<pactwise_sync::LoopProgress> {
+        self.client.progress()
+    }
+
     pub async fn run(self) {
         let SyncLoop { client, stopped } = self;
         tracing::info!("sync loop started");
@@ -360,7 +366,7 @@ impl Api {
             self.sync_http(&account.server, Some(token))?,
             self.clock.clone(),
             Arc::new(pactwise_sync::TokioPause),
-            pactwise_sync::SyncConfig::default(),
+            pactwise_sync::SyncConfig { interval: self.sync_interval, ..pactwise_sync::SyncConfig::default() },
         )
         .with_hooks(hooks.clone());
         Ok((Arc::new(client), hooks))

@@ -162,9 +162,13 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(storage: Arc<dyn SyncStorage>, clock: Arc<dyn Clock>, config: ServerConfig) -> Self {
+        Self::start_state(AppState::new(storage, clock, config)).await
+    }
+
+    /// A server over a state built by the test (a wait timer it ends by hand, say).
+    pub async fn start_state(state: AppState) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let state = AppState::new(storage, clock, config);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(pactwise_sync_server::serve(listener, state.clone(), async move {
             let _ = stopped.await;
@@ -174,6 +178,13 @@ impl TestServer {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.endpoint)
+    }
+
+    /// Stop it gracefully now, as dropping it does.
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
     }
 }
 

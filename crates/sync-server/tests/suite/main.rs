@@ -11,5 +11,6 @@ mod faults;
 mod fuzz;
 mod isolation;
 mod malformed;
+mod push;
 mod security;
 mod service;

@@ -2,7 +2,12 @@
 //! 1. one client syncing `single` changes: pushed by one device through `SyncClient`, then pulled by a second
 //!    device of the same organization; timed end to end (goal: 10,000 changes in under 5 s);
 //! 2. `clients` concurrent clients (10 devices per organization), each pushing `rounds` batches of `batch` changes
-//!    and pulling everything new after each push; changes pushed and pulled per second, p50/p95 latencies.
+//!    and pulling everything new after each push; changes pushed and pulled per second, p50/p95 latencies;
+//! 3. propagation: two devices of one organization each running the desktop's background loop
+//!    (`SyncClient::run`); device A writes one change and is woken as a local write wakes it, and the time until
+//!    device B has applied it is taken, `samples` times with the push channel and `samples` times with the poll
+//!    alone (every `poll_ms`), with the same gaps between writes (spread over a poll interval); p50/p95 of each
+//!    side by side.
 //!
 //! Prints one JSON line per scenario. Bounded: every loop has a fixed count; it stops by itself.
 
@@ -19,7 +24,25 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
-pub async fn run(database: &str, clients: usize, rounds: usize, batch: usize, single: usize) -> Result<()> {
+/// The benchmark's knobs (see the binary's `bench` arguments).
+pub struct Options {
+    pub clients: usize,
+    pub rounds: usize,
+    pub batch: usize,
+    pub single: usize,
+    pub samples: usize,
+    pub poll_ms: u64,
+    /// Scenarios to run; empty: all.
+    pub only: Vec<String>,
+}
+
+impl Options {
+    fn runs(&self, scenario: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|s| s == scenario)
+    }
+}
+
+pub async fn run(database: &str, options: &Options) -> Result<()> {
     let temp = std::env::temp_dir().join(format!("pactwise-sync-bench-{}", Uuid::now_v7()));
     let url = if database == "sqlite" {
         format!("sqlite:{}", temp.join("sync.sqlite3").display())
@@ -46,9 +69,19 @@ pub async fn run(database: &str, clients: usize, rounds: usize, batch: usize, si
     let run_id: String = Uuid::now_v7().simple().to_string().chars().skip(20).collect();
     let run_id = run_id.as_str();
 
+    let o = options;
     let result = async {
-        one_client(storage.as_ref(), &endpoint, clock.clone(), backend, single, run_id).await?;
-        many_clients(storage.as_ref(), &endpoint, backend, clients, rounds, batch, run_id).await
+        if o.runs("one_client") {
+            one_client(storage.as_ref(), &endpoint, clock.clone(), backend, o.single, run_id).await?;
+        }
+        if o.runs("concurrent_clients") {
+            many_clients(storage.as_ref(), &endpoint, backend, o.clients, o.rounds, o.batch, run_id).await?;
+        }
+        if o.runs("propagation") {
+            let poll = Duration::from_millis(o.poll_ms.max(1));
+            propagation(storage.as_ref(), &endpoint, clock.clone(), backend, o.samples.max(1), poll, run_id).await?;
+        }
+        Ok(())
     }
     .await;
     let _ = stop.send(());
@@ -202,6 +235,106 @@ async fn client_task(c: usize, endpoint: String, token: String, rounds: usize, b
         }
     }
     Ok((push_lat, pull_lat, pushed, pulled))
+}
+
+async fn propagation(
+    storage: &dyn SyncStorage,
+    endpoint: &str,
+    clock: Arc<dyn Clock>,
+    backend: &str,
+    samples: usize,
+    poll: Duration,
+    run_id: &str,
+) -> Result<()> {
+    let slug = format!("propagation-{run_id}");
+    let email = org_with_user(storage, &slug)?;
+    // The same gaps for both modes, spread over a poll interval so a write lands anywhere in B's poll cycle.
+    let mut seed = 0x5eed_u64;
+    let gaps: Vec<Duration> = (0..samples).map(|_| poll.mul_f64(unit(&mut seed))).collect();
+    let mut figures = Vec::new();
+    for push in [true, false] {
+        let a = device(storage, &slug, &email, "propagation-a")?;
+        let b = device(storage, &slug, &email, "propagation-b")?;
+        figures.push(propagation_mode(endpoint, clock.clone(), (a, b), push, poll, &gaps).await?);
+    }
+    let (mut with_push, mut with_poll) = (figures[0].clone(), figures[1].clone());
+    let (push_p50, poll_p50) = (pct(&mut with_push, 0.50), pct(&mut with_poll, 0.50));
+    println!(
+        "{}",
+        json!({
+            "bench": "sync", "backend": backend, "scenario": "propagation", "samples": samples,
+            "poll_interval_ms": poll.as_millis() as u64,
+            "push_p50_ms": push_p50, "push_p95_ms": pct(&mut with_push, 0.95), "push_max_ms": pct(&mut with_push, 1.0),
+            "poll_p50_ms": poll_p50, "poll_p95_ms": pct(&mut with_poll, 0.95), "poll_max_ms": pct(&mut with_poll, 1.0),
+            "p50_ratio_poll_to_push": round3(poll_p50 / push_p50.max(0.001)),
+        })
+    );
+    Ok(())
+}
+
+/// One mode of the propagation scenario: both devices run the background loop; each write on A is timed until B's
+/// loop has applied it (B's progress says so).
+async fn propagation_mode(
+    endpoint: &str,
+    clock: Arc<dyn Clock>,
+    (token_a, token_b): (String, String),
+    push: bool,
+    poll: Duration,
+    gaps: &[Duration],
+) -> Result<Vec<f64>> {
+    let push_wait = if push { SyncConfig::default().push_wait } else { None };
+    let config = SyncConfig { interval: poll, push_wait, ..SyncConfig::default() };
+    let client = |token: String| -> Result<(Arc<MemoryReplica>, Arc<SyncClient<MemoryReplica>>)> {
+        let replica = Arc::new(MemoryReplica::new(Uuid::now_v7(), clock.clone()));
+        let api = HttpApi::new(endpoint, Some(DeviceToken::new(token)))?;
+        Ok((replica.clone(), Arc::new(SyncClient::with_api(replica, api, clock.clone(), Arc::new(TokioPause), config))))
+    };
+    let ((writer, a), (reader, b)) = (client(token_a)?, client(token_b)?);
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut loops = Vec::new();
+    for c in [a.clone(), b.clone()] {
+        let mut stopped = stopped.clone();
+        loops.push(tokio::spawn(async move {
+            c.run(async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            })
+            .await
+        }));
+    }
+    let bound = poll * 3 + Duration::from_secs(30);
+    let mut progress = b.progress();
+    tokio::time::timeout(bound, progress.wait_for(|p| p.rounds >= 1)).await.context("B's first round")??;
+    let mut latencies = Vec::with_capacity(gaps.len());
+    for (i, gap) in gaps.iter().enumerate() {
+        tokio::time::sleep(*gap).await;
+        let before = progress.borrow_and_update().pulled;
+        let record = format!("p-{}-{i}", if push { "push" } else { "poll" });
+        let started = Instant::now();
+        writer.set_fields(SyncedModel::Contract, &record, [("n".to_string(), json!(i))].into());
+        a.wake();
+        tokio::time::timeout(bound, progress.wait_for(|p| p.pulled > before))
+            .await
+            .with_context(|| format!("write {i} did not reach the second device"))??;
+        latencies.push(ms(started.elapsed()));
+        if reader.record(SyncedModel::Contract, &record).is_none() {
+            return Err(anyhow!("the second device pulled something else than write {i}"));
+        }
+    }
+    let _ = stop.send(true);
+    for l in loops {
+        l.await.map_err(|e| anyhow!("a sync loop failed: {e}"))?;
+    }
+    Ok(latencies)
+}
+
+/// A number in [0, 1) from a seeded splitmix64, so both modes get the same gaps.
+fn unit(seed: &mut u64) -> f64 {
+    *seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *seed;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
 fn ms(d: Duration) -> f64 {

@@ -59,6 +59,15 @@ enum Command {
         /// Changes in the one-client scenario.
         #[arg(long, default_value_t = 10_000)]
         single: usize,
+        /// Writes timed in the propagation scenario, per mode (push channel, poll).
+        #[arg(long, default_value_t = 20)]
+        samples: usize,
+        /// The poll interval of the propagation scenario, in milliseconds (the desktop's is 30,000).
+        #[arg(long, default_value_t = 3_000)]
+        poll_ms: u64,
+        /// Run only these scenarios (comma-separated: one_client, concurrent_clients, propagation).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
     },
 }
 
@@ -125,8 +134,9 @@ fn main() -> Result<()> {
             }
             Ok(())
         }
-        Command::Bench { database, clients, rounds, batch, single } => {
-            runtime.block_on(bench::run(&database, clients, rounds, batch, single))
+        Command::Bench { database, clients, rounds, batch, single, samples, poll_ms, only } => {
+            let options = bench::Options { clients, rounds, batch, single, samples, poll_ms, only };
+            runtime.block_on(bench::run(&database, &options))
         }
     }
 }
