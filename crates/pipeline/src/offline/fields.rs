@@ -31,11 +31,14 @@ static ORGANISED_UNDER: LazyLock<Regex> =
     LazyLock::new(|| ci(r"(organi[sz]ed|incorporated|existing|formed|registered)\s+(and\s+existing\s+)?under"));
 static PREAMBLE_START: LazyLock<Regex> =
     LazyLock::new(|| ci(r"\b(by\s+and\s+between|by\s+and\s+among|between|among|entered\s+into\s+by|made\s+by)\b"));
-static DEFINED_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"\((?:[^()"“”]{0,60}?)["“]([^"”]{1,60})["”][^()]{0,80}\)"#).expect("valid"));
+static DEFINED_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r#"\((?:[^()"“”]{0,200}?)["“]([^"”]{1,60})["”][^()]{0,160}\)|\bhereinafter\s+(?:(?:referred\s+to|called|known)\s+)?(?:as\s+)?(?:the\s+)?["“]([^"”]{1,60})["”]"#,
+    )
+});
 static NAME_CUT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r",?\s+(an?\s+([\w.-]+\s+){0,4}(corporation|company|limited|partnership|llc|entity|organi[sz]ation|bank|society|association|trust|institution|university|individual|resident|citizen|person|national)|organi[sz]ed|incorporated\s+(under|in)|having\s+(its|a)|with\s+(its|a)\s+(principal|registered)|whose|located|residing|of\s+\d|\(|\bat\s+\d)",
+        r",?\s+(an?\s+([\w.-]+\s+){0,4}(corporation|company|limited|partnership|llc|entity|organi[sz]ation|bank|society|association|trust|institution|university|individual|resident|citizen|person|national)|organi[sz]ed|incorporated\s+(under|in)|having\s+(its|a)|with\s+(its|a)\s+(principal|registered)|whose|located|residing|of\s+\d|\d{3,}\b|\(|\bat\s+\d)",
     )
 });
 static PREAMBLE_END: LazyLock<Regex> = LazyLock::new(|| {
@@ -129,68 +132,39 @@ pub fn governing_law(index: &ContractIndex) -> Option<Extracted> {
     None
 }
 
-/// The parties named in the preamble: each defined name in brackets ("Acme"), with the name written before it.
+/// The parties named in the preamble: each defined name in brackets ("Acme") or after "hereinafter referred to as",
+/// with the name written before it; a last party the preamble names without defining a name for it. A cover that
+/// names the parties ("between X and Y") may come before the preamble that defines them: the first opening that
+/// names two parties wins, else the one that names the most.
 pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
     let head = index.head();
-    // The opening paragraph from "between" or "among"; where the parties come first ("X ("A") and Y ("B") agree"),
+    // The opening paragraphs from "between" or "among"; where the parties come first ("X ("A") and Y ("B") agree"),
     // the paragraph the structure calls the preamble, else the head.
-    let window = match PREAMBLE_START.find(head) {
-        Some(start) => &head[start.start()..],
-        None => first_run(index, Zone::Preamble).unwrap_or(head),
-    };
-    let mut preamble = &window[..floor_boundary(window, 1_000.min(window.len()))];
-    if let Some(end) = PREAMBLE_END.find(preamble) {
-        preamble = &preamble[..end.start()];
+    let mut windows: Vec<&str> = PREAMBLE_START.find_iter(head).take(4).map(|m| &head[m.start()..]).collect();
+    windows.extend(first_run(index, Zone::Preamble));
+    if windows.is_empty() {
+        windows.push(head);
     }
+    let mut best: Option<(&str, Vec<(String, Value)>)> = None;
+    for window in windows {
+        let mut preamble = &window[..floor_boundary(window, 1_000.min(window.len()))];
+        if let Some(end) = PREAMBLE_END.find(preamble) {
+            preamble = &preamble[..end.start()];
+        }
+        let names = parties_in(head, preamble);
+        let enough = names.len() >= 2;
+        if best.as_ref().is_none_or(|(_, b)| names.len() > b.len()) {
+            best = Some((preamble, names));
+        }
+        if enough {
+            break;
+        }
+    }
+    let Some((preamble, names)) = best else { return Vec::new() };
     let sentence = index.sentences().iter().find(|s| {
         let text = index.sentence_text(s);
         text.len() > 20 && preamble.contains(text.get(..text.len().min(60)).unwrap_or(text))
     });
-    let mut names: Vec<(String, Value)> = Vec::new();
-    let mut last_end = 0;
-    for caps in DEFINED_NAME.captures_iter(preamble) {
-        let whole = caps.get(0).expect("group 0");
-        let defined = caps[1].trim().to_owned();
-        let before = &preamble[last_end..whole.start()];
-        last_end = whole.end();
-        if NOT_PARTY_NAMES.contains(&defined.to_lowercase().as_str()) {
-            continue;
-        }
-        // The name opens the text since the previous party ("and Acme Inc., a Delaware corporation with its office
-        // at ... (\"Acme\")"); failing that, it follows the last separator.
-        let looks_like_a_name = |name: &str| {
-            name.chars().filter(|c| c.is_alphabetic()).count() >= 2
-                && name.split_whitespace().count() <= 10
-                && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
-                && !NOT_PARTY_NAMES.contains(&name.to_lowercase().as_str())
-        };
-        let name_in = |segment: &str| {
-            let cut = NAME_CUT.find(segment).map_or(segment, |m| &segment[..m.start()]);
-            let name = cut.trim().trim_matches(|c: char| c == ',' || c == ':' || c == ';' || c.is_whitespace());
-            name.split_whitespace().collect::<Vec<_>>().join(" ")
-        };
-        let lead = PARTY_LEAD.find(before).map_or(before, |m| &before[m.end()..]);
-        let opening = name_in(lead);
-        let segment = SEPARATOR.find_iter(before).last().map_or(before, |m| &before[m.end()..]);
-        let name = if looks_like_a_name(&opening) { opening } else { name_in(segment) };
-        let looks_like_a_name = looks_like_a_name(&name);
-        let party = if !looks_like_a_name || name.eq_ignore_ascii_case(&defined) {
-            let name = if looks_like_a_name { name } else { defined };
-            Value::Party { name, defined_as: None, role: None }
-        } else {
-            Value::Party { name, defined_as: Some(defined), role: None }
-        };
-        let value = party.display();
-        if !names.iter().any(|(n, _)| n.eq_ignore_ascii_case(&value)) {
-            names.push((value, party));
-        }
-        if names.len() == 6 {
-            break;
-        }
-    }
-    if names.is_empty() {
-        names = undefined_parties(head, preamble);
-    }
     names
         .into_iter()
         .map(|(value, party)| match sentence {
@@ -200,11 +174,90 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
         .collect()
 }
 
-static PARTY_LETTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^[ \t]*(Party\s+[A-Z])\s*:\s*\n?\s*([^\n:]{3,100})$").expect("valid"));
+fn looks_like_a_name(name: &str) -> bool {
+    name.chars().filter(|c| c.is_alphabetic()).count() >= 2
+        && name.split_whitespace().count() <= 10
+        && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
+        && !NOT_PARTY_NAMES.contains(&name.to_lowercase().as_str())
+}
+
+/// The parties one opening paragraph names.
+fn parties_in(head: &str, preamble: &str) -> Vec<(String, Value)> {
+    let mut names: Vec<(String, Value)> = Vec::new();
+    let mut last_end = 0;
+    for caps in DEFINED_NAME.captures_iter(preamble) {
+        let whole = caps.get(0).expect("group 0");
+        let defined = caps.get(1).or_else(|| caps.get(2)).map_or("", |m| m.as_str()).trim().to_owned();
+        let before = &preamble[last_end..whole.start()];
+        last_end = whole.end();
+        if NOT_PARTY_NAMES.contains(&defined.to_lowercase().as_str()) {
+            continue;
+        }
+        // The name opens the text since the previous party ("and Acme Inc., a Delaware corporation with its office
+        // at ... (\"Acme\")"); failing that, it follows the last separator.
+        let name_in = |segment: &str| {
+            let cut = NAME_CUT.find(segment).map_or(segment, |m| &segment[..m.start()]);
+            let name = cut.trim().trim_matches(|c: char| c == ',' || c == ':' || c == ';' || c.is_whitespace());
+            name.split_whitespace().collect::<Vec<_>>().join(" ")
+        };
+        let lead = PARTY_LEAD.find(before).map_or(before, |m| &before[m.end()..]);
+        let opening = name_in(lead);
+        let segment = SEPARATOR.find_iter(before).last().map_or(before, |m| &before[m.end()..]);
+        let name = if looks_like_a_name(&opening) { opening } else { name_in(segment) };
+        let is_name = looks_like_a_name(&name);
+        let party = if !is_name || name.eq_ignore_ascii_case(&defined) {
+            let name = if is_name { name } else { defined };
+            Value::Party { name, defined_as: None, role: None }
+        } else {
+            Value::Party { name, defined_as: Some(defined), role: None }
+        };
+        let value = party.display();
+        if !names.iter().any(|(n, _)| n.eq_ignore_ascii_case(&value)) {
+            names.push((value, party));
+        }
+        if names.len() == 12 {
+            break;
+        }
+    }
+    if names.is_empty() {
+        return undefined_parties(head, preamble);
+    }
+    // "between Acme Inc. ("Acme"), and Beta Corp. 10 Main Street ...": a last party named without a defined name.
+    if let Some(rest) = preamble.get(last_end..)
+        && let Some(m) = LAST_AND.find(rest)
+    {
+        let piece = &rest[m.end()..];
+        let cut = [NAME_CUT.find(piece), UNDEFINED_CUT.find(piece)].into_iter().flatten().map(|m| m.start()).min();
+        let name = keep_abbreviation_stop(
+            piece[..cut.unwrap_or(piece.len())].trim().trim_matches(|c: char| c == ',' || c.is_whitespace()),
+        );
+        if looks_like_a_name(name) && ORGANISATION.is_match(name) {
+            let party = Value::Party { name: name.to_owned(), defined_as: None, role: None };
+            names.push((party.display(), party));
+        }
+    }
+    names
+}
+
+/// The text after the last defined name that opens a further party: ", and".
+static LAST_AND: LazyLock<Regex> = LazyLock::new(|| ci(r"^[\s,;)]*\band\b[\s,:]*"));
+/// A name that says it is an organisation ("Inc.", "Corporation", "LLC", "Ltd", "GmbH").
+static ORGANISATION: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(inc|incorporated|corp|corporation|company|co|llc|l\.l\.c|ltd|limited|lp|l\.p|llp|plc|gmbh|ag|sa|s\.a|nv|n\.v|bv|b\.v|trust|bank|association|partners|group|holdings)\b\.?$",
+    )
+});
+
+static PARTY_LETTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+            r"(?m)(?:^|\s{2,})[ \t]*(Party\s+[A-Z])\s*:\s*([^\n:]{3,100}?)(?:\s+(?:(?:Registered\s+|Legal\s+|Business\s+)?(?:Address|Domicile|Contact|Tel|Telephone|Legal\s+representative|Authori[sz]ed\s+signatory|Representative))\s*:|\s{3,}|[ \t]*$)",
+        )
+        .expect("valid")
+});
 static AND: LazyLock<Regex> = LazyLock::new(|| ci(r"\band\b"));
 static BETWEEN: LazyLock<Regex> = LazyLock::new(|| ci(r"^\W*(by\s+and\s+)?(between|among)\s*:?"));
-static UNDEFINED_CUT: LazyLock<Regex> = LazyLock::new(|| ci(r"\bhereinafter\b|\baddress\b|,\s*\d|\n\s*\n|\s{3,}"));
+static UNDEFINED_CUT: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\bhereinafter\b|\baddress\b|,\s*\d|\s\d{3,}\b|\n\s*\n|\s{3,}"));
 
 /// A name without its closing full stop, unless the stop ends an abbreviation of a company form ("Acme Inc.",
 /// "Beta S.A.", "Gamma Co."), which is part of the name.
@@ -234,7 +287,7 @@ fn undefined_parties(head: &str, preamble: &str) -> Vec<(String, Value)> {
         }
     }
     let mut out: Vec<(String, Value)> = Vec::new();
-    for caps in PARTY_LETTER.captures_iter(head).take(4) {
+    for caps in PARTY_LETTER.captures_iter(head).take(6) {
         push(&mut out, &caps[2], Some(caps[1].to_owned()));
     }
     if !out.is_empty() {
@@ -242,6 +295,8 @@ fn undefined_parties(head: &str, preamble: &str) -> Vec<(String, Value)> {
     }
     let Some(start) = BETWEEN.find(preamble) else { return out };
     for piece in AND.split(&preamble[start.end()..]).take(3) {
+        // "between\n\nACME INC.\n\nand\n\nBETA LLC": the name starts after the blank lines around it.
+        let piece = piece.trim_start();
         let cut = [NAME_CUT.find(piece), UNDEFINED_CUT.find(piece)].into_iter().flatten().map(|m| m.start()).min();
         push(&mut out, &piece[..cut.unwrap_or(piece.len())], None);
     }
