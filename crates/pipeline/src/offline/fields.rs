@@ -495,7 +495,7 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
 
 static TERM_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|this\s+(\w+\s+){0,2}agreement\s+(shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude))",
+        r"\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|this\s+(\w+\s+){0,2}agreement\s+(shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude))",
     )
 });
 static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b"));
@@ -515,13 +515,35 @@ static TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// The words that put an end date after them: "until", "expire on", "terminating on".
 static END_CUE: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"\b(until|through|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?)\s+(on\s+)?(the\s+)?$")
+    ci(
+        r"\b(until|through|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?)\s+(on\s+)?(the\s+)?((earlier|later|sooner|first)\s+(of|to\s+occur\s+of)\s*:?\s*(\(?[a-z0-9]{1,3}\)\s*)?)?$",
+    )
 });
 /// A period that measures the term: "for five (5) years", "a period of one year", "three (3) years from".
-static TERM_PERIOD_CUE: LazyLock<Regex> =
-    LazyLock::new(|| ci(r"\b(for|of|be)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?$"));
+static TERM_PERIOD_CUE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(for|of|be|is|ending|end|expire|terminate|date)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?$",
+    )
+});
+/// A renewal or extension before a period: "renewal or extension for one year" is not the initial term.
+static RENEWAL_BEFORE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extend\w*|extension)\b[^.;]{0,40}$"));
+/// A period to cure a breach: "such breach remains uncured for a period of thirty (30) days".
+static CURE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(uncured|not\s+(been\s+)?(cured|remedied)|fail\w*\s+to\s+(cure|remedy)|cure\s+period|to\s+(cure|remedy))\b[^.;]{0,40}$",
+    )
+});
+/// The term measured from the date the agreement bears: "from the date first above written", "of the date hereof",
+/// "the date of its execution".
+static FROM_SIGNING: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(from|of|after|following)\s+the\s+(date\s+(and\s+year\s+)?(first\s+)?(above\s+|set\s+forth\s+above\s+|written\s+above\s+)?(written|set\s+forth|stated)(\s+above)?|date\s+hereof|date\s+of\s+(this\s+(\w+\s+)?agreement|its\s+execution|execution)|execution\s+date|signing\s+date)",
+    )
+});
 static ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|(\d+)(st|nd|rd|th))\s+anniversary\b")
+    ci(
+        r"\b(?:(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)(?:\s*\(\s*\d+\s*(?:st|nd|rd|th)\s*\))?|(\d+)\s*(?:st|nd|rd|th))\s+anniversary\b",
+    )
 });
 static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
@@ -557,40 +579,65 @@ fn expiration(
     let mut order: Vec<usize> = (0..index.sentences().len()).collect();
     order.sort_by_key(|&i| (!subject(i), !in_home(i)));
     for i in order {
+        // A term that runs until it is terminated, said where the agreement or its term is the subject, is not
+        // overruled by a period some other sentence names.
+        if perpetual.is_some() && !subject(i) {
+            break;
+        }
         let sentence = &index.sentences()[i];
         let place = index.place(i);
         if !place.is_quotable() || place.zone == Zone::SignatureBlock {
             continue;
         }
         let text = index.sentence_text(sentence);
-        if NOT_THE_TERM.is_match(text) {
-            continue;
-        }
         let Some(clause) = TERM_CLAUSE.find(text) else { continue };
+        // What the sentence says up to a value decides whether it is about the term: "during the Term and for one
+        // year thereafter" is not, "the initial term shall be five years ... prior to the expiration of the term"
+        // is.
+        let about_the_term = |upto: usize| !NOT_THE_TERM.is_match(&text[..floor_boundary(text, upto.min(text.len()))]);
         let dates = values::dates(text);
-        if let Some((_, end)) = dates.iter().find(|(r, _)| END_CUE.is_match(&text[..r.start])) {
+        if let Some((r, end)) = dates.iter().find(|(r, _)| END_CUE.is_match(&text[..r.start]))
+            && about_the_term(r.end)
+        {
             return Some(extracted(index, iso(*end).display(), Some(iso(*end)), sentence));
         }
-        let start = dates
-            .iter()
-            .find(|(r, _)| START_CUE.is_match(&text[..r.start]))
-            .map(|(_, d)| (*d, "the start the clause names"))
-            .or_else(|| date_of(effective).map(|d| (d, "the effective date")))
-            .or_else(|| date_of(agreement).map(|d| (d, "the agreement date")));
-        let period = values::durations(&text[clause.start()..])
+        let start = |from_signing: bool| {
+            dates
+                .iter()
+                .find(|(r, _)| START_CUE.is_match(&text[..r.start]))
+                .map(|(_, d)| (*d, "the start the clause names"))
+                .filter(|_| !from_signing || date_of(agreement).is_none())
+                .or_else(|| date_of(agreement).filter(|_| from_signing).map(|d| (d, "the date the agreement bears")))
+                .or_else(|| date_of(effective).map(|d| (d, "the effective date")))
+                .or_else(|| date_of(agreement).map(|d| (d, "the agreement date")))
+        };
+        let tail = &text[clause.start()..];
+        let period = values::durations(tail)
             .into_iter()
-            .find(|(r, _, _)| TERM_PERIOD_CUE.is_match(&text[clause.start()..][..r.start]))
-            .map(|(_, n, u)| (n, u))
+            .find(|(r, _, _)| {
+                TERM_PERIOD_CUE.is_match(&tail[..r.start])
+                    && !RENEWAL_BEFORE.is_match(&tail[..r.start])
+                    && !CURE_BEFORE.is_match(&tail[..r.start])
+                    && !is_notice_period(tail, r)
+            })
+            .map(|(r, n, u)| (clause.start() + r.end, n, u))
             .or_else(|| {
                 ANNIVERSARY.captures(text).and_then(|c| {
                     let n = match c.get(2) {
                         Some(d) => d.as_str().parse().ok()?,
                         None => values::ordinal(&c[1])?,
                     };
-                    Some((n, pactwise_domain::DurationUnit::Year))
+                    Some((c.get(0)?.end(), n, pactwise_domain::DurationUnit::Year))
                 })
-            });
-        if let (Some((from, from_name)), Some((number, unit))) = (start, period)
+            })
+            .filter(|(at, _, _)| about_the_term(*at + 40));
+        // The period counts from the date the agreement bears when it says so right after it: "one (1) year from
+        // the date first above written", "the first anniversary of the date of this Agreement".
+        let from_signing = period.is_some_and(|(at, _, _)| {
+            let after = &text[at..];
+            FROM_SIGNING.find(after).is_some_and(|m| m.start() <= 20)
+        });
+        if let (Some((from, from_name)), Some((_, number, unit))) = (start(from_signing), period)
             && let Some(end) = values::add_period(from, number, unit)
         {
             let period = Value::Duration { number, unit }.display();
@@ -598,7 +645,7 @@ fn expiration(
                 format!("{} (computed: {from_name}, {}, plus {period})", iso(end).display(), iso(from).display());
             return Some(extracted(index, value, Some(iso(end)), sentence));
         }
-        if period.is_none() && perpetual.is_none() && UNTIL_TERMINATED.is_match(text) {
+        if period.is_none() && perpetual.is_none() && !NOT_THE_TERM.is_match(text) && UNTIL_TERMINATED.is_match(text) {
             perpetual = Some(sentence);
         }
     }

@@ -266,3 +266,33 @@ Date: March 31, 2016";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
     assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-03-31".into() }));
 }
+
+#[test]
+fn the_expiry_counts_from_the_date_the_agreement_bears_and_ignores_cure_periods() {
+    let head = "PROMOTION AGREEMENT\n\nThis Promotion Agreement is made as of March 4, 2016 by and between Ivy Media \
+Inc. (\"Ivy\") and Juniper Foods LLC (\"Juniper\").\n\n1. Promotion. Ivy shall promote the products of Juniper.\n\n";
+    // The first anniversary of the date of this Agreement, although the term begins on another date.
+    let anniversary = format!(
+        "{head}2. Term. The term of this Agreement will begin on April 1, 2016 and end on the first anniversary of the \
+date of this Agreement."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&anniversary)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2017-03-04".into() }));
+
+    // A term until terminated is not overruled by the period to cure a breach named elsewhere.
+    let cure = format!(
+        "{head}2. Term. The term of this Agreement shall commence on the date first written above and shall remain in \
+effect until terminated by either party.\n\n3. Breach. Either party may end this Agreement if the other party's \
+breach is not remedied for a period of thirty (30) days after notice."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&cure)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Perpetual));
+
+    // "until the earlier of (i) a date and (ii) an event" ends on that date.
+    let earlier = format!(
+        "{head}2. Term. The term of this Agreement will continue until the earlier of (i) December 31, 2019 and (ii) \
+the closing of the sale of Juniper."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&earlier)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2019-12-31".into() }));
+}
