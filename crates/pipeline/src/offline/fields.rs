@@ -83,14 +83,14 @@ pub fn extract_fields(index: &ContractIndex) -> Extractions {
     let agreement_date = agreement_date(index);
     let effective_date = effective_date(index, agreement_date.as_ref());
     let expiration_date = expiration(index, effective_date.as_ref(), agreement_date.as_ref());
-    let renewal = renewal(index);
-    let renewal_notice = renewal_notice(index, renewal.as_ref().map(|(i, _)| *i));
+    let (renewal_at, renewal) = renewal(index);
+    let renewal_notice = renewal_notice(index, renewal_at);
     Extractions {
         parties: parties(index),
         agreement_date,
         effective_date,
         expiration_date,
-        renewal: renewal.map(|(_, r)| r),
+        renewal,
         renewal_notice,
         governing_law: governing_law(index),
         ..Extractions::default()
@@ -674,14 +674,16 @@ fn is_notice_period(text: &str, range: &std::ops::Range<usize>) -> bool {
 
 /// The renewal clause (operative text only): the length of each renewal when it names one ("successive one (1)
 /// year periods", "from year to year"), else that the term renews. Periods of notice in the clause are not the
-/// renewal's length.
-fn renewal(index: &ContractIndex) -> Option<(usize, Extracted)> {
+/// renewal's length. Also the sentence the renewal clause was found in (where its notice is looked for), even when
+/// that sentence does not show that the term renews.
+fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
     // The usual wording anywhere, then looser wording ("renewable", "extended by") in a section headed Term; in each
     // pass the first sentence that names the renewal's length wins, else the first that says the term renews.
     let in_term_section = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
     let passes: [(&Regex, bool); 3] = [(&RENEWAL, false), (&RENEWAL_EXTRA, false), (&RENEW_LOOSE, true)];
     for (pattern, term_section_only) in passes {
-        let mut first: Option<(usize, Extracted)> = None;
+        let mut first: Option<Extracted> = None;
+        let mut first_at: Option<usize> = None;
         for (i, sentence) in index.sentences().iter().enumerate() {
             if !index.place(i).is_operative() || (term_section_only && !in_term_section(i)) {
                 continue;
@@ -706,22 +708,41 @@ fn renewal(index: &ContractIndex) -> Option<(usize, Extracted)> {
                         },
                     })
                 });
-            let found = normalized.is_some();
-            let value =
-                normalized.as_ref().map_or_else(|| "renews".to_owned(), |v| format!("renews for {}", v.display()));
-            let candidate = (i, extracted(index, value, normalized, sentence));
-            if found {
-                return Some(candidate);
+            if let Some(v) = normalized {
+                let value = format!("renews for {}", v.display());
+                return (Some(i), Some(extracted(index, value, Some(v), sentence)));
             }
-            first.get_or_insert(candidate);
+            first_at.get_or_insert(i);
+            // Without a length, only a sentence that says the agreement or its term renews (automatically or at a
+            // party's option) says that it renews: never a cure period "extended", confidentiality "during the Term
+            // and any renewals", nor an extension the parties may agree on.
+            if first.is_none() && TERM_RENEWS.is_match(text) && !NOT_A_RENEWAL.is_match(text) {
+                first = Some(extracted(index, RENEWS_UNKNOWN_LENGTH.to_owned(), None, sentence));
+            }
         }
-        if first.is_some() {
-            return first;
+        if first_at.is_some() {
+            return (first_at, first);
         }
     }
-    None
+    (None, None)
 }
 
+/// What the renewal field says when the term renews but the contract does not say for how long.
+pub const RENEWS_UNKNOWN_LENGTH: &str = "renews; the length is not stated";
+/// A sentence about the term renewing: "this Agreement shall automatically renew", "the Term will be extended",
+/// "renews automatically", "successive renewal terms".
+static TERM_RENEWS: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|the\s+(initial\s+|original\s+|then[- ]current\s+)?term|it)\b[^.;]{0,120}\b(shall|will|may|is)\s+(\w+\s+){0,2}(renew|extend)\w*|\bautomatic(ally)?\s+(be\s+)?(renew|extend)\w*|\b(renew|extend)\w*\s+automatically|\bsuccessive\s+(\w+\s+){0,2}(renewal|extension)\s+(terms?|periods?)|\boption\s+to\s+(renew|extend)\s+(this|the)\s+(\w+\s+){0,2}(agreement|term)",
+    )
+});
+/// Renewals that are not the term's: an extension the parties may agree on, a refusal to renew, confidentiality
+/// "during the Term and any renewals".
+static NOT_A_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\bmutual(ly)?\b[^.;]{0,60}\b(renew|extend|extension)|\b(renew|extend)\w*\s+(\w+\s+){0,2}(on|upon|by)\s+(the\s+)?(mutual|written|further)\s+(\w+\s+)?(agreement|consent)|\bagree\w*\s+(in\s+writing\s+)?(to|upon|on)\s+(an?\s+)?(renew|extend|extension)|\bnegotiat\w*[^.;]{0,60}(renew|extension)|\b(renew|extend)\w*[^.;]{0,100}\bmutual(ly)?\s+agree|\bno\s+renewal|\bunless\s+(\w+\s+){0,3}(renewed|extended)|\bconfidential|\bcure\b|\bbreach",
+    )
+});
 static RENEW_LOOSE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extended|extension|extend)\b"));
 
 static NOTICE_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\bnotic\w*|\bnotif\w*"));

@@ -296,3 +296,25 @@ the closing of the sale of Juniper."
     let fields = extract_fields(&ContractIndex::build(&pages(&earlier)));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2019-12-31".into() }));
 }
+
+#[test]
+fn a_renewal_of_unknown_length_is_said_in_words_and_only_from_a_sentence_about_the_term_renewing() {
+    let head = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of March 4, 2016 by and between Kapok Parts Inc. \
+(\"Supplier\") and Larch Motors LLC (\"Buyer\").\n\n1. Supply. Supplier shall supply the parts.\n\n";
+    // A cure period "extended" and an extension the parties may agree on are not a renewal of the term.
+    let not_renewing = format!(
+        "{head}2. Term. This Agreement shall continue until December 31, 2019, unless extended by mutual written \
+agreement of the parties.\n\n3. Cure. The period to cure a breach shall be extended while the breach is being cured."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&not_renewing)));
+    assert_eq!(fields.renewal, None);
+
+    let renewing = format!(
+        "{head}2. Term. This Agreement shall continue until December 31, 2019 and shall thereafter automatically \
+renew unless either party objects."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&renewing)));
+    let renewal = fields.renewal.expect("the term renews");
+    assert_eq!(renewal.value, "renews; the length is not stated");
+    assert_eq!(renewal.normalized, None);
+}
