@@ -328,7 +328,7 @@ static EFFECTIVE: LazyLock<Regex> =
 /// The effective date is the date the agreement bears: "effective as of the date first written above".
 static EFFECTIVE_IS_DATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\beffective\b[^.;]{0,80}\b(date\s+(first\s+)?(set\s+forth|written|stated|mentioned|above)|date\s+hereof|date\s+of\s+(this|the)\s+agreement|execution\s+date|date\s+of\s+execution|signed\s+by\s+(both|all|the\s+last))",
+        r"\beffective\b[^.;]{0,80}\b((day|date)(\s+and\s+year)?\s+(first\s+)?(above\s+)?(set\s+forth|written|stated|mentioned|listed|above)|date\s+hereof|date\s+of\s+(this|the)\s+agreement|execution\s+date|date\s+of\s+execution|signed\s+by\s+(both|all|the\s+last))",
     )
 });
 
@@ -409,6 +409,7 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
     date_in_zones(index, &[Zone::Preamble], None)
         .or_else(|| date_in_zones(index, &[Zone::Cover], Some(&DATED)))
         .map(|(page, range, date)| dated(index, page, range, date))
+        .or_else(|| this_agreement_dated(index))
         .or_else(|| first_dated_sentence(index, 4_000, |text| DATED.is_match(text) || text.contains("dated")))
         .or_else(|| {
             // Short agreements date themselves where they are signed: "executed this 14th day of February 2020".
@@ -417,17 +418,49 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
         })
 }
 
+/// A sentence that dates this agreement itself: "THIS CONTENT LICENSE AGREEMENT (the \"Agreement\") is made as of
+/// this 3rd day of November, 2005", wherever the structure placed it (a preamble read as a recital).
+static THIS_AGREEMENT_DATED: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"^\W*this\s+([\w,&-]+\s+){0,8}(agreement|contract|amendment)\b[^;]{0,120}?\b(is\s+|was\s+)?(made|entered\s+into|dated|executed)\b[^.;]{0,30}$",
+    )
+});
+
+/// The first of the opening sentences (running lines, the contents and signature pages aside) that dates this
+/// agreement itself, with the date right after the dating words.
+fn this_agreement_dated(index: &ContractIndex) -> Option<Extracted> {
+    let mut seen = 0usize;
+    for (i, sentence) in index.sentences().iter().enumerate() {
+        let text = index.sentence_text(sentence);
+        seen += text.len();
+        if seen > 6_000 {
+            break;
+        }
+        let place = index.place(i);
+        if !matches!(place.zone, Zone::Cover | Zone::Preamble | Zone::Recitals | Zone::Operative) {
+            continue;
+        }
+        if let Some((_, date)) =
+            values::dates(text).into_iter().find(|(r, _)| THIS_AGREEMENT_DATED.is_match(&text[..r.start]))
+        {
+            return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
+        }
+    }
+    None
+}
+
 /// Signature lines: "In witness whereof", "/s/", "By:".
 static SIGNING: LazyLock<Regex> = LazyLock::new(|| ci(r"\bin\s+witness\b|/s/|\bby\s*:"));
 static SIGNED_ON: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(executed|signed|dated|entered\s+into|effective|date\s*:)\s+((and|as)\s+\w+\s+)?(this|as\s+of|on)?[^.;]{0,20}$|\bdate\s*:\s*$",
+        r"\b(execute[ds]?|sign(ed|s)?|dated|entered\s+into|effective|date\s*:)\s+((and|as)\s+\w+\s+)?(this|as\s+of|on)?[^.;]{0,20}$|\bdate\s*:\s*$",
     )
 });
 
 /// The effective date: a date the contract calls effective (the preamble's "effective as of", a sentence that
-/// speaks of effectiveness); else, where the contract says it is effective on the date it bears, the agreement
-/// date.
+/// speaks of effectiveness); else the agreement date: quoted where the contract says it is effective on the date
+/// it bears, else (an agreement takes effect when it is made) with the agreement date's quote and a value that says
+/// no other effective date is stated.
 fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Option<Extracted> {
     let near_effective = ci(r"\b(effective|commenc\w*)\b[^.;]{0,80}$");
     if let Some((page, range, date)) = date_in_zones(index, &[Zone::Preamble, Zone::Cover], Some(&near_effective)) {
@@ -464,6 +497,11 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
         .or_else(|| index.sentences().iter().find(|s| index.sentence_text(s).contains("Effective Date")));
     match (says_dated, agreement) {
         (Some(s), Some(a)) => Some(extracted(index, a.value.clone(), a.normalized.clone(), s)),
+        // Said nowhere: an agreement takes effect when it is made, and the value says that is why.
+        (None, Some(a)) => Some(Extracted {
+            value: format!("{} (the date the agreement bears; no other effective date is stated)", a.value),
+            ..a.clone()
+        }),
         _ => None,
     }
 }

@@ -318,3 +318,14 @@ renew unless either party objects."
     assert_eq!(renewal.value, "renews; the length is not stated");
     assert_eq!(renewal.normalized, None);
 }
+
+#[test]
+fn an_agreement_signed_on_a_stated_day_is_dated_by_it_and_takes_effect_then_unless_it_says_otherwise() {
+    let text = "JOINT FILING AGREEMENT\n\nThe undersigned agree that the statement is filed on behalf of each of them.\n\n\
+IN WITNESS WHEREOF, the undersigned hereby execute this Agreement this 14th day of FEBRUARY , 2020.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2020-02-14".into() }));
+    let effective = fields.effective_date.expect("effective when made");
+    assert_eq!(effective.normalized, Some(Value::Date { iso: "2020-02-14".into() }));
+    assert!(effective.value.contains("no other effective date is stated"), "{}", effective.value);
+}
