@@ -160,18 +160,101 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
             break;
         }
     }
-    let Some((preamble, names)) = best else { return Vec::new() };
+    let (preamble, names) = best.unwrap_or(("", Vec::new()));
     let sentence = index.sentences().iter().find(|s| {
         let text = index.sentence_text(s);
-        text.len() > 20 && preamble.contains(text.get(..text.len().min(60)).unwrap_or(text))
+        !preamble.is_empty() && text.len() > 20 && preamble.contains(text.get(..text.len().min(60)).unwrap_or(text))
     });
-    names
+    let mut out: Vec<Extracted> = names
         .into_iter()
         .map(|(value, party)| match sentence {
             Some(s) => extracted(index, value, Some(party), s),
             None => Extracted { value, normalized: Some(party), quote: None, confidence: CONFIDENCE },
         })
-        .collect()
+        .collect();
+    // Organisations that sign and that the opening did not name (agreements among many parties, joint filings
+    // that name their parties only where they sign), quoted with their signature line.
+    for (name, quote) in signing_organisations(index) {
+        let key = comparable_name(&name);
+        let known = out.iter().any(|e| {
+            let have = comparable_name(&e.value);
+            have.contains(&key)
+                || key.contains(&comparable_name(match &e.normalized {
+                    Some(Value::Party { name, .. }) => name,
+                    _ => &e.value,
+                }))
+        });
+        if known || out.len() >= 16 {
+            continue;
+        }
+        let party = Value::Party { name: name.clone(), defined_as: None, role: None };
+        out.push(Extracted {
+            value: party.display(),
+            normalized: Some(party),
+            quote: Some(quote),
+            confidence: CONFIDENCE,
+        });
+    }
+    out
+}
+
+/// A name compared without case, punctuation or spacing ("ACME, INC." is "acme inc").
+fn comparable_name(name: &str) -> String {
+    let lowered = name.to_lowercase();
+    lowered.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// An organisation's name in capitals ending in its legal form, as signature blocks print it: "SCULPTOR CAPITAL LP",
+/// "ACME WIDGETS, INC.".
+static SIGNING_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b[A-Z][A-Z0-9&'./-]*(?:,?\s+[A-Z0-9&'./-]+){0,7}?,?\s+(?:INC|INCORPORATED|LLC|L\.L\.C|LP|L\.P|LLP|LTD|LIMITED|CORPORATION|CORP|COMPANY|TRUST|PLC|GMBH|AG|S\.A|N\.V|B\.V)\b\.?",
+    )
+    .expect("valid")
+});
+
+/// A signatory's title or a signature label, after which a name in capitals starts.
+static SIGNATORY_TITLE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"^(officer|president|director|secretary|manager|member|partner|treasurer|chairman|chair|signatory|counsel|representative|trustee|agent|title|name|date|dated|witness)$",
+    )
+});
+/// Capital words that open a signature line without being a name.
+static SIGNING_LEAD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^((ACKNOWLEDGED|ACCEPTED|AGREED|AND|TO|BY|OF|THIS|AGREEMENT|IN|WITNESS|WHEREOF|FOR|ON|BEHALF|CEO|CFO|COO|PRESIDENT|SECRETARY|DIRECTOR|DATED|SIGNED)[,:]?\s+)+",
+    )
+    .expect("valid")
+});
+
+/// The organisations named in capitals in the signature blocks, each with its line as the quote.
+fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
+    let structure = index.structure();
+    let mut out: Vec<(String, Quote)> = Vec::new();
+    for line in structure.lines.iter().filter(|l| l.zone == Zone::SignatureBlock) {
+        let text = structure.line_text(index.pages(), line);
+        for m in SIGNING_NAME.find_iter(text) {
+            // "By: Clarus IV GP, L.P.": capitals that end a name written in small letters are not a name; after a
+            // signatory's title ("Chief Financial Officer SCULPTOR LP") they are.
+            let before = text[..m.start()].trim_end();
+            let previous = before.rsplit(char::is_whitespace).next().unwrap_or("");
+            let mixed_case = previous.chars().next().is_some_and(char::is_uppercase)
+                && previous.chars().any(char::is_lowercase)
+                && !previous.ends_with([',', ':', ';', ')'])
+                && before.len() == m.start() - 1;
+            if mixed_case && !SIGNATORY_TITLE.is_match(previous) {
+                continue;
+            }
+            // "ACKNOWLEDGED AND AGREED TO ACME INC.", "CEO ACME TRUST": the words before the name are not part of it.
+            let name = SIGNING_LEAD.replace(m.as_str().trim(), "").split_whitespace().collect::<Vec<_>>().join(" ");
+            let key = comparable_name(&name);
+            if key.split(' ').count() < 2 || out.iter().any(|(n, _)| comparable_name(n) == key) {
+                continue;
+            }
+            out.push((name, Quote { text: text.to_owned(), page: line.page }));
+        }
+    }
+    out
 }
 
 fn looks_like_a_name(name: &str) -> bool {

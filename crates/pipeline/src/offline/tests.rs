@@ -329,3 +329,18 @@ IN WITNESS WHEREOF, the undersigned hereby execute this Agreement this 14th day 
     assert_eq!(effective.normalized, Some(Value::Date { iso: "2020-02-14".into() }));
     assert!(effective.value.contains("no other effective date is stated"), "{}", effective.value);
 }
+
+#[test]
+fn organisations_that_sign_are_parties_when_the_opening_does_not_name_them() {
+    let text = "JOINT FILING AGREEMENT\n\nThe undersigned agree that the statement on Schedule 13G is filed on behalf of \
+each of them.\n\nIN WITNESS WHEREOF, the undersigned execute this Agreement as of May 11, 2020.\n\nMAPLE HOLDINGS LP\n\n\
+By: /s/ Ann Lee Name: Ann Lee Title: Chief Financial Officer OAK CAPITAL MANAGEMENT, INC.\n\nBy: /s/ Ann Lee\n\n\
+By: Rowan Fund GP, L.P.";
+    let names: Vec<String> =
+        extract_fields(&ContractIndex::build(&pages(text))).parties.into_iter().map(|p| p.value).collect();
+    assert_eq!(
+        names,
+        ["MAPLE HOLDINGS LP", "OAK CAPITAL MANAGEMENT, INC."],
+        "capitals ending a mixed-case name are not one"
+    );
+}
