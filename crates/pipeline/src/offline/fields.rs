@@ -184,7 +184,7 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
                     _ => &e.value,
                 }))
         });
-        if known || out.len() >= 16 {
+        if known || out.len() >= 64 {
             continue;
         }
         let party = Value::Party { name: name.clone(), defined_as: None, role: None };
@@ -219,6 +219,10 @@ static SIGNATORY_TITLE: LazyLock<Regex> = LazyLock::new(|| {
         r"^(officer|president|director|secretary|manager|member|partner|treasurer|chairman|chair|signatory|counsel|representative|trustee|agent|title|name|date|dated|witness)$",
     )
 });
+/// The formula that names who signs: "For and on behalf of X", "Signed for and on behalf of X".
+static ON_BEHALF_OF: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\bfor\s+and\s+on\s+behalf\s+of\s*:?\s+([^\s:(][^:(]{1,80}?)(?:\s{2,}|\s+by\s*:|\s+name\s*:|\s*\(|$)")
+});
 /// Capital words that open a signature line without being a name.
 static SIGNING_LEAD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -233,6 +237,18 @@ fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
     let mut out: Vec<(String, Quote)> = Vec::new();
     for line in structure.lines.iter().filter(|l| l.zone == Zone::SignatureBlock) {
         let text = structure.line_text(index.pages(), line);
+        // "For and on behalf of Belgacom S.A.  By: ...": the name after the formula, in any case.
+        for c in ON_BEHALF_OF.captures_iter(text) {
+            let name = keep_abbreviation_stop(c[1].trim().trim_end_matches([',', ':', ';']).trim_end());
+            let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+            let key = comparable_name(&name);
+            if looks_like_a_name(&name)
+                && !name.starts_with("The Part")
+                && !out.iter().any(|(n, _)| comparable_name(n) == key)
+            {
+                out.push((name, Quote { text: text.to_owned(), page: line.page }));
+            }
+        }
         for m in SIGNING_NAME.find_iter(text) {
             // "By: Clarus IV GP, L.P.": capitals that end a name written in small letters are not a name; after a
             // signatory's title ("Chief Financial Officer SCULPTOR LP") they are.

@@ -344,3 +344,13 @@ By: Rowan Fund GP, L.P.";
         "capitals ending a mixed-case name are not one"
     );
 }
+
+#[test]
+fn each_party_signing_for_and_on_behalf_of_itself_is_a_party() {
+    let text = "CONSTRUCTION AND MAINTENANCE AGREEMENT\n\nTHIS AGREEMENT is made among the Parties signatory hereto.\n\n\
+1. Cable. The Parties shall build the cable.\n\nIN WITNESS WHEREOF, the Parties have signed this Agreement.\n\n\
+For and on behalf of Quince Telecom plc     By: /s/ R. Roe\n\nFor and on behalf of Sorrel Networks B.V.\n\nBy: /s/ T. Poe";
+    let names: Vec<String> =
+        extract_fields(&ContractIndex::build(&pages(text))).parties.into_iter().map(|p| p.value).collect();
+    assert_eq!(names, ["Quince Telecom plc", "Sorrel Networks B.V."]);
+}
