@@ -219,6 +219,7 @@ static SIGNATORY_TITLE: LazyLock<Regex> = LazyLock::new(|| {
         r"^(officer|president|director|secretary|manager|member|partner|treasurer|chairman|chair|signatory|counsel|representative|trustee|agent|title|name|date|dated|witness)$",
     )
 });
+static IN_WITNESS: LazyLock<Regex> = LazyLock::new(|| ci(r"\bin\s+witness\s+(whereof|thereof)\b"));
 /// The formula that names who signs: "For and on behalf of X", "Signed for and on behalf of X".
 static ON_BEHALF_OF: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"\bfor\s+and\s+on\s+behalf\s+of\s*:?\s+([^\s:(][^:(]{1,80}?)(?:\s{2,}|\s+by\s*:|\s+name\s*:|\s*\(|$)")
@@ -235,8 +236,23 @@ static SIGNING_LEAD: LazyLock<Regex> = LazyLock::new(|| {
 fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
     let structure = index.structure();
     let mut out: Vec<(String, Quote)> = Vec::new();
-    for line in structure.lines.iter().filter(|l| l.zone == Zone::SignatureBlock) {
+    // The signature blocks, and signature pages the structure did not recognise as such (the line that opens
+    // them with "In witness whereof", and lines signing "for and on behalf of" a party after it).
+    let mut witnessed = false;
+    for line in &structure.lines {
+        if matches!(
+            line.zone,
+            Zone::RunningHeader | Zone::RunningFooter | Zone::PageNumber | Zone::TableOfContents | Zone::Cover
+        ) {
+            continue;
+        }
         let text = structure.line_text(index.pages(), line);
+        let opens_signatures = IN_WITNESS.is_match(text);
+        witnessed |= opens_signatures;
+        let in_block = line.zone == Zone::SignatureBlock || opens_signatures;
+        if !in_block && !(witnessed && ON_BEHALF_OF.is_match(text)) {
+            continue;
+        }
         // "For and on behalf of Belgacom S.A.  By: ...": the name after the formula, in any case.
         for c in ON_BEHALF_OF.captures_iter(text) {
             let name = keep_abbreviation_stop(c[1].trim().trim_end_matches([',', ':', ';']).trim_end());
