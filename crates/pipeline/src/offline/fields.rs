@@ -648,7 +648,7 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
 
 static TERM_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|this\s+(\w+\s+){0,2}agreement\s+(shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude))",
+        r#"["“](term|initial\s+term|contract\s+period|agreement\s+period)["”]\s+(shall\s+)?means?\b|\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|this\s+(\w+\s+){0,2}agreement\s+(shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude))"#,
     )
 });
 static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b"));
@@ -695,13 +695,16 @@ static FROM_SIGNING: LazyLock<Regex> = LazyLock::new(|| {
 });
 static ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(?:(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)(?:\s*\(\s*\d+\s*(?:st|nd|rd|th)\s*\))?|(\d+)\s*(?:st|nd|rd|th))\s+anniversary\b",
+        r"\b(?:(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)(?:\s*\(\s*\d+\s*(?:st|nd|rd|th|t\s?h)\s*\))?|(\d+)\s*(?:st|nd|rd|th))\s+anniversary\b",
     )
 });
 static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\bperpetu\w*|\bindefinite\w*|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
     )
+});
+static END_OF_YEAR: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(?:until|through|expir\w*\s+at)\s+the\s+end\s+of\s+(?:(?:the\s+)?(?:calendar|fiscal)\s+year\s+)?(\d{4})\b")
 });
 /// The start of the term when it is not the effective date: "commence on March 1, 2020", "begin on".
 static START_CUE: LazyLock<Regex> =
@@ -786,6 +789,13 @@ fn expiration(
             .filter(|(at, _, _)| about_the_term(*at + 40));
         // The period counts from the date the agreement bears when it says so right after it: "one (1) year from
         // the date first above written", "the first anniversary of the date of this Agreement".
+        // "until the end of 2006": the last day of that year.
+        if let Some(c) = END_OF_YEAR.captures(text)
+            && let Some(end) = c[1].parse().ok().and_then(|y| chrono::NaiveDate::from_ymd_opt(y, 12, 31))
+            && about_the_term(c.get(0).map_or(0, |m| m.end()))
+        {
+            return Some(extracted(index, iso(end).display(), Some(iso(end)), sentence));
+        }
         let from_signing = period.is_some_and(|(at, _, _)| {
             let after = &text[at..];
             FROM_SIGNING.find(after).is_some_and(|m| m.start() <= 20)

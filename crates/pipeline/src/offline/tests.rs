@@ -354,3 +354,19 @@ For and on behalf of Quince Telecom plc     By: /s/ R. Roe\n\nFor and on behalf 
         extract_fields(&ContractIndex::build(&pages(text))).parties.into_iter().map(|p| p.value).collect();
     assert_eq!(names, ["Quince Telecom plc", "Sorrel Networks B.V."]);
 }
+
+#[test]
+fn the_term_defined_as_a_period_or_running_to_the_end_of_a_year_gives_the_expiry() {
+    let head = "SPONSORSHIP AGREEMENT\n\nThis Sponsorship Agreement is made as of March 4, 2016 by and between Ivy Media \
+Inc. (\"Ivy\") and Juniper Foods LLC (\"Juniper\").\n\n";
+    let defined = format!(
+        "{head}1. Definitions. \"Contract Period\" shall mean that period of time from March 4, 2016 through December \
+31, 2018.\n\n2. Sponsorship. Juniper shall sponsor the events of Ivy during the Contract Period."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&defined)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2018-12-31".into() }));
+
+    let end_of_year = format!("{head}1. Term. This agreement will be in effect until the end of 2017.");
+    let fields = extract_fields(&ContractIndex::build(&pages(&end_of_year)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2017-12-31".into() }));
+}
