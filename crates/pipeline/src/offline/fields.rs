@@ -55,7 +55,7 @@ static PARTY_LEAD: LazyLock<Regex> = LazyLock::new(|| {
 static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| ci(r"(\bbetween\b|\bamong\b|\band\b|;|:|\)\s*,|\n\s*\n)"));
 static RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"(automatically\s+(be\s+)?(renew|extend)|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
+        r"(automatically\s+(be\s+)?(renew|extend)|\bautomatic\s+([\w-]+\s+){0,3}(renewal|extension)s?\b|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
     )
 });
 
@@ -825,7 +825,9 @@ static NOTICE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"(at\s+least|not\s+less\s+than|no\s+less\s+than|no\s+later\s+than|minimum\s+of|upon|with|giving|within)\s*$")
 });
 static NOTICE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"^[\s)]*'?\s*(\w+\s+)?(prior|before|in\s+advance|preceding|notice|written\s+notice|notification|ahead)")
+    ci(
+        r"^[\s)]*'?\s*((written|advance|formal|express|calendar|business|days'?|months'?)\s+)?(prior|before|in\s+advance|preceding|notice|written\s+notice|notification|ahead)",
+    )
 });
 static EVERY: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"\b(year[\s-]+to[\s-]+year|each\s+year|annual(ly)?|every\s+year)\b|\b(month[\s-]+to[\s-]+month|each\s+month)\b")

@@ -370,3 +370,27 @@ Inc. (\"Ivy\") and Juniper Foods LLC (\"Juniper\").\n\n";
     let fields = extract_fields(&ContractIndex::build(&pages(&end_of_year)));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2017-12-31".into() }));
 }
+
+#[test]
+fn a_renewal_by_notice_or_as_automatic_extensions_keeps_its_length() {
+    let head = "LICENSE AGREEMENT\n\nThis License Agreement is made as of March 4, 2016 by and between Ivy Media Inc. \
+(\"Ivy\") and Juniper Foods LLC (\"Juniper\").\n\n";
+    let by_notice = format!(
+        "{head}7. Term. This Agreement may be renewed for an additional term of ten (10) years by notice in writing \
+given by Juniper at the expiry of the Term."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&by_notice)));
+    assert_eq!(
+        fields.renewal.and_then(|r| r.normalized),
+        Some(Value::Duration { number: 10, unit: DurationUnit::Year })
+    );
+    let automatic = format!(
+        "{head}7. Term. The Term will be 3 years from the Effective Date with automatic 2 year term extensions unless \
+either party objects."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&automatic)));
+    assert_eq!(
+        fields.renewal.and_then(|r| r.normalized),
+        Some(Value::Duration { number: 2, unit: DurationUnit::Year })
+    );
+}
