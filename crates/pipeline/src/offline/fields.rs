@@ -250,7 +250,8 @@ fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
         let opens_signatures = IN_WITNESS.is_match(text);
         witnessed |= opens_signatures;
         let in_block = line.zone == Zone::SignatureBlock || opens_signatures;
-        if !in_block && !(witnessed && ON_BEHALF_OF.is_match(text)) {
+        let signs_after_witness = witnessed && ON_BEHALF_OF.is_match(text);
+        if !(in_block || signs_after_witness) {
             continue;
         }
         // "For and on behalf of Belgacom S.A.  By: ...": the name after the formula, in any case.
