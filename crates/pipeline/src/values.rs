@@ -45,7 +45,7 @@ const ORDINAL_SUFFIX: &str = r"(?:st|nd|rd|th|s\s?t|n\s?d|r\s?d|t\s?h)?";
 
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     ci(&format!(
-        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}\s*,?\s+(?P<y1>\d{{4}})|(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:day\s+of\s+)?(?P<m2>{MONTH_PATTERN}),?\s+(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}}))\b"
+        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}\s*,?\s+(?P<y1>\d{{4}})|(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:day\s+of[\s_-]+)?(?P<m2>{MONTH_PATTERN})\s*,?\s+(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}}))\b"
     ))
 });
 
@@ -110,7 +110,7 @@ const NUMBER_WORDS: [(&str, u32); 28] = [
 
 static DURATION: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(?:(?P<words>(?:(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a|an)[\s-]*)+)\s*)?(?:\(\s*(?P<paren>\d{1,4})\s*\)|(?P<digits>\d{1,4}))?[\s-]*(?P<kind>calendar\s+|business\s+|working\s+)?(?P<unit>days?|weeks?|months?|years?)\b",
+        r"\b(?:(?P<words>(?:(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a|an)[\s-]*)+)\s*)?(?:\(\s*(?P<paren>\d{1,4})\s*\)|(?P<digits>\d{1,4}))?[\s-]*(?:full\s+)?(?P<kind>calendar\s+|business\s+|working\s+)?(?P<unit>days?|weeks?|months?|years?)\b",
     )
 });
 

@@ -150,8 +150,18 @@ pub fn parse_section_number(line: &str) -> Option<SectionNumber> {
         let len = c.get(0).map_or(0, |m| m.len());
         let rest = &line[len..];
         let single = !raw.contains('.');
-        // "1 Company" or "2019 Fees" are not headings: a single number needs its full stop or bracket.
-        if single && c.get(2).is_none() && !rest.is_empty() {
+        // "1 Company" or "2019 Fees" are not headings: a single number needs its full stop or bracket, unless a wide
+        // gap sets it apart from a heading in capitals ("1    TERM").
+        let gap_heading = || {
+            let gap = c.get(0).map_or("", |m| m.as_str())[raw.len()..].to_owned();
+            let width = gap.chars().filter(|c| c.is_whitespace()).count();
+            (gap.contains('\t') || (3..=10).contains(&width))
+                && rest.split_whitespace().count() <= 8
+                && !rest.chars().any(|c| c.is_ascii_digit())
+                && rest.chars().any(char::is_alphabetic)
+                && !rest.chars().any(char::is_lowercase)
+        };
+        if single && c.get(2).is_none() && !rest.is_empty() && !gap_heading() {
             return None;
         }
         if !(rest.is_empty() || rest.starts_with(|c: char| c.is_uppercase() || c == '"' || c == '“' || c == '(')) {
@@ -430,6 +440,14 @@ mod tests {
         assert_eq!(number("(a) Recoveries. Any monetary recovery"), Some(("(a)".into(), None)));
         assert_eq!(number("ARTICLE ONE"), Some(("ARTICLE ONE".into(), Some("1".into()))));
         assert_eq!(number("2. 2. 1.   an expression which denotes"), Some(("2.2.1".into(), Some("2.2.1".into()))));
+        assert_eq!(
+            number("1    TERM"),
+            Some(("1".into(), Some("1".into()))),
+            "a wide gap before a heading in capitals"
+        );
+        assert_eq!(number("1 Company"), None);
+        assert_eq!(number("3    units of the Product"), None);
+        assert_eq!(number("1                              EXHIBIT 10.13"), None, "a page number far from a title");
     }
 
     #[test]

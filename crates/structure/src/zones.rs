@@ -317,6 +317,19 @@ mod tests {
     }
 
     #[test]
+    fn recitals_without_a_closing_formula_end_at_the_first_numbered_section() {
+        let text = "HOSTING AGREEMENT\n\nThis Agreement is made on this 12th day of May 2003 by and between Alder Web, \
+Inc. and Birch Stores LLC.\n\nWhereas, Alder builds web sites.\n\nWhereas Birch wishes to buy them.\n\nBe it agreed on \
+this day that the following will govern the relationship between the parties.\n\n1    TERM\n\nThis agreement shall \
+be for a term of five years.\n\n2    SERVICES\n\nAlder shall host the sites.\n\n3    FEES\n\nBirch shall pay the \
+fees.\n\n4    NOTICES\n\nNotices shall be in writing.\n\n5    LAW\n\nThe laws of Ohio govern.";
+        let pages = vec![Page::plain(1, text)];
+        let s = DocumentStructure::build(&pages);
+        assert_eq!(zone_of(&s, &pages, "Whereas Birch"), Zone::Recitals);
+        assert_eq!(zone_of(&s, &pages, "This agreement shall be for a term"), Zone::Operative);
+    }
+
+    #[test]
     fn sections_nest_and_carry_their_headings() {
         let pages = vec![Page::plain(1, CONTRACT)];
         let s = DocumentStructure::build(&pages);

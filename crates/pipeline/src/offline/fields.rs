@@ -31,11 +31,14 @@ static ORGANISED_UNDER: LazyLock<Regex> =
     LazyLock::new(|| ci(r"(organi[sz]ed|incorporated|existing|formed|registered)\s+(and\s+existing\s+)?under"));
 static PREAMBLE_START: LazyLock<Regex> =
     LazyLock::new(|| ci(r"\b(by\s+and\s+between|by\s+and\s+among|between|among|entered\s+into\s+by|made\s+by)\b"));
-static DEFINED_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"\((?:[^()"“”]{0,60}?)["“]([^"”]{1,60})["”][^()]{0,80}\)"#).expect("valid"));
+static DEFINED_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r#"\((?:[^()"“”]{0,200}?)["“]([^"”]{1,60})["”][^()]{0,160}\)|\bhereinafter\s+(?:(?:referred\s+to|called|known)\s+)?(?:as\s+)?(?:the\s+)?["“]([^"”]{1,60})["”]"#,
+    )
+});
 static NAME_CUT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r",?\s+(an?\s+([\w.-]+\s+){0,4}(corporation|company|limited|partnership|llc|entity|organi[sz]ation|bank|society|association|trust|institution|university|individual|resident|citizen|person|national)|organi[sz]ed|incorporated\s+(under|in)|having\s+(its|a)|with\s+(its|a)\s+(principal|registered)|whose|located|residing|of\s+\d|\(|\bat\s+\d)",
+        r",?\s+(an?\s+([\w.-]+\s+){0,4}(corporation|company|limited|partnership|llc|entity|organi[sz]ation|bank|society|association|trust|institution|university|individual|resident|citizen|person|national)|organi[sz]ed|incorporated\s+(under|in)|having\s+(its|a)|with\s+(its|a)\s+(principal|registered)|whose|located|residing|of\s+\d|\d{3,}\b|\(|\bat\s+\d)",
     )
 });
 static PREAMBLE_END: LazyLock<Regex> = LazyLock::new(|| {
@@ -52,7 +55,7 @@ static PARTY_LEAD: LazyLock<Regex> = LazyLock::new(|| {
 static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| ci(r"(\bbetween\b|\bamong\b|\band\b|;|:|\)\s*,|\n\s*\n)"));
 static RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"(automatically\s+(be\s+)?(renew|extend)|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
+        r"(automatically\s+(be\s+)?(renew|extend)|\bautomatic\s+([\w-]+\s+){0,3}(renewal|extension)s?\b|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
     )
 });
 
@@ -80,14 +83,14 @@ pub fn extract_fields(index: &ContractIndex) -> Extractions {
     let agreement_date = agreement_date(index);
     let effective_date = effective_date(index, agreement_date.as_ref());
     let expiration_date = expiration(index, effective_date.as_ref(), agreement_date.as_ref());
-    let renewal = renewal(index);
-    let renewal_notice = renewal_notice(index, renewal.as_ref().map(|(i, _)| *i));
+    let (renewal_at, renewal) = renewal(index);
+    let renewal_notice = renewal_notice(index, renewal_at);
     Extractions {
         parties: parties(index),
         agreement_date,
         effective_date,
         expiration_date,
-        renewal: renewal.map(|(_, r)| r),
+        renewal,
         renewal_notice,
         governing_law: governing_law(index),
         ..Extractions::default()
@@ -129,28 +132,178 @@ pub fn governing_law(index: &ContractIndex) -> Option<Extracted> {
     None
 }
 
-/// The parties named in the preamble: each defined name in brackets ("Acme"), with the name written before it.
+/// The parties named in the preamble: each defined name in brackets ("Acme") or after "hereinafter referred to as",
+/// with the name written before it; a last party the preamble names without defining a name for it. A cover that
+/// names the parties ("between X and Y") may come before the preamble that defines them: the first opening that
+/// names two parties wins, else the one that names the most.
 pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
     let head = index.head();
-    // The opening paragraph from "between" or "among"; where the parties come first ("X ("A") and Y ("B") agree"),
+    // The opening paragraphs from "between" or "among"; where the parties come first ("X ("A") and Y ("B") agree"),
     // the paragraph the structure calls the preamble, else the head.
-    let window = match PREAMBLE_START.find(head) {
-        Some(start) => &head[start.start()..],
-        None => first_run(index, Zone::Preamble).unwrap_or(head),
-    };
-    let mut preamble = &window[..floor_boundary(window, 1_000.min(window.len()))];
-    if let Some(end) = PREAMBLE_END.find(preamble) {
-        preamble = &preamble[..end.start()];
+    let mut windows: Vec<&str> = PREAMBLE_START.find_iter(head).take(4).map(|m| &head[m.start()..]).collect();
+    windows.extend(first_run(index, Zone::Preamble));
+    if windows.is_empty() {
+        windows.push(head);
     }
+    let mut best: Option<(&str, Vec<(String, Value)>)> = None;
+    for window in windows {
+        let mut preamble = &window[..floor_boundary(window, 1_000.min(window.len()))];
+        if let Some(end) = PREAMBLE_END.find(preamble) {
+            preamble = &preamble[..end.start()];
+        }
+        let names = parties_in(head, preamble);
+        let enough = names.len() >= 2;
+        if best.as_ref().is_none_or(|(_, b)| names.len() > b.len()) {
+            best = Some((preamble, names));
+        }
+        if enough {
+            break;
+        }
+    }
+    let (preamble, names) = best.unwrap_or(("", Vec::new()));
     let sentence = index.sentences().iter().find(|s| {
         let text = index.sentence_text(s);
-        text.len() > 20 && preamble.contains(text.get(..text.len().min(60)).unwrap_or(text))
+        !preamble.is_empty() && text.len() > 20 && preamble.contains(text.get(..text.len().min(60)).unwrap_or(text))
     });
+    let mut out: Vec<Extracted> = names
+        .into_iter()
+        .map(|(value, party)| match sentence {
+            Some(s) => extracted(index, value, Some(party), s),
+            None => Extracted { value, normalized: Some(party), quote: None, confidence: CONFIDENCE },
+        })
+        .collect();
+    // Organisations that sign and that the opening did not name (agreements among many parties, joint filings
+    // that name their parties only where they sign), quoted with their signature line.
+    for (name, quote) in signing_organisations(index) {
+        let key = comparable_name(&name);
+        let known = out.iter().any(|e| {
+            let have = comparable_name(&e.value);
+            have.contains(&key)
+                || key.contains(&comparable_name(match &e.normalized {
+                    Some(Value::Party { name, .. }) => name,
+                    _ => &e.value,
+                }))
+        });
+        if known || out.len() >= 64 {
+            continue;
+        }
+        let party = Value::Party { name: name.clone(), defined_as: None, role: None };
+        out.push(Extracted {
+            value: party.display(),
+            normalized: Some(party),
+            quote: Some(quote),
+            confidence: CONFIDENCE,
+        });
+    }
+    out
+}
+
+/// A name compared without case, punctuation or spacing ("ACME, INC." is "acme inc").
+fn comparable_name(name: &str) -> String {
+    let lowered = name.to_lowercase();
+    lowered.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// An organisation's name in capitals ending in its legal form, as signature blocks print it: "SCULPTOR CAPITAL LP",
+/// "ACME WIDGETS, INC.".
+static SIGNING_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b[A-Z][A-Z0-9&'./-]*(?:,?\s+[A-Z0-9&'./-]+){0,7}?,?\s+(?:INC|INCORPORATED|LLC|L\.L\.C|LP|L\.P|LLP|LTD|LIMITED|CORPORATION|CORP|COMPANY|TRUST|PLC|GMBH|AG|S\.A|N\.V|B\.V)\b\.?",
+    )
+    .expect("valid")
+});
+
+/// A signatory's title or a signature label, after which a name in capitals starts.
+static SIGNATORY_TITLE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"^(officer|president|director|secretary|manager|member|partner|treasurer|chairman|chair|signatory|counsel|representative|trustee|agent|title|name|date|dated|witness)$",
+    )
+});
+static IN_WITNESS: LazyLock<Regex> = LazyLock::new(|| ci(r"\bin\s+witness\s+(whereof|thereof)\b"));
+/// The formula that names who signs: "For and on behalf of X", "Signed for and on behalf of X".
+static ON_BEHALF_OF: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\bfor\s+and\s+on\s+behalf\s+of\s*:?\s+([^\s:(][^:(]{1,80}?)(?:\s{2,}|\s+by\s*:|\s+name\s*:|\s*\(|$)")
+});
+/// Capital words that open a signature line without being a name.
+static SIGNING_LEAD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^((ACKNOWLEDGED|ACCEPTED|AGREED|AND|TO|BY|OF|THIS|AGREEMENT|IN|WITNESS|WHEREOF|FOR|ON|BEHALF|CEO|CFO|COO|PRESIDENT|SECRETARY|DIRECTOR|DATED|SIGNED)[,:]?\s+)+",
+    )
+    .expect("valid")
+});
+
+/// The organisations named in capitals in the signature blocks, each with its line as the quote.
+fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
+    let structure = index.structure();
+    let mut out: Vec<(String, Quote)> = Vec::new();
+    // The signature blocks, and signature pages the structure did not recognise as such (the line that opens
+    // them with "In witness whereof", and lines signing "for and on behalf of" a party after it).
+    let mut witnessed = false;
+    for line in &structure.lines {
+        if matches!(
+            line.zone,
+            Zone::RunningHeader | Zone::RunningFooter | Zone::PageNumber | Zone::TableOfContents | Zone::Cover
+        ) {
+            continue;
+        }
+        let text = structure.line_text(index.pages(), line);
+        let opens_signatures = IN_WITNESS.is_match(text);
+        witnessed |= opens_signatures;
+        let in_block = line.zone == Zone::SignatureBlock || opens_signatures;
+        let signs_after_witness = witnessed && ON_BEHALF_OF.is_match(text);
+        if !(in_block || signs_after_witness) {
+            continue;
+        }
+        // "For and on behalf of Belgacom S.A.  By: ...": the name after the formula, in any case.
+        for c in ON_BEHALF_OF.captures_iter(text) {
+            let name = keep_abbreviation_stop(c[1].trim().trim_end_matches([',', ':', ';']).trim_end());
+            let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+            let key = comparable_name(&name);
+            if looks_like_a_name(&name)
+                && !name.starts_with("The Part")
+                && !out.iter().any(|(n, _)| comparable_name(n) == key)
+            {
+                out.push((name, Quote { text: text.to_owned(), page: line.page }));
+            }
+        }
+        for m in SIGNING_NAME.find_iter(text) {
+            // "By: Clarus IV GP, L.P.": capitals that end a name written in small letters are not a name; after a
+            // signatory's title ("Chief Financial Officer SCULPTOR LP") they are.
+            let before = text[..m.start()].trim_end();
+            let previous = before.rsplit(char::is_whitespace).next().unwrap_or("");
+            let mixed_case = previous.chars().next().is_some_and(char::is_uppercase)
+                && previous.chars().any(char::is_lowercase)
+                && !previous.ends_with([',', ':', ';', ')'])
+                && before.len() == m.start() - 1;
+            if mixed_case && !SIGNATORY_TITLE.is_match(previous) {
+                continue;
+            }
+            // "ACKNOWLEDGED AND AGREED TO ACME INC.", "CEO ACME TRUST": the words before the name are not part of it.
+            let name = SIGNING_LEAD.replace(m.as_str().trim(), "").split_whitespace().collect::<Vec<_>>().join(" ");
+            let key = comparable_name(&name);
+            if key.split(' ').count() < 2 || out.iter().any(|(n, _)| comparable_name(n) == key) {
+                continue;
+            }
+            out.push((name, Quote { text: text.to_owned(), page: line.page }));
+        }
+    }
+    out
+}
+
+fn looks_like_a_name(name: &str) -> bool {
+    name.chars().filter(|c| c.is_alphabetic()).count() >= 2
+        && name.split_whitespace().count() <= 10
+        && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
+        && !NOT_PARTY_NAMES.contains(&name.to_lowercase().as_str())
+}
+
+/// The parties one opening paragraph names.
+fn parties_in(head: &str, preamble: &str) -> Vec<(String, Value)> {
     let mut names: Vec<(String, Value)> = Vec::new();
     let mut last_end = 0;
     for caps in DEFINED_NAME.captures_iter(preamble) {
         let whole = caps.get(0).expect("group 0");
-        let defined = caps[1].trim().to_owned();
+        let defined = caps.get(1).or_else(|| caps.get(2)).map_or("", |m| m.as_str()).trim().to_owned();
         let before = &preamble[last_end..whole.start()];
         last_end = whole.end();
         if NOT_PARTY_NAMES.contains(&defined.to_lowercase().as_str()) {
@@ -158,12 +311,6 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
         }
         // The name opens the text since the previous party ("and Acme Inc., a Delaware corporation with its office
         // at ... (\"Acme\")"); failing that, it follows the last separator.
-        let looks_like_a_name = |name: &str| {
-            name.chars().filter(|c| c.is_alphabetic()).count() >= 2
-                && name.split_whitespace().count() <= 10
-                && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
-                && !NOT_PARTY_NAMES.contains(&name.to_lowercase().as_str())
-        };
         let name_in = |segment: &str| {
             let cut = NAME_CUT.find(segment).map_or(segment, |m| &segment[..m.start()]);
             let name = cut.trim().trim_matches(|c: char| c == ',' || c == ':' || c == ';' || c.is_whitespace());
@@ -173,9 +320,9 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
         let opening = name_in(lead);
         let segment = SEPARATOR.find_iter(before).last().map_or(before, |m| &before[m.end()..]);
         let name = if looks_like_a_name(&opening) { opening } else { name_in(segment) };
-        let looks_like_a_name = looks_like_a_name(&name);
-        let party = if !looks_like_a_name || name.eq_ignore_ascii_case(&defined) {
-            let name = if looks_like_a_name { name } else { defined };
+        let is_name = looks_like_a_name(&name);
+        let party = if !is_name || name.eq_ignore_ascii_case(&defined) {
+            let name = if is_name { name } else { defined };
             Value::Party { name, defined_as: None, role: None }
         } else {
             Value::Party { name, defined_as: Some(defined), role: None }
@@ -184,27 +331,49 @@ pub fn parties(index: &ContractIndex) -> Vec<Extracted> {
         if !names.iter().any(|(n, _)| n.eq_ignore_ascii_case(&value)) {
             names.push((value, party));
         }
-        if names.len() == 6 {
+        if names.len() == 12 {
             break;
         }
     }
     if names.is_empty() {
-        names = undefined_parties(head, preamble);
+        return undefined_parties(head, preamble);
+    }
+    // "between Acme Inc. ("Acme"), and Beta Corp. 10 Main Street ...": a last party named without a defined name.
+    if let Some(rest) = preamble.get(last_end..)
+        && let Some(m) = LAST_AND.find(rest)
+    {
+        let piece = &rest[m.end()..];
+        let cut = [NAME_CUT.find(piece), UNDEFINED_CUT.find(piece)].into_iter().flatten().map(|m| m.start()).min();
+        let name = keep_abbreviation_stop(
+            piece[..cut.unwrap_or(piece.len())].trim().trim_matches(|c: char| c == ',' || c.is_whitespace()),
+        );
+        if looks_like_a_name(name) && ORGANISATION.is_match(name) {
+            let party = Value::Party { name: name.to_owned(), defined_as: None, role: None };
+            names.push((party.display(), party));
+        }
     }
     names
-        .into_iter()
-        .map(|(value, party)| match sentence {
-            Some(s) => extracted(index, value, Some(party), s),
-            None => Extracted { value, normalized: Some(party), quote: None, confidence: CONFIDENCE },
-        })
-        .collect()
 }
 
-static PARTY_LETTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^[ \t]*(Party\s+[A-Z])\s*:\s*\n?\s*([^\n:]{3,100})$").expect("valid"));
+/// The text after the last defined name that opens a further party: ", and".
+static LAST_AND: LazyLock<Regex> = LazyLock::new(|| ci(r"^[\s,;)]*\band\b[\s,:]*"));
+/// A name that says it is an organisation ("Inc.", "Corporation", "LLC", "Ltd", "GmbH").
+static ORGANISATION: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(inc|incorporated|corp|corporation|company|co|llc|l\.l\.c|ltd|limited|lp|l\.p|llp|plc|gmbh|ag|sa|s\.a|nv|n\.v|bv|b\.v|trust|bank|association|partners|group|holdings)\b\.?$",
+    )
+});
+
+static PARTY_LETTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+            r"(?m)(?:^|\s{2,})[ \t]*(Party\s+[A-Z])\s*:\s*([^\n:]{3,100}?)(?:\s+(?:(?:Registered\s+|Legal\s+|Business\s+)?(?:Address|Domicile|Contact|Tel|Telephone|Legal\s+representative|Authori[sz]ed\s+signatory|Representative))\s*:|\s{3,}|[ \t]*$)",
+        )
+        .expect("valid")
+});
 static AND: LazyLock<Regex> = LazyLock::new(|| ci(r"\band\b"));
 static BETWEEN: LazyLock<Regex> = LazyLock::new(|| ci(r"^\W*(by\s+and\s+)?(between|among)\s*:?"));
-static UNDEFINED_CUT: LazyLock<Regex> = LazyLock::new(|| ci(r"\bhereinafter\b|\baddress\b|,\s*\d|\n\s*\n|\s{3,}"));
+static UNDEFINED_CUT: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\bhereinafter\b|\baddress\b|,\s*\d|\s\d{3,}\b|\n\s*\n|\s{3,}"));
 
 /// A name without its closing full stop, unless the stop ends an abbreviation of a company form ("Acme Inc.",
 /// "Beta S.A.", "Gamma Co."), which is part of the name.
@@ -234,7 +403,7 @@ fn undefined_parties(head: &str, preamble: &str) -> Vec<(String, Value)> {
         }
     }
     let mut out: Vec<(String, Value)> = Vec::new();
-    for caps in PARTY_LETTER.captures_iter(head).take(4) {
+    for caps in PARTY_LETTER.captures_iter(head).take(6) {
         push(&mut out, &caps[2], Some(caps[1].to_owned()));
     }
     if !out.is_empty() {
@@ -242,6 +411,8 @@ fn undefined_parties(head: &str, preamble: &str) -> Vec<(String, Value)> {
     }
     let Some(start) = BETWEEN.find(preamble) else { return out };
     for piece in AND.split(&preamble[start.end()..]).take(3) {
+        // "between\n\nACME INC.\n\nand\n\nBETA LLC": the name starts after the blank lines around it.
+        let piece = piece.trim_start();
         let cut = [NAME_CUT.find(piece), UNDEFINED_CUT.find(piece)].into_iter().flatten().map(|m| m.start()).min();
         push(&mut out, &piece[..cut.unwrap_or(piece.len())], None);
     }
@@ -273,7 +444,7 @@ static EFFECTIVE: LazyLock<Regex> =
 /// The effective date is the date the agreement bears: "effective as of the date first written above".
 static EFFECTIVE_IS_DATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\beffective\b[^.;]{0,80}\b(date\s+(first\s+)?(set\s+forth|written|stated|mentioned|above)|date\s+hereof|date\s+of\s+(this|the)\s+agreement|execution\s+date|date\s+of\s+execution|signed\s+by\s+(both|all|the\s+last))",
+        r"\beffective\b[^.;]{0,80}\b((day|date)(\s+and\s+year)?\s+(first\s+)?(above\s+)?(set\s+forth|written|stated|mentioned|listed|above)|date\s+hereof|date\s+of\s+(this|the)\s+agreement|execution\s+date|date\s+of\s+execution|signed\s+by\s+(both|all|the\s+last))",
     )
 });
 
@@ -354,6 +525,7 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
     date_in_zones(index, &[Zone::Preamble], None)
         .or_else(|| date_in_zones(index, &[Zone::Cover], Some(&DATED)))
         .map(|(page, range, date)| dated(index, page, range, date))
+        .or_else(|| this_agreement_dated(index))
         .or_else(|| first_dated_sentence(index, 4_000, |text| DATED.is_match(text) || text.contains("dated")))
         .or_else(|| {
             // Short agreements date themselves where they are signed: "executed this 14th day of February 2020".
@@ -362,17 +534,49 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
         })
 }
 
+/// A sentence that dates this agreement itself: "THIS CONTENT LICENSE AGREEMENT (the \"Agreement\") is made as of
+/// this 3rd day of November, 2005", wherever the structure placed it (a preamble read as a recital).
+static THIS_AGREEMENT_DATED: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"^\W*this\s+([\w,&-]+\s+){0,8}(agreement|contract|amendment)\b[^;]{0,120}?\b(is\s+|was\s+)?(made|entered\s+into|dated|executed)\b[^.;]{0,30}$",
+    )
+});
+
+/// The first of the opening sentences (running lines, the contents and signature pages aside) that dates this
+/// agreement itself, with the date right after the dating words.
+fn this_agreement_dated(index: &ContractIndex) -> Option<Extracted> {
+    let mut seen = 0usize;
+    for (i, sentence) in index.sentences().iter().enumerate() {
+        let text = index.sentence_text(sentence);
+        seen += text.len();
+        if seen > 6_000 {
+            break;
+        }
+        let place = index.place(i);
+        if !matches!(place.zone, Zone::Cover | Zone::Preamble | Zone::Recitals | Zone::Operative) {
+            continue;
+        }
+        if let Some((_, date)) =
+            values::dates(text).into_iter().find(|(r, _)| THIS_AGREEMENT_DATED.is_match(&text[..r.start]))
+        {
+            return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
+        }
+    }
+    None
+}
+
 /// Signature lines: "In witness whereof", "/s/", "By:".
 static SIGNING: LazyLock<Regex> = LazyLock::new(|| ci(r"\bin\s+witness\b|/s/|\bby\s*:"));
 static SIGNED_ON: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(executed|signed|dated|entered\s+into|effective|date\s*:)\s+((and|as)\s+\w+\s+)?(this|as\s+of|on)?[^.;]{0,20}$|\bdate\s*:\s*$",
+        r"\b(execute[ds]?|sign(ed|s)?|dated|entered\s+into|effective|date\s*:)\s+((and|as)\s+\w+\s+)?(this|as\s+of|on)?[^.;]{0,20}$|\bdate\s*:\s*$",
     )
 });
 
 /// The effective date: a date the contract calls effective (the preamble's "effective as of", a sentence that
-/// speaks of effectiveness); else, where the contract says it is effective on the date it bears, the agreement
-/// date.
+/// speaks of effectiveness); else the agreement date: quoted where the contract says it is effective on the date
+/// it bears, else (an agreement takes effect when it is made) with the agreement date's quote and a value that says
+/// no other effective date is stated.
 fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Option<Extracted> {
     let near_effective = ci(r"\b(effective|commenc\w*)\b[^.;]{0,80}$");
     if let Some((page, range, date)) = date_in_zones(index, &[Zone::Preamble, Zone::Cover], Some(&near_effective)) {
@@ -409,6 +613,11 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
         .or_else(|| index.sentences().iter().find(|s| index.sentence_text(s).contains("Effective Date")));
     match (says_dated, agreement) {
         (Some(s), Some(a)) => Some(extracted(index, a.value.clone(), a.normalized.clone(), s)),
+        // Said nowhere: an agreement takes effect when it is made, and the value says that is why.
+        (None, Some(a)) => Some(Extracted {
+            value: format!("{} (the date the agreement bears; no other effective date is stated)", a.value),
+            ..a.clone()
+        }),
         _ => None,
     }
 }
@@ -440,7 +649,7 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
 
 static TERM_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|this\s+(\w+\s+){0,2}agreement\s+(shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude))",
+        r#"["“](term|initial\s+term|contract\s+period|agreement\s+period)["”]\s+(shall\s+)?means?\b|\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|this\s+(\w+\s+){0,2}agreement\s+(shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude))"#,
     )
 });
 static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b"));
@@ -460,18 +669,43 @@ static TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// The words that put an end date after them: "until", "expire on", "terminating on".
 static END_CUE: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"\b(until|through|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?)\s+(on\s+)?(the\s+)?$")
+    ci(
+        r"\b(until|through|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?)\s+(on\s+)?(the\s+)?((earlier|later|sooner|first)\s+(of|to\s+occur\s+of)\s*:?\s*(\(?[a-z0-9]{1,3}\)\s*)?)?$",
+    )
 });
 /// A period that measures the term: "for five (5) years", "a period of one year", "three (3) years from".
-static TERM_PERIOD_CUE: LazyLock<Regex> =
-    LazyLock::new(|| ci(r"\b(for|of|be)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?$"));
+static TERM_PERIOD_CUE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(for|of|be|is|ending|end|expire|terminate|date)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?$",
+    )
+});
+/// A renewal or extension before a period: "renewal or extension for one year" is not the initial term.
+static RENEWAL_BEFORE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extend\w*|extension)\b[^.;]{0,40}$"));
+/// A period to cure a breach: "such breach remains uncured for a period of thirty (30) days".
+static CURE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(uncured|not\s+(been\s+)?(cured|remedied)|fail\w*\s+to\s+(cure|remedy)|cure\s+period|to\s+(cure|remedy))\b[^.;]{0,40}$",
+    )
+});
+/// The term measured from the date the agreement bears: "from the date first above written", "of the date hereof",
+/// "the date of its execution".
+static FROM_SIGNING: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(from|of|after|following)\s+the\s+(date\s+(and\s+year\s+)?(first\s+)?(above\s+|set\s+forth\s+above\s+|written\s+above\s+)?(written|set\s+forth|stated)(\s+above)?|date\s+hereof|date\s+of\s+(this\s+(\w+\s+)?agreement|its\s+execution|execution)|execution\s+date|signing\s+date)",
+    )
+});
 static ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|(\d+)(st|nd|rd|th))\s+anniversary\b")
+    ci(
+        r"\b(?:(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)(?:\s*\(\s*\d+\s*(?:st|nd|rd|th|t\s?h)\s*\))?|(\d+)\s*(?:st|nd|rd|th))\s+anniversary\b",
+    )
 });
 static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\bperpetu\w*|\bindefinite\w*|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
     )
+});
+static END_OF_YEAR: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(?:until|through|expir\w*\s+at)\s+the\s+end\s+of\s+(?:(?:the\s+)?(?:calendar|fiscal)\s+year\s+)?(\d{4})\b")
 });
 /// The start of the term when it is not the effective date: "commence on March 1, 2020", "begin on".
 static START_CUE: LazyLock<Regex> =
@@ -502,40 +736,72 @@ fn expiration(
     let mut order: Vec<usize> = (0..index.sentences().len()).collect();
     order.sort_by_key(|&i| (!subject(i), !in_home(i)));
     for i in order {
+        // A term that runs until it is terminated, said where the agreement or its term is the subject, is not
+        // overruled by a period some other sentence names.
+        if perpetual.is_some() && !subject(i) {
+            break;
+        }
         let sentence = &index.sentences()[i];
         let place = index.place(i);
         if !place.is_quotable() || place.zone == Zone::SignatureBlock {
             continue;
         }
         let text = index.sentence_text(sentence);
-        if NOT_THE_TERM.is_match(text) {
-            continue;
-        }
         let Some(clause) = TERM_CLAUSE.find(text) else { continue };
+        // What the sentence says up to a value decides whether it is about the term: "during the Term and for one
+        // year thereafter" is not, "the initial term shall be five years ... prior to the expiration of the term"
+        // is.
+        let about_the_term = |upto: usize| !NOT_THE_TERM.is_match(&text[..floor_boundary(text, upto.min(text.len()))]);
         let dates = values::dates(text);
-        if let Some((_, end)) = dates.iter().find(|(r, _)| END_CUE.is_match(&text[..r.start])) {
+        if let Some((r, end)) = dates.iter().find(|(r, _)| END_CUE.is_match(&text[..r.start]))
+            && about_the_term(r.end)
+        {
             return Some(extracted(index, iso(*end).display(), Some(iso(*end)), sentence));
         }
-        let start = dates
-            .iter()
-            .find(|(r, _)| START_CUE.is_match(&text[..r.start]))
-            .map(|(_, d)| (*d, "the start the clause names"))
-            .or_else(|| date_of(effective).map(|d| (d, "the effective date")))
-            .or_else(|| date_of(agreement).map(|d| (d, "the agreement date")));
-        let period = values::durations(&text[clause.start()..])
+        let start = |from_signing: bool| {
+            dates
+                .iter()
+                .find(|(r, _)| START_CUE.is_match(&text[..r.start]))
+                .map(|(_, d)| (*d, "the start the clause names"))
+                .filter(|_| !from_signing || date_of(agreement).is_none())
+                .or_else(|| date_of(agreement).filter(|_| from_signing).map(|d| (d, "the date the agreement bears")))
+                .or_else(|| date_of(effective).map(|d| (d, "the effective date")))
+                .or_else(|| date_of(agreement).map(|d| (d, "the agreement date")))
+        };
+        let tail = &text[clause.start()..];
+        let period = values::durations(tail)
             .into_iter()
-            .find(|(r, _, _)| TERM_PERIOD_CUE.is_match(&text[clause.start()..][..r.start]))
-            .map(|(_, n, u)| (n, u))
+            .find(|(r, _, _)| {
+                TERM_PERIOD_CUE.is_match(&tail[..r.start])
+                    && !RENEWAL_BEFORE.is_match(&tail[..r.start])
+                    && !CURE_BEFORE.is_match(&tail[..r.start])
+                    && !is_notice_period(tail, r)
+            })
+            .map(|(r, n, u)| (clause.start() + r.end, n, u))
             .or_else(|| {
                 ANNIVERSARY.captures(text).and_then(|c| {
                     let n = match c.get(2) {
                         Some(d) => d.as_str().parse().ok()?,
                         None => values::ordinal(&c[1])?,
                     };
-                    Some((n, pactwise_domain::DurationUnit::Year))
+                    Some((c.get(0)?.end(), n, pactwise_domain::DurationUnit::Year))
                 })
-            });
-        if let (Some((from, from_name)), Some((number, unit))) = (start, period)
+            })
+            .filter(|(at, _, _)| about_the_term(*at + 40));
+        // The period counts from the date the agreement bears when it says so right after it: "one (1) year from
+        // the date first above written", "the first anniversary of the date of this Agreement".
+        // "until the end of 2006": the last day of that year.
+        if let Some(c) = END_OF_YEAR.captures(text)
+            && let Some(end) = c[1].parse().ok().and_then(|y| chrono::NaiveDate::from_ymd_opt(y, 12, 31))
+            && about_the_term(c.get(0).map_or(0, |m| m.end()))
+        {
+            return Some(extracted(index, iso(end).display(), Some(iso(end)), sentence));
+        }
+        let from_signing = period.is_some_and(|(at, _, _)| {
+            let after = &text[at..];
+            FROM_SIGNING.find(after).is_some_and(|m| m.start() <= 20)
+        });
+        if let (Some((from, from_name)), Some((_, number, unit))) = (start(from_signing), period)
             && let Some(end) = values::add_period(from, number, unit)
         {
             let period = Value::Duration { number, unit }.display();
@@ -543,7 +809,7 @@ fn expiration(
                 format!("{} (computed: {from_name}, {}, plus {period})", iso(end).display(), iso(from).display());
             return Some(extracted(index, value, Some(iso(end)), sentence));
         }
-        if period.is_none() && perpetual.is_none() && UNTIL_TERMINATED.is_match(text) {
+        if period.is_none() && perpetual.is_none() && !NOT_THE_TERM.is_match(text) && UNTIL_TERMINATED.is_match(text) {
             perpetual = Some(sentence);
         }
     }
@@ -560,7 +826,9 @@ static NOTICE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"(at\s+least|not\s+less\s+than|no\s+less\s+than|no\s+later\s+than|minimum\s+of|upon|with|giving|within)\s*$")
 });
 static NOTICE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"^[\s)]*'?\s*(\w+\s+)?(prior|before|in\s+advance|preceding|notice|written\s+notice|notification|ahead)")
+    ci(
+        r"^[\s)]*'?\s*((written|advance|formal|express|calendar|business|days'?|months'?)\s+)?(prior|before|in\s+advance|preceding|notice|written\s+notice|notification|ahead)",
+    )
 });
 static EVERY: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"\b(year[\s-]+to[\s-]+year|each\s+year|annual(ly)?|every\s+year)\b|\b(month[\s-]+to[\s-]+month|each\s+month)\b")
@@ -572,14 +840,16 @@ fn is_notice_period(text: &str, range: &std::ops::Range<usize>) -> bool {
 
 /// The renewal clause (operative text only): the length of each renewal when it names one ("successive one (1)
 /// year periods", "from year to year"), else that the term renews. Periods of notice in the clause are not the
-/// renewal's length.
-fn renewal(index: &ContractIndex) -> Option<(usize, Extracted)> {
+/// renewal's length. Also the sentence the renewal clause was found in (where its notice is looked for), even when
+/// that sentence does not show that the term renews.
+fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
     // The usual wording anywhere, then looser wording ("renewable", "extended by") in a section headed Term; in each
     // pass the first sentence that names the renewal's length wins, else the first that says the term renews.
     let in_term_section = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
     let passes: [(&Regex, bool); 3] = [(&RENEWAL, false), (&RENEWAL_EXTRA, false), (&RENEW_LOOSE, true)];
     for (pattern, term_section_only) in passes {
-        let mut first: Option<(usize, Extracted)> = None;
+        let mut first: Option<Extracted> = None;
+        let mut first_at: Option<usize> = None;
         for (i, sentence) in index.sentences().iter().enumerate() {
             if !index.place(i).is_operative() || (term_section_only && !in_term_section(i)) {
                 continue;
@@ -604,22 +874,41 @@ fn renewal(index: &ContractIndex) -> Option<(usize, Extracted)> {
                         },
                     })
                 });
-            let found = normalized.is_some();
-            let value =
-                normalized.as_ref().map_or_else(|| "renews".to_owned(), |v| format!("renews for {}", v.display()));
-            let candidate = (i, extracted(index, value, normalized, sentence));
-            if found {
-                return Some(candidate);
+            if let Some(v) = normalized {
+                let value = format!("renews for {}", v.display());
+                return (Some(i), Some(extracted(index, value, Some(v), sentence)));
             }
-            first.get_or_insert(candidate);
+            first_at.get_or_insert(i);
+            // Without a length, only a sentence that says the agreement or its term renews (automatically or at a
+            // party's option) says that it renews: never a cure period "extended", confidentiality "during the Term
+            // and any renewals", nor an extension the parties may agree on.
+            if first.is_none() && TERM_RENEWS.is_match(text) && !NOT_A_RENEWAL.is_match(text) {
+                first = Some(extracted(index, RENEWS_UNKNOWN_LENGTH.to_owned(), None, sentence));
+            }
         }
-        if first.is_some() {
-            return first;
+        if first_at.is_some() {
+            return (first_at, first);
         }
     }
-    None
+    (None, None)
 }
 
+/// What the renewal field says when the term renews but the contract does not say for how long.
+pub const RENEWS_UNKNOWN_LENGTH: &str = "renews; the length is not stated";
+/// A sentence about the term renewing: "this Agreement shall automatically renew", "the Term will be extended",
+/// "renews automatically", "successive renewal terms".
+static TERM_RENEWS: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|the\s+(initial\s+|original\s+|then[- ]current\s+)?term|it)\b[^.;]{0,120}\b(shall|will|may|is)\s+(\w+\s+){0,2}(renew|extend)\w*|\bautomatic(ally)?\s+(be\s+)?(renew|extend)\w*|\b(renew|extend)\w*\s+automatically|\bsuccessive\s+(\w+\s+){0,2}(renewal|extension)\s+(terms?|periods?)|\boption\s+to\s+(renew|extend)\s+(this|the)\s+(\w+\s+){0,2}(agreement|term)",
+    )
+});
+/// Renewals that are not the term's: an extension the parties may agree on, a refusal to renew, confidentiality
+/// "during the Term and any renewals".
+static NOT_A_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\bmutual(ly)?\b[^.;]{0,60}\b(renew|extend|extension)|\b(renew|extend)\w*\s+(\w+\s+){0,2}(on|upon|by)\s+(the\s+)?(mutual|written|further)\s+(\w+\s+)?(agreement|consent)|\bagree\w*\s+(in\s+writing\s+)?(to|upon|on)\s+(an?\s+)?(renew|extend|extension)|\bnegotiat\w*[^.;]{0,60}(renew|extension)|\b(renew|extend)\w*[^.;]{0,100}\bmutual(ly)?\s+agree|\bno\s+renewal|\bunless\s+(\w+\s+){0,3}(renewed|extended)|\bconfidential|\bcure\b|\bbreach",
+    )
+});
 static RENEW_LOOSE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extended|extension|extend)\b"));
 
 static NOTICE_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\bnotic\w*|\bnotif\w*"));

@@ -266,3 +266,131 @@ Date: March 31, 2016";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
     assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-03-31".into() }));
 }
+
+#[test]
+fn the_expiry_counts_from_the_date_the_agreement_bears_and_ignores_cure_periods() {
+    let head = "PROMOTION AGREEMENT\n\nThis Promotion Agreement is made as of March 4, 2016 by and between Ivy Media \
+Inc. (\"Ivy\") and Juniper Foods LLC (\"Juniper\").\n\n1. Promotion. Ivy shall promote the products of Juniper.\n\n";
+    // The first anniversary of the date of this Agreement, although the term begins on another date.
+    let anniversary = format!(
+        "{head}2. Term. The term of this Agreement will begin on April 1, 2016 and end on the first anniversary of the \
+date of this Agreement."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&anniversary)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2017-03-04".into() }));
+
+    // A term until terminated is not overruled by the period to cure a breach named elsewhere.
+    let cure = format!(
+        "{head}2. Term. The term of this Agreement shall commence on the date first written above and shall remain in \
+effect until terminated by either party.\n\n3. Breach. Either party may end this Agreement if the other party's \
+breach is not remedied for a period of thirty (30) days after notice."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&cure)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Perpetual));
+
+    // "until the earlier of (i) a date and (ii) an event" ends on that date.
+    let earlier = format!(
+        "{head}2. Term. The term of this Agreement will continue until the earlier of (i) December 31, 2019 and (ii) \
+the closing of the sale of Juniper."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&earlier)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2019-12-31".into() }));
+}
+
+#[test]
+fn a_renewal_of_unknown_length_is_said_in_words_and_only_from_a_sentence_about_the_term_renewing() {
+    let head = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of March 4, 2016 by and between Kapok Parts Inc. \
+(\"Supplier\") and Larch Motors LLC (\"Buyer\").\n\n1. Supply. Supplier shall supply the parts.\n\n";
+    // A cure period "extended" and an extension the parties may agree on are not a renewal of the term.
+    let not_renewing = format!(
+        "{head}2. Term. This Agreement shall continue until December 31, 2019, unless extended by mutual written \
+agreement of the parties.\n\n3. Cure. The period to cure a breach shall be extended while the breach is being cured."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&not_renewing)));
+    assert_eq!(fields.renewal, None);
+
+    let renewing = format!(
+        "{head}2. Term. This Agreement shall continue until December 31, 2019 and shall thereafter automatically \
+renew unless either party objects."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&renewing)));
+    let renewal = fields.renewal.expect("the term renews");
+    assert_eq!(renewal.value, "renews; the length is not stated");
+    assert_eq!(renewal.normalized, None);
+}
+
+#[test]
+fn an_agreement_signed_on_a_stated_day_is_dated_by_it_and_takes_effect_then_unless_it_says_otherwise() {
+    let text = "JOINT FILING AGREEMENT\n\nThe undersigned agree that the statement is filed on behalf of each of them.\n\n\
+IN WITNESS WHEREOF, the undersigned hereby execute this Agreement this 14th day of FEBRUARY , 2020.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2020-02-14".into() }));
+    let effective = fields.effective_date.expect("effective when made");
+    assert_eq!(effective.normalized, Some(Value::Date { iso: "2020-02-14".into() }));
+    assert!(effective.value.contains("no other effective date is stated"), "{}", effective.value);
+}
+
+#[test]
+fn organisations_that_sign_are_parties_when_the_opening_does_not_name_them() {
+    let text = "JOINT FILING AGREEMENT\n\nThe undersigned agree that the statement on Schedule 13G is filed on behalf of \
+each of them.\n\nIN WITNESS WHEREOF, the undersigned execute this Agreement as of May 11, 2020.\n\nMAPLE HOLDINGS LP\n\n\
+By: /s/ Ann Lee Name: Ann Lee Title: Chief Financial Officer OAK CAPITAL MANAGEMENT, INC.\n\nBy: /s/ Ann Lee\n\n\
+By: Rowan Fund GP, L.P.";
+    let names: Vec<String> =
+        extract_fields(&ContractIndex::build(&pages(text))).parties.into_iter().map(|p| p.value).collect();
+    assert_eq!(
+        names,
+        ["MAPLE HOLDINGS LP", "OAK CAPITAL MANAGEMENT, INC."],
+        "capitals ending a mixed-case name are not one"
+    );
+}
+
+#[test]
+fn each_party_signing_for_and_on_behalf_of_itself_is_a_party() {
+    let text = "CONSTRUCTION AND MAINTENANCE AGREEMENT\n\nTHIS AGREEMENT is made among the Parties signatory hereto.\n\n\
+1. Cable. The Parties shall build the cable.\n\nIN WITNESS WHEREOF, the Parties have signed this Agreement.\n\n\
+For and on behalf of Quince Telecom plc     By: /s/ R. Roe\n\nFor and on behalf of Sorrel Networks B.V.\n\nBy: /s/ T. Poe";
+    let names: Vec<String> =
+        extract_fields(&ContractIndex::build(&pages(text))).parties.into_iter().map(|p| p.value).collect();
+    assert_eq!(names, ["Quince Telecom plc", "Sorrel Networks B.V."]);
+}
+
+#[test]
+fn the_term_defined_as_a_period_or_running_to_the_end_of_a_year_gives_the_expiry() {
+    let head = "SPONSORSHIP AGREEMENT\n\nThis Sponsorship Agreement is made as of March 4, 2016 by and between Ivy Media \
+Inc. (\"Ivy\") and Juniper Foods LLC (\"Juniper\").\n\n";
+    let defined = format!(
+        "{head}1. Definitions. \"Contract Period\" shall mean that period of time from March 4, 2016 through December \
+31, 2018.\n\n2. Sponsorship. Juniper shall sponsor the events of Ivy during the Contract Period."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&defined)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2018-12-31".into() }));
+
+    let end_of_year = format!("{head}1. Term. This agreement will be in effect until the end of 2017.");
+    let fields = extract_fields(&ContractIndex::build(&pages(&end_of_year)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2017-12-31".into() }));
+}
+
+#[test]
+fn a_renewal_by_notice_or_as_automatic_extensions_keeps_its_length() {
+    let head = "LICENSE AGREEMENT\n\nThis License Agreement is made as of March 4, 2016 by and between Ivy Media Inc. \
+(\"Ivy\") and Juniper Foods LLC (\"Juniper\").\n\n";
+    let by_notice = format!(
+        "{head}7. Term. This Agreement may be renewed for an additional term of ten (10) years by notice in writing \
+given by Juniper at the expiry of the Term."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&by_notice)));
+    assert_eq!(
+        fields.renewal.and_then(|r| r.normalized),
+        Some(Value::Duration { number: 10, unit: DurationUnit::Year })
+    );
+    let automatic = format!(
+        "{head}7. Term. The Term will be 3 years from the Effective Date with automatic 2 year term extensions unless \
+either party objects."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&automatic)));
+    assert_eq!(
+        fields.renewal.and_then(|r| r.normalized),
+        Some(Value::Duration { number: 2, unit: DurationUnit::Year })
+    );
+}
