@@ -216,6 +216,11 @@ fn finding(
     }
 }
 
+/// An item the rules leave for a person (not evaluated), with where to look.
+fn left_for_a_person(item: &ChecklistItem, reason: String) -> ItemFinding {
+    finding(item, ItemStatus::NotEvaluated, ABSENT_CONFIDENCE, None, reason)
+}
+
 fn quote_of(index: &ContractIndex, i: usize) -> Quote {
     let sentence = &index.sentences()[i];
     Quote { text: index.sentence_text(sentence).to_owned(), page: index.page_number(sentence) }
@@ -285,11 +290,8 @@ fn category_finding(
         if best_score < WEAK_EVIDENCE_SCORE {
             let sentence = &index.sentences()[best];
             let heading = index.headings_of(best);
-            return finding(
+            return left_for_a_person(
                 item,
-                ItemStatus::NotEvaluated,
-                ABSENT_CONFIDENCE,
-                None,
                 format!(
                     "only sentences in sections about other topics match the {category} signals (first on page {}, under \"{heading}\"); check whether they make such a clause",
                     index.page_number(sentence)
@@ -322,11 +324,8 @@ fn category_finding(
     // Only the definitions, the recitals, the cover or a signature block speak of it: not a clause, but worth a look.
     if let Some(&i) = found.elsewhere.first() {
         let page = index.page_number(&index.sentences()[i]);
-        return finding(
+        return left_for_a_person(
             item,
-            ItemStatus::NotEvaluated,
-            ABSENT_CONFIDENCE,
-            None,
             format!(
                 "only {} speaks of it (page {page}); no operative clause matched the {category} signals",
                 index.place(i).zone.describe()
@@ -336,11 +335,8 @@ fn category_finding(
     // Absent only when the whole text was read and nothing names the topic.
     if !unreadable.is_empty() {
         let pages = unreadable.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ");
-        return finding(
+        return left_for_a_person(
             item,
-            ItemStatus::NotEvaluated,
-            ABSENT_CONFIDENCE,
-            None,
             format!("no clause matched, but page(s) {pages} could not be read reliably, so it may be there"),
         );
     }
@@ -348,11 +344,8 @@ fn category_finding(
         && let Some(i) = first_mention(topic, index)
     {
         let page = index.page_number(&index.sentences()[i]);
-        return finding(
+        return left_for_a_person(
             item,
-            ItemStatus::NotEvaluated,
-            ABSENT_CONFIDENCE,
-            None,
             format!(
                 "no sentence matched the {category} clause signals, but the contract speaks of its topic (first on page {page}); check whether it holds such a clause"
             ),
@@ -423,11 +416,8 @@ fn own_signals_finding(catalog: &Catalog, item: &ChecklistItem, index: &Contract
         }
         if let Some(&s) = matched.iter().find(|&&s| index.place(s).is_quotable()) {
             let page = index.page_number(&index.sentences()[s]);
-            return finding(
+            return left_for_a_person(
                 item,
-                ItemStatus::NotEvaluated,
-                ABSENT_CONFIDENCE,
-                None,
                 format!("only {} matched the item's signals (page {page})", index.place(s).zone.describe()),
             );
         }
