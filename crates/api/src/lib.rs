@@ -18,6 +18,7 @@ mod report;
 mod review;
 mod runs;
 mod session;
+mod shared_runs;
 mod sync;
 mod workspace;
 
@@ -54,8 +55,8 @@ pub use review::{
     ReviewType, StoreLog, catalog, eval_cuad,
 };
 pub use runs::{
-    ApprovalView, BenchReport, CancelOutcome, DecisionOutcome, GraphSummary, RunDetail, RunEventView, RunView,
-    TaskView, bench_engine, parse_approval_id, parse_run_id, workflow_graphs,
+    ApprovalView, BenchReport, CancelOutcome, DecisionOutcome, GraphSummary, RequestState, RequestView, RunDetail,
+    RunEventView, RunView, TaskView, bench_engine, parse_approval_id, parse_run_id, workflow_graphs,
 };
 pub use session::{Membership, SessionInfo};
 pub use sync::{

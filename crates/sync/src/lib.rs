@@ -20,6 +20,7 @@ pub mod machine;
 pub mod memory;
 pub mod model;
 pub mod replica;
+pub mod shared;
 pub mod token;
 pub mod wire;
 
@@ -33,6 +34,7 @@ pub use http::{HttpApi, TlsTrust, check_endpoint};
 pub use memory::MemoryReplica;
 pub use model::{ConflictRule, RecordState, SyncedModel};
 pub use replica::LocalReplica;
+pub use shared::{SharedApproval, SharedRun, SharedRunEvent, SharedStepStatus};
 pub use token::{DeviceToken, KeyringTokenStore, MemoryTokenStore, TokenStore, TokenStoreError};
 pub use wire::{
     API_PREFIX, ApprovalDecision, ApprovalOutcome, Change, ChangeBody, ErrorBody, ErrorDetail, MAX_BLOB_BYTES,
