@@ -35,6 +35,8 @@ pub enum SyncedModel {
     Run,
     /// An approval step of a run, published by the run's desktop; decisions on it are `ApprovalDecision` requests.
     ApprovalStep,
+    /// A request from another desktop to cancel a run; the run's home desktop carries it out.
+    RunCancel,
 }
 
 /// How concurrent changes to one model are reconciled.
@@ -49,7 +51,7 @@ pub enum ConflictRule {
 }
 
 impl SyncedModel {
-    pub const ALL: [SyncedModel; 9] = [
+    pub const ALL: [SyncedModel; 10] = [
         SyncedModel::Document,
         SyncedModel::Contract,
         SyncedModel::Vendor,
@@ -59,6 +61,7 @@ impl SyncedModel {
         SyncedModel::ApprovalDecision,
         SyncedModel::Run,
         SyncedModel::ApprovalStep,
+        SyncedModel::RunCancel,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -72,6 +75,7 @@ impl SyncedModel {
             SyncedModel::ApprovalDecision => "approval_decision",
             SyncedModel::Run => "run",
             SyncedModel::ApprovalStep => "approval_step",
+            SyncedModel::RunCancel => "run_cancel",
         }
     }
 
@@ -83,7 +87,9 @@ impl SyncedModel {
             | SyncedModel::Setting
             | SyncedModel::Run
             | SyncedModel::ApprovalStep => ConflictRule::LastWriterWins,
-            SyncedModel::ReviewCorrection | SyncedModel::AuditEntry => ConflictRule::AppendOnly,
+            SyncedModel::ReviewCorrection | SyncedModel::AuditEntry | SyncedModel::RunCancel => {
+                ConflictRule::AppendOnly
+            }
             SyncedModel::ApprovalDecision => ConflictRule::ServerChecked,
         }
     }
