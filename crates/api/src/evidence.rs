@@ -24,6 +24,8 @@ pub enum LinkTarget {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct EvidenceLink {
     pub label: String,
+    /// The name of what it opens (the view's title).
+    pub name: String,
     pub target: LinkTarget,
 }
 
@@ -224,31 +226,34 @@ fn shortlist(seen: &Value) -> Option<ApprovalEvidence> {
     }))
 }
 
-fn document_link(v: &Value, label: &str) -> Option<EvidenceLink> {
+fn document_link(v: &Value, label: &str, name: &str) -> Option<EvidenceLink> {
     let document: DocumentId = v.as_str()?.parse().ok()?;
-    Some(EvidenceLink { label: label.into(), target: LinkTarget::Contract { document, page: None } })
+    Some(EvidenceLink { label: label.into(), name: name.into(), target: LinkTarget::Contract { document, page: None } })
 }
 
 fn contract_risk(seen: &Value) -> Option<ApprovalEvidence> {
     let contract = &seen["input"]["contract"];
     let risk = seen.get("risk")?.as_object()?;
     let high = risk.get("level").and_then(Value::as_str) == Some("high");
+    let title = opt(&contract["title"]).unwrap_or_else(|| "The contract".into());
     Some(ApprovalEvidence::ContractRisk(ContractRiskEvidence {
-        contract: opt(&contract["title"]).unwrap_or_else(|| "The contract".into()),
+        link: document_link(&contract["document"], "Open the contract", &title),
+        contract: title,
         value: text(&risk["value"]),
         level: if high { "High risk" } else { "Standard risk" }.into(),
         high,
         reasons: words(&risk["reasons"]),
         red_flags: words(&risk["flags"]).into_iter().map(|f| humanize(&f)).collect(),
-        link: document_link(&contract["document"], "Open the contract"),
     }))
 }
 
 fn report(seen: &Value) -> Option<ApprovalEvidence> {
     let report: ContractReport = serde_json::from_value(seen.get("report")?.clone()).ok()?;
     let document = report.document;
+    let name = report.contract_type_name.clone();
     let clause_link = |page: u32| EvidenceLink {
         label: format!("page {page}"),
+        name: name.clone(),
         target: LinkTarget::Contract { document, page: Some(page) },
     };
     let with_clauses: Vec<ClauseTypeRow> = report
@@ -279,7 +284,7 @@ fn report(seen: &Value) -> Option<ApprovalEvidence> {
         rejected: report.rejected.len() as u32,
         unprocessed: report.unprocessed.iter().map(|u| u.label.clone()).collect(),
         clause_types: with_clauses,
-        link: EvidenceLink { label: "Open the report".into(), target: LinkTarget::Report { document } },
+        link: EvidenceLink { label: "Open the report".into(), name, target: LinkTarget::Report { document } },
     }))
 }
 
@@ -335,7 +340,7 @@ fn generic(seen: &Value) -> ApprovalEvidence {
     fn walk(prefix: &str, key: &str, v: &Value, rows: &mut Vec<EvidenceRow>, links: &mut Vec<EvidenceLink>, depth: u8) {
         let label = if prefix.is_empty() { humanize(key) } else { format!("{prefix} · {}", humanize(key)) };
         if key == "document"
-            && let Some(link) = document_link(v, &format!("Open the contract ({label})"))
+            && let Some(link) = document_link(v, &format!("Open the contract ({label})"), "Contract")
         {
             links.push(link);
             return;
@@ -345,6 +350,7 @@ fn generic(seen: &Value) -> ApprovalEvidence {
         {
             links.push(EvidenceLink {
                 label: format!("Open the Prep package ({label})"),
+                name: "Prep package".into(),
                 target: LinkTarget::PrepPackage { package: package.to_string() },
             });
             return;

@@ -132,4 +132,9 @@ impl Api {
         }
         tracing::info!("work loop stopped");
     }
+
+    /// The desktop's work loop: real sleeps, until the process ends.
+    pub async fn run_work_loop_forever(&self, on_change: impl Fn(&WorkRound) + Send) {
+        self.run_work_loop(Arc::new(pactwise_sync::TokioPause), on_change, std::future::pending()).await
+    }
 }
