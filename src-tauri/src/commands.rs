@@ -2,11 +2,12 @@
 
 use crate::AppState;
 use pactwise_api::{
-    ApiError, ApprovalReading, ApprovalView, CancelOutcome, RunFilter, RunForm, RunStory, RunSummary, ArtifactKind, Content, CorrectionInput, DecisionOutcome, DocumentQuery, DocumentReview,
-    DraftProgress, Existing, ExportedReview, FinalizeInput, GraphSummary, ImportOptions, ImportProgress, ImportReport,
-    Intake, MemoFormat, ModelAvailability, ModelStatusView, PageLayout, PrepExport, PrepExportFormat, PrepLock,
-    PrepSummary, PrepView, QueueEntry, ReportOptions, ReportView, ReviewMode, RunBudget, RunDetail, RunView,
-    SessionInfo, SignInInput, Stage, SyncStatusView, Thresholds,
+    ApiError, ApprovalReading, ApprovalView, ArtifactKind, CancelOutcome, Content, CorrectionInput, DecisionOutcome,
+    DocumentQuery, DocumentReview, DraftProgress, Existing, ExportedReview, FinalizeInput, GraphSummary, ImportOptions,
+    ImportProgress, ImportReport, Intake, MemoFormat, ModelAvailability, ModelStatusView, PageLayout, PrepExport,
+    PrepExportFormat, PrepLock, PrepSummary, PrepView, QueueEntry, ReportOptions, ReportView, ReviewMode, RunBudget,
+    RunDetail, RunFilter, RunForm, RunStory, RunSummary, RunView, SessionInfo, SignInInput, Stage, SyncStatusView,
+    Thresholds,
 };
 use pactwise_domain::ContractType;
 use pactwise_domain::{ApprovalId, Decision, Document, DocumentId, RunId};

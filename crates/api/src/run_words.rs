@@ -603,7 +603,12 @@ impl Api {
                     .into_iter()
                     .map(|d| FormOption { value: d.id.to_string(), label: d.name })
                     .collect();
-                Ok(registry.graphs().map(|g| form_of(g, &vendors, &documents)).collect())
+                let mut forms: Vec<RunForm> = registry.graphs().map(|g| form_of(g, &vendors, &documents)).collect();
+                // The built-in order (procurement first), then any other graph by name.
+                let order =
+                    |name: &str| pactwise_workflows::GRAPHS.iter().position(|(n, _)| *n == name).unwrap_or(usize::MAX);
+                forms.sort_by(|a, b| order(&a.graph).cmp(&order(&b.graph)).then_with(|| a.graph.cmp(&b.graph)));
+                Ok(forms)
             })
             .await?)
     }

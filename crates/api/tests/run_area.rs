@@ -95,6 +95,7 @@ async fn the_procurement_form_offers_the_organizations_vendor_records() {
     let tmp = tempfile::tempdir().unwrap();
     let (api, scope, _) = open_with(tmp.path(), None).await;
     let forms = api.run_forms(&scope).await.unwrap();
+    assert_eq!(forms[0].graph, "procurement", "the built-in order");
     let procurement = forms.iter().find(|f| f.graph == "procurement").unwrap();
     assert_eq!(procurement.title, "Procurement");
     let vendors = procurement.fields.iter().find(|f| f.key == "vendors").unwrap();
