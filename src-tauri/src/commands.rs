@@ -2,11 +2,12 @@
 
 use crate::AppState;
 use pactwise_api::{
-    ApiError, ApprovalView, ArtifactKind, Content, CorrectionInput, DecisionOutcome, DocumentQuery, DocumentReview,
-    DraftProgress, Existing, ExportedReview, FinalizeInput, GraphSummary, ImportOptions, ImportProgress, ImportReport,
-    Intake, MemoFormat, ModelAvailability, ModelStatusView, PageLayout, PrepExport, PrepExportFormat, PrepLock,
-    PrepSummary, PrepView, QueueEntry, ReportOptions, ReportView, ReviewMode, RunBudget, RunDetail, RunView,
-    SessionInfo, SignInInput, Stage, SyncStatusView, Thresholds,
+    ApiError, ApprovalReading, ApprovalView, ArtifactKind, CancelOutcome, Content, CorrectionInput, DecisionOutcome,
+    DocumentQuery, DocumentReview, DraftProgress, Existing, ExportedReview, FinalizeInput, GraphSummary, ImportOptions,
+    ImportProgress, ImportReport, Intake, MemoFormat, ModelAvailability, ModelStatusView, PageLayout, PrepExport,
+    PrepExportFormat, PrepLock, PrepSummary, PrepView, QueueEntry, ReportOptions, ReportView, ReviewMode, RunBudget,
+    RunDetail, RunFilter, RunForm, RunStory, RunSummary, RunView, SessionInfo, SignInInput, Stage, SyncStatusView,
+    Thresholds,
 };
 use pactwise_domain::ContractType;
 use pactwise_domain::{ApprovalId, Decision, Document, DocumentId, RunId};
@@ -29,6 +30,14 @@ pub struct PrepProgressEvent {
     /// The package being drafted.
     pub package: String,
     pub progress: DraftProgress,
+}
+
+/// Runs or approvals changed without the window asking (the engine's work loop moved runs or escalated an
+/// approval): the Runs area and the inbox reload.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+pub struct RunsChangedEvent {
+    pub runs_moved: u32,
+    pub approvals_escalated: u32,
 }
 
 #[tauri::command]
@@ -295,6 +304,46 @@ async fn start_run(state: State<'_, AppState>, graph: String, input: serde_json:
     api.start_run(&scope, graph, input).await
 }
 
+/// The forms that start each workflow, with the organization's records filled in.
+#[tauri::command]
+#[specta::specta]
+async fn run_forms(state: State<'_, AppState>) -> Result<Vec<RunForm>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.run_forms(&scope).await
+}
+
+/// The organization's runs that match the filter, newest first, in words.
+#[tauri::command]
+#[specta::specta]
+async fn run_summaries(state: State<'_, AppState>, filter: RunFilter) -> Result<Vec<RunSummary>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.run_summaries(&scope, filter).await
+}
+
+/// A run in words: what it does now, its timeline, who decided what.
+#[tauri::command]
+#[specta::specta]
+async fn run_story(state: State<'_, AppState>, id: RunId) -> Result<RunStory, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.run_story(&scope, id).await
+}
+
+/// Cancels a run with its child runs, queued tasks and pending approvals (a reason is required).
+#[tauri::command]
+#[specta::specta]
+async fn cancel_run(state: State<'_, AppState>, id: RunId, reason: String) -> Result<CancelOutcome, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.cancel_run(&scope, id, reason).await
+}
+
+/// What an approver reads: the step in words, who may decide, the evidence shaped for reading.
+#[tauri::command]
+#[specta::specta]
+async fn approval_reading(state: State<'_, AppState>, id: ApprovalId) -> Result<ApprovalReading, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.approval_reading(&scope, id).await
+}
+
 /// Runs the contract review report on a document (or resumes its unfinished run) until it waits for sign-off or
 /// ends.
 #[tauri::command]
@@ -543,6 +592,11 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             list_runs,
             workflow_graphs,
             start_run,
+            run_forms,
+            run_summaries,
+            run_story,
+            cancel_run,
+            approval_reading,
             start_report,
             report,
             document_reports,
@@ -565,7 +619,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             sync_sign_out,
             sync_retry,
         ])
-        .events(tauri_specta::collect_events![ImportProgressEvent, PrepProgressEvent])
+        .events(tauri_specta::collect_events![ImportProgressEvent, PrepProgressEvent, RunsChangedEvent])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.
         .dangerously_cast_bigints_to_number()
 }

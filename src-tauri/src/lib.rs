@@ -43,6 +43,25 @@ pub(crate) async fn start_sync(api: &Api) {
     }
 }
 
+/// Runs the engine's work loop (timers, retries, leases, deadlines, escalations) for as long as the app runs, and
+/// tells the window when runs change.
+fn start_work_loop(api: &Api, app: tauri::AppHandle) {
+    use tauri_specta::Event;
+    let api = api.clone();
+    tauri::async_runtime::spawn(async move {
+        api.run_work_loop_forever(move |round| {
+            let event = commands::RunsChangedEvent {
+                runs_moved: round.moved.len() as u32,
+                approvals_escalated: round.escalated_approvals as u32,
+            };
+            if let Err(e) = event.emit(&app) {
+                tracing::warn!(error = %e, "could not tell the window that runs changed");
+            }
+        })
+        .await
+    });
+}
+
 /// Finishes the imports a stopped app left behind (a document without its review, or without its pages).
 async fn resume_imports(api: &Api, scope: &OrgScope) {
     match api.resume_imports(scope).await {
@@ -165,6 +184,7 @@ pub fn run() {
                 tauri::async_runtime::block_on(async { api.spawn_background_tasks() });
                 let scope = tauri::async_runtime::block_on(async { scope.read().await.clone() });
                 let api = api.clone();
+                start_work_loop(&api, app.handle().clone());
                 tauri::async_runtime::spawn(async move {
                     resume_imports(&api, &scope).await;
                     start_sync(&api).await

@@ -61,7 +61,7 @@ test("a paused procurement run is approved from the inbox with a reason and fini
   await browser.keys(["Control", "Enter"]);
   const outcome = await browser.$("[data-testid=decision-outcome]");
   await outcome.waitForDisplayed({ timeout: 20000 });
-  assert.match(await outcome.getText(), /Approved: the procurement run is finished/);
+  assert.match(await outcome.getText(), /Approved: Procurement is finished/);
   await browser.$("[data-testid=inbox-empty]").waitForDisplayed({ timeout: 10000 });
   const agreement = await browser.$("[data-testid=agreement]");
   await agreement.waitForDisplayed({ timeout: 10000 });

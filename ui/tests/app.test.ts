@@ -9,7 +9,7 @@ describe("App frame", () => {
     render(App);
     await waitFor(() => expect(screen.getByTestId("status-session").textContent).toContain("Acme Legal · Ann (owner)"));
     const labels = screen.getAllByRole("button").map((b) => b.getAttribute("data-area")).filter(Boolean);
-    expect(labels).toEqual(["queue", "documents", "contracts", "approvals", "prep", "assistant", "settings"]);
+    expect(labels).toEqual(["queue", "documents", "contracts", "approvals", "prep", "assistant", "settings", "runs"]);
   });
 
   it("Alt+number switches areas and areas not built yet say so", async () => {
@@ -74,7 +74,7 @@ describe("App frame", () => {
     render(App);
     await fireEvent.keyDown(window, { key: "?" });
     const dialog = await screen.findByRole("dialog", { name: "Keyboard shortcuts" });
-    expect(dialog.textContent).toContain("Alt+1 … Alt+7");
+    expect(dialog.textContent).toContain("Alt+1 … Alt+8");
     await fireEvent.keyDown(dialog, { key: "Escape" });
     await waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
   });

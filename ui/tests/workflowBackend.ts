@@ -1,6 +1,18 @@
 // A fake backend for the approvals inbox and the assistant, at the Tauri IPC level (the real bindings run above it).
 import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
-import type { Answer, ApprovalView, Decision, RequestView, RunDetail, RunView } from "../src/lib/bindings";
+import type {
+  Answer,
+  ApprovalEvidence,
+  ApprovalReading,
+  ApprovalView,
+  Decision,
+  RequestView,
+  RunDetail,
+  RunForm,
+  RunStory,
+  RunSummary,
+  RunView,
+} from "../src/lib/bindings";
 
 const RUN = "0193a0b4-0000-7000-8000-00000000a001";
 export const DOC = "0193a0b4-0000-7000-8000-00000000d001";
@@ -20,6 +32,103 @@ export interface WorkflowBackend {
   notifyFails?: boolean;
   /** The desktop refused the app's notifications. */
   notificationsDenied?: boolean;
+  /** The evidence `approval_reading` answers with. */
+  evidence: ApprovalEvidence;
+  /** The forms `run_forms` answers with. */
+  forms: RunForm[];
+  /** When set, the next start_run fails with this error. */
+  startError?: { code: string; message: string };
+}
+
+export const SHORTLIST: ApprovalEvidence = {
+  kind: "shortlist",
+  request: "REQ-7 standing desks",
+  budget: "10000.00",
+  required: ["Office furniture", "Delivery"],
+  vendors: [
+    { name: "Globex", price: "8200.00", delivery: "10 days", capabilities: ["Office furniture", "Delivery"] },
+    { name: "Initrode", price: "9100.00", delivery: "—", capabilities: ["Office furniture", "Delivery"] },
+  ],
+  left_out: ["Acme: over the budget"],
+  method: "Shortlisted by code: a price within the budget and every required capability.",
+};
+
+export const PROCUREMENT_FORM: RunForm = {
+  graph: "procurement",
+  title: "Procurement",
+  description: "Research vendors, shortlist by code, a person picks the vendor.",
+  started_elsewhere: null,
+  fields: [
+    { key: "request", label: "Request", kind: "long_text", required: true, help: "", options: [], columns: [], min: null, max: null, initial: null },
+    { key: "budget", label: "Budget", kind: "money", required: true, help: "", options: [], columns: [], min: null, max: null, initial: null },
+    { key: "capabilities", label: "Required capabilities", kind: "tags", required: false, help: "", options: [], columns: [], min: null, max: null, initial: null },
+    {
+      key: "vendors",
+      label: "Vendors",
+      kind: "table",
+      required: false,
+      help: "From your organization's vendor records.",
+      options: [],
+      columns: [
+        { key: "name", label: "Vendor", kind: "text", required: true, help: "", options: [], columns: [], min: null, max: null, initial: null },
+        { key: "price", label: "Price", kind: "money", required: true, help: "", options: [], columns: [], min: null, max: null, initial: null },
+      ],
+      min: null,
+      max: null,
+      initial: [{ name: "Globex Office" }],
+    },
+  ],
+};
+
+const REPORT_FORM: RunForm = {
+  graph: "contract_review_report",
+  title: "Contract review report",
+  description: "",
+  started_elsewhere: "Start it from a document: open the document and choose Report.",
+  fields: [],
+};
+
+export function summaryOf(run: RunView, extra: Partial<RunSummary> = {}): RunSummary {
+  return {
+    id: run.id,
+    graph: run.graph,
+    title: "Procurement",
+    status: run.status,
+    status_text: run.status === "waiting" ? "waiting" : run.status === "succeeded" ? "finished" : run.status,
+    current: run.status === "waiting" ? "Waiting for a decision by Ana Ruiz (any owner, admin or approver may decide): Choose the vendor for this purchase" : null,
+    started_by: "0193a0b4-0000-7000-8000-0000000000aa",
+    started_by_name: "Ann",
+    created_at: run.created_at,
+    updated_at: run.updated_at,
+    finished_at: run.finished_at,
+    outcome: run.status === "succeeded" ? "Agreement drafted (vendor Globex)" : null,
+    on_another_desktop: false,
+    ...extra,
+  };
+}
+
+export function storyOf(run: RunView): RunStory {
+  const waiting = run.status === "waiting";
+  return {
+    summary: summaryOf(run),
+    now: waiting
+      ? { text: "Waiting for a decision by Ana Ruiz (any owner, admin or approver may decide): Choose the vendor for this purchase", since: "2026-11-30T09:00:01Z", until: "2026-12-03T09:00:00Z", approval: "0193a0b4-0000-7000-8000-00000000b001" }
+      : null,
+    timeline: [
+      { at: "2026-11-30T09:00:00Z", text: "Started by Ann", tone: "info" },
+      { at: "2026-11-30T09:00:00Z", text: "Research vendors: done", tone: "info" },
+      { at: "2026-11-30T09:00:01Z", text: "Choose the vendor: waiting for a decision by Ana Ruiz", tone: "info" },
+      ...(waiting ? [] : [{ at: "2026-11-30T10:00:00Z", text: "Choose the vendor for this purchase: approved by Ana Ruiz (chose Globex): “fits the budget”", tone: "good" as const }]),
+    ],
+    decisions: waiting
+      ? [{ step: "Choose the vendor for this purchase", text: "Waiting for a decision by Ana Ruiz", reason: null, at: "2026-11-30T09:00:01Z", tone: "info" }]
+      : [{ step: "Choose the vendor for this purchase", text: "Approved by Ana Ruiz (chose Globex)", reason: "fits the budget", at: "2026-11-30T10:00:00Z", tone: "good" }],
+    may_cancel: !["succeeded", "failed", "cancelled"].includes(run.status),
+    document_text:
+      run.channels && typeof run.channels === "object" && !Array.isArray(run.channels) && run.channels.agreement
+        ? "PURCHASE AGREEMENT between the buyer and Globex"
+        : null,
+  };
 }
 
 export function approval(extra: Partial<ApprovalView> = {}): ApprovalView {
@@ -119,6 +228,8 @@ export function installWorkflowBackend(initial: Partial<WorkflowBackend> = {}): 
     run: runView("waiting"),
     calls: [],
     pageText: "Preamble. Governing law: New York. The end.",
+    evidence: SHORTLIST,
+    forms: [PROCUREMENT_FORM, REPORT_FORM],
     ...initial,
   };
   mockWindows("main");
@@ -164,6 +275,37 @@ export function installWorkflowBackend(initial: Partial<WorkflowBackend> = {}): 
           checkpoints: 4,
         };
         return detail;
+      }
+      case "run_summaries":
+        return [summaryOf(backend.run)];
+      case "run_story":
+        return storyOf(backend.run);
+      case "run_forms":
+        return backend.forms;
+      case "start_run": {
+        if (backend.startError) {
+          const e = backend.startError;
+          backend.startError = undefined;
+          throw e;
+        }
+        backend.run = runView("waiting");
+        return backend.run;
+      }
+      case "cancel_run":
+        backend.run = { ...runView("cancelled"), reason: a.reason as string };
+        return { run: backend.run, runs_cancelled: 1, tasks_cancelled: 0, approvals_cancelled: 1 };
+      case "approval_reading": {
+        const found = backend.inbox.find((x) => x.id === a.id) ?? approval();
+        const reading: ApprovalReading = {
+          approval: found,
+          workflow: "Procurement",
+          step: "Choose the vendor",
+          waiting_for: "a decision by Ana Ruiz or Ann (any owner, admin or approver may decide)",
+          since: found.created_at,
+          deciders: ["Ana Ruiz", "Ann"],
+          evidence: backend.evidence,
+        };
+        return reading;
       }
       case "decide_approval": {
         if (backend.decideError) {

@@ -8,6 +8,7 @@ mod checklists;
 mod demo;
 mod documents;
 mod error;
+mod evidence;
 mod export_file;
 mod extract;
 mod intake;
@@ -16,10 +17,12 @@ mod model;
 mod prep;
 mod report;
 mod review;
+mod run_words;
 mod runs;
 mod session;
 mod shared_runs;
 mod sync;
+mod work_loop;
 mod workspace;
 
 pub use assistant::CorpusImport;
@@ -30,6 +33,11 @@ pub use documents::{
     MAX_IMPORT_BYTES_SETTING, parse_document_id,
 };
 pub use error::ApiError;
+pub use evidence::{
+    AmountRow, ApprovalEvidence, BudgetEvidence, ClauseRow, ClauseTypeRow, ContractRiskEvidence, EvidenceLink,
+    EvidenceRow, GenericEvidence, InvoiceEvidence, LinkTarget, ReportEvidence, ShortlistEvidence, ShortlistRow,
+    VendorEvidence,
+};
 pub use export_file::Existing;
 pub use extract::{ExtractRequest, extract_file};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
@@ -54,6 +62,10 @@ pub use review::{
     CorrectionInput, DocumentReview, OWN_NAMES_KEY, QueueEntry, ReviewGate, ReviewItem, ReviewMode, ReviewStage,
     ReviewType, StoreLog, catalog, eval_cuad,
 };
+pub use run_words::{
+    ApprovalReading, DecisionLine, FormField, FormFieldKind, FormOption, NowLine, RunFilter, RunForm, RunStory,
+    RunSummary, StoryLine, Tone,
+};
 pub use runs::{
     ApprovalView, BenchReport, CancelOutcome, DecisionOutcome, GraphSummary, RequestState, RequestView, RunDetail,
     RunEventView, RunView, TaskView, bench_engine, parse_approval_id, parse_run_id, workflow_graphs,
@@ -63,6 +75,7 @@ pub use sync::{
     KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop, SyncPhase,
     SyncRoundReport, SyncStatusView, SyncTokens, check_server,
 };
+pub use work_loop::{MAX_IDLE, WORK_BATCH, WorkRound};
 /// The offline review's scores on a labelled folder, as `eval_cuad` returns them, and the values table's lines.
 pub mod eval {
     pub use pactwise_pipeline::eval::{CuadReport, ValueScore, values_table};
@@ -108,6 +121,9 @@ pub struct ApiOptions {
     /// How often the background sync loop syncs when nothing wakes it: the fallback when the service's push channel
     /// is down (30 s). Tests set it long so only the push channel can explain an arrival.
     pub sync_interval: std::time::Duration,
+    /// The workflow graphs and handlers runs use: the built-in ones (`pactwise_workflows::registry`) unless a test
+    /// brings its own.
+    pub workflows: Option<pactwise_engine::Registry>,
 }
 
 /// The environment variable naming a PEM file of extra root certificates for the sync service's TLS.
@@ -137,6 +153,7 @@ impl Default for ApiOptions {
             sync_tokens: Arc::new(KeyringSyncTokens),
             sync_trust: sync_trust_from_env(),
             sync_interval: pactwise_sync::SyncConfig::default().interval,
+            workflows: None,
         }
     }
 }
@@ -176,6 +193,10 @@ pub struct ApiParts {
     platform: PlatformCredential,
     /// The sync loop of the signed-in organization, if one runs in this process.
     sync_slot: sync::LoopSlot,
+    /// The graphs and handlers of workflow runs.
+    workflows: Arc<pactwise_engine::Registry>,
+    /// Wakes the engine's work loop (`work_loop.rs`) when new work may change what is due next.
+    work_wake: Arc<tokio::sync::Notify>,
 }
 
 impl Api {
@@ -185,7 +206,11 @@ impl Api {
     }
 
     pub fn open_with(root: PathBuf, options: ApiOptions) -> Result<Api, ApiError> {
-        let ApiOptions { clock, keys, model, sync_tokens, sync_trust, sync_interval } = options;
+        let ApiOptions { clock, keys, model, sync_tokens, sync_trust, sync_interval, workflows } = options;
+        let workflows = Arc::new(match workflows {
+            Some(registry) => registry,
+            None => runs::registry()?.clone(),
+        });
         let data_dir = DataDir::create(&root).map_err(|e| ApiError::from_store_at(e, &root))?;
         // This process is the platform's worker for its own runs: the store is opened on the platform path once, and
         // the credential stays here, beside the store's thread, for the engine (never for tenant code).
@@ -218,6 +243,8 @@ impl Api {
             sync_interval,
             platform,
             sync_slot,
+            workflows,
+            work_wake: Arc::default(),
         };
         Ok(Api { parts: Arc::new(parts) })
     }

@@ -285,22 +285,27 @@ pub(crate) async fn with_engine<R: Send + 'static>(
     api: &Api,
     f: impl FnOnce(&Store, &Engine<'_>) -> Result<R, ApiError> + Send + 'static,
 ) -> Result<R, ApiError> {
-    let registry = registry()?;
+    let registry = api.workflows.clone();
     let model = (api.model_availability().await == crate::ModelAvailability::Ready)
         .then(|| GatewayModel::new(api.model().clone(), tokio::runtime::Handle::current()));
     let credential = api.platform.clone();
     api.db
         .call(move |store| {
             let engine =
-                Engine::new(store, registry, &credential).with_model(model.as_ref().map(|m| m as &dyn ModelPort));
+                Engine::new(store, &registry, &credential).with_model(model.as_ref().map(|m| m as &dyn ModelPort));
             Ok(f(store, &engine))
         })
         .await?
 }
 
 impl Api {
-    /// Starts a run of a built-in graph in the session's organization and drives it until it waits or ends.
+    /// Starts a run of a built-in graph in the session's organization and drives it until it waits or ends. The
+    /// input is checked against the graph's form first (`pactwise_workflows::check_input`): a field that does not
+    /// fit is named in the error and nothing starts.
     pub async fn start_run(&self, scope: &OrgScope, graph: String, input: Value) -> Result<RunView, ApiError> {
+        let def = self.workflows.graph(&graph)?;
+        pactwise_workflows::check_input(def, &input)
+            .map_err(|p| ApiError::new(ErrorCode::InvalidInput, p.to_string()))?;
         let scope = scope.clone();
         let started = with_engine(self, move |store, engine| {
             let scope = store.sessions().open(scope.session())?;
@@ -308,6 +313,7 @@ impl Api {
             Ok(run_view(&engine.drive(id)?))
         })
         .await;
+        self.wake_work();
         self.sync_slot.wake();
         started
     }
@@ -439,6 +445,7 @@ impl Api {
             Ok(DecisionOutcome { approval: approval_view(&approval), run: run_view(&top), waiting_to_sync: false })
         })
         .await
+        .inspect(|_| self.wake_work())
     }
 
     /// The task queue's health for the session's organization, with its own thresholds (setting `queue.health`):

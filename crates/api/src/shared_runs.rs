@@ -11,8 +11,8 @@ use crate::runs::{
 use crate::{Api, ApiError};
 use pactwise_domain::{ApprovalId, ApprovalStatus, Decision, RunId, RunStatus};
 use pactwise_store::{
-    ApprovalRequestRow, OrgScope, RequestStatus, SharedApprovalRow, SharedRunRow, SharedStepState, Store, StoreError,
-    published_roles,
+    ApprovalRecord, ApprovalRequestRow, OrgScope, RequestStatus, RunEvent, RunRecord, SharedApprovalRow, SharedRunRow,
+    SharedStepState, Store, StoreError, published_roles,
 };
 use pactwise_sync::{SharedApproval, SharedRun};
 use serde_json::Value;
@@ -91,6 +91,85 @@ fn shared_approval_view(row: &SharedApprovalRow, mine: Option<&ApprovalRequestRo
         from_another_desktop: true,
         requested_by_name: row.requester_name.clone().or(step.requested_by_name),
         my_request: mine.map(request_view),
+    })
+}
+
+/// Another desktop's run as the run record the words are made from (`run_words`): what it published, with no
+/// state of its own here (its channels stay on its desktop).
+pub(crate) fn remote_run_record(org: pactwise_domain::OrgId, row: &SharedRunRow) -> Option<RunRecord> {
+    let run: SharedRun = parse(&row.record)?;
+    Some(RunRecord {
+        id: row.run.parse().ok()?,
+        org,
+        graph_name: run.graph,
+        graph_version: 0,
+        graph_snapshot_id: 0,
+        input: "{}".into(),
+        status: run.status,
+        superstep: 0,
+        revision: 0,
+        state: "{}".into(),
+        reason: run.reason,
+        parent: None,
+        parent_node: None,
+        started_by: run.started_by,
+        lease_owner: None,
+        lease_expires_at: None,
+        wake_at: None,
+        deadline_at: None,
+        failures: 0,
+        created_at: run.created_at,
+        updated_at: run.updated_at,
+        finished_at: run.finished_at,
+    })
+}
+
+/// Another desktop's run's published timeline as run events.
+pub(crate) fn remote_events(row: &SharedRunRow) -> Vec<RunEvent> {
+    let Some(run) = parse::<SharedRun>(&row.record) else { return Vec::new() };
+    run.timeline
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| RunEvent {
+            seq: i as i64,
+            superstep: 0,
+            node: e.node,
+            kind: e.kind,
+            details: e.details,
+            at: e.at,
+        })
+        .collect()
+}
+
+/// Another desktop's approval step as an approval record, with its stamped decision when one arrived.
+pub(crate) fn remote_approval_record(org: pactwise_domain::OrgId, row: &SharedApprovalRow) -> Option<ApprovalRecord> {
+    let step: SharedApproval = parse(&row.record)?;
+    Some(ApprovalRecord {
+        id: row.step.parse().ok()?,
+        org,
+        run: row.run.parse().ok()?,
+        node: step.node,
+        superstep: 0,
+        title: step.title,
+        eligible_roles: step.eligible_roles,
+        four_eyes: step.four_eyes,
+        state_seen: step.evidence,
+        choices: step.choices,
+        status: match (row.state, row.decision) {
+            (SharedStepState::Decided, Some(Decision::Approve)) => ApprovalStatus::Approved,
+            (SharedStepState::Decided, Some(Decision::Reject)) => ApprovalStatus::Rejected,
+            (SharedStepState::Closed, _) => ApprovalStatus::Cancelled,
+            _ => ApprovalStatus::Pending,
+        },
+        due_at: step.due_at,
+        escalate_at: None,
+        escalated_at: step.escalated_at,
+        decided_by: row.decided_by,
+        decided_by_name: row.decided_by_name.clone(),
+        decided_at: row.decided_at,
+        reason: row.reason.clone(),
+        choice: row.choice.clone(),
+        created_at: step.created_at,
     })
 }
 

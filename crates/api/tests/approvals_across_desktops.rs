@@ -4,7 +4,9 @@
 //! sees the finished run and who decided. Also: a rejection's reason on the buyer's timeline, two approvers at
 //! once (one stamped, the other told), four-eyes across desktops, a cancelled run's step, another organization.
 
-use pactwise_api::{Api, ApiOptions, ApprovalView, MemorySyncTokens, OrgScope, RequestState, SignInInput};
+use pactwise_api::{
+    Api, ApiOptions, ApprovalView, MemorySyncTokens, OrgScope, RequestState, RunFilter, SignInInput,
+};
 use pactwise_domain::{ApprovalStatus, Clock, Decision, ErrorCode, Role, RunStatus, SystemClock};
 use pactwise_model::InMemoryApiKeySource;
 use pactwise_sync_server::{AppState, ServerConfig, admin, sqlite::SqliteStorage};
@@ -116,6 +118,12 @@ async fn a_run_on_the_buyers_desktop_is_approved_on_the_approvers_and_resumes_at
     assert_eq!(step.state_seen["shortlist"][0]["price"], "9500.00", "the evidence as it was when the step paused");
     let runs = approver.api.list_runs(&approver.scope).await.unwrap();
     assert!(runs.iter().any(|r| r.id == run.id && r.from_another_desktop && r.status == RunStatus::Waiting));
+    // The Runs area and the reading an approver sees, in words, for a run that lives on another desktop.
+    let listed = approver.api.run_summaries(&approver.scope, RunFilter::default()).await.unwrap();
+    assert!(listed.iter().any(|r| r.id == run.id && r.on_another_desktop), "{listed:?}");
+    let reading = approver.api.approval_reading(&approver.scope, step.id).await.unwrap();
+    assert_eq!(reading.workflow, "Procurement");
+    assert!(!reading.deciders.is_empty() || !reading.waiting_for.is_empty());
 
     // Another organization never sees it.
     other_org.sync().await;
@@ -167,6 +175,10 @@ async fn a_run_on_the_buyers_desktop_is_approved_on_the_approvers_and_resumes_at
     assert_eq!(seen.approvals[0].decided_by_name.as_deref(), Some("abe@alpha.example"));
     assert_eq!(seen.approvals[0].reason.as_deref(), Some("cheapest capable vendor"));
     assert_eq!(seen.run.started_by_name.as_deref(), Some("bea@alpha.example"));
+    let story = third.api.run_story(&third.scope, run.id).await.unwrap();
+    assert!(story.summary.on_another_desktop);
+    let decision = &story.decisions[0].text;
+    assert!(decision.contains("abe@alpha.example"), "who decided, in words: {decision}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

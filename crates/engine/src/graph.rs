@@ -29,6 +29,66 @@ pub struct GraphDef {
     /// A run still going after this many seconds is stopped by the watchdog.
     #[serde(default)]
     pub deadline_secs: Option<i64>,
+    /// The graph's name in people's words ("Procurement").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What a person fills in to start a run: the form of the Runs area, checked before a run starts
+    /// (`pactwise_workflows::check_input`). Empty: the graph is started from elsewhere (a document's report).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input: Vec<InputField>,
+}
+
+/// One field of a graph's input: where it goes in the input object and how a person fills it in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputField {
+    /// The field's place in the input object; dots name nested objects (`vendor.name`). In a table's columns, the
+    /// key inside each row.
+    pub key: String,
+    /// The field's name on the form and in error messages.
+    pub label: String,
+    pub kind: FieldKind,
+    #[serde(default)]
+    pub required: bool,
+    /// A line of help under the field.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub help: String,
+    /// For `choice` (one of them) and `tags` (only these, when given).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+    /// For `table`: the fields of each row.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub columns: Vec<InputField>,
+    /// Bounds of a `whole_number`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i64>,
+}
+
+/// How a field is filled in and checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldKind {
+    /// One line of text.
+    Text,
+    /// Several lines of text.
+    LongText,
+    /// An amount in currency units (a number or numeric text; kept exact in cents by the steps).
+    Money,
+    WholeNumber,
+    /// A calendar date, `YYYY-MM-DD`.
+    Date,
+    /// Yes or no.
+    Flag,
+    /// One of `options`.
+    Choice,
+    /// A list of short words (capabilities, documents provided).
+    Tags,
+    /// A document of the organization, by id.
+    Document,
+    /// Rows of `columns`.
+    Table,
 }
 
 /// How writes to a channel combine.
@@ -47,6 +107,9 @@ pub enum Reducer {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodeDef {
     pub id: String,
+    /// The step's name in people's words ("Research vendors"), shown in timelines instead of the id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     #[serde(flatten)]
     pub kind: NodeKind,
     /// Retries of a failing agent node, with exponential backoff.
@@ -272,8 +335,47 @@ impl GraphDef {
         if let Some(lost) = self.nodes.iter().find(|n| !seen.contains(n.id.as_str())) {
             return Err(format!("{name}: node {:?} cannot be reached from the entry", lost.id));
         }
-        Ok(())
+        validate_fields(name, &self.input, false)
     }
+}
+
+/// The input form's declaration: keys unique and well formed, choices with options, tables with plain columns.
+fn validate_fields(graph: &str, fields: &[InputField], in_table: bool) -> Result<(), String> {
+    let mut keys = BTreeSet::new();
+    for f in fields {
+        let well_formed = !f.key.is_empty()
+            && f.key.split('.').all(|part| {
+                !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && part != INPUT_CHANNEL
+            });
+        if !well_formed || (in_table && f.key.contains('.')) {
+            return Err(format!("{graph}: input field key {:?} is not allowed", f.key));
+        }
+        if !keys.insert(f.key.as_str()) {
+            return Err(format!("{graph}: input field {:?} is declared twice", f.key));
+        }
+        if f.label.trim().is_empty() {
+            return Err(format!("{graph}: input field {:?} has no label", f.key));
+        }
+        match f.kind {
+            FieldKind::Choice if f.options.is_empty() => {
+                return Err(format!("{graph}: choice field {:?} has no options", f.key));
+            }
+            FieldKind::Table if in_table || f.columns.is_empty() => {
+                return Err(format!("{graph}: table field {:?} needs columns (and no table inside a table)", f.key));
+            }
+            FieldKind::Table => validate_fields(graph, &f.columns, true)?,
+            _ if !f.columns.is_empty() => {
+                return Err(format!("{graph}: only a table field has columns ({:?})", f.key));
+            }
+            _ => {}
+        }
+        if let (Some(min), Some(max)) = (f.min, f.max)
+            && min > max
+        {
+            return Err(format!("{graph}: input field {:?} has min above max", f.key));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -282,6 +384,33 @@ mod tests {
 
     fn graph(json: serde_json::Value) -> Result<(), String> {
         serde_json::from_value::<GraphDef>(json).map_err(|e| e.to_string())?.validate()
+    }
+
+    #[test]
+    fn a_declared_input_form_is_checked_when_the_graph_loads() {
+        let with = |input: serde_json::Value| {
+            graph(serde_json::json!({"name": "g", "version": 1, "entry": ["a"], "input": input,
+                "nodes": [{"id": "a", "kind": "wait", "seconds": 1}]}))
+        };
+        assert_eq!(with(serde_json::json!([{"key": "vendor.name", "label": "Vendor", "kind": "text"}])), Ok(()));
+        let refused = [
+            (serde_json::json!([{"key": "x", "label": "X", "kind": "choice"}]), "no options"),
+            (serde_json::json!([{"key": "t", "label": "T", "kind": "table"}]), "needs columns"),
+            (serde_json::json!([{"key": "a..b", "label": "A", "kind": "text"}]), "not allowed"),
+            (
+                serde_json::json!([{"key": "a", "label": "A", "kind": "text"}, {"key": "a", "label": "B", "kind": "text"}]),
+                "twice",
+            ),
+            (
+                serde_json::json!([{"key": "n", "label": "N", "kind": "whole_number", "min": 5, "max": 1}]),
+                "min above max",
+            ),
+            (serde_json::json!([{"key": "a", "label": " ", "kind": "text"}]), "no label"),
+        ];
+        for (input, words) in refused {
+            let e = with(input.clone()).expect_err(&input.to_string());
+            assert!(e.contains(words), "{e} / {words}");
+        }
     }
 
     #[test]

@@ -49,6 +49,14 @@ pub struct ApprovalRecord {
     pub created_at: DateTime<Utc>,
 }
 
+/// A member of the organization by name and role: who may decide a step, who started or decided something.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Member {
+    pub user: UserId,
+    pub name: String,
+    pub role: Role,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Notification {
     pub approval: ApprovalId,
@@ -271,6 +279,22 @@ fn decide_in(
 impl<'s> Approvals<'s> {
     pub(crate) fn new(store: &'s Store) -> Self {
         Approvals { store }
+    }
+
+    /// The session organization's members (live users), by name: the people an approval names as its deciders.
+    pub fn members(&self, scope: &OrgScope) -> Result<Vec<Member>, StoreError> {
+        let mut stmt = self.store.conn().prepare_cached(
+            "SELECT u.id, u.display_name, m.role FROM memberships m JOIN users u ON u.id = m.user_id
+             WHERE m.org_id = ?1 AND u.deleted_at IS NULL ORDER BY u.display_name, u.id",
+        )?;
+        let rows = stmt.query_map([scope.org().to_string()], |r| {
+            Ok(Member {
+                user: parse_text("user id", &r.get::<_, String>(0)?)?,
+                name: r.get(1)?,
+                role: parse_text("role", &r.get::<_, String>(2)?)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Pending approvals of the organization that the session's role may resolve, oldest first.

@@ -35,7 +35,7 @@ mod usage;
 mod usage_journal;
 mod watchdog;
 
-pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Notification};
+pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Member, Notification};
 pub use audit::{Audit, AuditEntry};
 pub use blob_owners::BlobOwners;
 pub use blobs::{BlobStore, PutError, StoredBlob};

@@ -178,3 +178,37 @@ impl Runs<'_> {
         Ok(report)
     }
 }
+
+impl Runs<'_> {
+    /// When the watchdog or a worker next has something to do on its own, across organizations: a waiting run's
+    /// timer or retry, a lease that runs out, a deadline, an approval's escalation time, a task's lease. `None`:
+    /// nothing is scheduled (only a decision or a new run can make work). A time already past means work is due.
+    pub fn next_due(
+        &self,
+        _credential: &PlatformCredential,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, StoreError> {
+        let next: Option<String> = self
+            .store()
+            .conn()
+            .prepare_cached(
+                "SELECT MIN(t) FROM (
+                 SELECT MIN(wake_at) AS t FROM engine_runs
+                  WHERE deleted_at IS NULL AND status IN ('running', 'waiting', 'compensating') AND wake_at IS NOT NULL
+                 UNION ALL
+                 SELECT MIN(lease_expires_at) FROM engine_runs
+                  WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND lease_expires_at IS NOT NULL
+                 UNION ALL
+                 SELECT MIN(deadline_at) FROM engine_runs
+                  WHERE deleted_at IS NULL AND status NOT IN ('succeeded', 'failed', 'cancelled')
+                    AND deadline_at IS NOT NULL
+                 UNION ALL
+                 SELECT MIN(escalate_at) FROM engine_approvals
+                  WHERE status = 'pending' AND escalated_at IS NULL AND escalate_at IS NOT NULL
+                 UNION ALL
+                 SELECT MIN(lease_expires_at) FROM engine_tasks
+                  WHERE status = 'processing' AND lease_expires_at IS NOT NULL)",
+            )?
+            .query_row([], |r| r.get(0))?;
+        Ok(crate::time::from_sql_opt(next)?)
+    }
+}

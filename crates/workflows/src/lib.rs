@@ -3,12 +3,14 @@
 //! available, else from a template), contract lifecycle, vendor onboarding, invoice processing (three-way match),
 //! budget planning, renewal notices and the contract review report ([`report`], WF-CR-1: the model extracts and
 //! files clauses, code checks every edge, verifies each clause on its cited page, enforces the call and time
-//! bounds and assembles the report a person signs off). Graphs are data (`graphs/*.json`), validated when loaded; no
+//! bounds and assembles the report a person signs off). Each graph declares the form that starts it (`input`, checked
+//! by [`check_input`]) and its steps' names in people's words. Graphs are data (`graphs/*.json`), validated when loaded; no
 //! model ranks, scores or recommends a vendor, and every figure is computed by code. Also the engine benchmark
 //! ([`bench`]).
 
 pub mod bench;
 mod budget;
+mod input;
 mod invoice;
 mod lifecycle;
 mod money;
@@ -17,6 +19,7 @@ mod procurement;
 mod renewal;
 pub mod report;
 
+pub use input::{InputProblem, check_input};
 use pactwise_engine::{EngineError, Registry};
 
 /// The built-in graph definitions, by name.

@@ -1,5 +1,5 @@
 /** The areas of the app, in the order of the navigation rail. Alt+number switches to an area. */
-export type AreaId = "queue" | "documents" | "contracts" | "approvals" | "prep" | "assistant" | "settings";
+export type AreaId = "queue" | "documents" | "contracts" | "approvals" | "prep" | "assistant" | "settings" | "runs";
 
 export interface Area {
   id: AreaId;
@@ -39,4 +39,9 @@ export const AREAS: Area[] = [
     purpose: "Questions about your contracts, answered with citations (Ctrl+/ opens it beside any view)",
   },
   { id: "settings", label: "Settings", purpose: "This installation and your organization" },
+  {
+    id: "runs",
+    label: "Runs",
+    purpose: "Start workflows (procurement, approvals, onboarding, invoices, budgets, renewals) and follow them",
+  },
 ];

@@ -46,6 +46,16 @@ export const commands = {
 	workflowGraphs: () => typedError<GraphSummary[], ApiError>(__TAURI_INVOKE("workflow_graphs")),
 	/**  Starts a run of a built-in graph and drives it until it waits or ends. */
 	startRun: (graph: string, input: Value) => typedError<RunView_Serialize, ApiError>(__TAURI_INVOKE("start_run", { graph, input })),
+	/**  The forms that start each workflow, with the organization's records filled in. */
+	runForms: () => typedError<RunForm_Serialize[], ApiError>(__TAURI_INVOKE("run_forms")),
+	/**  The organization's runs that match the filter, newest first, in words. */
+	runSummaries: (filter: RunFilter_Deserialize) => typedError<RunSummary_Serialize[], ApiError>(__TAURI_INVOKE("run_summaries", { filter })),
+	/**  A run in words: what it does now, its timeline, who decided what. */
+	runStory: (id: RunId) => typedError<RunStory_Serialize, ApiError>(__TAURI_INVOKE("run_story", { id })),
+	/**  Cancels a run with its child runs, queued tasks and pending approvals (a reason is required). */
+	cancelRun: (id: RunId, reason: string) => typedError<CancelOutcome_Serialize, ApiError>(__TAURI_INVOKE("cancel_run", { id, reason })),
+	/**  What an approver reads: the step in words, who may decide, the evidence shaped for reading. */
+	approvalReading: (id: ApprovalId) => typedError<ApprovalReading_Serialize, ApiError>(__TAURI_INVOKE("approval_reading", { id })),
 	/**
 	 *  Runs the contract review report on a document (or resumes its unfinished run) until it waits for sign-off or
 	 *  ends.
@@ -100,9 +110,15 @@ export const commands = {
 export const events = {
 	importProgressEvent: makeEvent<ImportProgressEvent, ImportProgressEvent>("import-progress-event"),
 	prepProgressEvent: makeEvent<PrepProgressEvent, PrepProgressEvent>("prep-progress-event"),
+	runsChangedEvent: makeEvent<RunsChangedEvent, RunsChangedEvent>("runs-changed-event"),
 };
 
 /* Types */
+export type AmountRow = {
+	label: string,
+	amount: string,
+};
+
 /**  An answer with its citations. */
 export type Answer = Answer_Serialize | Answer_Deserialize;
 
@@ -141,8 +157,80 @@ export type ApiError = {
 	message: string,
 };
 
+/**  The evidence of an approval, shaped for reading. */
+export type ApprovalEvidence = ApprovalEvidence_Serialize | ApprovalEvidence_Deserialize;
+
+/**  The evidence of an approval, shaped for reading. */
+export type ApprovalEvidence_Deserialize = {
+	kind: "shortlist",
+} & ShortlistEvidence | {
+	kind: "contract_risk",
+} & ContractRiskEvidence_Deserialize | {
+	kind: "report_clauses",
+} & ReportEvidence_Deserialize | {
+	kind: "invoice_match",
+} & InvoiceEvidence | {
+	kind: "budget_plan",
+} & BudgetEvidence_Deserialize | {
+	kind: "vendor_check",
+} & VendorEvidence_Deserialize | {
+	kind: "generic",
+} & GenericEvidence_Deserialize;
+
+/**  The evidence of an approval, shaped for reading. */
+export type ApprovalEvidence_Serialize = {
+	kind: "shortlist",
+} & ShortlistEvidence | {
+	kind: "contract_risk",
+} & ContractRiskEvidence_Serialize | {
+	kind: "report_clauses",
+} & ReportEvidence_Serialize | {
+	kind: "invoice_match",
+} & InvoiceEvidence | {
+	kind: "budget_plan",
+} & BudgetEvidence_Serialize | {
+	kind: "vendor_check",
+} & VendorEvidence_Serialize | {
+	kind: "generic",
+} & GenericEvidence_Serialize;
+
 /**  A pending or resolved approval step of a run. */
 export type ApprovalId = string;
+
+/**  What an approver reads before deciding. */
+export type ApprovalReading = ApprovalReading_Serialize | ApprovalReading_Deserialize;
+
+/**  What an approver reads before deciding. */
+export type ApprovalReading_Deserialize = {
+	approval: ApprovalView_Deserialize,
+	/**  The workflow in words ("Procurement"). */
+	workflow: string,
+	/**  The step in words. */
+	step: string,
+	/**  "a decision by Ana Ruiz or Bo Li (any owner, admin or approver may decide)". */
+	waiting_for: string,
+	/**  Since when it waits. */
+	since: string,
+	/**  The eligible members' names. */
+	deciders: string[],
+	evidence: ApprovalEvidence_Deserialize,
+};
+
+/**  What an approver reads before deciding. */
+export type ApprovalReading_Serialize = {
+	approval: ApprovalView_Serialize,
+	/**  The workflow in words ("Procurement"). */
+	workflow: string,
+	/**  The step in words. */
+	step: string,
+	/**  "a decision by Ana Ruiz or Bo Li (any owner, admin or approver may decide)". */
+	waiting_for: string,
+	/**  Since when it waits. */
+	since: string,
+	/**  The eligible members' names. */
+	deciders: string[],
+	evidence: ApprovalEvidence_Serialize,
+};
 
 /**  Where an approval step stands. */
 export type ApprovalStatus = "pending" | "approved" | "rejected" | 
@@ -259,6 +347,56 @@ export type Artifacts_Serialize = {
 	criteria: Slot_Serialize<Criteria>,
 	pricing: Slot_Serialize<Pricing_Serialize>,
 	milestones: Slot_Serialize<Milestones>,
+};
+
+/**  A budget plan by department. */
+export type BudgetEvidence = BudgetEvidence_Serialize | BudgetEvidence_Deserialize;
+
+/**  A budget plan by department. */
+export type BudgetEvidence_Deserialize = {
+	year: string,
+	departments: AmountRow[],
+	total: string,
+	previous_total?: string | null,
+	/**  "+12.50 %". */
+	change?: string | null,
+	cap?: string | null,
+	over_cap: boolean,
+};
+
+/**  A budget plan by department. */
+export type BudgetEvidence_Serialize = {
+	year: string,
+	departments: AmountRow[],
+	total: string,
+	previous_total: string | null,
+	/**  "+12.50 %". */
+	change: string | null,
+	cap: string | null,
+	over_cap: boolean,
+};
+
+/**  What cancelling touched. */
+export type CancelOutcome = CancelOutcome_Serialize | CancelOutcome_Deserialize;
+
+/**  What cancelling touched. */
+export type CancelOutcome_Deserialize = {
+	run: RunView_Deserialize,
+	/**  The run lives on another desktop: the cancellation was sent to it and happens there when it arrives. */
+	sent_to_its_desktop: boolean,
+	runs_cancelled: number,
+	tasks_cancelled: number,
+	approvals_cancelled: number,
+};
+
+/**  What cancelling touched. */
+export type CancelOutcome_Serialize = {
+	run: RunView_Serialize,
+	/**  The run lives on another desktop: the cancellation was sent to it and happens there when it arrives. */
+	sent_to_its_desktop: boolean,
+	runs_cancelled: number,
+	tasks_cancelled: number,
+	approvals_cancelled: number,
 };
 
 /**  One question of a type's checklist. */
@@ -388,11 +526,45 @@ export type Citation_Serialize = {
 	label: string | null,
 };
 
+export type ClauseRow = ClauseRow_Serialize | ClauseRow_Deserialize;
+
+export type ClauseRow_Deserialize = {
+	text: string,
+	page: number,
+	link: EvidenceLink_Deserialize,
+};
+
+export type ClauseRow_Serialize = {
+	text: string,
+	page: number,
+	link: EvidenceLink_Serialize,
+};
+
 /**  A clause's place on its page, for the contract pane's highlight. */
 export type ClauseSpan = {
 	clause_id: string,
 	page: number,
 	span: TextSpan,
+};
+
+export type ClauseTypeRow = ClauseTypeRow_Serialize | ClauseTypeRow_Deserialize;
+
+export type ClauseTypeRow_Deserialize = {
+	/**  The playbook's question for this clause type. */
+	question: string,
+	section: string,
+	/**  "critical", "high", "medium", "low". */
+	risk: string,
+	clauses: ClauseRow_Deserialize[],
+};
+
+export type ClauseTypeRow_Serialize = {
+	/**  The playbook's question for this clause type. */
+	question: string,
+	section: string,
+	/**  "critical", "high", "medium", "low". */
+	risk: string,
+	clauses: ClauseRow_Serialize[],
 };
 
 /**  A page's confidence: the figure (0..=1) cannot be had without its kind. */
@@ -443,6 +615,33 @@ export type ContractReport_Serialize = {
 	unprocessed: UnprocessedPart_Serialize[],
 	windows: ReportWindow[],
 	bounds: ReportBounds,
+};
+
+/**  A contract's risk with its red flags. */
+export type ContractRiskEvidence = ContractRiskEvidence_Serialize | ContractRiskEvidence_Deserialize;
+
+/**  A contract's risk with its red flags. */
+export type ContractRiskEvidence_Deserialize = {
+	contract: string,
+	value: string,
+	/**  "High risk" or "Standard risk". */
+	level: string,
+	high: boolean,
+	reasons: string[],
+	red_flags: string[],
+	link?: EvidenceLink_Deserialize | null,
+};
+
+/**  A contract's risk with its red flags. */
+export type ContractRiskEvidence_Serialize = {
+	contract: string,
+	value: string,
+	/**  "High risk" or "Standard risk". */
+	level: string,
+	high: boolean,
+	reasons: string[],
+	red_flags: string[],
+	link: EvidenceLink_Serialize | null,
 };
 
 /**  One contract type of the catalog, exactly as one data file describes it. */
@@ -539,6 +738,29 @@ export type CuadType = "Affiliate" | "Agency" | "Co-Branding" | "Collaboration" 
 
 /**  What an approver decided. */
 export type Decision = "approve" | "reject";
+
+/**  Who decided what. */
+export type DecisionLine = DecisionLine_Serialize | DecisionLine_Deserialize;
+
+/**  Who decided what. */
+export type DecisionLine_Deserialize = {
+	step: string,
+	/**  "Approved by Ana Ruiz (chose Globex)", "Waiting for a decision by …", "Cancelled". */
+	text: string,
+	reason?: string | null,
+	at?: string | null,
+	tone: Tone,
+};
+
+/**  Who decided what. */
+export type DecisionLine_Serialize = {
+	step: string,
+	/**  "Approved by Ana Ruiz (chose Globex)", "Waiting for a decision by …", "Cancelled". */
+	text: string,
+	reason: string | null,
+	at: string | null,
+	tone: Tone,
+};
 
 /**  A decision and where the run stands after it. */
 export type DecisionOutcome = DecisionOutcome_Serialize | DecisionOutcome_Deserialize;
@@ -791,6 +1013,27 @@ export type ErrorCode =
  */
 "quote_needs_check";
 
+export type EvidenceLink = EvidenceLink_Serialize | EvidenceLink_Deserialize;
+
+export type EvidenceLink_Deserialize = {
+	label: string,
+	/**  The name of what it opens (the view's title). */
+	name: string,
+	target: LinkTarget_Deserialize,
+};
+
+export type EvidenceLink_Serialize = {
+	label: string,
+	/**  The name of what it opens (the view's title). */
+	name: string,
+	target: LinkTarget_Serialize,
+};
+
+export type EvidenceRow = {
+	label: string,
+	text: string,
+};
+
 /**  Where an export was written. */
 export type ExportedReview = {
 	path: string,
@@ -908,6 +1151,66 @@ export type Finding_Serialize = {
 	status: FindingStatus,
 	/**  Why the buyer dismissed it (set with [`FindingStatus::Dismissed`]). */
 	dismissal: string | null,
+};
+
+/**  One field of a run's form. */
+export type FormField = FormField_Serialize | FormField_Deserialize;
+
+/**  How a form field is filled in (see `pactwise_engine::FieldKind`). */
+export type FormFieldKind = "text" | "long_text" | "money" | "whole_number" | "date" | "flag" | "choice" | "tags" | "document" | "table";
+
+/**  One field of a run's form. */
+export type FormField_Deserialize = {
+	/**  Where the value goes in the input (dots for nested objects; a column's key inside its row). */
+	key: string,
+	label: string,
+	kind: FormFieldKind,
+	required: boolean,
+	help: string,
+	/**  Choices (`choice`, `tags` limited to them, and the organization's documents for `document`). */
+	options: FormOption[],
+	columns: FormField_Deserialize[],
+	min?: number | null,
+	max?: number | null,
+	/**  What the field starts with (a table's rows from the organization's records), if anything. */
+	initial?: Value | null,
+};
+
+/**  One field of a run's form. */
+export type FormField_Serialize = {
+	/**  Where the value goes in the input (dots for nested objects; a column's key inside its row). */
+	key: string,
+	label: string,
+	kind: FormFieldKind,
+	required: boolean,
+	help: string,
+	/**  Choices (`choice`, `tags` limited to them, and the organization's documents for `document`). */
+	options: FormOption[],
+	columns: FormField_Serialize[],
+	min: number | null,
+	max: number | null,
+	/**  What the field starts with (a table's rows from the organization's records), if anything. */
+	initial: Value | null,
+};
+
+export type FormOption = {
+	value: string,
+	label: string,
+};
+
+/**  Evidence of a step without a view of its own: labelled rows in words. */
+export type GenericEvidence = GenericEvidence_Serialize | GenericEvidence_Deserialize;
+
+/**  Evidence of a step without a view of its own: labelled rows in words. */
+export type GenericEvidence_Deserialize = {
+	rows: EvidenceRow[],
+	links: EvidenceLink_Deserialize[],
+};
+
+/**  Evidence of a step without a view of its own: labelled rows in words. */
+export type GenericEvidence_Serialize = {
+	rows: EvidenceRow[],
+	links: EvidenceLink_Serialize[],
 };
 
 /**  A built-in graph. */
@@ -1049,6 +1352,14 @@ export type Intake_Serialize = {
 	checklist_type: string | null,
 };
 
+/**  An invoice's three-way match. */
+export type InvoiceEvidence = {
+	invoice: string,
+	total: string,
+	matched: boolean,
+	exceptions: string[],
+};
+
 /**
  *  Patterns for the offline evaluator (Rust `regex` syntax, matched case-insensitively; no look-around, no
  *  back-references).
@@ -1085,6 +1396,27 @@ export type ItemSignals_Serialize = {
 export type ItemStatus = "present" | "partial" | "absent" | 
 /**  No answer: the model skipped it, its section failed, or its quote could not be verified (see the reason). */
 "not_evaluated";
+
+/**  Where a link in the evidence leads. */
+export type LinkTarget = LinkTarget_Serialize | LinkTarget_Deserialize;
+
+/**  Where a link in the evidence leads. */
+export type LinkTarget_Deserialize = 
+/**  The contract's review view, at a page when one is known. */
+{ to: "contract"; document: DocumentId; page?: number | null } | 
+/**  The document's contract review report. */
+{ to: "report"; document: DocumentId } | 
+/**  A Prep Studio package. */
+{ to: "prep_package"; package: string };
+
+/**  Where a link in the evidence leads. */
+export type LinkTarget_Serialize = 
+/**  The contract's review view, at a page when one is known. */
+{ to: "contract"; document: DocumentId; page: number | null } | 
+/**  The document's contract review report. */
+{ to: "report"; document: DocumentId } | 
+/**  A Prep Studio package. */
+{ to: "prep_package"; package: string };
 
 /**  How a scored requirement is measured. */
 export type Measure = {
@@ -1214,6 +1546,33 @@ export type NormalizedValue_Serialize =
 { kind: "jurisdiction"; name: string } | 
 /**  A party: its name, the name the contract calls it by, and its role where the contract says it. */
 { kind: "party"; name: string; defined_as: string | null; role: string | null };
+
+/**  What a run is doing now. */
+export type NowLine = NowLine_Serialize | NowLine_Deserialize;
+
+/**  What a run is doing now. */
+export type NowLine_Deserialize = {
+	/**  "Waiting for a decision by Ana Ruiz or Bo Li: Choose the vendor for this purchase". */
+	text: string,
+	/**  Since when (the UI says "since 10:42" in the reader's time). */
+	since: string,
+	/**  Until when, if it is a timer, a retry or a due date. */
+	until?: string | null,
+	/**  The approval it waits for, if any (the inbox opens it). */
+	approval?: ApprovalId | null,
+};
+
+/**  What a run is doing now. */
+export type NowLine_Serialize = {
+	/**  "Waiting for a decision by Ana Ruiz or Bo Li: Choose the vendor for this purchase". */
+	text: string,
+	/**  Since when (the UI says "since 10:42" in the reader's time). */
+	since: string,
+	/**  Until when, if it is a timer, a retry or a due date. */
+	until: string | null,
+	/**  The approval it waits for, if any (the inbox opens it). */
+	approval: ApprovalId | null,
+};
 
 /**  An organization (tenant). */
 export type OrgId = string;
@@ -1548,6 +1907,39 @@ export type ReportEdge =
 "extract" | 
 /**  Classification → assembly: a clause id that extraction did not produce. */
 "classify";
+
+/**  A contract review report's clauses, as the sign-off step saw them. */
+export type ReportEvidence = ReportEvidence_Serialize | ReportEvidence_Deserialize;
+
+/**  A contract review report's clauses, as the sign-off step saw them. */
+export type ReportEvidence_Deserialize = {
+	contract_type: string,
+	complete: boolean,
+	/**  "Complete", or what was left unprocessed. */
+	completeness: string,
+	clause_types: ClauseTypeRow_Deserialize[],
+	/**  Clause types with no clause found. */
+	without_clause: number,
+	/**  Extractions refused because their text is not on the page they cite. */
+	rejected: number,
+	unprocessed: string[],
+	link: EvidenceLink_Deserialize,
+};
+
+/**  A contract review report's clauses, as the sign-off step saw them. */
+export type ReportEvidence_Serialize = {
+	contract_type: string,
+	complete: boolean,
+	/**  "Complete", or what was left unprocessed. */
+	completeness: string,
+	clause_types: ClauseTypeRow_Serialize[],
+	/**  Clause types with no clause found. */
+	without_clause: number,
+	/**  Extractions refused because their text is not on the page they cite. */
+	rejected: number,
+	unprocessed: string[],
+	link: EvidenceLink_Serialize,
+};
 
 /**  Bounds for one run; unset values come from the organization's settings, then the defaults (60 calls, 300 s). */
 export type ReportOptions = ReportOptions_Serialize | ReportOptions_Deserialize;
@@ -1925,6 +2317,54 @@ export type RunEventView_Serialize = {
 	at: string,
 };
 
+/**  Which runs to list. */
+export type RunFilter = RunFilter_Serialize | RunFilter_Deserialize;
+
+/**  Which runs to list. */
+export type RunFilter_Deserialize = {
+	status?: RunStatus | null,
+	graph?: string | null,
+	started_by?: UserId | null,
+	/**  Started at or after. */
+	since?: string | null,
+	/**  Started before. */
+	until?: string | null,
+};
+
+/**  Which runs to list. */
+export type RunFilter_Serialize = {
+	status: RunStatus | null,
+	graph: string | null,
+	started_by: UserId | null,
+	/**  Started at or after. */
+	since: string | null,
+	/**  Started before. */
+	until: string | null,
+};
+
+/**  The form that starts a graph. */
+export type RunForm = RunForm_Serialize | RunForm_Deserialize;
+
+/**  The form that starts a graph. */
+export type RunForm_Deserialize = {
+	graph: string,
+	title: string,
+	description: string,
+	fields: FormField_Deserialize[],
+	/**  Set when the graph is started elsewhere in the app: where. */
+	started_elsewhere?: string | null,
+};
+
+/**  The form that starts a graph. */
+export type RunForm_Serialize = {
+	graph: string,
+	title: string,
+	description: string,
+	fields: FormField_Serialize[],
+	/**  Set when the graph is started elsewhere in the app: where. */
+	started_elsewhere: string | null,
+};
+
 /**  A workflow run (one execution of a graph). */
 export type RunId = string;
 
@@ -1979,6 +2419,80 @@ export type RunStatus =
 /**  A step of a drafting run. */
 export type RunStep = { step: "draft"; artifact: ArtifactKind } | { step: "critique" };
 
+/**  A run told in people's words. */
+export type RunStory = RunStory_Serialize | RunStory_Deserialize;
+
+/**  A run told in people's words. */
+export type RunStory_Deserialize = {
+	summary: RunSummary_Deserialize,
+	now?: NowLine_Deserialize | null,
+	timeline: StoryLine[],
+	decisions: DecisionLine_Deserialize[],
+	/**  The run can still be cancelled (it has not ended). */
+	may_cancel: boolean,
+	/**  A drafted document the run produced (the purchase agreement), as text. */
+	document_text?: string | null,
+};
+
+/**  A run told in people's words. */
+export type RunStory_Serialize = {
+	summary: RunSummary_Serialize,
+	now: NowLine_Serialize | null,
+	timeline: StoryLine[],
+	decisions: DecisionLine_Serialize[],
+	/**  The run can still be cancelled (it has not ended). */
+	may_cancel: boolean,
+	/**  A drafted document the run produced (the purchase agreement), as text. */
+	document_text: string | null,
+};
+
+/**  A run as a line of the Runs area. */
+export type RunSummary = RunSummary_Serialize | RunSummary_Deserialize;
+
+/**  A run as a line of the Runs area. */
+export type RunSummary_Deserialize = {
+	id: RunId,
+	graph: string,
+	/**  The graph's name in words ("Procurement"). */
+	title: string,
+	status: RunStatus,
+	/**  The status in words ("waiting for a decision"). */
+	status_text: string,
+	/**  What it is doing now, in words (none once it ended). */
+	current?: string | null,
+	started_by?: UserId | null,
+	started_by_name?: string | null,
+	created_at: string,
+	updated_at: string,
+	finished_at?: string | null,
+	/**  How it ended, in words. */
+	outcome?: string | null,
+	/**  The run executes on another desktop of the organization; this is its published copy. */
+	on_another_desktop: boolean,
+};
+
+/**  A run as a line of the Runs area. */
+export type RunSummary_Serialize = {
+	id: RunId,
+	graph: string,
+	/**  The graph's name in words ("Procurement"). */
+	title: string,
+	status: RunStatus,
+	/**  The status in words ("waiting for a decision"). */
+	status_text: string,
+	/**  What it is doing now, in words (none once it ended). */
+	current: string | null,
+	started_by: UserId | null,
+	started_by_name: string | null,
+	created_at: string,
+	updated_at: string,
+	finished_at: string | null,
+	/**  How it ended, in words. */
+	outcome: string | null,
+	/**  The run executes on another desktop of the organization; this is its published copy. */
+	on_another_desktop: boolean,
+};
+
 /**  A run as the UI and the CLI show it. */
 export type RunView = RunView_Serialize | RunView_Deserialize;
 
@@ -2028,6 +2542,15 @@ export type RunView_Serialize = {
 	finished_at: string | null,
 };
 
+/**
+ *  Runs or approvals changed without the window asking (the engine's work loop moved runs or escalated an
+ *  approval): the Runs area and the inbox reload.
+ */
+export type RunsChangedEvent = {
+	runs_moved: number,
+	approvals_escalated: number,
+};
+
 export type Scope = {
 	summary: string,
 	in_scope: string[],
@@ -2061,6 +2584,26 @@ export type Severity =
 "major" | 
 /**  Worth the buyer's attention; nothing is re-run for it. */
 "minor";
+
+/**  The procurement shortlist: the request, the budget and the vendors that fit, alphabetical, never ranked. */
+export type ShortlistEvidence = {
+	request: string,
+	budget: string,
+	required: string[],
+	vendors: ShortlistRow[],
+	/**  Vendors left out and why ("Initech: over the budget"). */
+	left_out: string[],
+	/**  How the shortlist was made, in words. */
+	method: string,
+};
+
+export type ShortlistRow = {
+	name: string,
+	price: string,
+	/**  "10 days", or "—" when the vendor gave none. */
+	delivery: string,
+	capabilities: string[],
+};
 
 /**  What a person types to sign in to sync. */
 export type SignInInput = {
@@ -2148,6 +2691,13 @@ export type Slot_Serialize<T> = {
  *  the reading itself runs where the file is (import, sync, `review FILE`) and is recorded through the same log.
  */
 export type Stage = "extract" | "classify" | "checklist" | "gate" | "finalize";
+
+/**  A line of a run's timeline: when, and what happened in words. */
+export type StoryLine = {
+	at: string,
+	text: string,
+	tone: Tone,
+};
 
 /**  The sync account of the signed-in organization (kept in its settings; not a secret). */
 export type SyncAccount = {
@@ -2315,6 +2865,9 @@ export type Timeline = {
 	contract_start_days: number,
 };
 
+/**  Whether a line is good news, a warning or a failure (shown with words and colour, never colour alone). */
+export type Tone = "info" | "good" | "warn" | "bad";
+
 /**  What a tool call did, for the answer's trace. */
 export type ToolCallSummary = ToolCallSummary_Serialize | ToolCallSummary_Deserialize;
 
@@ -2380,6 +2933,33 @@ export type Value = null | boolean | number | string | Value[] | { [key in strin
 export type VendorEntry = {
 	id: string,
 	name: string,
+};
+
+/**  A new vendor's documents and screening. */
+export type VendorEvidence = VendorEvidence_Serialize | VendorEvidence_Deserialize;
+
+/**  A new vendor's documents and screening. */
+export type VendorEvidence_Deserialize = {
+	vendor: string,
+	tax_id?: string | null,
+	provided: string[],
+	missing: string[],
+	/**  "Clear" or "Flagged". */
+	screening: string,
+	flagged: boolean,
+	reasons: string[],
+};
+
+/**  A new vendor's documents and screening. */
+export type VendorEvidence_Serialize = {
+	vendor: string,
+	tax_id: string | null,
+	provided: string[],
+	missing: string[],
+	/**  "Clear" or "Flagged". */
+	screening: string,
+	flagged: boolean,
+	reasons: string[],
 };
 
 export type Verification = "test" | "demonstration" | "document" | "reference" | "inspection";

@@ -1,0 +1,140 @@
+//! The engine's work loop, for a long-running process (the desktop app; `pactwise runs work` does one round
+//! headless): the watchdog's sweep (expired leases, deadlines, escalations, tasks whose worker vanished), then the
+//! runs that have work — due retries, timers that rang, woken parents — claimed a bounded batch at a time and
+//! driven on. Between rounds it sleeps until the store's next due time (`Runs::next_due`), or until new work wakes
+//! it ([`Api::wake_work`]: a run started, a decision, a cancellation), never in a fixed busy poll. Time comes from
+//! the `Clock`; the wait goes through an injected [`Pause`], so tests drive it without sleeping.
+
+use crate::runs::{RunView, with_engine};
+use crate::{Api, ApiError};
+use chrono::{DateTime, Utc};
+use pactwise_domain::RunId;
+use pactwise_store::SweepPolicy;
+use pactwise_sync::Pause;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Runs claimed and driven together in one batch (their super-steps share commits): the loop's concurrency bound.
+pub const WORK_BATCH: usize = 16;
+/// Batches in one round at most; the store's thread serves the app's other requests between batches.
+const MAX_BATCHES: usize = 8;
+/// The longest the loop sleeps with nothing scheduled: work another process (the CLI) scheduled is seen then.
+pub const MAX_IDLE: Duration = Duration::from_secs(60);
+/// The shortest sleep when work is due but nothing could move (another worker holds the run's lease).
+const MIN_PAUSE: Duration = Duration::from_secs(1);
+
+/// What one round of the work loop did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkRound {
+    /// Runs that moved (any organization), with where they stand now.
+    pub moved: Vec<RunView>,
+    pub escalated_approvals: usize,
+    pub leases_recovered: usize,
+    /// Runs the watchdog stopped (deadline passed, too many failures).
+    pub stopped: usize,
+    /// When there is next something to do on its own; `None`: only new work can make some.
+    pub next_due: Option<DateTime<Utc>>,
+    /// The last batch was full: more work may be waiting now.
+    pub more: bool,
+}
+
+impl WorkRound {
+    /// Whether runs or the inbox changed (the UI is told).
+    pub fn changed(&self) -> bool {
+        !self.moved.is_empty() || self.escalated_approvals > 0 || self.stopped > 0
+    }
+
+    /// How long to sleep after this round, from `now`.
+    pub fn pause_after(&self, now: DateTime<Utc>) -> Duration {
+        if self.more {
+            return Duration::ZERO;
+        }
+        match self.next_due {
+            None => MAX_IDLE,
+            Some(at) => (at - now).to_std().unwrap_or(Duration::ZERO).clamp(MIN_PAUSE, MAX_IDLE),
+        }
+    }
+}
+
+impl Api {
+    /// One round of the work loop across the organizations of this data directory (the platform's work; what the
+    /// runs belong to is never changed by it).
+    pub async fn work_round(&self) -> Result<WorkRound, ApiError> {
+        let mut round = with_engine(self, |_, engine| {
+            let report = engine.sweep(SweepPolicy::default())?;
+            Ok(WorkRound {
+                escalated_approvals: report.escalated_approvals,
+                leases_recovered: report.leases_recovered.len(),
+                stopped: report.deadlines_enforced.len() + report.stopped_for_failures.len(),
+                ..WorkRound::default()
+            })
+        })
+        .await?;
+        for _ in 0..MAX_BATCHES {
+            let (moved, full) = with_engine(self, |_, engine| {
+                let records = engine.work(WORK_BATCH)?;
+                let full = records.len() >= WORK_BATCH;
+                Ok((records.iter().map(crate::runs::run_view).collect::<Vec<_>>(), full))
+            })
+            .await?;
+            let seen: Vec<RunId> = round.moved.iter().map(|r| r.id).collect();
+            round.moved.extend(moved.into_iter().filter(|r| !seen.contains(&r.id)));
+            round.more = full;
+            if !full {
+                break;
+            }
+        }
+        let credential = self.platform.clone();
+        round.next_due = self.db.call(move |store| store.runs().next_due(&credential)).await?;
+        Ok(round)
+    }
+
+    /// Wakes the work loop now (new work may change what is due next).
+    pub fn wake_work(&self) {
+        self.work_wake.notify_one();
+    }
+
+    /// The work loop: a round, then a sleep until the next due time, new work, or `stop`. `on_change` hears of
+    /// every round that moved runs or escalated approvals (the desktop tells its windows). A failed round is
+    /// logged and tried again after the longest pause; the loop never ends on an error.
+    pub async fn run_work_loop(
+        &self,
+        pause: Arc<dyn Pause>,
+        on_change: impl Fn(&WorkRound) + Send,
+        stop: impl Future<Output = ()> + Send,
+    ) {
+        tokio::pin!(stop);
+        tracing::info!("work loop started");
+        loop {
+            let wait = match self.work_round().await {
+                Ok(round) => {
+                    if round.changed() {
+                        on_change(&round);
+                    }
+                    round.pause_after(self.clock.now())
+                }
+                Err(e) => {
+                    tracing::warn!(code = e.code.as_str(), error = %e.message, "a work round failed; trying again later");
+                    MAX_IDLE
+                }
+            };
+            if wait.is_zero() {
+                tokio::task::yield_now().await;
+                continue;
+            }
+            tokio::select! {
+                biased;
+                _ = &mut stop => break,
+                _ = self.work_wake.notified() => {}
+                _ = pause.pause(wait) => {}
+            }
+        }
+        tracing::info!("work loop stopped");
+    }
+
+    /// The desktop's work loop: real sleeps, until the process ends.
+    pub async fn run_work_loop_forever(&self, on_change: impl Fn(&WorkRound) + Send) {
+        self.run_work_loop(Arc::new(pactwise_sync::TokioPause), on_change, std::future::pending()).await
+    }
+}
