@@ -28,6 +28,9 @@ pub enum SyncedModel {
     ReviewCorrection,
     AuditEntry,
     ApprovalDecision,
+    /// A member of the organization (email, display name, role, removed), written only by the service when an owner
+    /// or admin changes the members; desktops never push one.
+    Member,
 }
 
 /// How concurrent changes to one model are reconciled.
@@ -42,7 +45,7 @@ pub enum ConflictRule {
 }
 
 impl SyncedModel {
-    pub const ALL: [SyncedModel; 7] = [
+    pub const ALL: [SyncedModel; 8] = [
         SyncedModel::Document,
         SyncedModel::Contract,
         SyncedModel::Vendor,
@@ -50,6 +53,7 @@ impl SyncedModel {
         SyncedModel::ReviewCorrection,
         SyncedModel::AuditEntry,
         SyncedModel::ApprovalDecision,
+        SyncedModel::Member,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,14 +65,17 @@ impl SyncedModel {
             SyncedModel::ReviewCorrection => "review_correction",
             SyncedModel::AuditEntry => "audit_entry",
             SyncedModel::ApprovalDecision => "approval_decision",
+            SyncedModel::Member => "member",
         }
     }
 
     pub fn rule(self) -> ConflictRule {
         match self {
-            SyncedModel::Document | SyncedModel::Contract | SyncedModel::Vendor | SyncedModel::Setting => {
-                ConflictRule::LastWriterWins
-            }
+            SyncedModel::Document
+            | SyncedModel::Contract
+            | SyncedModel::Vendor
+            | SyncedModel::Setting
+            | SyncedModel::Member => ConflictRule::LastWriterWins,
             SyncedModel::ReviewCorrection | SyncedModel::AuditEntry => ConflictRule::AppendOnly,
             SyncedModel::ApprovalDecision => ConflictRule::ServerChecked,
         }
