@@ -11,6 +11,7 @@ mod error;
 mod export_file;
 mod extract;
 mod intake;
+mod members;
 mod memo;
 mod model;
 mod prep;
@@ -32,6 +33,7 @@ pub use error::ApiError;
 pub use export_file::Existing;
 pub use extract::{ExtractRequest, extract_file};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
+pub use members::{AddMemberInput, AddedMemberView, MemberView, MembersView, parse_member_id};
 pub use memo::MemoFormat;
 pub use model::{ModelAvailability, ModelBudget, ModelStatusView};
 pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
@@ -59,8 +61,8 @@ pub use runs::{
 };
 pub use session::{Membership, SessionInfo};
 pub use sync::{
-    KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop, SyncPhase,
-    SyncRoundReport, SyncStatusView, SyncTokens, check_server,
+    CodeSignInInput, KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop,
+    SyncPhase, SyncRoundReport, SyncStatusView, SyncTokens, check_server,
 };
 /// The offline review's scores on a labelled folder, as `eval_cuad` returns them, and the values table's lines.
 pub mod eval {

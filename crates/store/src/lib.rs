@@ -14,6 +14,7 @@ mod data_dir;
 mod db;
 mod documents;
 mod error;
+pub mod members;
 mod migrations;
 mod pages;
 mod passages;
@@ -189,6 +190,11 @@ impl Store {
     /// Workflow runs, checkpoints, event logs, leases and the watchdog.
     pub fn runs(&self) -> Runs<'_> {
         Runs::new(self)
+    }
+
+    /// The members of an organization known here (kept in step with the sync service).
+    pub fn members(&self) -> members::Members<'_> {
+        members::Members::new(self)
     }
 
     /// Approval steps of runs and their notifications.

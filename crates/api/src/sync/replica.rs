@@ -4,9 +4,11 @@
 
 use chrono::{DateTime, Utc};
 use pactwise_domain::{DocumentId, UserId};
+use pactwise_store::members::KnownMember;
 use pactwise_store::{
     CorrectionApplied, Db, OrgScope, RemoteCorrection, ServiceRefusal, StoreError, check_document_fields,
 };
+use pactwise_sync::members::MemberFields;
 use pactwise_sync::wire::{ChangeBody, PullResponse, PushResult, ServerChange};
 use pactwise_sync::{Change, HlcClock, LocalReplica, ReplicaError, SyncedModel};
 use serde_json::Value;
@@ -45,6 +47,11 @@ enum Op {
         key: String,
         hlc: String,
         value: Value,
+    },
+    /// A member of the organization, as the service wrote it (every field, applied in log order).
+    Member {
+        member: KnownMember,
+        removed: bool,
     },
     /// Not applied on the desktop (a model it does not keep yet, or a malformed change); marked applied.
     Skip,
@@ -110,6 +117,12 @@ fn decode(remote: &ServerChange) -> Op {
             }
             _ => skip("a setting that does not sync"),
         },
+        (SyncedModel::Member, ChangeBody::Fields { fields }) => {
+            let Ok(user) = change.record_id.parse::<UserId>() else { return skip("bad member id") };
+            let Some(f) = MemberFields::from_fields(fields) else { return skip("a member without all its fields") };
+            let member = KnownMember { user, display_name: f.display_name, email: Some(f.email), role: f.role };
+            Op::Member { member, removed: f.removed }
+        }
         _ => Op::Skip,
     }
 }
@@ -221,6 +234,8 @@ impl LocalReplica for StoreReplica {
                             }
                             // Checked with the same function as a local change before its clock is taken.
                             Op::Setting { key, hlc, value } => a.setting(&key, &hlc, &value).map(|_| ()),
+                            // Only the service writes members, and pages come in log order: the latest state wins.
+                            Op::Member { member, removed } => a.member(&member, removed),
                             Op::Skip => Ok(()),
                         };
                         match outcome {
