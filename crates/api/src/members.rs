@@ -245,3 +245,25 @@ impl Api {
 pub fn parse_member_id(text: &str) -> Result<UserId, ApiError> {
     text.trim().parse().map_err(|_| ApiError::new(ErrorCode::InvalidInput, format!("{text:?} is not a member id")))
 }
+
+impl Api {
+    /// The member of the scope's organization a person named: their id, or their email (as this desktop knows
+    /// the members). Anyone else answers like a missing member.
+    pub async fn find_member(&self, scope: &OrgScope, id_or_email: &str) -> Result<UserId, ApiError> {
+        if let Ok(id) = parse_member_id(id_or_email) {
+            return Ok(id);
+        }
+        let wanted = id_or_email.trim().to_lowercase();
+        self.known_members(scope)
+            .await?
+            .into_iter()
+            .find(|m| m.email.as_deref().is_some_and(|e| e.eq_ignore_ascii_case(&wanted)))
+            .map(|m| m.user_id)
+            .ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::NotFound,
+                    format!("no member {id_or_email:?} in this organization; `pactwise members list` shows them"),
+                )
+            })
+    }
+}
