@@ -59,7 +59,7 @@ pub use runs::{
     ApprovalView, BenchReport, CancelOutcome, DecisionOutcome, GraphSummary, RunDetail, RunEventView, RunView,
     TaskView, bench_engine, parse_approval_id, parse_run_id, workflow_graphs,
 };
-pub use session::{Membership, SessionInfo};
+pub use session::{BringOverReport, Membership, SessionInfo};
 pub use sync::{
     CodeSignInInput, KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop,
     SyncPhase, SyncRoundReport, SyncStatusView, SyncTokens, check_server,

@@ -179,3 +179,87 @@ async fn a_member_added_on_one_desktop_signs_in_with_the_code_and_every_desktop_
     let stopped = b.sync_now().await.unwrap_err();
     assert_eq!(stopped.code, ErrorCode::Unauthenticated);
 }
+
+fn fixture() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/demo/mutual-nda-northwind-contoso.txt")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_local_organizations_documents_are_brought_into_the_synced_one_and_nothing_is_lost() {
+    use pactwise_api::{CorrectionInput, DocumentQuery, ImportOptions};
+    use pactwise_domain::ItemStatus;
+    let service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (desktop(tmp.path(), "a"), desktop(tmp.path(), "b"));
+
+    // Before sync: a document with a correction in the local organization.
+    let local = a.local_session().await.unwrap();
+    let imported = a.import_documents(&local, vec![fixture()], ImportOptions::default(), &|_| {}).await.unwrap();
+    let old = imported.imported[0].document.id;
+    let review = a.document_review(&local, old).await.unwrap();
+    let item = review.items.iter().find(|i| i.status != ItemStatus::Absent).unwrap().id.clone();
+    let correction = CorrectionInput {
+        item_id: item.clone(),
+        confirm: false,
+        status: Some(ItemStatus::Absent),
+        quote: None,
+        note: Some("Checked before sync".into()),
+        acknowledge_warnings: false,
+    };
+    a.correct_item(&local, old, correction).await.unwrap();
+
+    let ann = a
+        .sync_sign_in(SignInInput {
+            server: service.endpoint.clone(),
+            org: "alpha".into(),
+            email: "ann@alpha.example".into(),
+            password: PASSWORD.into(),
+        })
+        .await
+        .unwrap();
+    assert!(a.list_documents(&ann, DocumentQuery::default()).await.unwrap().is_empty(), "kept apart until asked");
+
+    // Bring them over: a new record of the synced organization, with its correction, queued for sync.
+    let report = a.bring_over_documents(&ann, local.org()).await.unwrap();
+    assert_eq!((report.brought, report.already_there, report.corrections), (1, 0, 1));
+    assert!(report.failed.is_empty());
+    let docs = a.list_documents(&ann, DocumentQuery::default()).await.unwrap();
+    assert_eq!(docs.len(), 1);
+    let new = docs[0].id;
+    assert_ne!(new, old, "a new record of the synced organization");
+    let brought = a.document_review(&ann, new).await.unwrap();
+    let corrected = brought.items.iter().find(|i| i.id == item).unwrap();
+    assert_eq!((corrected.status, corrected.note.as_deref()), (ItemStatus::Absent, Some("Checked before sync")));
+    // Bringing again copies nothing twice.
+    let again = a.bring_over_documents(&ann, local.org()).await.unwrap();
+    assert_eq!((again.brought, again.already_there), (0, 1));
+    let sent = a.sync_now().await.unwrap();
+    assert_eq!((sent.pushed, sent.files_uploaded), (2, 1), "the document and its correction, with the file");
+
+    // Another desktop of the organization receives both.
+    let bea = a
+        .add_member(
+            &ann,
+            AddMemberInput { email: "bea@alpha.example".into(), display_name: "Bea".into(), role: Role::Reviewer },
+        )
+        .await
+        .unwrap();
+    let sb = b.sync_sign_in_with_code(service.code("bea@alpha.example", &bea.code, "bea-password-12")).await.unwrap();
+    b.sync_now().await.unwrap();
+    let on_b = b.document_review(&sb, new).await.unwrap();
+    assert_eq!(on_b.items.iter().find(|i| i.id == item).unwrap().status, ItemStatus::Absent);
+
+    // Nothing was lost: switch back, the local document and its correction are there as before; each
+    // organization's document answers like a missing one in the other.
+    let home = a.switch_organization(&ann, local.org()).await.unwrap();
+    let local_docs = a.list_documents(&home, DocumentQuery::default()).await.unwrap();
+    assert_eq!(local_docs.iter().map(|d| d.id).collect::<Vec<_>>(), [old]);
+    let kept = a.document_review(&home, old).await.unwrap();
+    assert_eq!(kept.items.iter().find(|i| i.id == item).unwrap().note.as_deref(), Some("Checked before sync"));
+    assert_eq!(a.document_review(&home, new).await.unwrap_err().code, ErrorCode::NotFound);
+    let synced = a.switch_organization(&home, ann.org()).await.unwrap();
+    assert_eq!(a.document_review(&synced, old).await.unwrap_err().code, ErrorCode::NotFound);
+    // An organization this person does not work in cannot be a source.
+    let stranger = a.bring_over_documents(&synced, pactwise_domain::OrgId::new()).await.unwrap_err();
+    assert_eq!(stranger.code, ErrorCode::NotFound);
+}

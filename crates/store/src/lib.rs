@@ -41,7 +41,7 @@ pub use blob_owners::BlobOwners;
 pub use blobs::{BlobStore, PutError, StoredBlob};
 pub use data_dir::DataDir;
 pub use db::Db;
-pub use documents::{Documents, NewDocument};
+pub use documents::{BroughtOver, Documents, NewDocument};
 pub use error::StoreError;
 pub use migrations::SCHEMA_VERSION;
 pub use pactwise_domain::ImportOutcome;
