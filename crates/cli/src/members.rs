@@ -52,6 +52,33 @@ pub enum OrgCommand {
         #[arg(value_name = "ORG")]
         org: String,
     },
+    /// Bring another organization's documents (with their corrections) into the current one as its new records;
+    /// the other organization keeps its own
+    Bring {
+        /// The organization to bring the documents from (its name or id)
+        #[arg(value_name = "FROM")]
+        from: String,
+    },
+}
+
+/// The one organization of this install a person named (by name or id), other than none or several.
+async fn named_org(api: &Api, scope: &OrgScope, wanted: &str) -> Result<OrgId, ApiError> {
+    let orgs = api.organizations(scope).await?;
+    let wanted = wanted.trim();
+    let by_id = wanted.parse::<OrgId>().ok();
+    let matching: Vec<_> =
+        orgs.iter().filter(|o| Some(o.org_id) == by_id || o.name.eq_ignore_ascii_case(wanted)).collect();
+    match matching.as_slice() {
+        [one] => Ok(one.org_id),
+        [] => Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!("no organization {wanted:?} on this computer; `pactwise org list` shows them"),
+        )),
+        _ => Err(ApiError::new(
+            ErrorCode::InvalidInput,
+            format!("more than one organization is named {wanted:?}; name it by its id (`org list --json`)"),
+        )),
+    }
 }
 
 fn parse_role(text: &str) -> Result<Role, String> {
@@ -148,30 +175,23 @@ pub async fn run_org(api: &Api, scope: &OrgScope, command: OrgCommand) -> Result
             Ok(Outcome::ok(to_json(&orgs)?, text))
         }
         OrgCommand::Switch { org } => {
-            let orgs = api.organizations(scope).await?;
-            let wanted = org.trim();
-            let by_id = wanted.parse::<OrgId>().ok();
-            let matching: Vec<_> =
-                orgs.iter().filter(|o| Some(o.org_id) == by_id || o.name.eq_ignore_ascii_case(wanted)).collect();
-            let target = match matching.as_slice() {
-                [one] => one.org_id,
-                [] => {
-                    return Err(ApiError::new(
-                        ErrorCode::NotFound,
-                        format!("no organization {wanted:?} on this computer; `pactwise org list` shows them"),
-                    ));
-                }
-                _ => {
-                    return Err(ApiError::new(
-                        ErrorCode::InvalidInput,
-                        format!("more than one organization is named {wanted:?}; switch by its id (`org list --json`)"),
-                    ));
-                }
-            };
+            let target = named_org(api, scope, &org).await?;
             let now = api.switch_organization(scope, target).await?;
             let session = api.session_info(&now).await?;
             let text = format!("{} is now the current organization.", clean(&session.org_name));
             Ok(Outcome::ok(json!({ "session": session }), text))
+        }
+        OrgCommand::Bring { from } => {
+            let source = named_org(api, scope, &from).await?;
+            let report = api.bring_over_documents(scope, source).await?;
+            let mut text = format!(
+                "Brought {} document(s) with {} correction(s) into the current organization; {} were there already.",
+                report.brought, report.corrections, report.already_there
+            );
+            for failed in &report.failed {
+                text.push_str(&format!("\nnot brought: {}", clean(failed)));
+            }
+            Ok(Outcome::ok(to_json(&report)?, text))
         }
     }
 }

@@ -38,7 +38,8 @@ fn read_code() -> Result<String, ApiError> {
 
 #[derive(Subcommand)]
 pub enum SyncCommand {
-    /// Sign this install in to an organization of the sync service (password from PACTWISE_SYNC_PASSWORD or stdin)
+    /// Sign this install in to an organization of the sync service (password from PACTWISE_SYNC_PASSWORD or stdin).
+    /// Its organization becomes current; the one used before stays here, apart (`pactwise org switch|bring`)
     SignIn {
         /// The service's address, e.g. https://sync.example.com (plain http:// only to this computer: localhost,
         /// 127.0.0.1, ::1). A private CA's root certificate: PACTWISE_SYNC_CA_FILE=FILE.pem
@@ -134,6 +135,10 @@ pub async fn run(api: &Api, command: SyncCommand) -> Result<Outcome, ApiError> {
     match command {
         SyncCommand::SignIn { server, org, email, code } => {
             pactwise_api::check_server(&server)?;
+            let before = match api.local_session().await {
+                Ok(scope) => api.session_info(&scope).await.ok().map(|s| s.org_name),
+                Err(_) => None,
+            };
             let scope = if code {
                 let code = read_code()?;
                 let password = read_password()?;
@@ -144,12 +149,20 @@ pub async fn run(api: &Api, command: SyncCommand) -> Result<Outcome, ApiError> {
             };
             let status = api.sync_status().await?;
             let session = api.session_info(&scope).await?;
-            let text = format!(
+            let mut text = format!(
                 "Signed in to {} as {} ({}); it is now the current organization. Sync with `pactwise sync now`.",
                 clean(&session.org_name),
                 clean(&session.user_name),
                 session.role
             );
+            if let Some(before) = before.filter(|b| *b != session.org_name) {
+                text.push_str(&format!(
+                    "\n{0} stays on this computer, apart: `pactwise org switch {0:?}` goes back to it, and \
+                     `pactwise org bring {0:?}` brings its documents and corrections into {1}.",
+                    clean(&before),
+                    clean(&session.org_name)
+                ));
+            }
             Ok(Outcome::ok(json!({ "session": session, "sync": to_json(&status)? }), text))
         }
         SyncCommand::Now => {

@@ -58,6 +58,8 @@ fn members_of_a_local_organization_are_listed_and_cannot_be_managed_and_org_list
     let name = orgs[0]["name"].as_str().unwrap().to_string();
     let switched = ok(pactwise(&data, &["org", "switch", &name, "--json"], &[]));
     assert_eq!(switched["session"]["org_name"], name.as_str());
+    let nothing = pactwise(&data, &["org", "bring", &name, "--json"], &[]);
+    assert_eq!(json_of(&nothing)["error"]["code"], "not_found", "an organization is no source for itself");
     let missing = pactwise(&data, &["org", "switch", "Nowhere Ltd", "--json"], &[]);
     assert_eq!(missing.status.code(), Some(2), "a name that is not here is bad input");
     assert_eq!(json_of(&missing)["error"]["code"], "not_found");
