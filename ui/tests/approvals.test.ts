@@ -92,6 +92,47 @@ describe("Approvals inbox", () => {
     expect(screen.getByTestId("decisions").textContent).toContain("fits the budget");
   });
 
+  it("when the organization syncs, a decision says it is waiting to sync and the step is never shown as decided", async () => {
+    installWorkflowBackend({
+      syncs: true,
+      inbox: [approval({ from_another_desktop: true, requested_by_name: "Bea Buyer" })],
+    });
+    render(Approvals, { now: NOW });
+    const rows = await screen.findAllByTestId("approval-row");
+    expect(rows[0].textContent).toContain("asked by Bea Buyer");
+    await fireEvent.keyDown(window, { key: "a" });
+    const reason = (await screen.findByTestId("decision-reason")) as HTMLTextAreaElement;
+    await fireEvent.input(reason, { target: { value: "fits the budget" } });
+    await fireEvent.submit(screen.getByTestId("decision-form"));
+    const said = (await screen.findByTestId("decision-outcome")).textContent ?? "";
+    expect(said).toContain("waiting to sync");
+    expect(said).not.toContain("Approved");
+    await waitFor(() => expect(screen.getByTestId("waiting-to-sync").textContent).toContain("your approve is waiting to sync"));
+    expect(screen.getAllByTestId("approval-row")).toHaveLength(1);
+  });
+
+  it("a decision the sync service refused is shown with its reason on the step", async () => {
+    installWorkflowBackend({
+      inbox: [
+        approval({
+          my_request: {
+            decision: "approve",
+            reason: "ok",
+            choice: null,
+            status: "refused",
+            refusal: "four-eyes: the person who started the run may not decide this one",
+            sent_at: "2026-11-30T10:00:00Z",
+          },
+        }),
+      ],
+    });
+    render(Approvals, { now: NOW });
+    await screen.findAllByTestId("approval-row");
+    expect(screen.getByTestId("request-refused").textContent).toContain("was not accepted");
+    await fireEvent.keyDown(window, { key: "Enter" });
+    expect((await screen.findByTestId("request-refusal")).textContent).toContain("four-eyes");
+  });
+
   it("'r' rejects, and sends no choice", async () => {
     const backend = installWorkflowBackend();
     render(Approvals, { now: NOW });

@@ -1,6 +1,6 @@
 // A fake backend for the approvals inbox and the assistant, at the Tauri IPC level (the real bindings run above it).
 import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
-import type { Answer, ApprovalView, RunDetail, RunView } from "../src/lib/bindings";
+import type { Answer, ApprovalView, Decision, RequestView, RunDetail, RunView } from "../src/lib/bindings";
 
 const RUN = "0193a0b4-0000-7000-8000-00000000a001";
 export const DOC = "0193a0b4-0000-7000-8000-00000000d001";
@@ -9,6 +9,8 @@ export interface WorkflowBackend {
   inbox: ApprovalView[];
   run: RunView;
   calls: { cmd: string; args: Record<string, unknown> }[];
+  /** The organization syncs: a decision is a request, waiting to sync until the service stamps it. */
+  syncs?: boolean;
   /** When set, the next decide_approval fails with this error. */
   decideError?: { code: string; message: string };
   /** What ask_assistant answers: an Answer, or an error to throw. */
@@ -39,10 +41,14 @@ export function approval(extra: Partial<ApprovalView> = {}): ApprovalView {
     escalated: false,
     urgent_notice: null,
     decided_by: null,
+    decided_by_name: null,
     decided_at: null,
     reason: null,
     choice: null,
     created_at: "2026-11-30T09:00:00Z",
+    from_another_desktop: false,
+    requested_by_name: null,
+    my_request: null,
     ...extra,
   };
 }
@@ -59,6 +65,8 @@ function runView(status: RunView["status"], channels: RunView["channels"] = {}):
     channels,
     parent: null,
     started_by: null,
+    started_by_name: null,
+    from_another_desktop: false,
     created_at: "2026-11-30T09:00:00Z",
     updated_at: "2026-11-30T09:00:00Z",
     finished_at: null,
@@ -163,10 +171,22 @@ export function installWorkflowBackend(initial: Partial<WorkflowBackend> = {}): 
           backend.decideError = undefined;
           throw e;
         }
+        if (backend.syncs) {
+          const request: RequestView = {
+            decision: a.decision as Decision,
+            reason: a.reason as string,
+            choice: null,
+            status: "waiting_to_sync" as const,
+            refusal: null,
+            sent_at: "2026-11-30T10:00:00Z",
+          };
+          backend.inbox = backend.inbox.map((x, i) => (i === 0 ? { ...x, my_request: request } : x));
+          return { approval: backend.inbox[0], run: backend.run, waiting_to_sync: true };
+        }
         const decided = { ...backend.inbox[0], status: a.decision === "approve" ? "approved" : "rejected", reason: a.reason as string };
         backend.inbox = [];
         backend.run = runView("succeeded", { agreement: { vendor: "Globex", text: "PURCHASE AGREEMENT between the buyer and Globex" } });
-        return { approval: decided, run: backend.run };
+        return { approval: decided, run: backend.run, waiting_to_sync: false };
       }
       case "ask_assistant": {
         const ans = backend.answer ?? answer();

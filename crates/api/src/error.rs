@@ -43,6 +43,7 @@ impl From<StoreError> for ApiError {
             | StoreError::Conflict(_)
             | StoreError::Invalid(_)
             | StoreError::FourEyes
+            | StoreError::OwnRequest
             | StoreError::Locked { .. }
             | StoreError::LeaseRequired
             | StoreError::EditConflict { .. }

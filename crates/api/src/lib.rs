@@ -19,6 +19,7 @@ mod report;
 mod review;
 mod runs;
 mod session;
+mod shared_runs;
 mod sync;
 mod workspace;
 
@@ -56,8 +57,8 @@ pub use review::{
     ReviewType, StoreLog, catalog, eval_cuad,
 };
 pub use runs::{
-    ApprovalView, BenchReport, CancelOutcome, DecisionOutcome, GraphSummary, RunDetail, RunEventView, RunView,
-    TaskView, bench_engine, parse_approval_id, parse_run_id, workflow_graphs,
+    ApprovalView, BenchReport, CancelOutcome, DecisionOutcome, GraphSummary, RequestState, RequestView, RunDetail,
+    RunEventView, RunView, TaskView, bench_engine, parse_approval_id, parse_run_id, workflow_graphs,
 };
 pub use session::{BringOverReport, Membership, SessionInfo};
 pub use sync::{

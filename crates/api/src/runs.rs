@@ -47,6 +47,10 @@ pub struct RunView {
     pub channels: Value,
     pub parent: Option<RunId>,
     pub started_by: Option<UserId>,
+    /// The starter's name, when known.
+    pub started_by_name: Option<String>,
+    /// The run executes on another desktop of the organization; this is its published copy (read-only here).
+    pub from_another_desktop: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
@@ -80,10 +84,41 @@ pub struct ApprovalView {
     /// The urgent notification its escalation wrote, if any (filled by the inbox).
     pub urgent_notice: Option<String>,
     pub decided_by: Option<UserId>,
+    /// The decider's name, when known.
+    pub decided_by_name: Option<String>,
     pub decided_at: Option<DateTime<Utc>>,
     pub reason: Option<String>,
     pub choice: Option<String>,
     pub created_at: DateTime<Utc>,
+    /// The step's run executes on another desktop of the organization.
+    pub from_another_desktop: bool,
+    /// Who started the run, by name, when known.
+    pub requested_by_name: Option<String>,
+    /// This desktop's decision on the step sent to the sync service: waiting to sync until the service stamps it,
+    /// or refused with the reason. Never shown as decided before the stamp.
+    pub my_request: Option<RequestView>,
+}
+
+/// A decision this desktop sent to the sync service.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct RequestView {
+    pub decision: Decision,
+    pub reason: String,
+    pub choice: Option<String>,
+    pub status: RequestState,
+    /// The service's reason, in people's words, when refused.
+    pub refusal: Option<String>,
+    pub sent_at: DateTime<Utc>,
+}
+
+/// Where a decision request stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestState {
+    /// Not answered by the sync service yet (offline, or not pushed): not a decision yet.
+    WaitingToSync,
+    Stamped,
+    Refused,
 }
 
 /// A run with its timeline, approvals, handed-off tasks and checkpoint count.
@@ -119,6 +154,9 @@ pub struct CancelOutcome {
 pub struct DecisionOutcome {
     pub approval: ApprovalView,
     pub run: RunView,
+    /// The organization syncs: the decision was sent to the sync service as a request and decides nothing until
+    /// the service stamps it (the approval's `my_request` says where it stands).
+    pub waiting_to_sync: bool,
 }
 
 /// A built-in graph.
@@ -130,7 +168,7 @@ pub struct GraphSummary {
     pub nodes: u32,
 }
 
-fn run_view(r: &RunRecord) -> RunView {
+pub(crate) fn run_view(r: &RunRecord) -> RunView {
     let state: Option<RunState> = serde_json::from_str(&r.state).ok();
     let waiting_on = state
         .as_ref()
@@ -159,13 +197,15 @@ fn run_view(r: &RunRecord) -> RunView {
         channels: state.map(|s| serde_json::to_value(s.channels).unwrap_or(Value::Null)).unwrap_or(Value::Null),
         parent: r.parent,
         started_by: r.started_by,
+        started_by_name: None,
+        from_another_desktop: false,
         created_at: r.created_at,
         updated_at: r.updated_at,
         finished_at: r.finished_at,
     }
 }
 
-fn approval_view(a: &ApprovalRecord) -> ApprovalView {
+pub(crate) fn approval_view(a: &ApprovalRecord) -> ApprovalView {
     ApprovalView {
         id: a.id,
         run: a.run,
@@ -180,10 +220,14 @@ fn approval_view(a: &ApprovalRecord) -> ApprovalView {
         escalated: a.escalated_at.is_some(),
         urgent_notice: None,
         decided_by: a.decided_by,
+        decided_by_name: a.decided_by_name.clone(),
         decided_at: a.decided_at,
         reason: a.reason.clone(),
         choice: a.choice.clone(),
         created_at: a.created_at,
+        from_another_desktop: false,
+        requested_by_name: None,
+        my_request: None,
     }
 }
 
@@ -235,7 +279,7 @@ pub async fn bench_engine(dir: Option<PathBuf>, runs: usize, concurrency: usize)
 }
 
 /// Runs `f` with an engine on the store thread, as this process's worker (with the model when it is ready).
-async fn with_engine<R: Send + 'static>(
+pub(crate) async fn with_engine<R: Send + 'static>(
     api: &Api,
     f: impl FnOnce(&Store, &Engine<'_>) -> Result<R, ApiError> + Send + 'static,
 ) -> Result<R, ApiError> {
@@ -256,18 +300,28 @@ impl Api {
     /// Starts a run of a built-in graph in the session's organization and drives it until it waits or ends.
     pub async fn start_run(&self, scope: &OrgScope, graph: String, input: Value) -> Result<RunView, ApiError> {
         let scope = scope.clone();
-        with_engine(self, move |store, engine| {
+        let started = with_engine(self, move |store, engine| {
             let scope = store.sessions().open(scope.session())?;
             let id = engine.start(&scope, &graph, input)?;
             Ok(run_view(&engine.drive(id)?))
         })
-        .await
+        .await;
+        self.sync_slot.wake();
+        started
     }
 
     /// The session organization's runs, newest first.
     pub async fn list_runs(&self, scope: &OrgScope) -> Result<Vec<RunView>, ApiError> {
         let scope = scope.clone();
-        Ok(self.db.call(move |store| Ok(store.runs().list(&scope, 200)?.iter().map(run_view).collect())).await?)
+        Ok(self
+            .db
+            .call(move |store| {
+                let mut runs: Vec<RunView> = store.runs().list(&scope, 200)?.iter().map(run_view).collect();
+                runs.extend(crate::shared_runs::shared_run_views(store, &scope, 200)?);
+                runs.sort_by_key(|r| std::cmp::Reverse(r.created_at));
+                Ok(runs)
+            })
+            .await?)
     }
 
     /// A run with its timeline, approvals and tasks.
@@ -276,7 +330,12 @@ impl Api {
         Ok(self
             .db
             .call(move |store| {
-                let run = store.runs().get(&scope, id)?;
+                let run = match store.runs().get(&scope, id) {
+                    Err(pactwise_store::StoreError::NotFound) => {
+                        return crate::shared_runs::shared_run_detail(store, &scope, id);
+                    }
+                    other => other?,
+                };
                 let events = store
                     .runs()
                     .events(&scope, id)?
@@ -331,7 +390,7 @@ impl Api {
         with_engine(self, move |store, engine| {
             engine.sweep(SweepPolicy::default())?;
             let urgent: Vec<_> = store.approvals().notifications(&scope)?.into_iter().filter(|n| n.urgent).collect();
-            Ok(store
+            let local: Vec<ApprovalView> = store
                 .approvals()
                 .inbox(&scope)?
                 .iter()
@@ -339,7 +398,8 @@ impl Api {
                     urgent_notice: urgent.iter().rev().find(|n| n.approval == a.id).map(|n| n.message.clone()),
                     ..approval_view(a)
                 })
-                .collect())
+                .collect();
+            crate::shared_runs::with_other_desktops(store, &scope, local)
         })
         .await
     }
@@ -354,6 +414,9 @@ impl Api {
         reason: String,
         choice: Option<String>,
     ) -> Result<DecisionOutcome, ApiError> {
+        if self.org_syncs(scope).await? {
+            return self.request_decision(scope, id, decision, reason, choice).await;
+        }
         let scope = scope.clone();
         with_engine(self, move |store, engine| {
             let scope = store.sessions().open(scope.session())?;
@@ -363,7 +426,7 @@ impl Api {
             while let Some(parent) = top.parent {
                 top = store.runs().get(&scope, parent)?;
             }
-            Ok(DecisionOutcome { approval: approval_view(&approval), run: run_view(&top) })
+            Ok(DecisionOutcome { approval: approval_view(&approval), run: run_view(&top), waiting_to_sync: false })
         })
         .await
     }
@@ -400,10 +463,12 @@ impl Api {
     /// parents) are driven on. Returns the runs that moved.
     pub async fn work_runs(&self, scope: &OrgScope) -> Result<Vec<RunView>, ApiError> {
         let org = scope.org();
-        with_engine(self, move |_, engine| {
+        let moved = with_engine(self, move |_, engine| {
             engine.sweep(SweepPolicy::default())?;
             Ok(engine.work(100)?.iter().filter(|r| r.org == org).map(run_view).collect())
         })
-        .await
+        .await;
+        self.sync_slot.wake();
+        moved
     }
 }

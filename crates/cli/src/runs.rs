@@ -110,6 +110,10 @@ fn run_line(r: &RunView) -> String {
     if let Some(reason) = &r.reason {
         line.push_str(&format!("  ({reason})"));
     }
+    if r.from_another_desktop {
+        let by = r.started_by_name.as_deref().map(|n| format!(", started by {}", output::clean(n))).unwrap_or_default();
+        line.push_str(&format!("  [runs on another desktop{by}]"));
+    }
     line
 }
 
@@ -117,7 +121,20 @@ fn approval_line(a: &ApprovalView) -> String {
     let due = a.due_at.map(|d| format!(" due {}", d.format("%Y-%m-%d %H:%M"))).unwrap_or_default();
     let urgent = if a.escalated { " URGENT" } else { "" };
     let choices = if a.choices.is_empty() { String::new() } else { format!(" choices: {}", a.choices.join(", ")) };
-    format!("{}  {}{due}{urgent}{choices}  (run {})", a.id, a.title, a.run)
+    let state = match &a.my_request {
+        Some(r) if r.status == pactwise_api::RequestState::WaitingToSync => {
+            format!("  [your {} is waiting to sync]", r.decision.as_str())
+        }
+        Some(r) if r.status == pactwise_api::RequestState::Refused => {
+            format!(
+                "  [your {} was refused: {}]",
+                r.decision.as_str(),
+                r.refusal.as_deref().unwrap_or("no reason given")
+            )
+        }
+        _ => String::new(),
+    };
+    format!("{}  {}{due}{urgent}{choices}  (run {}){state}", a.id, a.title, a.run)
 }
 
 /// `bench engine` needs no data directory.
@@ -154,8 +171,17 @@ pub async fn dispatch(api: &Api, scope: &OrgScope, command: WorkflowCommand) -> 
                 DecisionArg::Reject => Decision::Reject,
             };
             let outcome = api.decide_approval(scope, parse_approval_id(&id)?, decision, reason, choice).await?;
-            let text =
-                format!("{}: {}\n{}", outcome.approval.status.as_str(), outcome.approval.title, run_line(&outcome.run));
+            let text = if outcome.waiting_to_sync {
+                format!(
+                    "waiting to sync: your decision ({}) on {} is sent to the sync service and counts once it is \
+                     stamped; `pactwise sync now` sends it at once\n{}",
+                    decision.as_str(),
+                    outcome.approval.title,
+                    run_line(&outcome.run)
+                )
+            } else {
+                format!("{}: {}\n{}", outcome.approval.status.as_str(), outcome.approval.title, run_line(&outcome.run))
+            };
             Ok(Outcome::ok(to_json(&outcome)?, text))
         }
         WorkflowCommand::Bench { what } => bench(what).await,

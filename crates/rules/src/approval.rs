@@ -5,7 +5,8 @@
 //! 1. a step is decided once: a step already decided refuses every later decision;
 //! 2. the decider's role must be one of the step's eligible roles (the step names them; the organization's owner
 //!    is not special);
-//! 3. with four-eyes, nobody decides two steps of the same run.
+//! 3. with four-eyes, the person who started the run decides none of its steps, and nobody decides two steps of
+//!    the same run (so a two-step four-eyes check needs two people besides the requester).
 //!
 //! A step's eligible roles are checked when the step is defined ([`check_eligible_roles`]): at least one, none
 //! twice, never a viewer.
@@ -27,6 +28,8 @@ pub struct Decider {
     pub role: Role,
     /// They decided another step of the same run (only matters with four-eyes).
     pub decided_another_step_of_the_run: bool,
+    /// They started the run the step belongs to (only matters with four-eyes).
+    pub started_the_run: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +37,8 @@ pub enum Refusal {
     AlreadyDecided,
     NotEligible,
     FourEyes,
+    /// Four-eyes: the requester may not approve their own request.
+    OwnRequest,
 }
 
 impl Refusal {
@@ -47,6 +52,9 @@ impl Refusal {
             Refusal::FourEyes => {
                 "you decided another step of this workflow run; with four-eyes someone else must decide this one".into()
             }
+            Refusal::OwnRequest => {
+                "you started this workflow run; with four-eyes someone else must decide its approvals".into()
+            }
         }
     }
 }
@@ -58,6 +66,9 @@ pub fn may_decide(step: &Step<'_>, decider: &Decider) -> Result<(), Refusal> {
     }
     if !step.eligible_roles.contains(&decider.role) {
         return Err(Refusal::NotEligible);
+    }
+    if step.four_eyes && decider.started_the_run {
+        return Err(Refusal::OwnRequest);
     }
     if step.four_eyes && decider.decided_another_step_of_the_run {
         return Err(Refusal::FourEyes);
@@ -90,7 +101,7 @@ mod tests {
     }
 
     fn by(role: Role) -> Decider {
-        Decider { role, decided_another_step_of_the_run: false }
+        Decider { role, decided_another_step_of_the_run: false, started_the_run: false }
     }
 
     #[test]
@@ -113,11 +124,15 @@ mod tests {
         let decided = Step { decided: true, ..step(&roles) };
         assert_eq!(may_decide(&decided, &by(Role::Viewer)), Err(Refusal::AlreadyDecided));
         let four = Step { four_eyes: true, ..step(&roles) };
-        let again = Decider { role: Role::Approver, decided_another_step_of_the_run: true };
+        let again = Decider { role: Role::Approver, decided_another_step_of_the_run: true, started_the_run: false };
         assert_eq!(may_decide(&four, &again), Err(Refusal::FourEyes));
         assert_eq!(may_decide(&step(&roles), &again), Ok(()), "without four-eyes one person may decide both");
-        let ineligible_again = Decider { role: Role::Buyer, decided_another_step_of_the_run: true };
+        let ineligible_again =
+            Decider { role: Role::Buyer, decided_another_step_of_the_run: true, started_the_run: false };
         assert_eq!(may_decide(&four, &ineligible_again), Err(Refusal::NotEligible));
+        let requester = Decider { started_the_run: true, ..by(Role::Approver) };
+        assert_eq!(may_decide(&four, &requester), Err(Refusal::OwnRequest));
+        assert_eq!(may_decide(&step(&roles), &requester), Ok(()), "without four-eyes the requester may decide");
     }
 
     #[test]

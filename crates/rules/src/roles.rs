@@ -9,6 +9,7 @@
 //! | a review correction, an audit entry | every role but viewer |
 //! | a contract's or a vendor's fields | every role but viewer |
 //! | an approval request | every role but viewer (who may *decide* a step is [`crate::approval`]'s rule) |
+//! | a workflow run's summary or approval step (published by the desktop the run lives on) | every role but viewer |
 //!
 //! A setting key the table does not name is an owner/admin change: the strictest row is the default.
 //!
@@ -34,6 +35,8 @@ pub enum SharedChange<'a> {
     Contract,
     Vendor,
     ApprovalRequest,
+    /// A run's summary or one of its approval steps, published by the desktop that runs it.
+    WorkflowRun,
 }
 
 const ADMINS: &[Role] = &[Role::Owner, Role::Admin];
@@ -51,6 +54,7 @@ impl<'a> SharedChange<'a> {
             "contract" => SharedChange::Contract,
             "vendor" => SharedChange::Vendor,
             "approval_decision" => SharedChange::ApprovalRequest,
+            "run" | "approval_step" => SharedChange::WorkflowRun,
             _ => return None,
         })
     }
@@ -64,7 +68,8 @@ impl<'a> SharedChange<'a> {
             | SharedChange::AuditEntry
             | SharedChange::Contract
             | SharedChange::Vendor
-            | SharedChange::ApprovalRequest => MEMBERS,
+            | SharedChange::ApprovalRequest
+            | SharedChange::WorkflowRun => MEMBERS,
         }
     }
 
@@ -80,6 +85,7 @@ impl<'a> SharedChange<'a> {
             SharedChange::Contract => "change a contract record".into(),
             SharedChange::Vendor => "change a vendor".into(),
             SharedChange::ApprovalRequest => "decide approvals".into(),
+            SharedChange::WorkflowRun => "run workflows".into(),
         }
     }
 }

@@ -58,12 +58,12 @@ pub struct Notification {
     pub created_at: DateTime<Utc>,
 }
 
-const COLUMNS: &str =
+pub(crate) const COLUMNS: &str =
     "id, org_id, run_id, node, superstep, title, eligible_roles, four_eyes, state_seen, choices, status,
      due_at, escalate_at, escalated_at, decided_by, decided_at, reason, choice, created_at,
      (SELECT display_name FROM users WHERE users.id = decided_by)";
 
-fn approval_from_row(r: &Row<'_>) -> rusqlite::Result<ApprovalRecord> {
+pub(crate) fn approval_from_row(r: &Row<'_>) -> rusqlite::Result<ApprovalRecord> {
     let roles: String = r.get(6)?;
     Ok(ApprovalRecord {
         id: parse_text("approval id", &r.get::<_, String>(0)?)?,
@@ -117,6 +117,29 @@ pub(crate) fn escalate_due(tx: &Transaction<'_>, now: &str) -> Result<usize, Sto
     Ok(due.len())
 }
 
+/// The option a decision picks among a step's choices: none when rejecting without one; the only choice when
+/// there is one; else the named one (any case), refused with the list when it is missing or unknown.
+pub(crate) fn pick_choice(
+    choices: &[String],
+    decision: Decision,
+    choice: Option<&str>,
+) -> Result<Option<String>, StoreError> {
+    Ok(match (choices.is_empty(), choice.map(str::trim).filter(|c| !c.is_empty())) {
+        (_, None) if decision == Decision::Reject => None,
+        (true, c) => c.map(str::to_string),
+        (false, None) if choices.len() == 1 => Some(choices[0].clone()),
+        (false, None) => {
+            return Err(StoreError::Invalid(format!("pick one of: {} (--choice NAME)", choices.join(", "))));
+        }
+        (false, Some(c)) => match choices.iter().find(|x| x.eq_ignore_ascii_case(c)) {
+            Some(x) => Some(x.clone()),
+            None => {
+                return Err(StoreError::Invalid(format!("{c:?} is not one of the choices: {}", choices.join(", "))));
+            }
+        },
+    })
+}
+
 /// One decision of a batch.
 #[derive(Debug, Clone, Copy)]
 pub struct DecisionInput<'a> {
@@ -157,12 +180,22 @@ fn decide_in(
             )
             .optional()?
             .is_some();
+    let started_the_run = approval.four_eyes
+        && tx
+            .query_row(
+                "SELECT 1 FROM engine_runs WHERE id = ?1 AND started_by = ?2",
+                params![approval.run.to_string(), scope.user().to_string()],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?
+            .is_some();
     let step = rule::Step {
         eligible_roles: &approval.eligible_roles,
         four_eyes: approval.four_eyes,
         decided: approval.status != ApprovalStatus::Pending,
     };
-    match rule::may_decide(&step, &rule::Decider { role: scope.role(), decided_another_step_of_the_run }) {
+    let decider = rule::Decider { role: scope.role(), decided_another_step_of_the_run, started_the_run };
+    match rule::may_decide(&step, &decider) {
         Ok(()) => {}
         Err(rule::Refusal::AlreadyDecided) => {
             return Err(StoreError::Conflict(format!(
@@ -172,24 +205,9 @@ fn decide_in(
         }
         Err(rule::Refusal::NotEligible) => return Err(StoreError::Forbidden { role: scope.role() }),
         Err(rule::Refusal::FourEyes) => return Err(StoreError::FourEyes),
+        Err(rule::Refusal::OwnRequest) => return Err(StoreError::OwnRequest),
     }
-    let choice = match (approval.choices.is_empty(), choice.map(str::trim).filter(|c| !c.is_empty())) {
-        (_, None) if decision == Decision::Reject => None,
-        (true, c) => c.map(str::to_string),
-        (false, None) if approval.choices.len() == 1 => Some(approval.choices[0].clone()),
-        (false, None) => {
-            return Err(StoreError::Invalid(format!("pick one of: {} (--choice NAME)", approval.choices.join(", "))));
-        }
-        (false, Some(c)) => match approval.choices.iter().find(|x| x.eq_ignore_ascii_case(c)) {
-            Some(x) => Some(x.clone()),
-            None => {
-                return Err(StoreError::Invalid(format!(
-                    "{c:?} is not one of the choices: {}",
-                    approval.choices.join(", ")
-                )));
-            }
-        },
-    };
+    let choice = pick_choice(&approval.choices, decision, choice)?;
     let status = match decision {
         Decision::Approve => ApprovalStatus::Approved,
         Decision::Reject => ApprovalStatus::Rejected,

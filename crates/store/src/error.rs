@@ -29,6 +29,8 @@ pub enum StoreError {
     Invalid(String),
     #[error("four-eyes rule: you already decided another step of this run; someone else must decide this one")]
     FourEyes,
+    #[error("four-eyes rule: you started this run; someone else must decide its approvals")]
+    OwnRequest,
     #[error("{holder} is editing this package until {until}; it can be taken over after that")]
     Locked { holder: String, until: chrono::DateTime<chrono::Utc> },
     #[error("take the package's edit lock first (`pactwise prep lock ID`, or open it in Prep Studio)")]
@@ -52,7 +54,7 @@ impl StoreError {
             StoreError::Corrupt(_) => ErrorCode::Internal,
             StoreError::Conflict(_) => ErrorCode::Conflict,
             StoreError::Invalid(_) => ErrorCode::InvalidInput,
-            StoreError::FourEyes => ErrorCode::Forbidden,
+            StoreError::FourEyes | StoreError::OwnRequest => ErrorCode::Forbidden,
             StoreError::Locked { .. } | StoreError::LeaseRequired => ErrorCode::PackageLocked,
             StoreError::EditConflict { .. } | StoreError::AlreadyPublished => ErrorCode::EditConflict,
             StoreError::PublishRefused { .. } => ErrorCode::PublishBlocked,

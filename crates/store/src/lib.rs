@@ -26,6 +26,7 @@ mod runs;
 mod scope;
 mod sessions;
 mod settings;
+mod shared_runs;
 mod sql;
 mod sync_log;
 mod sync_remote;
@@ -63,9 +64,13 @@ pub use runs::{
 pub use scope::OrgScope;
 pub use sessions::Sessions;
 pub use settings::Settings;
+pub use shared_runs::{
+    ApprovalRequestRow, RequestOutcome, RequestStatus, SharedApprovalRow, SharedRunRow, SharedRuns, SharedStepState,
+    published_roles,
+};
 pub use sync_log::{
-    ChangeEncoder, ChangePayload, EncodedChange, LocalChange, NewOutboxEntry, OutboxEntry, RefusedChange,
-    SYNC_ACCOUNT_SETTING, SYNCED_SETTINGS, ServiceRefusal, SyncApply, SyncLog, SyncState,
+    ApprovalRequestPayload, ChangeEncoder, ChangePayload, EncodedChange, LocalChange, NewOutboxEntry, OutboxEntry,
+    RefusedChange, SYNC_ACCOUNT_SETTING, SYNCED_SETTINGS, ServiceRefusal, SyncApply, SyncLog, SyncState,
 };
 pub use sync_remote::{
     CorrectionApplied, DOCUMENT_FIELDS, DocumentApplied, Received, ReceivedFile, RemoteCorrection, SyncBinding,
@@ -228,6 +233,11 @@ impl Store {
     }
 
     /// The sync outbox, cursor, HLC state and field clocks (crate `pactwise-sync` drives them).
+    /// Runs and approval steps across the organization's desktops, and this desktop's decision requests.
+    pub fn shared_runs(&self) -> SharedRuns<'_> {
+        SharedRuns { store: self }
+    }
+
     pub fn sync_log(&self) -> SyncLog<'_> {
         SyncLog::new(self)
     }

@@ -19,6 +19,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0012_document_structure", include_str!("../migrations/0012_document_structure.sql")),
     ("0013_usage_record_ids", include_str!("../migrations/0013_usage_record_ids.sql")),
     ("0014_extract_stage", include_str!("../migrations/0014_extract_stage.sql")),
+    ("0015_shared_runs", include_str!("../migrations/0015_shared_runs.sql")),
 ];
 
 /// The schema version this build writes.

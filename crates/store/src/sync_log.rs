@@ -37,6 +37,18 @@ pub enum ChangePayload {
     Fields(BTreeMap<String, Value>),
     /// An append-only event.
     Event(Value),
+    /// A decision on an approval step, a request until the sync service stamps it.
+    ApprovalRequest(ApprovalRequestPayload),
+}
+
+/// What a decision request carries (the wire's `ApprovalRequest` body).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRequestPayload {
+    pub approve: bool,
+    pub note: String,
+    pub eligible_roles: Vec<pactwise_domain::Role>,
+    pub choice: Option<String>,
+    pub decider_name: Option<String>,
 }
 
 /// One local change, with what the encoder needs to stamp it.
@@ -78,15 +90,27 @@ pub(crate) fn emit_in(
     record_id: &str,
     payload: impl FnOnce(&Transaction<'_>) -> Result<ChangePayload, StoreError>,
 ) -> Result<(), StoreError> {
+    emit_returning_id_in(store, tx, scope, model, record_id, payload).map(|_| ())
+}
+
+/// [`emit_in`], returning the queued change's id (None when the organization does not sync).
+pub(crate) fn emit_returning_id_in(
+    store: &Store,
+    tx: &Transaction<'_>,
+    scope: &OrgScope,
+    model: &str,
+    record_id: &str,
+    payload: impl FnOnce(&Transaction<'_>) -> Result<ChangePayload, StoreError>,
+) -> Result<Option<String>, StoreError> {
     let Some(encoder) = store.change_encoder() else {
-        return Ok(());
+        return Ok(None);
     };
     let state: Option<(String, i64, i64)> = tx
         .prepare_cached("SELECT node_id, hlc_wall_ms, hlc_counter FROM sync_state WHERE org_id = ?1")?
         .query_row([scope.org().to_string()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
     let Some((node_id, wall, counter)) = state else {
-        return Ok(());
+        return Ok(None);
     };
     let payload = payload(tx)?;
     let now = store.clock().now();
@@ -103,12 +127,18 @@ pub(crate) fn emit_in(
         .map_err(|message| StoreError::Invalid(format!("this change cannot be synced: {message}")))?;
     let fields: Vec<(&str, &str)> = match &payload {
         ChangePayload::Fields(fields) => fields.keys().map(|k| (k.as_str(), encoded.hlc.as_str())).collect(),
-        ChangePayload::Event(_) => Vec::new(),
+        ChangePayload::Event(_) | ChangePayload::ApprovalRequest(_) => Vec::new(),
     };
     let now = to_sql(now);
     SyncLog::queue_in(tx, scope, &encoded.entry, &fields, &now)?;
     save_clock(tx, scope, encoded.clock, &now)?;
-    Ok(())
+    Ok(Some(encoded.entry.change_id))
+}
+
+/// Does the organization sync (it has a sync state: signed in now, or before and its changes wait for the next
+/// sign-in)? Then its approval decisions are requests to the sync service.
+pub(crate) fn org_syncs(tx: &rusqlite::Connection, org: &str) -> Result<bool, StoreError> {
+    Ok(tx.prepare_cached("SELECT 1 FROM sync_state WHERE org_id = ?1")?.exists([org])?)
 }
 
 pub struct SyncLog<'s> {

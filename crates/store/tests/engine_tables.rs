@@ -134,7 +134,7 @@ fn the_store_decides_who_may_approve_with_the_same_rule_as_the_sync_service() {
         for approval in store.approvals().inbox(&owner).unwrap() {
             let rule = may_decide(
                 &Step { eligible_roles: &approval.eligible_roles, four_eyes: false, decided: false },
-                &Decider { role, decided_another_step_of_the_run: false },
+                &Decider { role, decided_another_step_of_the_run: false, started_the_run: false },
             );
             let decided =
                 store

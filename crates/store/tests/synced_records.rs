@@ -30,6 +30,7 @@ impl ChangeEncoder for TestEncoder {
         let payload = match c.payload {
             ChangePayload::Fields(f) => json!({"fields": f}),
             ChangePayload::Event(e) => json!({"event": e}),
+            ChangePayload::ApprovalRequest(r) => json!({"approve": r.approve, "note": r.note}),
         };
         let id = uuid::Uuid::now_v7().to_string();
         Ok(EncodedChange {

@@ -23,6 +23,7 @@ pub mod notify;
 pub mod postgres;
 pub mod rate;
 pub mod sqlite;
+pub mod steps;
 pub mod storage;
 
 pub use http::{AppState, ServerConfig};

@@ -2,17 +2,16 @@
 //! blocking connections; a push locks its organization's row (`FOR UPDATE`), so sequences are gap-free and
 //! concurrent pushes of one organization serialize while other organizations proceed.
 
+use crate::steps::{self, Opening, StepTables};
 use crate::storage::{
-    Actor, Counts, DeviceRecord, Login, MemberChanged, MemberOp, StepState, StorageError, StoredMember, SyncStorage,
-    check_member_op, db_json, decide_approval, member_change, parse_role, parse_roles, parse_ts, parse_uuid,
-    refuse_change, roles_text, to_json, ts,
+    Actor, Counts, DeviceRecord, Login, MemberChanged, MemberOp, StorageError, StoredMember, SyncStorage,
+    check_member_op, db_json, member_change, parse_role, parse_roles, parse_ts, parse_uuid, refuse_change, roles_text,
+    to_json, ts,
 };
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, Role, UserId};
 use pactwise_sync::members::{Member, OpenCode};
-use pactwise_sync::wire::{
-    ApprovalOutcome, Change, ChangeBody, PullResponse, PushRequest, PushResponse, PushResult, ServerChange,
-};
+use pactwise_sync::wire::{Change, PullResponse, PushRequest, PushResponse, PushResult, ServerChange};
 use postgres::{Client, NoTls};
 use std::sync::{Condvar, Mutex};
 use uuid::Uuid;
@@ -81,6 +80,16 @@ CREATE TABLE IF NOT EXISTS approval_steps (
     eligible_roles TEXT NOT NULL,
     PRIMARY KEY (org_id, step_id)
 );
+CREATE TABLE IF NOT EXISTS approval_openings (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    step_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    requester TEXT NOT NULL,
+    four_eyes BOOLEAN NOT NULL,
+    closed BOOLEAN NOT NULL DEFAULT FALSE,
+    PRIMARY KEY (org_id, step_id)
+);
+CREATE INDEX IF NOT EXISTS approval_openings_run ON approval_openings (org_id, run_id);
 CREATE TABLE IF NOT EXISTS blobs (
     org_id TEXT NOT NULL REFERENCES organizations(id),
     hash TEXT NOT NULL,
@@ -367,45 +376,19 @@ impl SyncStorage for PgStorage {
                 results.push(PushResult::stored(change.id, *seq));
                 continue;
             }
-            if let Some(refused) = refuse_change(actor, change) {
+            let refused = match refuse_change(actor, change) {
+                Some(refused) => Some(refused),
+                None => steps::publish(actor, change, &mut PgSteps { tx: &mut tx, org: &org })?,
+            };
+            if let Some(refused) = refused {
                 results.push(PushResult { change_id: change.id, seq: 0, refused: Some(refused) });
                 continue;
             }
             seq += 1;
             existing.insert(id.clone(), seq);
-            let outcome = if let ChangeBody::ApprovalRequest { eligible_roles, .. } = &change.body {
-                let pinned: Option<String> = tx
-                    .query_opt(
-                        "SELECT eligible_roles FROM approval_steps WHERE org_id = $1 AND step_id = $2",
-                        &[&org, &change.record_id],
-                    )?
-                    .map(|row| row.get(0));
-                if pinned.is_none() {
-                    tx.execute(
-                        "INSERT INTO approval_steps (org_id, step_id, eligible_roles) VALUES ($1, $2, $3)
-                         ON CONFLICT DO NOTHING",
-                        &[&org, &change.record_id, &roles_text(eligible_roles)],
-                    )?;
-                }
-                let decided = tx
-                    .query_opt(
-                        "SELECT 1 FROM approvals WHERE org_id = $1 AND step_id = $2",
-                        &[&org, &change.record_id],
-                    )?
-                    .is_some();
-                let step = StepState { decided, eligible_roles: pinned.as_deref().map(parse_roles).transpose()? };
-                let outcome = decide_approval(actor, change, &step, now);
-                if let ApprovalOutcome::Stamped { decision, approver, .. } = &outcome {
-                    tx.execute(
-                        "INSERT INTO approvals (org_id, step_id, decision, approver, seq, decided_at)
-                         VALUES ($1, $2, $3, $4, $5, $6)",
-                        &[&org, &change.record_id, &decision.as_str(), &approver.to_string(), &(seq as i64), &received],
-                    )?;
-                }
-                Some(to_json(&outcome)?)
-            } else {
-                None
-            };
+            let outcome = steps::decide(actor, change, seq, now, &mut PgSteps { tx: &mut tx, org: &org })?
+                .map(|o| to_json(&o))
+                .transpose()?;
             rows.0.push(seq as i64);
             rows.1.push(id.clone());
             rows.2.push(change.model.as_str().to_string());
@@ -661,5 +644,95 @@ impl SyncStorage for PgStorage {
             role: parse_role(&role)?,
             password_hash: password_hash.to_string(),
         }))
+    }
+}
+
+/// The step tables inside a push's transaction.
+struct PgSteps<'a, 't> {
+    tx: &'a mut postgres::Transaction<'t>,
+    org: &'a str,
+}
+
+impl StepTables for PgSteps<'_, '_> {
+    fn opening(&mut self, step: &str) -> Result<Option<Opening>, StorageError> {
+        let row = self.tx.query_opt(
+            "SELECT run_id, requester, four_eyes, closed FROM approval_openings WHERE org_id = $1 AND step_id = $2",
+            &[&self.org, &step],
+        )?;
+        row.map(|r| {
+            Ok(Opening {
+                run_id: r.get(0),
+                requester: UserId::from_uuid(parse_uuid(r.get(1))?),
+                four_eyes: r.get(2),
+                closed: r.get(3),
+            })
+        })
+        .transpose()
+    }
+
+    fn open(&mut self, step: &str, o: &Opening) -> Result<(), StorageError> {
+        self.tx.execute(
+            "INSERT INTO approval_openings (org_id, step_id, run_id, requester, four_eyes, closed)
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+            &[&self.org, &step, &o.run_id, &o.requester.to_string(), &o.four_eyes, &o.closed],
+        )?;
+        Ok(())
+    }
+
+    fn close(&mut self, step: &str) -> Result<(), StorageError> {
+        self.tx.execute(
+            "UPDATE approval_openings SET closed = TRUE WHERE org_id = $1 AND step_id = $2",
+            &[&self.org, &step],
+        )?;
+        Ok(())
+    }
+
+    fn pinned_roles(&mut self, step: &str) -> Result<Option<Vec<Role>>, StorageError> {
+        let row = self.tx.query_opt(
+            "SELECT eligible_roles FROM approval_steps WHERE org_id = $1 AND step_id = $2",
+            &[&self.org, &step],
+        )?;
+        row.map(|r| parse_roles(r.get(0))).transpose()
+    }
+
+    fn pin_roles(&mut self, step: &str, roles: &[Role]) -> Result<(), StorageError> {
+        self.tx.execute(
+            "INSERT INTO approval_steps (org_id, step_id, eligible_roles) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            &[&self.org, &step, &roles_text(roles)],
+        )?;
+        Ok(())
+    }
+
+    fn decided(&mut self, step: &str) -> Result<bool, StorageError> {
+        Ok(self
+            .tx
+            .query_opt("SELECT 1 FROM approvals WHERE org_id = $1 AND step_id = $2", &[&self.org, &step])?
+            .is_some())
+    }
+
+    fn decided_another_step(&mut self, run: &str, step: &str, approver: UserId) -> Result<bool, StorageError> {
+        Ok(self
+            .tx
+            .query_opt(
+                "SELECT 1 FROM approvals a JOIN approval_openings o ON o.org_id = a.org_id AND o.step_id = a.step_id
+                 WHERE a.org_id = $1 AND o.run_id = $2 AND a.step_id <> $3 AND a.approver = $4 LIMIT 1",
+                &[&self.org, &run, &step, &approver.to_string()],
+            )?
+            .is_some())
+    }
+
+    fn stamp(
+        &mut self,
+        step: &str,
+        decision: &str,
+        approver: UserId,
+        seq: u64,
+        at: DateTime<Utc>,
+    ) -> Result<(), StorageError> {
+        self.tx.execute(
+            "INSERT INTO approvals (org_id, step_id, decision, approver, seq, decided_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[&self.org, &step, &decision, &approver.to_string(), &(seq as i64), &ts(at)],
+        )?;
+        Ok(())
     }
 }

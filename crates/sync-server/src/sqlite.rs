@@ -1,17 +1,16 @@
 //! The embedded SQLite backend: one file, no setup. WAL mode; one connection for writes (SQLite has one writer
 //! anyway) and a few for reads, so pulls do not queue behind pushes.
 
+use crate::steps::{self, Opening, StepTables};
 use crate::storage::{
-    Actor, Counts, DeviceRecord, Login, MemberChanged, MemberOp, StepState, StorageError, StoredMember, SyncStorage,
-    check_member_op, db_json, decide_approval, member_change, parse_role, parse_roles, parse_ts, parse_uuid,
-    refuse_change, roles_text, to_json, ts,
+    Actor, Counts, DeviceRecord, Login, MemberChanged, MemberOp, StorageError, StoredMember, SyncStorage,
+    check_member_op, db_json, member_change, parse_role, parse_roles, parse_ts, parse_uuid, refuse_change, roles_text,
+    to_json, ts,
 };
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, Role, UserId};
 use pactwise_sync::members::{Member, OpenCode};
-use pactwise_sync::wire::{
-    ApprovalOutcome, Change, ChangeBody, PullResponse, PushRequest, PushResponse, PushResult, ServerChange,
-};
+use pactwise_sync::wire::{Change, PullResponse, PushRequest, PushResponse, PushResult, ServerChange};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -82,6 +81,18 @@ CREATE TABLE IF NOT EXISTS approval_steps (
     eligible_roles TEXT NOT NULL,
     PRIMARY KEY (org_id, step_id)
 );
+-- Approval steps as their run's desktop first published them: the run, who requested it (the publishing token's
+-- user) and four-eyes; closed when the run was cancelled or ended.
+CREATE TABLE IF NOT EXISTS approval_openings (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    step_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    requester TEXT NOT NULL,
+    four_eyes INTEGER NOT NULL,
+    closed INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (org_id, step_id)
+);
+CREATE INDEX IF NOT EXISTS approval_openings_run ON approval_openings (org_id, run_id);
 CREATE TABLE IF NOT EXISTS blobs (
     org_id TEXT NOT NULL REFERENCES organizations(id),
     hash TEXT NOT NULL,
@@ -327,15 +338,6 @@ impl SyncStorage for SqliteStorage {
         let mut results = Vec::with_capacity(request.changes.len());
         {
             let mut find = tx.prepare_cached("SELECT seq FROM changes WHERE org_id = ?1 AND change_id = ?2")?;
-            let mut decided = tx.prepare_cached("SELECT 1 FROM approvals WHERE org_id = ?1 AND step_id = ?2")?;
-            let mut step_roles =
-                tx.prepare_cached("SELECT eligible_roles FROM approval_steps WHERE org_id = ?1 AND step_id = ?2")?;
-            let mut pin_roles = tx.prepare_cached(
-                "INSERT INTO approval_steps (org_id, step_id, eligible_roles) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-            )?;
-            let mut stamp = tx.prepare_cached(
-                "INSERT INTO approvals (org_id, step_id, decision, approver, seq, decided_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
             let mut insert = tx.prepare_cached(
                 "INSERT INTO changes (org_id, seq, change_id, model, record_id, change_json, author, device_id, received_at, outcome_json)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -349,36 +351,18 @@ impl SyncStorage for SqliteStorage {
                     results.push(PushResult::stored(change.id, existing as u64));
                     continue;
                 }
-                if let Some(refused) = refuse_change(actor, change) {
+                let refused = match refuse_change(actor, change) {
+                    Some(refused) => Some(refused),
+                    None => steps::publish(actor, change, &mut SqliteSteps { tx: &tx, org: &org })?,
+                };
+                if let Some(refused) = refused {
                     results.push(PushResult { change_id: change.id, seq: 0, refused: Some(refused) });
                     continue;
                 }
                 seq += 1;
-                let outcome = if let ChangeBody::ApprovalRequest { eligible_roles, .. } = &change.body {
-                    let pinned: Option<String> =
-                        step_roles.query_row(params![&org, &change.record_id], |r| r.get(0)).optional()?;
-                    if pinned.is_none() {
-                        pin_roles.execute(params![&org, &change.record_id, roles_text(eligible_roles)])?;
-                    }
-                    let step = StepState {
-                        decided: decided.exists(params![&org, &change.record_id])?,
-                        eligible_roles: pinned.as_deref().map(parse_roles).transpose()?,
-                    };
-                    let outcome = decide_approval(actor, change, &step, now);
-                    if let ApprovalOutcome::Stamped { decision, approver, .. } = &outcome {
-                        stamp.execute(params![
-                            &org,
-                            &change.record_id,
-                            decision.as_str(),
-                            approver.to_string(),
-                            seq as i64,
-                            &received
-                        ])?;
-                    }
-                    Some(to_json(&outcome)?)
-                } else {
-                    None
-                };
+                let outcome = steps::decide(actor, change, seq, now, &mut SqliteSteps { tx: &tx, org: &org })?
+                    .map(|o| to_json(&o))
+                    .transpose()?;
                 insert.execute(params![
                     &org,
                     seq as i64,
@@ -663,5 +647,95 @@ impl SyncStorage for SqliteStorage {
             role: parse_role(&role)?,
             password_hash: password_hash.to_string(),
         }))
+    }
+}
+
+/// The step tables inside a push's transaction.
+struct SqliteSteps<'t> {
+    tx: &'t rusqlite::Transaction<'t>,
+    org: &'t str,
+}
+
+impl StepTables for SqliteSteps<'_> {
+    fn opening(&mut self, step: &str) -> Result<Option<Opening>, StorageError> {
+        let row: Option<(String, String, bool, bool)> = self
+            .tx
+            .prepare_cached(
+                "SELECT run_id, requester, four_eyes, closed FROM approval_openings WHERE org_id = ?1 AND step_id = ?2",
+            )?
+            .query_row(params![self.org, step], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .optional()?;
+        row.map(|(run_id, requester, four_eyes, closed)| {
+            Ok(Opening { run_id, requester: UserId::from_uuid(parse_uuid(&requester)?), four_eyes, closed })
+        })
+        .transpose()
+    }
+
+    fn open(&mut self, step: &str, o: &Opening) -> Result<(), StorageError> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO approval_openings (org_id, step_id, run_id, requester, four_eyes, closed)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+            )?
+            .execute(params![self.org, step, o.run_id, o.requester.to_string(), o.four_eyes, o.closed])?;
+        Ok(())
+    }
+
+    fn close(&mut self, step: &str) -> Result<(), StorageError> {
+        self.tx
+            .prepare_cached("UPDATE approval_openings SET closed = 1 WHERE org_id = ?1 AND step_id = ?2")?
+            .execute(params![self.org, step])?;
+        Ok(())
+    }
+
+    fn pinned_roles(&mut self, step: &str) -> Result<Option<Vec<Role>>, StorageError> {
+        let text: Option<String> = self
+            .tx
+            .prepare_cached("SELECT eligible_roles FROM approval_steps WHERE org_id = ?1 AND step_id = ?2")?
+            .query_row(params![self.org, step], |r| r.get(0))
+            .optional()?;
+        text.as_deref().map(parse_roles).transpose()
+    }
+
+    fn pin_roles(&mut self, step: &str, roles: &[Role]) -> Result<(), StorageError> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO approval_steps (org_id, step_id, eligible_roles) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+            )?
+            .execute(params![self.org, step, roles_text(roles)])?;
+        Ok(())
+    }
+
+    fn decided(&mut self, step: &str) -> Result<bool, StorageError> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT 1 FROM approvals WHERE org_id = ?1 AND step_id = ?2")?
+            .exists(params![self.org, step])?)
+    }
+
+    fn decided_another_step(&mut self, run: &str, step: &str, approver: UserId) -> Result<bool, StorageError> {
+        Ok(self
+            .tx
+            .prepare_cached(
+                "SELECT 1 FROM approvals a JOIN approval_openings o ON o.org_id = a.org_id AND o.step_id = a.step_id
+                 WHERE a.org_id = ?1 AND o.run_id = ?2 AND a.step_id <> ?3 AND a.approver = ?4",
+            )?
+            .exists(params![self.org, run, step, approver.to_string()])?)
+    }
+
+    fn stamp(
+        &mut self,
+        step: &str,
+        decision: &str,
+        approver: UserId,
+        seq: u64,
+        at: DateTime<Utc>,
+    ) -> Result<(), StorageError> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO approvals (org_id, step_id, decision, approver, seq, decided_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![self.org, step, decision, approver.to_string(), seq as i64, ts(at)])?;
+        Ok(())
     }
 }

@@ -4,11 +4,9 @@
 
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, Role, UserId};
-use pactwise_rules::{approval, roles};
+use pactwise_rules::roles;
 use pactwise_sync::members::{Member, MemberFields, OpenCode};
-use pactwise_sync::wire::{
-    ApprovalOutcome, Change, ChangeBody, ErrorDetail, PullResponse, PushRequest, PushResponse, RefusalReason,
-};
+use pactwise_sync::wire::{Change, ChangeBody, ErrorDetail, PullResponse, PushRequest, PushResponse};
 use pactwise_sync::{Hlc, SyncedModel};
 use uuid::Uuid;
 
@@ -116,7 +114,7 @@ pub trait SyncStorage: Send + Sync + 'static {
 
     /// Store a batch in one transaction: a key seen before returns the first answer (`replayed`); a change id seen
     /// before keeps its first place; new changes get the organization's next sequence numbers; approval requests
-    /// get the server's outcome ([`decide_approval`]).
+    /// get the server's outcome and published approval steps are pinned (`crate::steps`).
     fn push(&self, actor: &Actor, request: &PushRequest, now: DateTime<Utc>) -> Result<PushResponse, StorageError>;
     /// Changes with `seq > since`, at most `limit`.
     fn pull(&self, org: OrgId, since: u64, limit: u32) -> Result<PullResponse, StorageError>;
@@ -278,39 +276,6 @@ pub fn refuse_change(actor: &Actor, change: &Change) -> Option<ErrorDetail> {
     };
     tracing::info!(org = %actor.org, user = %actor.user, role = %actor.role, model = %change.model, "change refused: {message}");
     Some(ErrorDetail { code: code.as_str().to_string(), message })
-}
-
-/// What the server knows of an approval step when a request for it arrives.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StepState {
-    /// A request was stamped as the step's decision already.
-    pub decided: bool,
-    /// The eligible roles the step's first request named; a step keeps them.
-    pub eligible_roles: Option<Vec<Role>>,
-}
-
-/// The server's rule for an approval request: `pactwise_rules::approval::may_decide`, the same function the desktop
-/// store decides with, over the step's eligible roles (as its first request named them). Only the first eligible
-/// request for a step is stamped (with the requester's identity from the token); every later one is refused.
-/// Four-eyes needs the run's history, which stays on the desktop that runs it, so the server does not check it.
-pub fn decide_approval(actor: &Actor, change: &Change, step: &StepState, now: DateTime<Utc>) -> ApprovalOutcome {
-    let refused = |reason| ApprovalOutcome::Refused { reason };
-    let ChangeBody::ApprovalRequest { decision, eligible_roles, .. } = &change.body else {
-        return refused(RefusalReason::NotEligible);
-    };
-    let pinned = step.eligible_roles.as_deref().unwrap_or(eligible_roles);
-    let same_roles = pinned.len() == eligible_roles.len() && pinned.iter().all(|r| eligible_roles.contains(r));
-    if !same_roles && !step.decided {
-        tracing::warn!(org = %actor.org, step = %change.record_id, "an approval request named other eligible roles than the step's first request");
-        return refused(RefusalReason::NotEligible);
-    }
-    let rule_step = approval::Step { eligible_roles: pinned, four_eyes: false, decided: step.decided };
-    let decider = approval::Decider { role: actor.role, decided_another_step_of_the_run: false };
-    match approval::may_decide(&rule_step, &decider) {
-        Ok(()) => ApprovalOutcome::Stamped { decision: *decision, approver: actor.user, decided_at: now },
-        Err(approval::Refusal::AlreadyDecided) => refused(RefusalReason::AlreadyDecided),
-        Err(approval::Refusal::NotEligible | approval::Refusal::FourEyes) => refused(RefusalReason::NotEligible),
-    }
 }
 
 /// A step's eligible roles as stored (`owner,admin`).

@@ -21,6 +21,7 @@ pub mod members;
 pub mod memory;
 pub mod model;
 pub mod replica;
+pub mod shared;
 pub mod token;
 pub mod wire;
 
@@ -34,6 +35,7 @@ pub use http::{HttpApi, TlsTrust, check_endpoint};
 pub use memory::MemoryReplica;
 pub use model::{ConflictRule, RecordState, SyncedModel};
 pub use replica::LocalReplica;
+pub use shared::{SharedApproval, SharedRun, SharedRunEvent, SharedStepStatus};
 pub use token::{DeviceToken, KeyringTokenStore, MemoryTokenStore, TokenStore, TokenStoreError};
 pub use wire::{
     API_PREFIX, ApprovalDecision, ApprovalOutcome, Change, ChangeBody, ErrorBody, ErrorDetail, MAX_BLOB_BYTES,

@@ -103,7 +103,13 @@ impl MemoryReplica {
             model: SyncedModel::ApprovalDecision,
             record_id: step_id.to_string(),
             hlc,
-            body: ChangeBody::ApprovalRequest { decision, note: None, eligible_roles: eligible_roles.to_vec() },
+            body: ChangeBody::ApprovalRequest {
+                decision,
+                note: None,
+                eligible_roles: eligible_roles.to_vec(),
+                choice: None,
+                decider_name: None,
+            },
         };
         let mut inner = self.inner();
         inner.approvals.entry(step_id.to_string()).or_default().request(change.id, decision);

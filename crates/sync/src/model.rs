@@ -5,6 +5,9 @@
 //!   the same state.
 //! - Human corrections and audit entries are **append-only events**: each change is kept once (by its id), never
 //!   replaced by a later writer; readers order them by HLC and the latest correction per item wins on the desktop.
+//! - Workflow runs and their approval steps (`run`, `approval_step`) are published by the desktop the run lives on
+//!   (its home) as last-writer-wins fields; other desktops keep a read-only copy. Only the home desktop writes them,
+//!   so the rule never has to pick between two writers.
 //! - Approval decisions are **server-checked**: a desktop's offline decision is only a request. The server checks the
 //!   requester's eligibility in the organization, stamps the approver's identity on the first eligible request for a
 //!   step and refuses every later one. Until then the desktop shows the request as pending.
@@ -28,6 +31,10 @@ pub enum SyncedModel {
     ReviewCorrection,
     AuditEntry,
     ApprovalDecision,
+    /// A workflow run's summary and timeline, published by the desktop the run lives on.
+    Run,
+    /// An approval step of a run, published by the run's desktop; decisions on it are `ApprovalDecision` requests.
+    ApprovalStep,
     /// A member of the organization (email, display name, role, removed), written only by the service when an owner
     /// or admin changes the members; desktops never push one.
     Member,
@@ -45,7 +52,7 @@ pub enum ConflictRule {
 }
 
 impl SyncedModel {
-    pub const ALL: [SyncedModel; 8] = [
+    pub const ALL: [SyncedModel; 10] = [
         SyncedModel::Document,
         SyncedModel::Contract,
         SyncedModel::Vendor,
@@ -53,6 +60,8 @@ impl SyncedModel {
         SyncedModel::ReviewCorrection,
         SyncedModel::AuditEntry,
         SyncedModel::ApprovalDecision,
+        SyncedModel::Run,
+        SyncedModel::ApprovalStep,
         SyncedModel::Member,
     ];
 
@@ -65,6 +74,8 @@ impl SyncedModel {
             SyncedModel::ReviewCorrection => "review_correction",
             SyncedModel::AuditEntry => "audit_entry",
             SyncedModel::ApprovalDecision => "approval_decision",
+            SyncedModel::Run => "run",
+            SyncedModel::ApprovalStep => "approval_step",
             SyncedModel::Member => "member",
         }
     }
@@ -75,6 +86,8 @@ impl SyncedModel {
             | SyncedModel::Contract
             | SyncedModel::Vendor
             | SyncedModel::Setting
+            | SyncedModel::Run
+            | SyncedModel::ApprovalStep
             | SyncedModel::Member => ConflictRule::LastWriterWins,
             SyncedModel::ReviewCorrection | SyncedModel::AuditEntry => ConflictRule::AppendOnly,
             SyncedModel::ApprovalDecision => ConflictRule::ServerChecked,

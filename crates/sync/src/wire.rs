@@ -101,6 +101,13 @@ pub enum ChangeBody {
         note: Option<String>,
         #[serde(default)]
         eligible_roles: Vec<Role>,
+        /// The option picked (a procurement approval picks a vendor from the step's choices).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        choice: Option<String>,
+        /// The decider's display name as their desktop knows it: a hint for showing the decision, never authority
+        /// (the approver is the token's user).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decider_name: Option<String>,
     },
 }
 
@@ -187,6 +194,10 @@ pub enum ApprovalOutcome {
         decision: ApprovalDecision,
         approver: UserId,
         decided_at: DateTime<Utc>,
+        /// The approver's role in the organization when the service stamped the decision. Outcomes stored before
+        /// this field existed read as none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        approver_role: Option<Role>,
     },
     Refused {
         reason: RefusalReason,
@@ -200,6 +211,24 @@ pub enum RefusalReason {
     AlreadyDecided,
     /// The requester's role is not one of the step's eligible roles.
     NotEligible,
+    /// Four-eyes: the requester started the run, or decided another step of it.
+    FourEyes,
+    /// The step is closed (its run was cancelled or ended) and takes no decision.
+    StepClosed,
+}
+
+impl RefusalReason {
+    /// What the deciding person is told, in their words.
+    pub fn message(self) -> &'static str {
+        match self {
+            RefusalReason::AlreadyDecided => "someone else decided this step first",
+            RefusalReason::NotEligible => "your role may not decide this step",
+            RefusalReason::FourEyes => {
+                "four-eyes: the person who started the run, or who decided another of its steps, may not decide this one"
+            }
+            RefusalReason::StepClosed => "the run was cancelled or has ended; this step takes no decision any more",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -291,6 +320,8 @@ mod tests {
                 decision: ApprovalDecision::Approve,
                 note: None,
                 eligible_roles: vec![Role::Owner, Role::Reviewer],
+                choice: None,
+                decider_name: None,
             },
         };
         let text = serde_json::to_value(&change).unwrap();
@@ -311,6 +342,8 @@ mod tests {
                 decision: ApprovalDecision::Approve,
                 note: None,
                 eligible_roles: vec![],
+                choice: None,
+                decider_name: None,
             },
         };
         assert!(change.check().unwrap_err().contains("eligible roles"));
@@ -318,6 +351,8 @@ mod tests {
             decision: ApprovalDecision::Approve,
             note: None,
             eligible_roles: vec![Role::Viewer],
+            choice: None,
+            decider_name: None,
         };
         assert!(change.check().is_err(), "viewers never approve");
         let old = json!({"id": Uuid::nil(), "model": "approval_decision", "record_id": "s",

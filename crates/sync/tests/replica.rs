@@ -67,7 +67,12 @@ fn an_offline_approval_is_pending_until_the_server_decides_and_a_refusal_is_show
             served(
                 4,
                 other,
-                Some(ApprovalOutcome::Stamped { decision: ApprovalDecision::Reject, approver, decided_at: at }),
+                Some(ApprovalOutcome::Stamped {
+                    decision: ApprovalDecision::Reject,
+                    approver,
+                    decided_at: at,
+                    approver_role: None,
+                }),
             ),
             served(5, mine.clone(), Some(ApprovalOutcome::Refused { reason: RefusalReason::AlreadyDecided })),
         ],

@@ -215,10 +215,21 @@ export type ApprovalView_Deserialize = {
 	/**  The urgent notification its escalation wrote, if any (filled by the inbox). */
 	urgent_notice?: string | null,
 	decided_by?: UserId | null,
+	/**  The decider's name, when known. */
+	decided_by_name?: string | null,
 	decided_at?: string | null,
 	reason?: string | null,
 	choice?: string | null,
 	created_at: string,
+	/**  The step's run executes on another desktop of the organization. */
+	from_another_desktop: boolean,
+	/**  Who started the run, by name, when known. */
+	requested_by_name?: string | null,
+	/**
+	 *  This desktop's decision on the step sent to the sync service: waiting to sync until the service stamps it,
+	 *  or refused with the reason. Never shown as decided before the stamp.
+	 */
+	my_request?: RequestView_Deserialize | null,
 };
 
 /**  An approval step: what the approver saw and, once decided, who decided, when and why. */
@@ -238,10 +249,21 @@ export type ApprovalView_Serialize = {
 	/**  The urgent notification its escalation wrote, if any (filled by the inbox). */
 	urgent_notice: string | null,
 	decided_by: UserId | null,
+	/**  The decider's name, when known. */
+	decided_by_name: string | null,
 	decided_at: string | null,
 	reason: string | null,
 	choice: string | null,
 	created_at: string,
+	/**  The step's run executes on another desktop of the organization. */
+	from_another_desktop: boolean,
+	/**  Who started the run, by name, when known. */
+	requested_by_name: string | null,
+	/**
+	 *  This desktop's decision on the step sent to the sync service: waiting to sync until the service stamps it,
+	 *  or refused with the reason. Never shown as decided before the stamp.
+	 */
+	my_request: RequestView_Serialize | null,
 };
 
 /**  The artifacts, in dependency order: each depends on every one before it. */
@@ -598,12 +620,22 @@ export type DecisionOutcome = DecisionOutcome_Serialize | DecisionOutcome_Deseri
 export type DecisionOutcome_Deserialize = {
 	approval: ApprovalView_Deserialize,
 	run: RunView_Deserialize,
+	/**
+	 *  The organization syncs: the decision was sent to the sync service as a request and decides nothing until
+	 *  the service stamps it (the approval's `my_request` says where it stands).
+	 */
+	waiting_to_sync: boolean,
 };
 
 /**  A decision and where the run stands after it. */
 export type DecisionOutcome_Serialize = {
 	approval: ApprovalView_Serialize,
 	run: RunView_Serialize,
+	/**
+	 *  The organization syncs: the decision was sent to the sync service as a request and decides nothing until
+	 *  the service stamps it (the approval's `my_request` says where it stands).
+	 */
+	waiting_to_sync: boolean,
 };
 
 /**
@@ -1772,6 +1804,36 @@ export type ReportWindow = {
 	clauses: number,
 };
 
+/**  Where a decision request stands. */
+export type RequestState = 
+/**  Not answered by the sync service yet (offline, or not pushed): not a decision yet. */
+"waiting_to_sync" | "stamped" | "refused";
+
+/**  A decision this desktop sent to the sync service. */
+export type RequestView = RequestView_Serialize | RequestView_Deserialize;
+
+/**  A decision this desktop sent to the sync service. */
+export type RequestView_Deserialize = {
+	decision: Decision,
+	reason: string,
+	choice?: string | null,
+	status: RequestState,
+	/**  The service's reason, in people's words, when refused. */
+	refusal?: string | null,
+	sent_at: string,
+};
+
+/**  A decision this desktop sent to the sync service. */
+export type RequestView_Serialize = {
+	decision: Decision,
+	reason: string,
+	choice: string | null,
+	status: RequestState,
+	/**  The service's reason, in people's words, when refused. */
+	refusal: string | null,
+	sent_at: string,
+};
+
 export type Requirement = Requirement_Serialize | Requirement_Deserialize;
 
 export type RequirementKind = 
@@ -2071,6 +2133,10 @@ export type RunView_Deserialize = {
 	channels: Value,
 	parent?: RunId | null,
 	started_by?: UserId | null,
+	/**  The starter's name, when known. */
+	started_by_name?: string | null,
+	/**  The run executes on another desktop of the organization; this is its published copy (read-only here). */
+	from_another_desktop: boolean,
 	created_at: string,
 	updated_at: string,
 	finished_at?: string | null,
@@ -2090,6 +2156,10 @@ export type RunView_Serialize = {
 	channels: Value,
 	parent: RunId | null,
 	started_by: UserId | null,
+	/**  The starter's name, when known. */
+	started_by_name: string | null,
+	/**  The run executes on another desktop of the organization; this is its published copy (read-only here). */
+	from_another_desktop: boolean,
 	created_at: string,
 	updated_at: string,
 	finished_at: string | null,

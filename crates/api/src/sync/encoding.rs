@@ -4,7 +4,7 @@
 use super::replica::StoreReplica;
 use crate::ApiError;
 use pactwise_store::{ChangeEncoder, ChangePayload, EncodedChange, LocalChange, NewOutboxEntry};
-use pactwise_sync::wire::ChangeBody;
+use pactwise_sync::wire::{ApprovalDecision, ChangeBody};
 use pactwise_sync::{Change, HlcClock, SyncClient, SyncedModel};
 use std::sync::{Arc, Mutex, Weak};
 use uuid::Uuid;
@@ -63,29 +63,50 @@ impl WireEncoder {
     }
 }
 
+/// Stamps one change with the organization's HLC (node id and last reading) and serializes it as the wire's
+/// `Change`, checked like the service checks it. Used for every local change: the store's hook and the publisher.
+pub(crate) fn encode_change(
+    model: SyncedModel,
+    record_id: &str,
+    body: ChangeBody,
+    node_id: &str,
+    clock: (u64, u32),
+    now_ms: u64,
+) -> Result<EncodedChange, String> {
+    let node = Uuid::parse_str(node_id).map_err(|_| format!("bad HLC node id {node_id:?}"))?;
+    let mut hlc_clock = HlcClock::from_parts(node, clock.0, clock.1);
+    let hlc = hlc_clock.tick(now_ms);
+    let change = Change { id: Uuid::now_v7(), model, record_id: record_id.to_string(), hlc, body };
+    change.check()?;
+    let change_json = serde_json::to_string(&change).map_err(|e| e.to_string())?;
+    Ok(EncodedChange {
+        entry: NewOutboxEntry {
+            change_id: change.id.to_string(),
+            model: model.as_str().to_string(),
+            record_id: change.record_id,
+            change_json,
+        },
+        hlc: hlc.to_sortable(),
+        clock: (hlc.wall_ms, hlc.counter),
+    })
+}
+
 impl ChangeEncoder for WireEncoder {
     fn encode(&self, local: &LocalChange<'_>) -> Result<EncodedChange, String> {
         let model: SyncedModel = local.model.parse()?;
-        let node = Uuid::parse_str(local.node_id).map_err(|_| format!("bad HLC node id {:?}", local.node_id))?;
-        let mut clock = HlcClock::from_parts(node, local.clock.0, local.clock.1);
-        let hlc = clock.tick(local.now_ms);
         let body = match local.payload {
             ChangePayload::Fields(fields) => ChangeBody::Fields { fields: fields.clone() },
             ChangePayload::Event(event) => ChangeBody::Event { event: event.clone() },
-        };
-        let change = Change { id: Uuid::now_v7(), model, record_id: local.record_id.to_string(), hlc, body };
-        change.check()?;
-        let change_json = serde_json::to_string(&change).map_err(|e| e.to_string())?;
-        self.slot.wake();
-        Ok(EncodedChange {
-            entry: NewOutboxEntry {
-                change_id: change.id.to_string(),
-                model: local.model.to_string(),
-                record_id: change.record_id,
-                change_json,
+            ChangePayload::ApprovalRequest(r) => ChangeBody::ApprovalRequest {
+                decision: if r.approve { ApprovalDecision::Approve } else { ApprovalDecision::Reject },
+                note: Some(r.note.clone()),
+                eligible_roles: r.eligible_roles.clone(),
+                choice: r.choice.clone(),
+                decider_name: r.decider_name.clone(),
             },
-            hlc: hlc.to_sortable(),
-            clock: (hlc.wall_ms, hlc.counter),
-        })
+        };
+        let encoded = encode_change(model, local.record_id, body, local.node_id, local.clock, local.now_ms)?;
+        self.slot.wake();
+        Ok(encoded)
     }
 }

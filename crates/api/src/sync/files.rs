@@ -174,6 +174,13 @@ impl RoundHooks for FileHooks {
 
     fn after_round<'a>(&'a self, api: &'a HttpApi) -> HookFuture<'a> {
         Box::pin(async move {
+            // Runs a stamped decision resumed go on first: a decision must not wait behind file downloads.
+            let resumed = self.replica.take_resumed();
+            if !resumed.is_empty()
+                && let Err(e) = self.api.resume_runs(resumed.into_iter().collect()).await
+            {
+                tracing::warn!(code = %e.code, "runs decided on another desktop could not resume yet: {}", e.message);
+            }
             self.fetch(api).await?;
             self.regate().await?;
             let s = self.scope.clone();

@@ -21,6 +21,7 @@
 
 mod encoding;
 mod files;
+mod publish;
 mod replica;
 mod tokens;
 

@@ -3,14 +3,18 @@
 //! corrections kept once, synced settings checked like a local change).
 
 use chrono::{DateTime, Utc};
+use pactwise_domain::RunId;
 use pactwise_domain::{DocumentId, UserId};
 use pactwise_store::members::KnownMember;
 use pactwise_store::{
-    CorrectionApplied, Db, OrgScope, RemoteCorrection, ServiceRefusal, StoreError, check_document_fields,
+    CorrectionApplied, Db, OrgScope, RemoteCorrection, RequestOutcome, ServiceRefusal, StoreError,
+    check_document_fields,
 };
 use pactwise_sync::members::MemberFields;
-use pactwise_sync::wire::{ChangeBody, PullResponse, PushResult, ServerChange};
+use pactwise_sync::shared::SharedStepStatus;
+use pactwise_sync::wire::{ApprovalDecision, ApprovalOutcome, ChangeBody, PullResponse, PushResult, ServerChange};
 use pactwise_sync::{Change, HlcClock, LocalReplica, ReplicaError, SyncedModel};
+use pactwise_sync::{SharedApproval, SharedRun};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -24,6 +28,8 @@ pub(crate) struct StoreReplica {
     pub(crate) scope: OrgScope,
     /// Documents that received corrections from other devices this round: their gate runs again.
     touched: Mutex<BTreeSet<DocumentId>>,
+    /// This desktop's runs whose approval the service stamped this round: they resume after the page.
+    resumed: Mutex<BTreeSet<RunId>>,
 }
 
 pub(crate) fn storage(e: StoreError) -> ReplicaError {
@@ -52,6 +58,28 @@ enum Op {
     Member {
         member: KnownMember,
         removed: bool,
+    },
+    /// A run another desktop published, whole (taken if it is newer than the copy here).
+    Run {
+        id: String,
+        hlc: String,
+        record: Value,
+        status: String,
+    },
+    /// An approval step another desktop published, whole.
+    Step {
+        id: String,
+        hlc: String,
+        run: String,
+        requester: UserId,
+        record: Value,
+        open: bool,
+    },
+    /// The service's answer to a decision request (this desktop's or another's).
+    Outcome {
+        request: String,
+        step: String,
+        outcome: RequestOutcome,
     },
     /// Not applied on the desktop (a model it does not keep yet, or a malformed change); marked applied.
     Skip,
@@ -123,24 +151,80 @@ fn decode(remote: &ServerChange) -> Op {
             let member = KnownMember { user, display_name: f.display_name, email: Some(f.email), role: f.role };
             Op::Member { member, removed: f.removed }
         }
+        (SyncedModel::Run, ChangeBody::Fields { fields }) => match SharedRun::from_fields(fields) {
+            Ok(run) => Op::Run {
+                id: change.record_id.clone(),
+                hlc: change.hlc.to_sortable(),
+                status: run.status.as_str().to_string(),
+                record: Value::Object(fields.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+            },
+            Err(why) => skip(&why),
+        },
+        (SyncedModel::ApprovalStep, ChangeBody::Fields { fields }) => match SharedApproval::from_fields(fields) {
+            Ok(step) => Op::Step {
+                id: change.record_id.clone(),
+                hlc: change.hlc.to_sortable(),
+                run: step.run_id.to_string(),
+                requester: remote.author,
+                open: step.status == SharedStepStatus::Open,
+                record: Value::Object(fields.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+            },
+            Err(why) => skip(&why),
+        },
+        (SyncedModel::ApprovalDecision, ChangeBody::ApprovalRequest { note, choice, decider_name, .. }) => {
+            let outcome = match &remote.outcome {
+                // The stamp names the approver (the request's author, from its token); the name is the
+                // author's own desktop's hint, used only for display.
+                Some(ApprovalOutcome::Stamped { decision, approver, decided_at, approver_role }) => {
+                    RequestOutcome::Stamped {
+                        approve: *decision == ApprovalDecision::Approve,
+                        approver: *approver,
+                        approver_role: *approver_role,
+                        approver_name: decider_name.clone().filter(|_| *approver == remote.author),
+                        decided_at: *decided_at,
+                        note: note.clone(),
+                        choice: choice.clone(),
+                    }
+                }
+                Some(ApprovalOutcome::Refused { reason }) => {
+                    RequestOutcome::Refused { message: reason.message().to_string() }
+                }
+                None => return skip("a decision request the service did not answer"),
+            };
+            Op::Outcome { request: change.id.to_string(), step: change.record_id.clone(), outcome }
+        }
         _ => Op::Skip,
     }
 }
 
 impl StoreReplica {
     pub(crate) fn new(db: Db, scope: OrgScope) -> Self {
-        StoreReplica { db, scope, touched: Mutex::new(BTreeSet::new()) }
+        StoreReplica { db, scope, touched: Mutex::new(BTreeSet::new()), resumed: Mutex::new(BTreeSet::new()) }
     }
 
     pub(crate) fn take_touched(&self) -> BTreeSet<DocumentId> {
         std::mem::take(&mut *self.touched.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// This desktop's runs a stamped decision resumed since the last call.
+    pub(crate) fn take_resumed(&self) -> BTreeSet<RunId> {
+        std::mem::take(&mut *self.resumed.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
 impl LocalReplica for StoreReplica {
     fn outbox(&self, limit: usize) -> Result<Vec<Change>, ReplicaError> {
         let s = self.scope.clone();
-        let entries = self.db.call_blocking(move |store| store.sync_log().outbox(&s, limit)).map_err(storage)?;
+        let entries = self
+            .db
+            .call_blocking(move |store| {
+                // What the engine committed since the last read goes out with this push.
+                if let Err(e) = super::publish::publish(store, &s) {
+                    tracing::warn!(error = %e, "runs and approvals could not be published this round");
+                }
+                store.sync_log().outbox(&s, limit)
+            })
+            .map_err(storage)?;
         entries
             .iter()
             .map(|e| {
@@ -191,7 +275,7 @@ impl LocalReplica for StoreReplica {
             .map(|remote| (remote.seq, remote.change.id.to_string(), remote.change.hlc, decode(remote)))
             .collect();
         let next_cursor = page.next_cursor;
-        let touched = self
+        let applied = self
             .db
             .call_blocking(move |store| {
                 let log = store.sync_log();
@@ -200,6 +284,7 @@ impl LocalReplica for StoreReplica {
                     .map_err(|_| StoreError::Corrupt(format!("bad HLC node id {:?}", state.node_id)))?;
                 let mut clock = HlcClock::from_parts(node, state.hlc_wall_ms, state.hlc_counter);
                 let mut touched = BTreeSet::new();
+                let mut resumed = BTreeSet::new();
                 let fresh: Vec<_> = changes.into_iter().filter(|(seq, ..)| *seq > state.cursor).collect();
                 for (_, _, hlc, _) in &fresh {
                     clock.observe(hlc, now_ms);
@@ -236,6 +321,24 @@ impl LocalReplica for StoreReplica {
                             Op::Setting { key, hlc, value } => a.setting(&key, &hlc, &value).map(|_| ()),
                             // Only the service writes members, and pages come in log order: the latest state wins.
                             Op::Member { member, removed } => a.member(&member, removed),
+                            Op::Run { id, hlc, record, status } => {
+                                if !a.take_field("run", &id, "record", &hlc)? {
+                                    continue;
+                                }
+                                a.shared_run(&id, &record, &status)
+                            }
+                            Op::Step { id, hlc, run, requester, record, open } => {
+                                if !a.take_field("approval_step", &id, "record", &hlc)? {
+                                    continue;
+                                }
+                                a.ensure_user(requester, record.get("requested_by_name").and_then(Value::as_str))?;
+                                a.shared_approval(&id, &run, requester, &record, open)
+                            }
+                            Op::Outcome { request, step, outcome } => {
+                                a.approval_outcome(&request, &step, &outcome).map(|run| {
+                                    resumed.extend(run);
+                                })
+                            }
                             Op::Skip => Ok(()),
                         };
                         match outcome {
@@ -249,10 +352,12 @@ impl LocalReplica for StoreReplica {
                     }
                     Ok(())
                 })?;
-                Ok(touched)
+                Ok((touched, resumed))
             })
             .map_err(storage)?;
+        let (touched, resumed) = applied;
         self.touched.lock().unwrap_or_else(|e| e.into_inner()).extend(touched);
+        self.resumed.lock().unwrap_or_else(|e| e.into_inner()).extend(resumed);
         Ok(())
     }
 }

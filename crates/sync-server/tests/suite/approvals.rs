@@ -7,7 +7,7 @@ use crate::convergence::device;
 use pactwise_domain::{Clock, FixedClock, Role};
 use pactwise_sync::approval::RequestState;
 use pactwise_sync::wire::{ApprovalDecision, RefusalReason};
-use pactwise_sync::{ApprovalView, DeviceToken, HttpApi};
+use pactwise_sync::{ApprovalView, DeviceToken, HttpApi, SharedApproval, SharedStepStatus, SyncedModel};
 use std::sync::Arc;
 
 async fn two_conflicting_offline_approvals_end_with_exactly_one_decision_stamped_by_the_server(backend: Backend) {
@@ -92,7 +92,113 @@ async fn an_approval_pushed_again_after_a_crash_keeps_its_first_outcome(backend:
     assert_eq!(counts(fresh.storage.as_ref()).approvals, 1);
 }
 
+fn published_step(run: uuid::Uuid, four_eyes: bool, status: SharedStepStatus) -> SharedApproval {
+    SharedApproval {
+        run_id: run,
+        graph: "vendor_onboarding".into(),
+        node: "approve_vendor".into(),
+        title: "Approve the new vendor".into(),
+        eligible_roles: vec![Role::Owner, Role::Admin, Role::Approver],
+        four_eyes,
+        choices: vec![],
+        evidence: serde_json::json!({"vendor": "Initech"}),
+        status,
+        requested_by_name: None,
+        due_at: None,
+        escalated_at: None,
+        created_at: start_time(),
+    }
+}
+
+fn outcome_of(page: &pactwise_sync::PullResponse, change: uuid::Uuid) -> Option<pactwise_sync::ApprovalOutcome> {
+    page.changes.iter().find(|c| c.change.id == change).and_then(|c| c.outcome)
+}
+
+/// A step published by its run's desktop pins who asked, its run, its roles and four-eyes: the requester may not
+/// approve their own four-eyes step, nobody approves two steps of one run, another user may not republish or
+/// close the step, a closed step takes no decision, and a request naming wider roles changes nothing.
+async fn a_published_step_pins_its_requester_run_and_four_eyes_against_forged_requests(backend: Backend) {
+    let fresh = fresh(backend);
+    let clock = fixed_clock();
+    let roles = [Role::Admin, Role::Admin, Role::Approver, Role::Reviewer];
+    let a = org(fresh.storage.as_ref(), clock.as_ref(), "alpha", &roles);
+    let server = TestServer::start(fresh.storage.clone(), clock.clone(), generous()).await;
+    let apis: Vec<HttpApi> =
+        a.tokens.iter().map(|t| HttpApi::new(&server.endpoint, Some(DeviceToken::new(t))).unwrap()).collect();
+    let replicas: Vec<_> =
+        a.tokens.iter().map(|t| device(&server, t, Arc::new(FixedClock::new(clock.now()))).0).collect();
+    let push = |i: usize, changes: Vec<pactwise_sync::Change>| {
+        let api = &apis[i];
+        async move {
+            api.push(&pactwise_sync::wire::PushRequest { idempotency_key: uuid::Uuid::now_v7(), changes })
+                .await
+                .unwrap()
+        }
+    };
+    let run = uuid::Uuid::now_v7();
+    // Admin 0 runs the workflow: it publishes two four-eyes steps of one run.
+    let open = published_step(run, true, SharedStepStatus::Open).to_fields();
+    let s1 = replicas[0].set_fields(SyncedModel::ApprovalStep, "step-1", open.clone());
+    let s2 = replicas[0].set_fields(SyncedModel::ApprovalStep, "step-2", open.clone());
+    let stored = push(0, vec![s1, s2]).await;
+    assert!(stored.results.iter().all(|r| r.refused.is_none()), "{stored:?}");
+
+    // Someone else may not republish (or close) a step they did not open.
+    let forged = replicas[1].set_fields(
+        SyncedModel::ApprovalStep,
+        "step-1",
+        published_step(run, false, SharedStepStatus::Closed).to_fields(),
+    );
+    let refused = push(1, vec![forged]).await;
+    assert_eq!(refused.results[0].refused.as_ref().unwrap().code, "forbidden");
+    // A malformed publication is refused with the reason and stored nowhere.
+    let mut bad = open.clone();
+    bad.insert("eligible_roles".into(), serde_json::json!(["viewer"]));
+    let bad = replicas[0].set_fields(SyncedModel::ApprovalStep, "step-9", bad);
+    assert_eq!(push(0, vec![bad]).await.results[0].refused.as_ref().unwrap().code, "invalid_input");
+
+    // The requester asks to approve their own four-eyes step: refused. A reviewer names wider roles: refused.
+    let own = replicas[0].request_approval_of("step-1", ApprovalDecision::Approve, &[Role::Admin]);
+    let wide = replicas[3].request_approval_of("step-1", ApprovalDecision::Approve, &[Role::Reviewer]);
+    push(0, vec![own.clone()]).await;
+    push(3, vec![wide.clone()]).await;
+    // Admin 1 decides step 1; then admin 1 may not decide step 2 of the same run; the approver may.
+    let first = replicas[1].request_approval_of("step-1", ApprovalDecision::Approve, &[Role::Admin]);
+    push(1, vec![first.clone()]).await;
+    let twice = replicas[1].request_approval_of("step-2", ApprovalDecision::Approve, &[Role::Admin]);
+    push(1, vec![twice.clone()]).await;
+    let other = replicas[2].request_approval_of("step-2", ApprovalDecision::Approve, &[Role::Approver]);
+    push(2, vec![other.clone()]).await;
+    let page = apis[0].pull(0, 100).await.unwrap();
+    let refused = |reason| Some(pactwise_sync::ApprovalOutcome::Refused { reason });
+    assert_eq!(outcome_of(&page, own.id), refused(RefusalReason::FourEyes));
+    assert_eq!(outcome_of(&page, wide.id), refused(RefusalReason::NotEligible));
+    assert_eq!(outcome_of(&page, twice.id), refused(RefusalReason::FourEyes));
+    let stamped = |c: &pactwise_sync::Change| match outcome_of(&page, c.id) {
+        Some(pactwise_sync::ApprovalOutcome::Stamped { approver_role, .. }) => approver_role,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(stamped(&first), Some(Role::Admin), "the stamp carries the approver's role");
+    assert_eq!(stamped(&other), Some(Role::Approver));
+
+    // The run's desktop closes a step (its run was cancelled): a request sent before the news is refused.
+    let s3 = replicas[0].set_fields(SyncedModel::ApprovalStep, "step-3", open.clone());
+    push(0, vec![s3]).await;
+    let closed = replicas[0].set_fields(
+        SyncedModel::ApprovalStep,
+        "step-3",
+        published_step(run, true, SharedStepStatus::Closed).to_fields(),
+    );
+    assert!(push(0, vec![closed]).await.results[0].refused.is_none());
+    let late = replicas[2].request_approval_of("step-3", ApprovalDecision::Approve, &[Role::Approver]);
+    push(2, vec![late.clone()]).await;
+    let page = apis[2].pull(0, 100).await.unwrap();
+    assert_eq!(outcome_of(&page, late.id), refused(RefusalReason::StepClosed));
+    assert_eq!(counts(fresh.storage.as_ref()).approvals, 2, "step-1 and step-2, once each");
+}
+
 crate::both_backends!(
     two_conflicting_offline_approvals_end_with_exactly_one_decision_stamped_by_the_server,
     an_approval_pushed_again_after_a_crash_keeps_its_first_outcome,
+    a_published_step_pins_its_requester_run_and_four_eyes_against_forged_requests,
 );

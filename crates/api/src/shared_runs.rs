@@ -1,0 +1,241 @@
+//! Runs and approvals across the organization's desktops, as user actions: the runs other desktops published
+//! appear in the run list and open read-only; their approval steps appear in the inbox of every eligible member;
+//! when the organization syncs, a decision is a request to the sync service (waiting to sync until stamped), and
+//! a stamped decision on one of this desktop's steps resumes its run here. The rules are the store's
+//! (`SharedRuns::request_decision`) and the service's; this file shapes views and drives resumed runs.
+
+use crate::runs::{
+    ApprovalView, DecisionOutcome, RequestState, RequestView, RunDetail, RunEventView, RunView, approval_view,
+    run_view, with_engine,
+};
+use crate::{Api, ApiError};
+use pactwise_domain::{ApprovalId, ApprovalStatus, Decision, RunId, RunStatus};
+use pactwise_store::{
+    ApprovalRequestRow, OrgScope, RequestStatus, SharedApprovalRow, SharedRunRow, SharedStepState, Store, StoreError,
+    published_roles,
+};
+use pactwise_sync::{SharedApproval, SharedRun};
+use serde_json::Value;
+
+fn parse<T: for<'de> serde::Deserialize<'de>>(record: &Value) -> Option<T> {
+    serde_json::from_value(record.clone()).ok()
+}
+
+fn request_view(r: &ApprovalRequestRow) -> RequestView {
+    RequestView {
+        decision: r.decision,
+        reason: r.reason.clone(),
+        choice: r.choice.clone(),
+        status: match r.status {
+            RequestStatus::Waiting => RequestState::WaitingToSync,
+            RequestStatus::Stamped => RequestState::Stamped,
+            RequestStatus::Refused => RequestState::Refused,
+        },
+        refusal: r.refusal.clone(),
+        sent_at: r.created_at,
+    }
+}
+
+fn shared_run_view(row: &SharedRunRow) -> Option<RunView> {
+    let run: SharedRun = parse(&row.record)?;
+    Some(RunView {
+        id: row.run.parse().ok()?,
+        graph: run.graph,
+        graph_version: 0,
+        status: run.status,
+        superstep: 0,
+        reason: run.reason,
+        waiting_on: run.waiting_for,
+        channels: Value::Null,
+        parent: None,
+        started_by: run.started_by,
+        started_by_name: run.started_by_name,
+        from_another_desktop: true,
+        created_at: run.created_at,
+        updated_at: run.updated_at,
+        finished_at: run.finished_at,
+    })
+}
+
+fn shared_approval_view(row: &SharedApprovalRow, mine: Option<&ApprovalRequestRow>) -> Option<ApprovalView> {
+    let step: SharedApproval = parse(&row.record)?;
+    Some(ApprovalView {
+        id: row.step.parse().ok()?,
+        run: row.run.parse().ok()?,
+        node: step.node,
+        title: step.title,
+        status: match (row.state, row.decision) {
+            (SharedStepState::Decided, Some(Decision::Approve)) => ApprovalStatus::Approved,
+            (SharedStepState::Decided, Some(Decision::Reject)) => ApprovalStatus::Rejected,
+            (SharedStepState::Closed, _) => ApprovalStatus::Cancelled,
+            _ => ApprovalStatus::Pending,
+        },
+        eligible_roles: step.eligible_roles,
+        four_eyes: step.four_eyes,
+        state_seen: step.evidence,
+        choices: step.choices,
+        due_at: step.due_at,
+        escalated: step.escalated_at.is_some(),
+        urgent_notice: step.escalated_at.map(|_| {
+            format!(
+                "Urgent: \"{}\" has waited past its escalation time and still needs a decision",
+                row_title(&row.record)
+            )
+        }),
+        decided_by: row.decided_by,
+        decided_by_name: row.decided_by_name.clone(),
+        decided_at: row.decided_at,
+        reason: row.reason.clone(),
+        choice: row.choice.clone(),
+        created_at: step.created_at,
+        from_another_desktop: true,
+        requested_by_name: row.requester_name.clone().or(step.requested_by_name),
+        my_request: mine.map(request_view),
+    })
+}
+
+fn row_title(record: &Value) -> String {
+    record.get("title").and_then(Value::as_str).unwrap_or("An approval").to_string()
+}
+
+/// The runs other desktops published, as run views.
+pub(crate) fn shared_run_views(store: &Store, scope: &OrgScope, limit: usize) -> Result<Vec<RunView>, StoreError> {
+    Ok(store.shared_runs().runs(scope, limit)?.iter().filter_map(shared_run_view).collect())
+}
+
+/// A run another desktop published, read-only: its published timeline and its steps as known here.
+pub(crate) fn shared_run_detail(store: &Store, scope: &OrgScope, id: RunId) -> Result<RunDetail, StoreError> {
+    let row = store.shared_runs().run(scope, &id.to_string())?;
+    let run = shared_run_view(&row).ok_or_else(|| StoreError::Corrupt("a published run is unreadable".into()))?;
+    let record: Option<SharedRun> = parse(&row.record);
+    let events = record
+        .map(|r| {
+            r.timeline
+                .into_iter()
+                .map(|e| RunEventView { superstep: 0, node: e.node, kind: e.kind, details: e.details, at: e.at })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mine = store.shared_runs().requests(scope)?;
+    let approvals = store
+        .shared_runs()
+        .approvals(scope, Some(&row.run))?
+        .iter()
+        .filter_map(|a| shared_approval_view(a, latest_request(&mine, &a.step)))
+        .collect();
+    Ok(RunDetail { run, events, approvals, tasks: Vec::new(), checkpoints: 0 })
+}
+
+fn latest_request<'a>(mine: &'a [ApprovalRequestRow], step: &str) -> Option<&'a ApprovalRequestRow> {
+    // Newest first: the latest request on the step is the one that counts.
+    mine.iter().find(|r| r.step == step)
+}
+
+/// The inbox: this desktop's pending steps and the open steps of other desktops' runs the session's role may
+/// decide, oldest first, each with this desktop's request on it if one was sent.
+pub(crate) fn with_other_desktops(
+    store: &Store,
+    scope: &OrgScope,
+    local: Vec<ApprovalView>,
+) -> Result<Vec<ApprovalView>, ApiError> {
+    let mine = store.shared_runs().requests(scope)?;
+    let mut inbox: Vec<ApprovalView> = local
+        .into_iter()
+        .map(|a| {
+            let my_request = latest_request(&mine, &a.id.to_string()).map(request_view);
+            ApprovalView { my_request, ..a }
+        })
+        .collect();
+    for row in store.shared_runs().approvals(scope, None)? {
+        if !published_roles(&row.record).contains(&scope.role()) {
+            continue;
+        }
+        if let Some(view) = shared_approval_view(&row, latest_request(&mine, &row.step)) {
+            inbox.push(view);
+        }
+    }
+    inbox.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.to_string().cmp(&b.id.to_string())));
+    Ok(inbox)
+}
+
+impl Api {
+    /// Does the session's organization sync? Then its approvals are decided by the sync service's stamp.
+    pub(crate) async fn org_syncs(&self, scope: &OrgScope) -> Result<bool, ApiError> {
+        let scope = scope.clone();
+        Ok(self.db.call(move |store| store.shared_runs().org_syncs(&scope)).await?)
+    }
+
+    /// Sends a decision to the sync service as a request (the store checks it first, as the service will). The
+    /// step shows "waiting to sync" until the service's stamp arrives; nothing resumes before.
+    pub(crate) async fn request_decision(
+        &self,
+        scope: &OrgScope,
+        id: ApprovalId,
+        decision: Decision,
+        reason: String,
+        choice: Option<String>,
+    ) -> Result<DecisionOutcome, ApiError> {
+        let scope = scope.clone();
+        let outcome = self
+            .db
+            .call(move |store| {
+                let scope = store.sessions().open(scope.session())?;
+                let step = id.to_string();
+                let request =
+                    store.shared_runs().request_decision(&scope, &step, decision, &reason, choice.as_deref())?;
+                let mine = request_view(&request);
+                match store.approvals().get(&scope, id) {
+                    Ok(local) => {
+                        let run = run_view(&store.runs().get(&scope, local.run)?);
+                        let approval = ApprovalView { my_request: Some(mine), ..approval_view(&local) };
+                        Ok(DecisionOutcome { approval, run, waiting_to_sync: true })
+                    }
+                    Err(StoreError::NotFound) => {
+                        let row = store.shared_runs().approval(&scope, &step)?;
+                        let approval = shared_approval_view(&row, Some(&request))
+                            .ok_or_else(|| StoreError::Corrupt("a published approval step is unreadable".into()))?;
+                        let run = match store.shared_runs().run(&scope, &row.run) {
+                            Ok(r) => shared_run_view(&r),
+                            Err(StoreError::NotFound) => None,
+                            Err(e) => return Err(e),
+                        };
+                        let run = run.unwrap_or_else(|| RunView {
+                            id: approval.run,
+                            graph: row.record.get("graph").and_then(Value::as_str).unwrap_or("workflow").to_string(),
+                            graph_version: 0,
+                            status: RunStatus::Waiting,
+                            superstep: 0,
+                            reason: None,
+                            waiting_on: vec![approval.title.clone()],
+                            channels: Value::Null,
+                            parent: None,
+                            started_by: Some(row.requester),
+                            started_by_name: approval.requested_by_name.clone(),
+                            from_another_desktop: true,
+                            created_at: approval.created_at,
+                            updated_at: approval.created_at,
+                            finished_at: None,
+                        });
+                        Ok(DecisionOutcome { approval, run, waiting_to_sync: true })
+                    }
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        self.sync_slot.wake();
+        tracing::info!(approval = %id, "decision sent to the sync service as a request");
+        Ok(outcome)
+    }
+
+    /// Drives this desktop's runs a stamped decision resumed (and any other run with work), then publishes.
+    pub(crate) async fn resume_runs(&self, runs: Vec<RunId>) -> Result<(), ApiError> {
+        tracing::info!(runs = runs.len(), "resuming runs decided through the sync service");
+        with_engine(self, move |_, engine| {
+            engine.drive_many(&runs)?;
+            Ok(())
+        })
+        .await?;
+        self.sync_slot.wake();
+        Ok(())
+    }
+}

@@ -1,0 +1,281 @@
+//! Approvals across an organization's desktops, through a real sync service on loopback: a buyer's run waits on
+//! the buyer's desktop; the approver's desktop shows the step; the decision is a request until the service stamps
+//! it; the buyer's desktop resumes the run when the stamp arrives (it may be offline meanwhile); a third desktop
+//! sees the finished run and who decided. Also: a rejection's reason on the buyer's timeline, two approvers at
+//! once (one stamped, the other told), four-eyes across desktops, a cancelled run's step, another organization.
+
+use pactwise_api::{Api, ApiOptions, ApprovalView, MemorySyncTokens, OrgScope, RequestState, SignInInput};
+use pactwise_domain::{ApprovalStatus, Clock, Decision, ErrorCode, Role, RunStatus, SystemClock};
+use pactwise_model::InMemoryApiKeySource;
+use pactwise_sync_server::{AppState, ServerConfig, admin, sqlite::SqliteStorage};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+
+const PASSWORD: &str = "a-long-password-for-sync";
+
+struct Service {
+    endpoint: String,
+    _dir: tempfile::TempDir,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Service {
+    /// Organization `alpha`: Bea (buyer), Abe (approver), Ann and Dave (admins), Vic (viewer); `charlie`: Carol.
+    async fn start() -> Service {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Arc::new(SqliteStorage::open(&dir.path().join("sync.sqlite3")).unwrap());
+        let now = SystemClock.now();
+        admin::create_org(storage.as_ref(), "alpha", "Alpha LLP", now).unwrap();
+        for (email, role) in [
+            ("bea@alpha.example", Role::Buyer),
+            ("abe@alpha.example", Role::Approver),
+            ("ann@alpha.example", Role::Admin),
+            ("dave@alpha.example", Role::Admin),
+            ("vic@alpha.example", Role::Viewer),
+        ] {
+            admin::create_user(storage.as_ref(), "alpha", email, PASSWORD, role, now).unwrap();
+        }
+        admin::create_org(storage.as_ref(), "charlie", "Charlie GmbH", now).unwrap();
+        admin::create_user(storage.as_ref(), "charlie", "carol@charlie.example", PASSWORD, Role::Owner, now).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let state = AppState::new(storage, Arc::new(SystemClock), ServerConfig::default());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(pactwise_sync_server::serve(listener, state, async move {
+            let _ = stopped.await;
+        }));
+        Service { endpoint, _dir: dir, stop: Some(stop) }
+    }
+
+    fn sign_in(&self, org: &str, email: &str) -> SignInInput {
+        SignInInput { server: self.endpoint.clone(), org: org.into(), email: email.into(), password: PASSWORD.into() }
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+struct Desktop {
+    api: Api,
+    scope: OrgScope,
+}
+
+async fn desktop(service: &Service, dir: &Path, org: &str, email: &str) -> Desktop {
+    let options = ApiOptions {
+        keys: Arc::new(InMemoryApiKeySource::empty()),
+        sync_tokens: Arc::new(MemorySyncTokens::default()),
+        ..ApiOptions::default()
+    };
+    let api = Api::open_with(dir.join(email), options).unwrap();
+    let scope = api.sync_sign_in(service.sign_in(org, email)).await.unwrap();
+    Desktop { api, scope }
+}
+
+impl Desktop {
+    async fn sync(&self) {
+        self.api.sync_now().await.unwrap();
+    }
+
+    async fn inbox(&self) -> Vec<ApprovalView> {
+        self.api.inbox(&self.scope).await.unwrap()
+    }
+}
+
+fn procurement() -> Value {
+    json!({"request": "REQ-7 standing desks", "budget": 10000, "capabilities": ["office_furniture", "delivery"]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_on_the_buyers_desktop_is_approved_on_the_approvers_and_resumes_at_home() {
+    let service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let buyer = desktop(&service, tmp.path(), "alpha", "bea@alpha.example").await;
+    let approver = desktop(&service, tmp.path(), "alpha", "abe@alpha.example").await;
+    let third = desktop(&service, tmp.path(), "alpha", "dave@alpha.example").await;
+    let other_org = desktop(&service, tmp.path(), "charlie", "carol@charlie.example").await;
+
+    let run = buyer.api.start_run(&buyer.scope, "procurement".into(), procurement()).await.unwrap();
+    assert_eq!(run.status, RunStatus::Waiting);
+    buyer.sync().await;
+
+    // The approver's desktop shows the step, read from the buyer's publication, with who asked.
+    approver.sync().await;
+    let inbox = approver.inbox().await;
+    assert_eq!(inbox.len(), 1, "{inbox:?}");
+    let step = &inbox[0];
+    assert!(step.from_another_desktop);
+    assert_eq!((step.run, step.status), (run.id, ApprovalStatus::Pending));
+    assert_eq!(step.requested_by_name.as_deref(), Some("bea@alpha.example"));
+    assert_eq!(step.choices, ["Globex"]);
+    assert_eq!(step.state_seen["shortlist"][0]["price"], "9500.00", "the evidence as it was when the step paused");
+    let runs = approver.api.list_runs(&approver.scope).await.unwrap();
+    assert!(runs.iter().any(|r| r.id == run.id && r.from_another_desktop && r.status == RunStatus::Waiting));
+
+    // Another organization never sees it.
+    other_org.sync().await;
+    assert!(other_org.inbox().await.is_empty());
+    assert!(other_org.api.list_runs(&other_org.scope).await.unwrap().is_empty());
+
+    // A reason is required; the decision is a request, shown as waiting to sync and never as decided.
+    let err = approver.api.decide_approval(&approver.scope, step.id, Decision::Approve, " ".into(), None).await;
+    assert_eq!(err.unwrap_err().code, ErrorCode::InvalidInput);
+    let sent = approver
+        .api
+        .decide_approval(&approver.scope, step.id, Decision::Approve, "cheapest capable vendor".into(), None)
+        .await
+        .unwrap();
+    assert!(sent.waiting_to_sync);
+    assert_eq!(sent.approval.status, ApprovalStatus::Pending);
+    assert_eq!(sent.approval.my_request.as_ref().unwrap().status, RequestState::WaitingToSync);
+    let again =
+        approver.api.decide_approval(&approver.scope, step.id, Decision::Reject, "changed my mind".into(), None);
+    assert_eq!(again.await.unwrap_err().code, ErrorCode::Conflict, "one request at a time per person and step");
+    assert_eq!(approver.inbox().await[0].my_request.as_ref().unwrap().status, RequestState::WaitingToSync);
+
+    // The buyer's desktop is offline while the service stamps the decision.
+    approver.sync().await;
+    let shown = approver.api.show_run(&approver.scope, run.id).await.unwrap();
+    let decided = &shown.approvals[0];
+    assert_eq!(decided.status, ApprovalStatus::Approved);
+    assert_eq!(decided.my_request.as_ref().unwrap().status, RequestState::Stamped);
+    assert!(approver.inbox().await.is_empty(), "a decided step leaves the inbox");
+    assert_eq!(buyer.api.show_run(&buyer.scope, run.id).await.unwrap().run.status, RunStatus::Waiting);
+
+    // Back online: the stamp arrives, the run resumes and finishes at home, with the approver's name and reason.
+    buyer.sync().await;
+    let home = buyer.api.show_run(&buyer.scope, run.id).await.unwrap();
+    assert_eq!(home.run.status, RunStatus::Succeeded, "{:?}", home.run);
+    let a = &home.approvals[0];
+    assert_eq!(a.status, ApprovalStatus::Approved);
+    assert_eq!(a.decided_by_name.as_deref(), Some("abe@alpha.example"));
+    assert_eq!(a.reason.as_deref(), Some("cheapest capable vendor"));
+    assert_eq!(a.choice.as_deref(), Some("Globex"));
+
+    // A third desktop sees the finished run, its timeline and who decided.
+    buyer.sync().await;
+    third.sync().await;
+    let seen = third.api.show_run(&third.scope, run.id).await.unwrap();
+    assert!(seen.run.from_another_desktop);
+    assert_eq!(seen.run.status, RunStatus::Succeeded);
+    assert!(!seen.events.is_empty(), "the published timeline");
+    assert_eq!(seen.approvals[0].decided_by_name.as_deref(), Some("abe@alpha.example"));
+    assert_eq!(seen.approvals[0].reason.as_deref(), Some("cheapest capable vendor"));
+    assert_eq!(seen.run.started_by_name.as_deref(), Some("bea@alpha.example"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejection_from_another_desktop_ends_the_run_with_its_reason_and_a_race_stamps_one_decision() {
+    let service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let buyer = desktop(&service, tmp.path(), "alpha", "bea@alpha.example").await;
+    let approver = desktop(&service, tmp.path(), "alpha", "abe@alpha.example").await;
+    let admin = desktop(&service, tmp.path(), "alpha", "ann@alpha.example").await;
+    let viewer = desktop(&service, tmp.path(), "alpha", "vic@alpha.example").await;
+
+    let run = buyer.api.start_run(&buyer.scope, "procurement".into(), procurement()).await.unwrap();
+    buyer.sync().await;
+    for d in [&approver, &admin, &viewer] {
+        d.sync().await;
+    }
+    assert!(viewer.inbox().await.is_empty(), "a viewer's inbox holds nothing to decide");
+    let step = approver.inbox().await[0].id;
+    let refused = viewer.api.decide_approval(&viewer.scope, step, Decision::Approve, "me too".into(), None).await;
+    assert_eq!(refused.unwrap_err().code, ErrorCode::Forbidden);
+
+    // Two eligible people decide the same step on two desktops before either syncs.
+    approver
+        .api
+        .decide_approval(&approver.scope, step, Decision::Reject, "over the quarter's budget".into(), None)
+        .await
+        .unwrap();
+    admin.api.decide_approval(&admin.scope, step, Decision::Approve, "fine by me".into(), None).await.unwrap();
+    approver.sync().await;
+    admin.sync().await;
+    approver.sync().await;
+    let mine = |v: &pactwise_api::RunDetail| v.approvals[0].my_request.clone().unwrap();
+    let on_approver = approver.api.show_run(&approver.scope, run.id).await.unwrap();
+    let on_admin = admin.api.show_run(&admin.scope, run.id).await.unwrap();
+    assert_eq!(on_approver.approvals[0].status, ApprovalStatus::Rejected, "the first request the service got");
+    assert_eq!(on_admin.approvals[0].status, ApprovalStatus::Rejected, "every desktop shows the same decision");
+    assert_eq!(mine(&on_approver).status, RequestState::Stamped);
+    let lost = mine(&on_admin);
+    assert_eq!(lost.status, RequestState::Refused);
+    assert!(lost.refusal.unwrap().contains("someone else decided"), "the other is told");
+    assert_eq!(on_admin.approvals[0].decided_by_name.as_deref(), Some("abe@alpha.example"), "told who decided");
+
+    // The rejection's reason is on the buyer's timeline once the stamp arrives; nothing was applied twice.
+    buyer.sync().await;
+    let home = buyer.api.show_run(&buyer.scope, run.id).await.unwrap();
+    assert_eq!(home.approvals.len(), 1);
+    assert_eq!(home.approvals[0].status, ApprovalStatus::Rejected);
+    assert_eq!(home.approvals[0].reason.as_deref(), Some("over the quarter's budget"));
+    assert!(home.run.status.is_terminal(), "{:?}", home.run);
+    buyer.sync().await;
+    assert_eq!(buyer.api.show_run(&buyer.scope, run.id).await.unwrap().approvals, home.approvals);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_eyes_needs_two_different_people_on_two_desktops_and_a_cancelled_runs_step_takes_no_decision() {
+    let service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let buyer = desktop(&service, tmp.path(), "alpha", "bea@alpha.example").await;
+    let ann = desktop(&service, tmp.path(), "alpha", "ann@alpha.example").await;
+    let dave = desktop(&service, tmp.path(), "alpha", "dave@alpha.example").await;
+
+    let docs = ["w9", "insurance_certificate", "security_questionnaire"];
+    let input = json!({"vendor": {"name": "Initech", "tax_id": "99-1", "documents": docs, "sanctions_hit": true}});
+    let run = buyer.api.start_run(&buyer.scope, "vendor_onboarding".into(), input).await.unwrap();
+    buyer.sync().await;
+    ann.sync().await;
+    let compliance = ann.inbox().await;
+    assert_eq!(compliance.len(), 1);
+    assert!(compliance[0].four_eyes);
+    ann.api
+        .decide_approval(&ann.scope, compliance[0].id, Decision::Approve, "false positive".into(), None)
+        .await
+        .unwrap();
+    ann.sync().await;
+    buyer.sync().await;
+    buyer.sync().await;
+
+    // The next step: Ann decided the first one, so four-eyes refuses her, on her desktop at once.
+    ann.sync().await;
+    dave.sync().await;
+    let second = ann.inbox().await;
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert_ne!(second[0].id, compliance[0].id);
+    let refused = ann.api.decide_approval(&ann.scope, second[0].id, Decision::Approve, "again".into(), None).await;
+    assert_eq!(refused.unwrap_err().code, ErrorCode::Forbidden);
+    dave.api
+        .decide_approval(&dave.scope, second[0].id, Decision::Approve, "documents complete".into(), None)
+        .await
+        .unwrap();
+    dave.sync().await;
+    buyer.sync().await;
+    let home = buyer.api.show_run(&buyer.scope, run.id).await.unwrap();
+    assert_eq!(home.run.status, RunStatus::Succeeded, "{:?}", home.run);
+    let deciders: Vec<_> = home.approvals.iter().map(|a| a.decided_by_name.clone().unwrap()).collect();
+    assert_eq!(deciders, ["ann@alpha.example", "dave@alpha.example"]);
+
+    // A run cancelled at home: its step closes everywhere and a decision sent before the news arrived is refused.
+    let run = buyer.api.start_run(&buyer.scope, "procurement".into(), procurement()).await.unwrap();
+    buyer.sync().await;
+    dave.sync().await;
+    let step = dave.inbox().await.iter().find(|a| a.run == run.id).unwrap().id;
+    buyer.api.cancel_run(&buyer.scope, run.id, "the request was withdrawn".into()).await.unwrap();
+    buyer.sync().await;
+    dave.api.decide_approval(&dave.scope, step, Decision::Approve, "ok".into(), None).await.unwrap();
+    dave.sync().await;
+    let seen = dave.api.show_run(&dave.scope, run.id).await.unwrap();
+    let request = seen.approvals[0].my_request.clone().unwrap();
+    assert_eq!(request.status, RequestState::Refused);
+    assert!(request.refusal.unwrap().contains("cancelled"));
+    assert_eq!(seen.approvals[0].status, ApprovalStatus::Cancelled);
+    assert!(dave.inbox().await.iter().all(|a| a.run != run.id));
+}

@@ -1,0 +1,153 @@
+//! Approval steps on the service, one home for both backends: the first publication of a step (model
+//! `approval_step`, from the desktop the run lives on) pins who requested it (the token's user), its run, its
+//! eligible roles and four-eyes; a later publication may only come from the same requester and may close the step;
+//! a decision request is stamped or refused with `pactwise_rules::approval::may_decide` over what was pinned. Each
+//! backend implements [`StepTables`] over its open transaction, so the rule runs inside the push's one transaction.
+
+use crate::storage::{Actor, StorageError};
+use chrono::{DateTime, Utc};
+use pactwise_domain::{ErrorCode, Role, UserId};
+use pactwise_rules::approval;
+use pactwise_sync::SyncedModel;
+use pactwise_sync::shared::{SharedApproval, SharedStepStatus};
+use pactwise_sync::wire::{ApprovalOutcome, Change, ChangeBody, ErrorDetail, RefusalReason};
+
+/// What a step's first publication pinned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opening {
+    pub run_id: String,
+    pub requester: UserId,
+    pub four_eyes: bool,
+    pub closed: bool,
+}
+
+/// The step tables of one organization inside the push's transaction.
+pub trait StepTables {
+    fn opening(&mut self, step: &str) -> Result<Option<Opening>, StorageError>;
+    fn open(&mut self, step: &str, opening: &Opening) -> Result<(), StorageError>;
+    fn close(&mut self, step: &str) -> Result<(), StorageError>;
+    fn pinned_roles(&mut self, step: &str) -> Result<Option<Vec<Role>>, StorageError>;
+    fn pin_roles(&mut self, step: &str, roles: &[Role]) -> Result<(), StorageError>;
+    fn decided(&mut self, step: &str) -> Result<bool, StorageError>;
+    /// Did `approver` decide another step of `run` (a stamped decision)?
+    fn decided_another_step(&mut self, run: &str, step: &str, approver: UserId) -> Result<bool, StorageError>;
+    fn stamp(
+        &mut self,
+        step: &str,
+        decision: &str,
+        approver: UserId,
+        seq: u64,
+        at: DateTime<Utc>,
+    ) -> Result<(), StorageError>;
+}
+
+fn refusal(code: ErrorCode, message: impl Into<String>) -> ErrorDetail {
+    ErrorDetail { code: code.as_str().to_string(), message: message.into() }
+}
+
+/// Checks a published approval step before it is stored, and pins or closes the step. `Some` refuses the change
+/// (nothing is stored for it). Other models pass untouched.
+pub fn publish(
+    actor: &Actor,
+    change: &Change,
+    tables: &mut dyn StepTables,
+) -> Result<Option<ErrorDetail>, StorageError> {
+    if change.model != SyncedModel::ApprovalStep {
+        return Ok(None);
+    }
+    let ChangeBody::Fields { fields } = &change.body else {
+        return Ok(Some(refusal(ErrorCode::InvalidInput, "an approval step is published as fields")));
+    };
+    let step = &change.record_id;
+    match tables.opening(step)? {
+        None => {
+            let published = match SharedApproval::from_fields(fields) {
+                Ok(p) => p,
+                Err(why) => return Ok(Some(refusal(ErrorCode::InvalidInput, why))),
+            };
+            let opening = Opening {
+                run_id: published.run_id.to_string(),
+                requester: actor.user,
+                four_eyes: published.four_eyes,
+                closed: published.status != SharedStepStatus::Open,
+            };
+            tables.open(step, &opening)?;
+            if tables.pinned_roles(step)?.is_none() {
+                tables.pin_roles(step, &published.eligible_roles)?;
+            }
+            Ok(None)
+        }
+        Some(opening) if opening.requester != actor.user => Ok(Some(refusal(
+            ErrorCode::Forbidden,
+            "only the desktop that runs this workflow publishes its approval steps",
+        ))),
+        Some(opening) => {
+            let status = fields.get("status").map(|s| serde_json::from_value::<SharedStepStatus>(s.clone()));
+            match status {
+                Some(Err(_)) => Ok(Some(refusal(ErrorCode::InvalidInput, "an approval step's status is unknown"))),
+                Some(Ok(SharedStepStatus::Closed)) if !opening.closed => {
+                    tables.close(step)?;
+                    Ok(None)
+                }
+                _ => Ok(None),
+            }
+        }
+    }
+}
+
+/// The service's outcome for a decision request: the first eligible request per step is stamped with the token's
+/// user and the service's clock; a closed step, a decided step, an ineligible role and a four-eyes conflict are
+/// refused. Runs inside the push's transaction; `seq` is the request's place in the log.
+pub fn decide(
+    actor: &Actor,
+    change: &Change,
+    seq: u64,
+    now: DateTime<Utc>,
+    tables: &mut dyn StepTables,
+) -> Result<Option<ApprovalOutcome>, StorageError> {
+    let ChangeBody::ApprovalRequest { decision, eligible_roles, .. } = &change.body else {
+        return Ok(None);
+    };
+    let step = &change.record_id;
+    let refused = |reason| Ok(Some(ApprovalOutcome::Refused { reason }));
+    let opening = tables.opening(step)?;
+    let pinned = tables.pinned_roles(step)?;
+    if pinned.is_none() {
+        tables.pin_roles(step, eligible_roles)?;
+    }
+    let decided = tables.decided(step)?;
+    if opening.as_ref().is_some_and(|o| o.closed) && !decided {
+        return refused(RefusalReason::StepClosed);
+    }
+    let roles = pinned.as_deref().unwrap_or(eligible_roles);
+    let same_roles = roles.len() == eligible_roles.len() && roles.iter().all(|r| eligible_roles.contains(r));
+    if !same_roles && !decided && opening.is_none() {
+        tracing::warn!(org = %actor.org, step = %step, "an approval request named other eligible roles than the step's first request");
+        return refused(RefusalReason::NotEligible);
+    }
+    let four_eyes = opening.as_ref().is_some_and(|o| o.four_eyes);
+    let decided_another_step_of_the_run = match &opening {
+        Some(o) if four_eyes => tables.decided_another_step(&o.run_id, step, actor.user)?,
+        _ => false,
+    };
+    let rule_step = approval::Step { eligible_roles: roles, four_eyes, decided };
+    let decider = approval::Decider {
+        role: actor.role,
+        decided_another_step_of_the_run,
+        started_the_run: opening.as_ref().is_some_and(|o| o.requester == actor.user),
+    };
+    match approval::may_decide(&rule_step, &decider) {
+        Ok(()) => {
+            tables.stamp(step, decision.as_str(), actor.user, seq, now)?;
+            Ok(Some(ApprovalOutcome::Stamped {
+                decision: *decision,
+                approver: actor.user,
+                decided_at: now,
+                approver_role: Some(actor.role),
+            }))
+        }
+        Err(approval::Refusal::AlreadyDecided) => refused(RefusalReason::AlreadyDecided),
+        Err(approval::Refusal::NotEligible) => refused(RefusalReason::NotEligible),
+        Err(approval::Refusal::FourEyes | approval::Refusal::OwnRequest) => refused(RefusalReason::FourEyes),
+    }
+}
