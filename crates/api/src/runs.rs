@@ -144,6 +144,8 @@ pub struct TaskView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct CancelOutcome {
     pub run: RunView,
+    /// The run lives on another desktop: the cancellation was sent to it and happens there when it arrives.
+    pub sent_to_its_desktop: bool,
     pub runs_cancelled: u32,
     pub tasks_cancelled: u32,
     pub approvals_cancelled: u32,
@@ -370,18 +372,26 @@ impl Api {
     /// Cancels a run with its child runs, queued tasks and pending approvals.
     pub async fn cancel_run(&self, scope: &OrgScope, id: RunId, reason: String) -> Result<CancelOutcome, ApiError> {
         let scope = scope.clone();
-        Ok(self
+        let outcome = self
             .db
             .call(move |store| {
-                let report = store.runs().cancel(&scope, id, &reason)?;
+                let report = match store.runs().cancel(&scope, id, &reason) {
+                    Err(pactwise_store::StoreError::NotFound) => {
+                        return crate::shared_runs::request_cancel(store, &scope, id, &reason);
+                    }
+                    other => other?,
+                };
                 Ok(CancelOutcome {
+                    sent_to_its_desktop: false,
                     run: run_view(&store.runs().get(&scope, id)?),
                     runs_cancelled: report.runs as u32,
                     tasks_cancelled: report.tasks as u32,
                     approvals_cancelled: report.approvals as u32,
                 })
             })
-            .await?)
+            .await?;
+        self.sync_slot.wake();
+        Ok(outcome)
     }
 
     /// Pending approvals the session may resolve, oldest first. Escalations that are due are made first.

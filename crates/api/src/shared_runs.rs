@@ -5,8 +5,8 @@
 //! (`SharedRuns::request_decision`) and the service's; this file shapes views and drives resumed runs.
 
 use crate::runs::{
-    ApprovalView, DecisionOutcome, RequestState, RequestView, RunDetail, RunEventView, RunView, approval_view,
-    run_view, with_engine,
+    ApprovalView, CancelOutcome, DecisionOutcome, RequestState, RequestView, RunDetail, RunEventView, RunView,
+    approval_view, run_view, with_engine,
 };
 use crate::{Api, ApiError};
 use pactwise_domain::{ApprovalId, ApprovalStatus, Decision, RunId, RunStatus};
@@ -129,6 +129,20 @@ pub(crate) fn shared_run_detail(store: &Store, scope: &OrgScope, id: RunId) -> R
 fn latest_request<'a>(mine: &'a [ApprovalRequestRow], step: &str) -> Option<&'a ApprovalRequestRow> {
     // Newest first: the latest request on the step is the one that counts.
     mine.iter().find(|r| r.step == step)
+}
+
+/// Sends a cancellation to the desktop another desktop's run lives on (the store checks role, reason and that
+/// the run has not ended).
+pub(crate) fn request_cancel(
+    store: &Store,
+    scope: &OrgScope,
+    id: RunId,
+    reason: &str,
+) -> Result<CancelOutcome, StoreError> {
+    store.shared_runs().request_cancel(scope, &id.to_string(), reason)?;
+    let row = store.shared_runs().run(scope, &id.to_string())?;
+    let run = shared_run_view(&row).ok_or_else(|| StoreError::Corrupt("a published run is unreadable".into()))?;
+    Ok(CancelOutcome { run, sent_to_its_desktop: true, runs_cancelled: 0, tasks_cancelled: 0, approvals_cancelled: 0 })
 }
 
 /// The inbox: this desktop's pending steps and the open steps of other desktops' runs the session's role may

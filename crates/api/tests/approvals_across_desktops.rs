@@ -279,3 +279,41 @@ async fn four_eyes_needs_two_different_people_on_two_desktops_and_a_cancelled_ru
     assert_eq!(seen.approvals[0].status, ApprovalStatus::Cancelled);
     assert!(dave.inbox().await.iter().all(|a| a.run != run.id));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cancelled_from_another_desktop_is_cancelled_at_home_with_its_steps_and_the_reason() {
+    let service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let buyer = desktop(&service, tmp.path(), "alpha", "bea@alpha.example").await;
+    let admin = desktop(&service, tmp.path(), "alpha", "ann@alpha.example").await;
+    let viewer = desktop(&service, tmp.path(), "alpha", "vic@alpha.example").await;
+    let run = buyer.api.start_run(&buyer.scope, "procurement".into(), procurement()).await.unwrap();
+    buyer.sync().await;
+    admin.sync().await;
+    viewer.sync().await;
+
+    let refused = viewer.api.cancel_run(&viewer.scope, run.id, "not mine".into()).await;
+    assert_eq!(refused.unwrap_err().code, ErrorCode::Forbidden, "a viewer cancels nothing");
+    let no_reason = admin.api.cancel_run(&admin.scope, run.id, "  ".into()).await;
+    assert_eq!(no_reason.unwrap_err().code, ErrorCode::InvalidInput);
+    let sent = admin.api.cancel_run(&admin.scope, run.id, "the budget was frozen".into()).await.unwrap();
+    assert!(sent.sent_to_its_desktop);
+    assert_eq!(sent.run.status, RunStatus::Waiting, "nothing is cancelled before the run's desktop does it");
+
+    admin.sync().await;
+    buyer.sync().await;
+    let home = buyer.api.show_run(&buyer.scope, run.id).await.unwrap();
+    assert_eq!(home.run.status, RunStatus::Cancelled);
+    assert_eq!(home.run.reason.as_deref(), Some("the budget was frozen"));
+    assert_eq!(home.approvals[0].status, ApprovalStatus::Cancelled, "the cascade of a local cancel");
+
+    // The cancelled run and its closed step reach the other desktops; a second request changes nothing.
+    buyer.sync().await;
+    admin.sync().await;
+    let seen = admin.api.show_run(&admin.scope, run.id).await.unwrap();
+    assert_eq!(seen.run.status, RunStatus::Cancelled);
+    assert!(seen.events.iter().any(|e| e.kind == "cancelled"), "{:?}", seen.events);
+    let again = admin.api.cancel_run(&admin.scope, run.id, "again".into()).await;
+    assert_eq!(again.unwrap_err().code, ErrorCode::Conflict);
+    assert!(admin.inbox().await.is_empty());
+}

@@ -240,10 +240,16 @@ async fn runs(api: &Api, scope: &OrgScope, what: RunsCommand) -> Result<Outcome,
         }
         RunsCommand::Cancel { id, reason } => {
             let outcome = api.cancel_run(scope, parse_run_id(&id)?, reason).await?;
-            let text = format!(
-                "Cancelled: {} run(s), {} task(s), {} approval(s)",
-                outcome.runs_cancelled, outcome.tasks_cancelled, outcome.approvals_cancelled
-            );
+            let text = if outcome.sent_to_its_desktop {
+                "Sent: the run lives on another desktop, which cancels it when the request arrives \
+                 (`pactwise sync now` sends it at once)"
+                    .to_string()
+            } else {
+                format!(
+                    "Cancelled: {} run(s), {} task(s), {} approval(s)",
+                    outcome.runs_cancelled, outcome.tasks_cancelled, outcome.approvals_cancelled
+                )
+            };
             Ok(Outcome::ok(to_json(&outcome)?, text))
         }
         RunsCommand::Graphs => {

@@ -449,6 +449,50 @@ impl<'s> SharedRuns<'s> {
     }
 }
 
+impl SharedRuns<'_> {
+    /// Asks the home desktop of another desktop's run to cancel it (the same roles as a local cancel: every member
+    /// but a viewer). Queued with its outbox entry in one transaction and audited; the home carries it out when the
+    /// request arrives, with the cascade a local cancel has, and publishes the cancelled run.
+    pub fn request_cancel(&self, scope: &OrgScope, run: &str, reason: &str) -> Result<(), StoreError> {
+        if scope.role() == Role::Viewer {
+            return Err(StoreError::Forbidden { role: scope.role() });
+        }
+        let reason = reason.trim();
+        if reason.is_empty() {
+            return Err(StoreError::Invalid("give a reason for cancelling the run (--reason TEXT)".into()));
+        }
+        let tx = self.store.conn().unchecked_transaction()?;
+        let org = scope.org().to_string();
+        let status: String = tx
+            .prepare_cached("SELECT status FROM shared_runs WHERE org_id = ?1 AND run_id = ?2")?
+            .query_row(params![org, run], |r| r.get(0))
+            .optional()?
+            .ok_or(StoreError::NotFound)?;
+        if matches!(status.as_str(), "succeeded" | "failed" | "cancelled") {
+            return Err(StoreError::Conflict(format!("the run has already {status}; there is nothing to cancel")));
+        }
+        let name: Option<String> = tx
+            .prepare_cached("SELECT display_name FROM users WHERE id = ?1")?
+            .query_row([scope.user().to_string()], |r| r.get(0))
+            .optional()?;
+        let event = serde_json::json!({ "reason": reason, "requested_by_name": name });
+        emit_returning_id_in(self.store, &tx, scope, "run_cancel", run, |_| Ok(ChangePayload::Event(event)))?
+            .ok_or_else(|| StoreError::Invalid("this organization does not sync; the run is not here".into()))?;
+        let now = to_sql(self.store.clock().now());
+        crate::audit::append_audit(
+            &tx,
+            scope,
+            &now,
+            "run_cancel_requested",
+            "run",
+            Some(run),
+            &serde_json::json!({ "reason": reason }),
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+}
+
 impl SyncLog<'_> {
     /// Queues this desktop's published runs and steps (already encoded by the caller) and marks what was
     /// published, with the HLC reading after them, in one transaction.
@@ -486,6 +530,35 @@ impl SyncLog<'_> {
 }
 
 impl SyncApply<'_> {
+    /// Another desktop asked to cancel one of this desktop's runs: cancelled here with the local cascade (child
+    /// runs, tasks, pending approvals), audited as the person who asked. Nothing when the run is not here or has
+    /// ended. Returns whether it was cancelled.
+    pub fn cancel_request(&self, run: &str, author: UserId, reason: &str) -> Result<bool, StoreError> {
+        let status: Option<String> = self
+            .tx
+            .prepare_cached("SELECT status FROM engine_runs WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL")?
+            .query_row(params![run, self.org], |r| r.get(0))
+            .optional()?;
+        let Some(status) = status else { return Ok(false) };
+        if matches!(status.as_str(), "succeeded" | "failed" | "cancelled") {
+            return Ok(false);
+        }
+        let reason = reason.trim();
+        let reason = if reason.is_empty() { "cancelled from another desktop" } else { reason };
+        let report = crate::runs::cancel_tree(self.tx, &[run.to_string()], true, reason, &self.now)?;
+        append_audit_as(
+            self.tx,
+            &self.org,
+            Some(&author.to_string()),
+            &self.now,
+            "run_cancelled",
+            "run",
+            Some(run),
+            &serde_json::json!({ "reason": reason, "cancelled": report, "requested_from": "another desktop" }),
+        )?;
+        Ok(true)
+    }
+
     fn is_local_run(&self, run: &str) -> Result<bool, StoreError> {
         Ok(self.tx.prepare_cached("SELECT 1 FROM engine_runs WHERE id = ?1")?.exists([run])?)
     }

@@ -35,6 +35,8 @@ pub enum SyncedModel {
     Run,
     /// An approval step of a run, published by the run's desktop; decisions on it are `ApprovalDecision` requests.
     ApprovalStep,
+    /// A request from another desktop to cancel a run; the run's home desktop carries it out.
+    RunCancel,
     /// A member of the organization (email, display name, role, removed), written only by the service when an owner
     /// or admin changes the members; desktops never push one.
     Member,
@@ -52,7 +54,7 @@ pub enum ConflictRule {
 }
 
 impl SyncedModel {
-    pub const ALL: [SyncedModel; 10] = [
+    pub const ALL: [SyncedModel; 11] = [
         SyncedModel::Document,
         SyncedModel::Contract,
         SyncedModel::Vendor,
@@ -62,6 +64,7 @@ impl SyncedModel {
         SyncedModel::ApprovalDecision,
         SyncedModel::Run,
         SyncedModel::ApprovalStep,
+        SyncedModel::RunCancel,
         SyncedModel::Member,
     ];
 
@@ -76,6 +79,7 @@ impl SyncedModel {
             SyncedModel::ApprovalDecision => "approval_decision",
             SyncedModel::Run => "run",
             SyncedModel::ApprovalStep => "approval_step",
+            SyncedModel::RunCancel => "run_cancel",
             SyncedModel::Member => "member",
         }
     }
@@ -89,7 +93,9 @@ impl SyncedModel {
             | SyncedModel::Run
             | SyncedModel::ApprovalStep
             | SyncedModel::Member => ConflictRule::LastWriterWins,
-            SyncedModel::ReviewCorrection | SyncedModel::AuditEntry => ConflictRule::AppendOnly,
+            SyncedModel::ReviewCorrection | SyncedModel::AuditEntry | SyncedModel::RunCancel => {
+                ConflictRule::AppendOnly
+            }
             SyncedModel::ApprovalDecision => ConflictRule::ServerChecked,
         }
     }

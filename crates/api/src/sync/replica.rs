@@ -75,6 +75,13 @@ enum Op {
         record: Value,
         open: bool,
     },
+    /// Another desktop asks to cancel a run (carried out if the run lives here).
+    Cancel {
+        run: String,
+        author: UserId,
+        author_name: Option<String>,
+        reason: String,
+    },
     /// The service's answer to a decision request (this desktop's or another's).
     Outcome {
         request: String,
@@ -171,6 +178,11 @@ fn decode(remote: &ServerChange) -> Op {
             },
             Err(why) => skip(&why),
         },
+        (SyncedModel::RunCancel, ChangeBody::Event { event }) => {
+            let reason = event.get("reason").and_then(Value::as_str).unwrap_or("").chars().take(2000).collect();
+            let author_name = event.get("requested_by_name").and_then(Value::as_str).map(str::to_string);
+            Op::Cancel { run: change.record_id.clone(), author: remote.author, author_name, reason }
+        }
         (SyncedModel::ApprovalDecision, ChangeBody::ApprovalRequest { note, choice, decider_name, .. }) => {
             let outcome = match &remote.outcome {
                 // The stamp names the approver (the request's author, from its token); the name is the
@@ -333,6 +345,16 @@ impl LocalReplica for StoreReplica {
                                 }
                                 a.ensure_user(requester, record.get("requested_by_name").and_then(Value::as_str))?;
                                 a.shared_approval(&id, &run, requester, &record, open)
+                            }
+                            // A cancelled run goes with the resumed ones: the round's hook wakes the loop, which
+                            // publishes it.
+                            Op::Cancel { run, author, author_name, reason } => {
+                                a.ensure_user(author, author_name.as_deref())?;
+                                a.cancel_request(&run, author, &reason).map(|done| {
+                                    if let (true, Ok(id)) = (done, run.parse::<RunId>()) {
+                                        resumed.insert(id);
+                                    }
+                                })
                             }
                             Op::Outcome { request, step, outcome } => {
                                 a.approval_outcome(&request, &step, &outcome).map(|run| {
