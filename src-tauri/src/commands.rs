@@ -2,6 +2,10 @@
 
 use crate::AppState;
 use pactwise_api::{
+    AddMemberInput, AddedMemberView, BringOverReport, CodeSignInInput, MemberView, MembersView, Membership,
+    parse_member_id,
+};
+use pactwise_api::{
     ApiError, ApprovalReading, ApprovalView, ArtifactKind, CancelOutcome, Content, CorrectionInput, DecisionOutcome,
     DocumentQuery, DocumentReview, DraftProgress, Existing, ExportedReview, FinalizeInput, GraphSummary, ImportOptions,
     ImportProgress, ImportReport, Intake, MemoFormat, ModelAvailability, ModelStatusView, PageLayout, PrepExport,
@@ -11,6 +15,7 @@ use pactwise_api::{
 };
 use pactwise_domain::ContractType;
 use pactwise_domain::{ApprovalId, Decision, Document, DocumentId, RunId};
+use pactwise_domain::{ErrorCode, OrgId, Role};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use tauri::{AppHandle, State};
@@ -542,6 +547,94 @@ async fn sync_sign_in(state: State<'_, AppState>, input: SignInInput) -> Result<
     api.sync_status().await
 }
 
+/// A new member's first sign-in to sync, with the one-time code their administrator gave them and the password
+/// they choose; then as `sync_sign_in`.
+#[tauri::command]
+#[specta::specta]
+async fn sync_sign_in_with_code(
+    state: State<'_, AppState>,
+    input: CodeSignInInput,
+) -> Result<SyncStatusView, ApiError> {
+    let (api, _) = state.session().await?;
+    let scope = api.sync_sign_in_with_code(input).await?;
+    state.set_scope(scope).await;
+    crate::start_sync(api).await;
+    api.sync_status().await
+}
+
+/// Settings → Members: the organization's members and what this person may do with them.
+#[tauri::command]
+#[specta::specta]
+async fn list_members(state: State<'_, AppState>) -> Result<MembersView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.members(&scope).await
+}
+
+/// Adds a member through the sync service; the answer carries the one-time code (shown once).
+#[tauri::command]
+#[specta::specta]
+async fn add_member(state: State<'_, AppState>, input: AddMemberInput) -> Result<AddedMemberView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.add_member(&scope, input).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn change_member_role(state: State<'_, AppState>, member: String, role: Role) -> Result<MemberView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.change_member_role(&scope, parse_member_id(&member)?, role).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn remove_member(state: State<'_, AppState>, member: String) -> Result<(), ApiError> {
+    let (api, scope) = state.session().await?;
+    api.remove_member(&scope, parse_member_id(&member)?).await
+}
+
+/// A new one-time sign-in code for a member (the earlier one stops working).
+#[tauri::command]
+#[specta::specta]
+async fn new_member_code(state: State<'_, AppState>, member: String) -> Result<AddedMemberView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.new_member_code(&scope, parse_member_id(&member)?).await
+}
+
+/// The organizations this install works in (the switcher).
+#[tauri::command]
+#[specta::specta]
+async fn list_organizations(state: State<'_, AppState>) -> Result<Vec<Membership>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.organizations(&scope).await
+}
+
+/// Makes another organization of this install current; the window's session follows.
+#[tauri::command]
+#[specta::specta]
+async fn switch_organization(state: State<'_, AppState>, org: String) -> Result<SessionInfo, ApiError> {
+    let (api, scope) = state.session().await?;
+    let org = org
+        .trim()
+        .parse::<OrgId>()
+        .map_err(|_| ApiError::new(ErrorCode::InvalidInput, format!("{org:?} is not an organization id")))?;
+    let scope = api.switch_organization(&scope, org).await?;
+    state.set_scope(scope.clone()).await;
+    api.session_info(&scope).await
+}
+
+/// Brings another organization's documents (with their corrections) into the current one, as its new records;
+/// the other organization keeps its own.
+#[tauri::command]
+#[specta::specta]
+async fn bring_over_documents(state: State<'_, AppState>, from: String) -> Result<BringOverReport, ApiError> {
+    let (api, scope) = state.session().await?;
+    let from = from
+        .trim()
+        .parse::<OrgId>()
+        .map_err(|_| ApiError::new(ErrorCode::InvalidInput, format!("{from:?} is not an organization id")))?;
+    api.bring_over_documents(&scope, from).await
+}
+
 /// Signs out of sync (the loop stops, the token leaves the keychain); the data stays.
 #[tauri::command]
 #[specta::specta]
@@ -616,6 +709,15 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             prep_export,
             sync_status,
             sync_sign_in,
+            sync_sign_in_with_code,
+            list_members,
+            add_member,
+            change_member_role,
+            remove_member,
+            new_member_code,
+            list_organizations,
+            switch_organization,
+            bring_over_documents,
             sync_sign_out,
             sync_retry,
         ])

@@ -1,6 +1,8 @@
 // A fake backend at the Tauri IPC level (the real bindings and @tauri-apps/api run unchanged above it).
 import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
 import type {
+  Membership,
+  MembersView,
   ApprovalView,
   ContractType_Serialize,
   Document,
@@ -47,6 +49,10 @@ export interface FakeBackend {
   approvals: ApprovalView[];
   orgName: string;
   sync: SyncStatusView_Serialize;
+  /** The organization's members as the service lists them (Settings → Members). */
+  members: MembersView;
+  /** The organizations of this computer (the switcher). */
+  orgs: Membership[];
 }
 
 export const notSignedIn: SyncStatusView_Serialize = {
@@ -126,6 +132,8 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
     orgName: "Acme Legal",
     sync: notSignedIn,
     approvals: [],
+    members: { members: [], synced: false, can_manage: false, can_manage_owners: false, offline_reason: null },
+    orgs: [{ org_id: "0193a0b4-0000-7000-8000-000000000001", name: "Acme Legal", role: "owner", current: true }],
     ...initial,
   };
   mockWindows("main");
@@ -350,6 +358,68 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
       case "sync_sign_out":
         backend.sync = notSignedIn;
         return backend.sync;
+      case "sync_sign_in_with_code": {
+        const input = a.input as { server: string; org: string; email: string; code: string; password: string };
+        if (input.code !== "ABCD-EFGH-JKLM-NPQR") {
+          throw { code: "unauthenticated", message: "the sync service did not accept this code: it is wrong, used already or expired" };
+        }
+        backend.orgName = "Alpha LLP";
+        backend.sync = syncedStatus({
+          phase: "not_synced_yet",
+          last_success: null,
+          account: { server: input.server, org_slug: input.org, email: input.email, device_id: "d-3" },
+        });
+        return backend.sync;
+      }
+      case "list_members":
+        return backend.members;
+      case "add_member": {
+        const input = a.input as { email: string; display_name: string; role: string };
+        if (backend.members.members.some((m) => m.email === input.email)) {
+          throw { code: "invalid_input", message: "a member with this email already belongs to the organization" };
+        }
+        const member = {
+          user_id: `0193a0b4-0000-7000-8000-${String(backend.members.members.length + 100).padStart(12, "0")}`,
+          display_name: input.display_name,
+          email: input.email,
+          role: input.role as MembersView["members"][number]["role"],
+          is_you: false,
+          code_open_until: "2026-12-07T10:00:00Z",
+        };
+        backend.members = { ...backend.members, members: [...backend.members.members, member] };
+        return { member, code: "WXYZ-2345-ABCD-EFGH", code_expires_at: "2026-12-07T10:00:00Z" };
+      }
+      case "change_member_role": {
+        if (a.role === "owner" && !backend.members.can_manage_owners) {
+          throw { code: "forbidden", message: "your role (admin) cannot make, change or remove an owner; ask an owner of the organization" };
+        }
+        const members = backend.members.members.map((m) => (m.user_id === a.member ? { ...m, role: a.role as typeof m.role } : m));
+        backend.members = { ...backend.members, members };
+        return members.find((m) => m.user_id === a.member);
+      }
+      case "remove_member":
+        backend.members = { ...backend.members, members: backend.members.members.filter((m) => m.user_id !== a.member) };
+        return null;
+      case "new_member_code": {
+        const member = backend.members.members.find((m) => m.user_id === a.member);
+        return { member, code: "NEWC-ODE2-3456-7890", code_expires_at: "2026-12-08T10:00:00Z" };
+      }
+      case "list_organizations":
+        return backend.orgs;
+      case "switch_organization": {
+        backend.orgs = backend.orgs.map((o) => ({ ...o, current: o.org_id === a.org }));
+        backend.orgName = backend.orgs.find((o) => o.current)?.name ?? backend.orgName;
+        return {
+          org_id: a.org,
+          org_name: backend.orgName,
+          user_id: "0193a0b4-0000-7000-8000-0000000000aa",
+          user_name: "Ann",
+          role: "owner",
+          data_dir: "/tmp/pactwise-data",
+        };
+      }
+      case "bring_over_documents":
+        return { brought: 2, already_there: 0, corrections: 3, failed: [] };
       default:
         throw new Error(`unexpected command ${cmd}`);
     }

@@ -12,6 +12,7 @@ mod evidence;
 mod export_file;
 mod extract;
 mod intake;
+mod members;
 mod memo;
 mod model;
 mod prep;
@@ -41,6 +42,7 @@ pub use evidence::{
 pub use export_file::Existing;
 pub use extract::{ExtractRequest, extract_file};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
+pub use members::{AddMemberInput, AddedMemberView, MemberView, MembersView, parse_member_id};
 pub use memo::MemoFormat;
 pub use model::{ModelAvailability, ModelBudget, ModelStatusView};
 pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
@@ -70,10 +72,10 @@ pub use runs::{
     ApprovalView, BenchReport, CancelOutcome, DecisionOutcome, GraphSummary, RequestState, RequestView, RunDetail,
     RunEventView, RunView, TaskView, bench_engine, parse_approval_id, parse_run_id, workflow_graphs,
 };
-pub use session::{Membership, SessionInfo};
+pub use session::{BringOverReport, Membership, SessionInfo};
 pub use sync::{
-    KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop, SyncPhase,
-    SyncRoundReport, SyncStatusView, SyncTokens, check_server,
+    CodeSignInInput, KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop,
+    SyncPhase, SyncRoundReport, SyncStatusView, SyncTokens, check_server,
 };
 pub use work_loop::{MAX_IDLE, WORK_BATCH, WorkRound};
 /// The offline review's scores on a labelled folder, as `eval_cuad` returns them, and the values table's lines.

@@ -152,3 +152,65 @@ impl Api {
             .await?)
     }
 }
+
+/// What bringing an organization's documents into another did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct BringOverReport {
+    /// Documents that became records of the organization they were brought into.
+    pub brought: u32,
+    /// Documents whose file that organization held already (not copied again).
+    pub already_there: u32,
+    /// Corrections that came with the documents.
+    pub corrections: u32,
+    /// Documents that could not be brought, each with why (the others were).
+    pub failed: Vec<String>,
+}
+
+impl Api {
+    /// Brings every live document of `from` (another organization this install's person works in) into the scope's
+    /// organization, with its corrections, as new records of it: one transaction per document
+    /// (`Documents::bring_over`), so each one is either wholly brought or not at all, and nothing of `from` is
+    /// changed or lost. When the scope's organization syncs, the documents and corrections are queued for sync in
+    /// those transactions. Each brought document is then read like an import (pages, search, offline review).
+    pub async fn bring_over_documents(&self, scope: &OrgScope, from: OrgId) -> Result<BringOverReport, ApiError> {
+        let s = scope.clone();
+        let (source, documents) = self
+            .db
+            .call(move |store| {
+                let scope = store.sessions().open(s.session())?;
+                let Some((user, _)) = reachable_organizations(store, &scope)?
+                    .into_iter()
+                    .find(|(_, m)| m.org == from && m.org != scope.org())
+                else {
+                    return Err(StoreError::NotFound);
+                };
+                // A session in the source organization for reading it; ended when this is done.
+                let session = store.platform().start_session(user, from)?;
+                let source = store.sessions().open(session)?;
+                let documents = store.documents().list(&source)?;
+                Ok((source, documents))
+            })
+            .await?;
+        let mut report = BringOverReport { brought: 0, already_there: 0, corrections: 0, failed: Vec::new() };
+        for doc in documents {
+            let (from_scope, to_scope, id) = (source.clone(), scope.clone(), doc.id);
+            match self.db.call(move |store| store.documents().bring_over(&from_scope, &to_scope, id)).await {
+                Ok(brought) if brought.outcome == pactwise_domain::ImportOutcome::Existing => report.already_there += 1,
+                Ok(brought) => {
+                    report.brought += 1;
+                    report.corrections += brought.corrections;
+                    self.import_received(scope, &brought.document).await;
+                }
+                Err(e) => {
+                    let e = ApiError::from(e);
+                    tracing::warn!(document = %doc.id, code = %e.code, "a document could not be brought over");
+                    report.failed.push(format!("{}: {}", doc.name, e.message));
+                }
+            }
+        }
+        let session = source.session();
+        self.db.call(move |store| store.sessions().revoke(session)).await?;
+        tracing::info!(from = %from, to = %scope.org(), brought = report.brought, "documents brought over");
+        Ok(report)
+    }
+}

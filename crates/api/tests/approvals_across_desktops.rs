@@ -4,9 +4,7 @@
 //! sees the finished run and who decided. Also: a rejection's reason on the buyer's timeline, two approvers at
 //! once (one stamped, the other told), four-eyes across desktops, a cancelled run's step, another organization.
 
-use pactwise_api::{
-    Api, ApiOptions, ApprovalView, MemorySyncTokens, OrgScope, RequestState, RunFilter, SignInInput,
-};
+use pactwise_api::{Api, ApiOptions, ApprovalView, MemorySyncTokens, OrgScope, RequestState, RunFilter, SignInInput};
 use pactwise_domain::{ApprovalStatus, Clock, Decision, ErrorCode, Role, RunStatus, SystemClock};
 use pactwise_model::InMemoryApiKeySource;
 use pactwise_sync_server::{AppState, ServerConfig, admin, sqlite::SqliteStorage};

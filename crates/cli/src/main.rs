@@ -2,6 +2,7 @@
 //! and then prints exactly one JSON document on stdout; progress and messages go to stderr. Exit codes: 0 ok,
 //! 1 failure, 2 bad usage or bad input.
 
+mod members;
 mod output;
 mod prep;
 mod runs;
@@ -178,6 +179,16 @@ enum Command {
     Settings {
         #[command(subcommand)]
         setting: SettingCommand,
+    },
+    /// The organization's members: list, add (prints a one-time sign-in code), role, remove, code
+    Members {
+        #[command(subcommand)]
+        what: members::MembersCommand,
+    },
+    /// The organizations this install works in: list, switch
+    Org {
+        #[command(subcommand)]
+        what: members::OrgCommand,
     },
     /// Sync with the organization's sync service: sign-in, now, status, sign-out
     Sync {
@@ -529,6 +540,8 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     Ok(output::review_outcome(&review))
                 }
                 Command::Workflow(command) => runs::dispatch(api, &scope, command).await,
+                Command::Members { what } => members::run(api, &scope, what).await,
+                Command::Org { what } => members::run_org(api, &scope, what).await,
                 Command::Demo
                 | Command::Sync { .. }
                 | Command::Checklists { .. }

@@ -1,19 +1,45 @@
-//! `pactwise sync …`: sign in to the organization's sync service, sync now, show where sync stands, sign out. The
-//! password comes from `PACTWISE_SYNC_PASSWORD` or standard input, never from the command line; the device token
+//! `pactwise sync …`: sign in to the organization's sync service (with a password, or the first time with a
+//! one-time code and a new password), sync now, show where sync stands, sign out. Secrets come from
+//! `PACTWISE_SYNC_PASSWORD` / `PACTWISE_SYNC_CODE` or standard input, never from the command line; the device token
 //! goes to the OS keychain.
 
 use crate::output::{Outcome, clean};
 use clap::Subcommand;
-use pactwise_api::{Api, ApiError, SignInInput, SyncPhase, SyncStatusView};
+use pactwise_api::{Api, ApiError, CodeSignInInput, SignInInput, SyncPhase, SyncStatusView};
 use pactwise_domain::ErrorCode;
 use serde_json::json;
 
 /// The environment variable the password may come from (else standard input).
 pub const PASSWORD_ENV: &str = "PACTWISE_SYNC_PASSWORD";
+/// The environment variable a one-time sign-in code may come from (else standard input).
+pub const CODE_ENV: &str = "PACTWISE_SYNC_CODE";
+
+fn read_code() -> Result<String, ApiError> {
+    if let Ok(code) = std::env::var(CODE_ENV)
+        && !code.trim().is_empty()
+    {
+        return Ok(code);
+    }
+    let code = crate::secret::read_secret(
+        &format!("Type the one-time sign-in code and press Enter (or set {CODE_ENV}): "),
+        crate::secret::Piped::FirstLine,
+    )
+    .map_err(|e| {
+        ApiError::new(ErrorCode::InvalidInput, format!("could not read the code from stdin ({e}); pipe it in"))
+    })?;
+    if code.trim().is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::InvalidInput,
+            format!("no sign-in code given: pipe it on standard input or set {CODE_ENV}"),
+        ));
+    }
+    Ok(code)
+}
 
 #[derive(Subcommand)]
 pub enum SyncCommand {
-    /// Sign this install in to an organization of the sync service (password from PACTWISE_SYNC_PASSWORD or stdin)
+    /// Sign this install in to an organization of the sync service (password from PACTWISE_SYNC_PASSWORD or stdin).
+    /// Its organization becomes current; the one used before stays here, apart (`pactwise org switch|bring`)
     SignIn {
         /// The service's address, e.g. https://sync.example.com (plain http:// only to this computer: localhost,
         /// 127.0.0.1, ::1). A private CA's root certificate: PACTWISE_SYNC_CA_FILE=FILE.pem
@@ -24,6 +50,10 @@ pub enum SyncCommand {
         org: String,
         #[arg(long, value_name = "EMAIL")]
         email: String,
+        /// First sign-in of a new member: the one-time code from your administrator (from PACTWISE_SYNC_CODE or the
+        /// first line of stdin), then the password you choose (PACTWISE_SYNC_PASSWORD or the next line)
+        #[arg(long)]
+        code: bool,
     },
     /// One round now: push local changes (and their files), pull the others', fetch and import new documents
     Now,
@@ -103,18 +133,36 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<serde_json::Value, ApiError
 
 pub async fn run(api: &Api, command: SyncCommand) -> Result<Outcome, ApiError> {
     match command {
-        SyncCommand::SignIn { server, org, email } => {
+        SyncCommand::SignIn { server, org, email, code } => {
             pactwise_api::check_server(&server)?;
-            let password = read_password()?;
-            let scope = api.sync_sign_in(SignInInput { server, org, email, password }).await?;
+            let before = match api.local_session().await {
+                Ok(scope) => api.session_info(&scope).await.ok().map(|s| s.org_name),
+                Err(_) => None,
+            };
+            let scope = if code {
+                let code = read_code()?;
+                let password = read_password()?;
+                api.sync_sign_in_with_code(CodeSignInInput { server, org, email, code, password }).await?
+            } else {
+                let password = read_password()?;
+                api.sync_sign_in(SignInInput { server, org, email, password }).await?
+            };
             let status = api.sync_status().await?;
             let session = api.session_info(&scope).await?;
-            let text = format!(
+            let mut text = format!(
                 "Signed in to {} as {} ({}); it is now the current organization. Sync with `pactwise sync now`.",
                 clean(&session.org_name),
                 clean(&session.user_name),
                 session.role
             );
+            if let Some(before) = before.filter(|b| *b != session.org_name) {
+                text.push_str(&format!(
+                    "\n{0} stays on this computer, apart: `pactwise org switch {0:?}` goes back to it, and \
+                     `pactwise org bring {0:?}` brings its documents and corrections into {1}.",
+                    clean(&before),
+                    clean(&session.org_name)
+                ));
+            }
             Ok(Outcome::ok(json!({ "session": session, "sync": to_json(&status)? }), text))
         }
         SyncCommand::Now => {

@@ -12,6 +12,15 @@
 //! | a workflow run's summary or approval step (published by the desktop the run lives on), a request to cancel a run | every role but viewer |
 //!
 //! A setting key the table does not name is an owner/admin change: the strictest row is the default.
+//!
+//! Members (who belongs to the organization, with which role) change only through the sync service's members
+//! routes, never as a pushed change ([`check_member_change`]):
+//!
+//! | change to the members | roles |
+//! |---|---|
+//! | add a member, change a role, remove a member, see the open sign-in codes | owner, admin |
+//! | make someone an owner, change or remove an owner | owner |
+//! | remove or demote the last owner | nobody |
 
 use pactwise_domain::Role;
 
@@ -110,6 +119,56 @@ pub fn check(role: Role, change: SharedChange<'_>) -> Result<(), RoleRefusal> {
     })
 }
 
+/// A change to the organization's members, as [`check_member_change`] judges it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberChange {
+    /// Add a member with this role.
+    Add { role: Role },
+    /// Change a member's role.
+    ChangeRole { from: Role, to: Role },
+    /// Remove a member who holds this role.
+    Remove { role: Role },
+    /// See the sign-in codes not yet used (who has one, until when; never the code itself).
+    SeeCodes,
+}
+
+/// May `actor` make this change to the members of an organization that has `owners` owners now? Owners and admins
+/// manage members; only an owner makes someone an owner or changes or removes an owner; the last owner is never
+/// removed or demoted (an organization always has someone who can manage it).
+pub fn check_member_change(actor: Role, change: MemberChange, owners: u64) -> Result<(), RoleRefusal> {
+    let refuse = |message: String| Err(RoleRefusal { role: actor, message });
+    if !ADMINS.contains(&actor) {
+        let what = match change {
+            MemberChange::SeeCodes => "see the members' sign-in codes",
+            _ => "change the organization's members",
+        };
+        return refuse(format!("your role ({actor}) cannot {what}; ask an owner or admin of the organization"));
+    }
+    let touches_owner = match change {
+        MemberChange::Add { role } => role == Role::Owner,
+        MemberChange::ChangeRole { from, to } => from == Role::Owner || to == Role::Owner,
+        MemberChange::Remove { role } => role == Role::Owner,
+        MemberChange::SeeCodes => false,
+    };
+    if touches_owner && actor != Role::Owner {
+        return refuse(format!(
+            "your role ({actor}) cannot make, change or remove an owner; ask an owner of the organization"
+        ));
+    }
+    let loses_an_owner = match change {
+        MemberChange::ChangeRole { from: Role::Owner, to } => to != Role::Owner,
+        MemberChange::Remove { role: Role::Owner } => true,
+        _ => false,
+    };
+    if loses_an_owner && owners <= 1 {
+        return refuse(
+            "this is the organization's last owner: make another member an owner first, then change or remove this one"
+                .to_string(),
+        );
+    }
+    Ok(())
+}
+
 /// May `role` push any change at all? (A viewer may not.)
 pub fn may_change_anything(role: Role) -> bool {
     MEMBERS.contains(&role)
@@ -132,6 +191,37 @@ mod tests {
             refusal.message,
             "your role (reviewer) cannot change the review thresholds; ask an owner or admin of the organization"
         );
+    }
+
+    #[test]
+    fn owners_and_admins_manage_members_but_only_owners_touch_owners_and_the_last_owner_stays() {
+        use MemberChange::*;
+        for actor in Role::ALL {
+            let manages = matches!(actor, Role::Owner | Role::Admin);
+            assert_eq!(check_member_change(actor, Add { role: Role::Reviewer }, 1).is_ok(), manages, "{actor}");
+            assert_eq!(check_member_change(actor, SeeCodes, 1).is_ok(), manages, "{actor}");
+            assert_eq!(check_member_change(actor, Remove { role: Role::Viewer }, 1).is_ok(), manages, "{actor}");
+            let owner_change = [
+                Add { role: Role::Owner },
+                ChangeRole { from: Role::Admin, to: Role::Owner },
+                ChangeRole { from: Role::Owner, to: Role::Admin },
+                Remove { role: Role::Owner },
+            ];
+            for change in owner_change {
+                assert_eq!(check_member_change(actor, change, 2).is_ok(), actor == Role::Owner, "{actor} {change:?}");
+            }
+        }
+        let last = check_member_change(Role::Owner, Remove { role: Role::Owner }, 1).unwrap_err();
+        assert!(last.message.contains("last owner"), "{}", last.message);
+        assert!(check_member_change(Role::Owner, ChangeRole { from: Role::Owner, to: Role::Viewer }, 1).is_err());
+        assert!(check_member_change(Role::Owner, ChangeRole { from: Role::Owner, to: Role::Owner }, 1).is_ok());
+        let admin = check_member_change(Role::Admin, Add { role: Role::Owner }, 3).unwrap_err();
+        assert_eq!(
+            admin.message,
+            "your role (admin) cannot make, change or remove an owner; ask an owner of the organization"
+        );
+        let viewer = check_member_change(Role::Viewer, SeeCodes, 1).unwrap_err();
+        assert!(viewer.message.contains("sign-in codes"), "{}", viewer.message);
     }
 
     #[test]

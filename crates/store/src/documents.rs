@@ -53,6 +53,17 @@ pub struct NewDocument {
     pub content_hash: String,
 }
 
+/// What bringing a document over from another organization did ([`Documents::bring_over`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BroughtOver {
+    /// The document as a record of the organization it was brought into.
+    pub document: Document,
+    /// `Created` (or `Restored` from that organization's trash), or `Existing` when it held the same file already.
+    pub outcome: ImportOutcome,
+    /// How many corrections came with it.
+    pub corrections: u32,
+}
+
 const COLUMNS: &str = "id, name, media_type, size, content_hash, created_by, created_at, deleted_at";
 
 fn document_from_row(row: &Row<'_>) -> rusqlite::Result<Document> {
@@ -128,6 +139,75 @@ impl<'s> Documents<'s> {
         }
         tx.commit()?;
         Ok((doc, outcome))
+    }
+
+    /// Brings a live document of another organization of this install (`from`: a session there of the same
+    /// person) into `to` as a new record of `to`, in one transaction: the document (with its file now also `to`'s,
+    /// through `blob_owners`), every correction of it in its order (each with its audit entry, marked as brought
+    /// over), an audit entry in both organizations, and the sync changes of `to` when it syncs. The source stays as
+    /// it was. A document whose bytes `to` holds already is not copied again (`ImportOutcome::Existing`, no
+    /// corrections copied). Another organization's id, or a deleted document, answers `NotFound`.
+    pub fn bring_over(&self, from: &OrgScope, to: &OrgScope, id: DocumentId) -> Result<BroughtOver, StoreError> {
+        to.require_document_editor()?;
+        let tx = self.store.conn().unchecked_transaction()?;
+        let source: Option<Document> = tx
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM documents WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL"),
+                params![id.to_string(), from.org().to_string()],
+                document_from_row,
+            )
+            .optional()?;
+        let Some(source) = source else { return Err(StoreError::NotFound) };
+        if !crate::blob_owners::holds_in(&tx, &from.org().to_string(), &source.content_hash)? {
+            return Err(StoreError::NotFound);
+        }
+        let new = NewDocument {
+            name: source.name.clone(),
+            media_type: source.media_type,
+            size: source.size,
+            content_hash: source.content_hash.clone(),
+        };
+        let (document, outcome) = self.record_in(&tx, to, &new)?;
+        let mut corrections = 0;
+        if outcome != ImportOutcome::Existing {
+            let brought: Vec<(crate::reviews::NewCorrection, String, String)> = {
+                let mut stmt = tx.prepare_cached(
+                    "SELECT item_id, kind, status, quote_text, quote_page, note, created_at, id FROM review_corrections
+                     WHERE document_id = ?1 AND org_id = ?2 ORDER BY created_at, id",
+                )?;
+                let rows = stmt.query_map(params![id.to_string(), from.org().to_string()], |r| {
+                    let quote_text: Option<String> = r.get(3)?;
+                    let quote_page: Option<u32> = r.get(4)?;
+                    Ok((
+                        crate::reviews::NewCorrection {
+                            item_id: r.get(0)?,
+                            kind: r.get(1)?,
+                            status: r.get(2)?,
+                            quote: quote_text.zip(quote_page),
+                            note: r.get(5)?,
+                            acknowledged: Vec::new(),
+                        },
+                        r.get(6)?,
+                        r.get(7)?,
+                    ))
+                })?;
+                rows.collect::<Result<_, _>>()?
+            };
+            for (correction, at, original) in &brought {
+                let facts = json!({"from_organization": from.org().to_string(), "from_document": id.to_string(),
+                    "correction": original, "made_at": at});
+                crate::reviews::add_correction_in(self.store, &tx, to, document.id, correction, &facts)?;
+                corrections += 1;
+            }
+        }
+        let now = to_sql(self.store.clock().now());
+        let facts = json!({"from_organization": from.org().to_string(), "from_document": id.to_string(),
+            "to_organization": to.org().to_string(), "to_document": document.id.to_string(),
+            "corrections": corrections});
+        append_audit(&tx, to, &now, "document.brought_over", "document", Some(&document.id.to_string()), &facts)?;
+        append_audit(&tx, from, &now, "document.brought_over", "document", Some(&id.to_string()), &facts)?;
+        tx.commit()?;
+        Ok(BroughtOver { document, outcome, corrections })
     }
 
     /// The organization's document with these bytes, live or in the trash (None: not here).

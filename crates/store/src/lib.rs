@@ -14,6 +14,7 @@ mod data_dir;
 mod db;
 mod documents;
 mod error;
+pub mod members;
 mod migrations;
 mod pages;
 mod passages;
@@ -41,7 +42,7 @@ pub use blob_owners::BlobOwners;
 pub use blobs::{BlobStore, PutError, StoredBlob};
 pub use data_dir::DataDir;
 pub use db::Db;
-pub use documents::{Documents, NewDocument};
+pub use documents::{BroughtOver, Documents, NewDocument};
 pub use error::StoreError;
 pub use migrations::SCHEMA_VERSION;
 pub use pactwise_domain::ImportOutcome;
@@ -194,6 +195,11 @@ impl Store {
     /// Workflow runs, checkpoints, event logs, leases and the watchdog.
     pub fn runs(&self) -> Runs<'_> {
         Runs::new(self)
+    }
+
+    /// The members of an organization known here (kept in step with the sync service).
+    pub fn members(&self) -> members::Members<'_> {
+        members::Members::new(self)
     }
 
     /// Approval steps of runs and their notifications.

@@ -206,73 +206,10 @@ impl<'s> Reviews<'s> {
     ) -> Result<Correction, StoreError> {
         scope.require_document_editor()?;
         self.check_document(scope, id)?;
-        let now = self.store.clock().now();
-        let at = to_sql(now);
-        let row_id = uuid::Uuid::now_v7().to_string();
         let tx = self.store.conn().unchecked_transaction()?;
-        let finalized: Option<Option<String>> = tx
-            .query_row(
-                "SELECT finalized_at FROM contracts WHERE document_id = ?1 AND org_id = ?2",
-                params![id.to_string(), scope.org().to_string()],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if matches!(finalized, Some(Some(_))) {
-            return Err(StoreError::Conflict("this review is finalized; reopen it to change an item".into()));
-        }
-        tx.execute(
-            "INSERT INTO review_corrections (id, org_id, document_id, item_id, kind, status, quote_text, quote_page,
-                 note, user_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![
-                row_id,
-                scope.org().to_string(),
-                id.to_string(),
-                correction.item_id,
-                correction.kind,
-                correction.status,
-                correction.quote.as_ref().map(|q| q.0.clone()),
-                correction.quote.as_ref().map(|q| q.1),
-                correction.note,
-                scope.user().to_string(),
-                at,
-            ],
-        )?;
-        let action = format!("review.{}", correction.kind);
-        let mut details = serde_json::json!({"item": correction.item_id, "status": correction.status,
-            "quote_page": correction.quote.as_ref().map(|q| q.1), "note": correction.note});
-        if !correction.acknowledged.is_empty() {
-            details["kept_despite"] = serde_json::json!(correction.acknowledged);
-        }
-        append_audit(&tx, scope, &at, &action, "document", Some(&id.to_string()), &details)?;
-        // An append-only event (`pactwise_sync::SyncedModel::ReviewCorrection`) with its audit entry's facts.
-        emit_in(self.store, &tx, scope, "review_correction", &row_id, |tx| {
-            let user_name: Option<String> = tx
-                .query_row("SELECT display_name FROM users WHERE id = ?1", [scope.user().to_string()], |r| r.get(0))
-                .optional()?;
-            Ok(ChangePayload::Event(serde_json::json!({
-                "document_id": id.to_string(),
-                "item_id": correction.item_id,
-                "kind": correction.kind,
-                "status": correction.status,
-                "quote_text": correction.quote.as_ref().map(|q| q.0.clone()),
-                "quote_page": correction.quote.as_ref().map(|q| q.1),
-                "note": correction.note,
-                "user_name": user_name,
-                "created_at": at,
-                "audit": {"action": action, "details": details},
-            })))
-        })?;
+        let added = add_correction_in(self.store, &tx, scope, id, correction, &serde_json::Value::Null)?;
         tx.commit()?;
-        Ok(Correction {
-            id: row_id,
-            item_id: correction.item_id.clone(),
-            kind: correction.kind.clone(),
-            status: correction.status.clone(),
-            quote: correction.quote.clone(),
-            note: correction.note.clone(),
-            user: scope.user(),
-            at: now,
-        })
+        Ok(added)
     }
 
     /// Every correction of a document, oldest first (so the last one per item is the one in force).
@@ -624,4 +561,85 @@ fn link_vendor_in(
         &serde_json::json!({"vendor": vendor_id}),
     )?;
     Ok(())
+}
+
+/// Records a person's confirmation or correction with its audit entry (and its sync change) inside the caller's
+/// transaction; `extra_audit` (when not null) is kept in the audit entry as `brought_over` (a correction brought
+/// over from another organization of this install). The caller checked the role and the document.
+pub(crate) fn add_correction_in(
+    store: &crate::Store,
+    tx: &rusqlite::Transaction<'_>,
+    scope: &OrgScope,
+    id: DocumentId,
+    correction: &NewCorrection,
+    extra_audit: &Value,
+) -> Result<Correction, StoreError> {
+    let now = store.clock().now();
+    let at = to_sql(now);
+    let row_id = uuid::Uuid::now_v7().to_string();
+    let finalized: Option<Option<String>> = tx
+        .query_row(
+            "SELECT finalized_at FROM contracts WHERE document_id = ?1 AND org_id = ?2",
+            params![id.to_string(), scope.org().to_string()],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if matches!(finalized, Some(Some(_))) {
+        return Err(StoreError::Conflict("this review is finalized; reopen it to change an item".into()));
+    }
+    tx.execute(
+        "INSERT INTO review_corrections (id, org_id, document_id, item_id, kind, status, quote_text, quote_page,
+             note, user_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            row_id,
+            scope.org().to_string(),
+            id.to_string(),
+            correction.item_id,
+            correction.kind,
+            correction.status,
+            correction.quote.as_ref().map(|q| q.0.clone()),
+            correction.quote.as_ref().map(|q| q.1),
+            correction.note,
+            scope.user().to_string(),
+            at,
+        ],
+    )?;
+    let action = format!("review.{}", correction.kind);
+    let mut details = serde_json::json!({"item": correction.item_id, "status": correction.status,
+        "quote_page": correction.quote.as_ref().map(|q| q.1), "note": correction.note});
+    if !correction.acknowledged.is_empty() {
+        details["kept_despite"] = serde_json::json!(correction.acknowledged);
+    }
+    if !extra_audit.is_null() {
+        details["brought_over"] = extra_audit.clone();
+    }
+    append_audit(tx, scope, &at, &action, "document", Some(&id.to_string()), &details)?;
+    // An append-only event (`pactwise_sync::SyncedModel::ReviewCorrection`) with its audit entry's facts.
+    emit_in(store, tx, scope, "review_correction", &row_id, |tx| {
+        let user_name: Option<String> = tx
+            .query_row("SELECT display_name FROM users WHERE id = ?1", [scope.user().to_string()], |r| r.get(0))
+            .optional()?;
+        Ok(ChangePayload::Event(serde_json::json!({
+            "document_id": id.to_string(),
+            "item_id": correction.item_id,
+            "kind": correction.kind,
+            "status": correction.status,
+            "quote_text": correction.quote.as_ref().map(|q| q.0.clone()),
+            "quote_page": correction.quote.as_ref().map(|q| q.1),
+            "note": correction.note,
+            "user_name": user_name,
+            "created_at": at,
+            "audit": {"action": action, "details": details},
+        })))
+    })?;
+    Ok(Correction {
+        id: row_id,
+        item_id: correction.item_id.clone(),
+        kind: correction.kind.clone(),
+        status: correction.status.clone(),
+        quote: correction.quote.clone(),
+        note: correction.note.clone(),
+        user: scope.user(),
+        at: now,
+    })
 }

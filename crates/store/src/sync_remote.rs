@@ -293,6 +293,18 @@ fn apply_deferred(tx: &Transaction<'_>, org: &str, document: DocumentId, now: &s
 }
 
 impl SyncApply<'_> {
+    /// A member of the organization as the sync service told it: recorded ([`crate::members::record_member_in`]),
+    /// or, when `removed`, no longer a member ([`crate::members::remove_member_in`]; the user row stays).
+    pub fn member(&self, member: &crate::members::KnownMember, removed: bool) -> Result<(), StoreError> {
+        if removed {
+            // The name and email still update, so history shows the member as last known.
+            crate::members::record_member_at(self.tx, &self.org, member, &self.now)?;
+            crate::members::remove_member_at(self.tx, &self.org, member.user)
+        } else {
+            crate::members::record_member_at(self.tx, &self.org, member, &self.now)
+        }
+    }
+
     /// A user row for a member known here only through sync; the name is a hint used only when the row is new.
     pub fn ensure_user(&self, user: UserId, name_hint: Option<&str>) -> Result<(), StoreError> {
         ensure_user(self.tx, user, name_hint, &self.now)

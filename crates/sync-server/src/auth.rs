@@ -85,6 +85,29 @@ pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
+/// The letters of a one-time sign-in code: no 0/O, 1/I, so it reads aloud and types without mistakes.
+const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+const CODE_LEN: usize = 16;
+
+/// A new one-time sign-in code (`ABCD-EFGH-JKLM-NPQR`, 80 random bits) and the hash to store. Like a device token
+/// it is random, so a fast hash is right; it is shown once and never logged.
+pub fn new_code() -> (String, String) {
+    let mut bytes = [0u8; CODE_LEN];
+    rand::rng().fill_bytes(&mut bytes);
+    let letters: Vec<char> =
+        bytes.iter().map(|b| CODE_ALPHABET[usize::from(*b) % CODE_ALPHABET.len()] as char).collect();
+    let code = letters.chunks(4).map(|c| c.iter().collect::<String>()).collect::<Vec<_>>().join("-");
+    let hash = code_hash(&code);
+    (code, hash)
+}
+
+/// The hash of a code as a person typed it: case, spaces and dashes do not matter.
+pub fn code_hash(typed: &str) -> String {
+    let normalized: String =
+        typed.chars().filter(|c| !c.is_whitespace() && *c != '-').map(|c| c.to_ascii_uppercase()).collect();
+    hex::encode(Sha256::digest(format!("pactwise-member-code:{normalized}").as_bytes()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +126,17 @@ mod tests {
     #[test]
     fn short_passwords_are_refused() {
         assert!(matches!(hash_password("short"), Err(PasswordError::TooShort)));
+    }
+
+    #[test]
+    fn codes_are_random_read_in_any_case_and_are_stored_as_a_hash() {
+        let (code, hash) = new_code();
+        assert_eq!(code.len(), 19);
+        assert_ne!(code, new_code().0);
+        assert!(code.chars().all(|c| c == '-' || CODE_ALPHABET.contains(&(c as u8))));
+        assert_eq!(code_hash(&code.to_lowercase().replace('-', " ")), hash);
+        assert!(!hash.contains(&code.replace('-', "")));
+        assert_ne!(code_hash("AAAA-AAAA-AAAA-AAAB"), code_hash("AAAA-AAAA-AAAA-AAAA"));
     }
 
     #[test]

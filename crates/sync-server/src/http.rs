@@ -49,6 +49,8 @@ pub struct ServerConfig {
     pub max_wait: Duration,
     /// Waits for changes open at once, per device and per organization.
     pub wait_limits: WaitLimits,
+    /// How long a new member's one-time sign-in code stays valid.
+    pub code_ttl: chrono::Duration,
 }
 
 impl std::fmt::Debug for MetricsTokenRedacted<'_> {
@@ -70,6 +72,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("metrics_token", &MetricsTokenRedacted(&self.metrics_token))
             .field("max_wait", &self.max_wait)
             .field("wait_limits", &self.wait_limits)
+            .field("code_ttl", &self.code_ttl)
             .finish()
     }
 }
@@ -85,24 +88,25 @@ impl Default for ServerConfig {
             metrics_token: None,
             max_wait: Duration::from_secs(MAX_WAIT_S),
             wait_limits: WaitLimits::default(),
+            code_ttl: chrono::Duration::days(7),
         }
     }
 }
 
-struct Inner {
-    storage: Arc<dyn SyncStorage>,
-    clock: Arc<dyn Clock>,
+pub(crate) struct Inner {
+    pub(crate) storage: Arc<dyn SyncStorage>,
+    pub(crate) clock: Arc<dyn Clock>,
     limiter: RateLimiter,
-    sign_in_limiter: RateLimiter,
-    metrics: Metrics,
-    config: ServerConfig,
-    notifier: ChangeNotifier,
+    pub(crate) sign_in_limiter: RateLimiter,
+    pub(crate) metrics: Metrics,
+    pub(crate) config: ServerConfig,
+    pub(crate) notifier: ChangeNotifier,
     /// Bounds a wait for changes.
     wait_timer: Arc<dyn Pause>,
 }
 
 #[derive(Clone)]
-pub struct AppState(Arc<Inner>);
+pub struct AppState(pub(crate) Arc<Inner>);
 
 impl AppState {
     pub fn new(storage: Arc<dyn SyncStorage>, clock: Arc<dyn Clock>, config: ServerConfig) -> Self {
@@ -149,6 +153,8 @@ pub enum ApiError {
     Unauthenticated,
     /// A sign-in whose organization, email or password is wrong (which one is not said).
     SignInRefused,
+    /// A sign-in with a one-time code that is wrong, used or expired, or names another member (which is not said).
+    CodeRefused,
     Forbidden(String),
     NotFound(String),
     PayloadTooLarge(String),
@@ -171,6 +177,7 @@ impl From<StorageError> for ApiError {
         match e {
             StorageError::Conflict(what) => ApiError::InvalidInput(format!("{what} already exists")),
             StorageError::NotFound(what) => ApiError::NotFound(format!("{what} not found")),
+            StorageError::Forbidden(why) => ApiError::Forbidden(why),
             StorageError::Database(detail) => ApiError::Internal(detail),
         }
     }
@@ -189,6 +196,13 @@ impl IntoResponse for ApiError {
                 StatusCode::UNAUTHORIZED,
                 ErrorCode::Unauthenticated,
                 "the email or password is wrong (or the organization does not exist); check them and sign in again"
+                    .to_string(),
+            ),
+            ApiError::CodeRefused => (
+                StatusCode::UNAUTHORIZED,
+                ErrorCode::Unauthenticated,
+                "the sign-in code was not accepted: it is wrong, used already or expired (or the email or organization \
+                 is wrong); check them, or ask your administrator for a new code"
                     .to_string(),
             ),
             ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, ErrorCode::Forbidden, m),
@@ -244,7 +258,7 @@ fn error_response(status: StatusCode, code: ErrorCode, message: String) -> Respo
     (status, Json(ErrorBody { error: ErrorDetail { code: code.as_str().to_string(), message } })).into_response()
 }
 
-fn json_rejection(r: JsonRejection) -> ApiError {
+pub(crate) fn json_rejection(r: JsonRejection) -> ApiError {
     match r.status() {
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge("the request body is too large".into()),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => {
@@ -264,7 +278,7 @@ pub fn clip(text: &str, max: usize) -> String {
     out
 }
 
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     state: &AppState,
     f: impl FnOnce(&dyn SyncStorage) -> Result<T, StorageError> + Send + 'static,
 ) -> Result<T, ApiError> {
@@ -311,11 +325,12 @@ fn peer_addr(ext: &axum::http::Extensions) -> Option<SocketAddr> {
         .or_else(|| ext.get::<axum::extract::connect_info::MockConnectInfo<SocketAddr>>().map(|m| m.0))
 }
 
-fn client_addr(parts_ext: &axum::http::Extensions) -> String {
+pub(crate) fn client_addr(parts_ext: &axum::http::Extensions) -> String {
     peer_addr(parts_ext).map(|a| a.ip().to_string()).unwrap_or_else(|| "local".into())
 }
 
-pub fn router(state: AppState) -> Router {
+/// The service's routes, with `extra` routes under `/api/v1` (the members routes; see [`crate::router`]).
+pub(crate) fn router_with(state: AppState, extra: Router<AppState>) -> Router {
     let json_limit = state.0.config.json_limit;
     let blob_limit = state.0.config.blob_limit;
     let api = Router::new()
@@ -324,6 +339,7 @@ pub fn router(state: AppState) -> Router {
         .route("/session", get(session))
         .route("/changes", post(push).get(pull))
         .route("/changes/wait", get(wait_for_changes))
+        .merge(extra)
         .layer(DefaultBodyLimit::max(json_limit))
         .route("/blobs/{hash}", put(put_blob).get(get_blob).layer(DefaultBodyLimit::max(blob_limit)));
     Router::new()
@@ -401,7 +417,7 @@ fn same_secret(expected: &str, given: &str) -> bool {
     a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-const MAX_FIELD: usize = 320;
+pub(crate) const MAX_FIELD: usize = 320;
 
 async fn sign_in(State(state): State<AppState>, request: Request) -> Result<Json<SignInResponse>, ApiError> {
     let addr = client_addr(request.extensions());

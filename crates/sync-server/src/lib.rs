@@ -17,6 +17,7 @@ pub mod auth;
 pub mod drain;
 pub mod http;
 pub mod listen;
+pub mod members;
 pub mod metrics;
 pub mod notify;
 pub mod postgres;
@@ -25,11 +26,16 @@ pub mod sqlite;
 pub mod steps;
 pub mod storage;
 
-pub use http::{AppState, ServerConfig, router};
+pub use http::{AppState, ServerConfig};
 pub use listen::{load_tls, serve, serve_tls};
 pub use storage::{Actor, StorageError, SyncStorage};
 
 use std::sync::Arc;
+
+/// The service's HTTP routes over `state` (`/api/v1`, with the members routes, `/health`, `/metrics`).
+pub fn router(state: AppState) -> axum::Router {
+    http::router_with(state, members::routes())
+}
 
 /// Open storage from a database URL: `sqlite:PATH` (or a plain path) or `postgres://…`.
 pub fn open_storage(url: &str) -> Result<Arc<dyn SyncStorage>, StorageError> {

@@ -6,7 +6,8 @@
 //! those automatic answers with the same JSON error every other answer carries (`{"error": {"code", "message"}}`),
 //! and closes the connection as hyper would.
 
-use crate::http::{AppState, router};
+use crate::http::AppState;
+use crate::router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use hyper::body::Incoming;

@@ -4,11 +4,13 @@
 
 use crate::steps::{self, Opening, StepTables};
 use crate::storage::{
-    Actor, Counts, DeviceRecord, Login, StorageError, SyncStorage, db_json, parse_role, parse_roles, parse_ts,
-    parse_uuid, refuse_change, roles_text, to_json, ts,
+    Actor, Counts, DeviceRecord, Login, MemberChanged, MemberOp, StorageError, StoredMember, SyncStorage,
+    check_member_op, db_json, member_change, parse_role, parse_roles, parse_ts, parse_uuid, refuse_change, roles_text,
+    to_json, ts,
 };
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, Role, UserId};
+use pactwise_sync::members::{Member, OpenCode};
 use pactwise_sync::wire::{Change, PullResponse, PushRequest, PushResponse, PushResult, ServerChange};
 use postgres::{Client, NoTls};
 use std::sync::{Condvar, Mutex};
@@ -96,7 +98,31 @@ CREATE TABLE IF NOT EXISTS blobs (
     created_at TEXT NOT NULL,
     PRIMARY KEY (org_id, hash)
 );
+ALTER TABLE users ADD COLUMN IF NOT EXISTS display_name TEXT;
+CREATE TABLE IF NOT EXISTS member_codes (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    user_id TEXT NOT NULL REFERENCES users(id),
+    code_hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    used_at TEXT,
+    PRIMARY KEY (org_id, user_id)
+);
 "#;
+
+const MEMBER_COLUMNS: &str = "u.id, u.email, COALESCE(u.display_name, u.email), u.role, u.disabled_at IS NOT NULL";
+
+fn stored_member(r: &postgres::Row) -> Result<StoredMember, StorageError> {
+    Ok(StoredMember {
+        member: Member {
+            user_id: UserId::from_uuid(parse_uuid(r.get(0))?),
+            email: r.get(1),
+            display_name: r.get(2),
+            role: parse_role(r.get(3))?,
+        },
+        removed: r.get(4),
+    })
+}
 
 /// A batch of new changes as columns, for one `INSERT … SELECT FROM UNNEST(…)`.
 #[derive(Default)]
@@ -448,6 +474,176 @@ impl SyncStorage for PgStorage {
             approvals: count("approvals")?,
             blobs: count("blobs")?,
         })
+    }
+
+    fn list_members(&self, org: OrgId) -> Result<Vec<Member>, StorageError> {
+        let rows = self.conn()?.query(
+            &format!(
+                "SELECT {MEMBER_COLUMNS} FROM users u WHERE u.org_id = $1 AND u.disabled_at IS NULL
+                 ORDER BY COALESCE(u.display_name, u.email), u.email"
+            ),
+            &[&org.to_string()],
+        )?;
+        rows.iter().map(|r| stored_member(r).map(|m| m.member)).collect()
+    }
+
+    fn open_codes(&self, org: OrgId, now: DateTime<Utc>) -> Result<Vec<OpenCode>, StorageError> {
+        let rows = self.conn()?.query(
+            "SELECT u.id, u.email, c.expires_at FROM member_codes c JOIN users u ON u.id = c.user_id
+             WHERE c.org_id = $1 AND u.org_id = c.org_id AND c.used_at IS NULL AND c.expires_at > $2
+               AND u.disabled_at IS NULL ORDER BY u.email",
+            &[&org.to_string(), &ts(now)],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(OpenCode {
+                    user_id: UserId::from_uuid(parse_uuid(r.get(0))?),
+                    email: r.get(1),
+                    expires_at: parse_ts(r.get(2))?,
+                })
+            })
+            .collect()
+    }
+
+    fn change_members(&self, actor: &Actor, op: &MemberOp, now: DateTime<Utc>) -> Result<MemberChanged, StorageError> {
+        let mut conn = self.conn()?;
+        let mut tx = conn.transaction()?;
+        let org = actor.org.to_string();
+        let at = ts(now);
+        // Lock the organization: members changes and pushes of one organization serialize here.
+        let last: i64 = tx.query_one("SELECT last_seq FROM organizations WHERE id = $1 FOR UPDATE", &[&org])?.get(0);
+        let (by, value) = match op {
+            MemberOp::Add { email, .. } => ("email", email.clone()),
+            MemberOp::ChangeRole { user, .. } | MemberOp::Remove { user } | MemberOp::NewCode { user, .. } => {
+                ("id", user.to_string())
+            }
+        };
+        let target = tx
+            .query_opt(
+                &format!("SELECT {MEMBER_COLUMNS} FROM users u WHERE u.org_id = $1 AND u.{by} = $2"),
+                &[&org, &value],
+            )?
+            .as_ref()
+            .map(stored_member)
+            .transpose()?;
+        let owners: i64 = tx
+            .query_one(
+                "SELECT COUNT(*) FROM users WHERE org_id = $1 AND role = 'owner' AND disabled_at IS NULL",
+                &[&org],
+            )?
+            .get(0);
+        check_member_op(actor, op, target.as_ref(), owners as u64)?;
+        let found = || target.clone().map(|t| t.member).ok_or_else(|| StorageError::NotFound("the member".into()));
+        let save_code = "INSERT INTO member_codes (org_id, user_id, code_hash, created_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (org_id, user_id) DO UPDATE SET code_hash = excluded.code_hash,
+                 created_at = excluded.created_at, expires_at = excluded.expires_at, used_at = NULL";
+        let (member, removed) = match op {
+            MemberOp::Add { email, display_name, role, code_hash, code_expires_at } => {
+                let user = match &target {
+                    Some(t) => {
+                        tx.execute(
+                            "UPDATE users SET display_name = $3, role = $4, password_hash = '', disabled_at = NULL
+                             WHERE org_id = $1 AND id = $2",
+                            &[&org, &t.member.user_id.to_string(), display_name, &role.as_str()],
+                        )?;
+                        t.member.user_id
+                    }
+                    None => {
+                        let id = UserId::new();
+                        tx.execute(
+                            "INSERT INTO users (id, org_id, email, password_hash, role, created_at, display_name)
+                             VALUES ($1, $2, $3, '', $4, $5, $6)",
+                            &[&id.to_string(), &org, email, &role.as_str(), &at, display_name],
+                        )?;
+                        id
+                    }
+                };
+                tx.execute(save_code, &[&org, &user.to_string(), code_hash, &at, &ts(*code_expires_at)])?;
+                let member =
+                    Member { user_id: user, email: email.clone(), display_name: display_name.clone(), role: *role };
+                (member, false)
+            }
+            MemberOp::ChangeRole { user, role } => {
+                tx.execute(
+                    "UPDATE users SET role = $3 WHERE org_id = $1 AND id = $2",
+                    &[&org, &user.to_string(), &role.as_str()],
+                )?;
+                let mut member = found()?;
+                member.role = *role;
+                (member, false)
+            }
+            MemberOp::Remove { user } => {
+                let user = user.to_string();
+                tx.execute("UPDATE users SET disabled_at = $3 WHERE org_id = $1 AND id = $2", &[&org, &user, &at])?;
+                tx.execute(
+                    "UPDATE devices SET revoked_at = $3 WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL",
+                    &[&org, &user, &at],
+                )?;
+                tx.execute("DELETE FROM member_codes WHERE org_id = $1 AND user_id = $2", &[&org, &user])?;
+                (found()?, true)
+            }
+            MemberOp::NewCode { user, code_hash, code_expires_at } => {
+                tx.execute(save_code, &[&org, &user.to_string(), code_hash, &at, &ts(*code_expires_at)])?;
+                let member = found()?;
+                tx.commit()?;
+                return Ok(MemberChanged { member, seq: None });
+            }
+        };
+        let seq = last as u64 + 1;
+        let change = member_change(&member, removed, now, seq);
+        tx.execute(
+            "INSERT INTO changes (org_id, seq, change_id, model, record_id, change_json, author, device_id, received_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            &[
+                &org,
+                &(seq as i64),
+                &change.id.to_string(),
+                &change.model.as_str(),
+                &change.record_id,
+                &to_json(&change)?,
+                &actor.user.to_string(),
+                &actor.device.to_string(),
+                &at,
+            ],
+        )?;
+        tx.execute("UPDATE organizations SET last_seq = $2 WHERE id = $1", &[&org, &(seq as i64)])?;
+        tx.commit()?;
+        Ok(MemberChanged { member, seq: Some(seq) })
+    }
+
+    fn redeem_code(
+        &self,
+        org_slug: &str,
+        email: &str,
+        code_hash: &str,
+        password_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Login>, StorageError> {
+        let mut conn = self.conn()?;
+        let mut tx = conn.transaction()?;
+        let row = tx.query_opt(
+            "SELECT o.id, u.id, u.role FROM member_codes c JOIN users u ON u.id = c.user_id
+             JOIN organizations o ON o.id = c.org_id
+             WHERE o.slug = $1 AND u.email = $2 AND c.code_hash = $3 AND u.org_id = c.org_id
+               AND u.disabled_at IS NULL AND c.used_at IS NULL AND c.expires_at > $4
+             FOR UPDATE OF c",
+            &[&org_slug, &email, &code_hash, &ts(now)],
+        )?;
+        let Some(row) = row else { return Ok(None) };
+        let (org, user, role): (String, String, String) = (row.get(0), row.get(1), row.get(2));
+        tx.execute(
+            "UPDATE member_codes SET used_at = $3 WHERE org_id = $1 AND user_id = $2",
+            &[&org, &user, &ts(now)],
+        )?;
+        tx.execute("UPDATE users SET password_hash = $2 WHERE id = $1", &[&user, &password_hash])?;
+        tx.commit()?;
+        Ok(Some(Login {
+            org: OrgId::from_uuid(parse_uuid(&org)?),
+            user: UserId::from_uuid(parse_uuid(&user)?),
+            role: parse_role(&role)?,
+            password_hash: password_hash.to_string(),
+        }))
     }
 }
 

@@ -3,11 +3,13 @@
 
 use crate::steps::{self, Opening, StepTables};
 use crate::storage::{
-    Actor, Counts, DeviceRecord, Login, StorageError, SyncStorage, db_json, parse_role, parse_roles, parse_ts,
-    parse_uuid, refuse_change, roles_text, to_json, ts,
+    Actor, Counts, DeviceRecord, Login, MemberChanged, MemberOp, StorageError, StoredMember, SyncStorage,
+    check_member_op, db_json, member_change, parse_role, parse_roles, parse_ts, parse_uuid, refuse_change, roles_text,
+    to_json, ts,
 };
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, Role, UserId};
+use pactwise_sync::members::{Member, OpenCode};
 use pactwise_sync::wire::{Change, PullResponse, PushRequest, PushResponse, PushResult, ServerChange};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
@@ -99,7 +101,43 @@ CREATE TABLE IF NOT EXISTS blobs (
     created_at TEXT NOT NULL,
     PRIMARY KEY (org_id, hash)
 );
+-- One-time sign-in codes, stored only as their SHA-256; one per member, used once.
+CREATE TABLE IF NOT EXISTS member_codes (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    user_id TEXT NOT NULL REFERENCES users(id),
+    code_hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    used_at TEXT,
+    PRIMARY KEY (org_id, user_id)
+);
 "#;
+
+/// Columns added after the first release (a database made before gets them at open).
+fn upgrade(conn: &Connection) -> Result<(), StorageError> {
+    let has_name: bool =
+        conn.query_row("SELECT COUNT(*) > 0 FROM pragma_table_info('users') WHERE name = 'display_name'", [], |r| {
+            r.get(0)
+        })?;
+    if !has_name {
+        conn.execute_batch("ALTER TABLE users ADD COLUMN display_name TEXT")?;
+    }
+    Ok(())
+}
+
+const MEMBER_COLUMNS: &str = "u.id, u.email, COALESCE(u.display_name, u.email), u.role, u.disabled_at IS NOT NULL";
+
+fn member_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, String, String, String, bool)> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+}
+
+fn stored_member(row: (String, String, String, String, bool)) -> Result<StoredMember, StorageError> {
+    let (id, email, display_name, role, removed) = row;
+    Ok(StoredMember {
+        member: Member { user_id: UserId::from_uuid(parse_uuid(&id)?), email, display_name, role: parse_role(&role)? },
+        removed,
+    })
+}
 
 pub struct SqliteStorage {
     writer: Mutex<Connection>,
@@ -125,6 +163,7 @@ impl SqliteStorage {
         }
         let writer = open_conn(path)?;
         writer.execute_batch(SCHEMA)?;
+        upgrade(&writer)?;
         let readers = (0..4).map(|_| open_conn(path).map(Mutex::new)).collect::<Result<Vec<_>, _>>()?;
         Ok(Self { writer: Mutex::new(writer), readers, next_reader: Default::default() })
     }
@@ -428,6 +467,186 @@ impl SyncStorage for SqliteStorage {
             approvals: count("approvals")?,
             blobs: count("blobs")?,
         })
+    }
+
+    fn list_members(&self, org: OrgId) -> Result<Vec<Member>, StorageError> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {MEMBER_COLUMNS} FROM users u WHERE u.org_id = ?1 AND u.disabled_at IS NULL
+             ORDER BY COALESCE(u.display_name, u.email), u.email"
+        ))?;
+        let rows = stmt.query_map([org.to_string()], member_row)?;
+        rows.map(|r| stored_member(r?).map(|m| m.member)).collect()
+    }
+
+    fn open_codes(&self, org: OrgId, now: DateTime<Utc>) -> Result<Vec<OpenCode>, StorageError> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(
+            "SELECT u.id, u.email, c.expires_at FROM member_codes c JOIN users u ON u.id = c.user_id
+             WHERE c.org_id = ?1 AND u.org_id = c.org_id AND c.used_at IS NULL AND c.expires_at > ?2
+               AND u.disabled_at IS NULL ORDER BY u.email",
+        )?;
+        let rows = stmt.query_map(params![org.to_string(), ts(now)], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+        })?;
+        rows.map(|r| {
+            let (user, email, expires) = r?;
+            Ok(OpenCode { user_id: UserId::from_uuid(parse_uuid(&user)?), email, expires_at: parse_ts(&expires)? })
+        })
+        .collect()
+    }
+
+    fn change_members(&self, actor: &Actor, op: &MemberOp, now: DateTime<Utc>) -> Result<MemberChanged, StorageError> {
+        let mut conn = self.writer();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let org = actor.org.to_string();
+        let at = ts(now);
+        let read = |by: &str, value: &str| -> Result<Option<StoredMember>, StorageError> {
+            let row = tx
+                .query_row(
+                    &format!("SELECT {MEMBER_COLUMNS} FROM users u WHERE u.org_id = ?1 AND u.{by} = ?2"),
+                    params![&org, value],
+                    member_row,
+                )
+                .optional()?;
+            row.map(stored_member).transpose()
+        };
+        let target = match op {
+            MemberOp::Add { email, .. } => read("email", email)?,
+            MemberOp::ChangeRole { user, .. } | MemberOp::Remove { user } | MemberOp::NewCode { user, .. } => {
+                read("id", &user.to_string())?
+            }
+        };
+        let owners: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM users WHERE org_id = ?1 AND role = 'owner' AND disabled_at IS NULL",
+            [&org],
+            |r| r.get(0),
+        )?;
+        check_member_op(actor, op, target.as_ref(), owners as u64)?;
+        let save_code = |user: &UserId, hash: &str, expires: DateTime<Utc>| -> Result<(), StorageError> {
+            tx.execute(
+                "INSERT INTO member_codes (org_id, user_id, code_hash, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (org_id, user_id) DO UPDATE SET code_hash = excluded.code_hash,
+                     created_at = excluded.created_at, expires_at = excluded.expires_at, used_at = NULL",
+                params![&org, user.to_string(), hash, &at, ts(expires)],
+            )?;
+            Ok(())
+        };
+        let (member, removed) = match op {
+            MemberOp::Add { email, display_name, role, code_hash, code_expires_at } => {
+                let user = match &target {
+                    // A removed member comes back under the same id (their history stays theirs).
+                    Some(t) => {
+                        tx.execute(
+                            "UPDATE users SET display_name = ?3, role = ?4, password_hash = '', disabled_at = NULL
+                             WHERE org_id = ?1 AND id = ?2",
+                            params![&org, t.member.user_id.to_string(), display_name, role.as_str()],
+                        )?;
+                        t.member.user_id
+                    }
+                    None => {
+                        let id = UserId::new();
+                        tx.execute(
+                            "INSERT INTO users (id, org_id, email, password_hash, role, created_at, display_name)
+                             VALUES (?1, ?2, ?3, '', ?4, ?5, ?6)",
+                            params![id.to_string(), &org, email, role.as_str(), &at, display_name],
+                        )?;
+                        id
+                    }
+                };
+                save_code(&user, code_hash, *code_expires_at)?;
+                let member =
+                    Member { user_id: user, email: email.clone(), display_name: display_name.clone(), role: *role };
+                (member, false)
+            }
+            MemberOp::ChangeRole { user, role } => {
+                tx.execute(
+                    "UPDATE users SET role = ?3 WHERE org_id = ?1 AND id = ?2",
+                    params![&org, user.to_string(), role.as_str()],
+                )?;
+                let mut member = target.map(|t| t.member).ok_or_else(|| StorageError::NotFound("the member".into()))?;
+                member.role = *role;
+                (member, false)
+            }
+            MemberOp::Remove { user } => {
+                tx.execute(
+                    "UPDATE users SET disabled_at = ?3 WHERE org_id = ?1 AND id = ?2",
+                    params![&org, user.to_string(), &at],
+                )?;
+                tx.execute(
+                    "UPDATE devices SET revoked_at = ?3 WHERE org_id = ?1 AND user_id = ?2 AND revoked_at IS NULL",
+                    params![&org, user.to_string(), &at],
+                )?;
+                tx.execute(
+                    "DELETE FROM member_codes WHERE org_id = ?1 AND user_id = ?2",
+                    params![&org, user.to_string()],
+                )?;
+                (target.map(|t| t.member).ok_or_else(|| StorageError::NotFound("the member".into()))?, true)
+            }
+            MemberOp::NewCode { user, code_hash, code_expires_at } => {
+                save_code(user, code_hash, *code_expires_at)?;
+                let member = target.map(|t| t.member).ok_or_else(|| StorageError::NotFound("the member".into()))?;
+                tx.commit()?;
+                return Ok(MemberChanged { member, seq: None });
+            }
+        };
+        let seq = tx.query_row("SELECT last_seq FROM organizations WHERE id = ?1", [&org], |r| r.get::<_, i64>(0))?
+            as u64
+            + 1;
+        let change = member_change(&member, removed, now, seq);
+        tx.execute(
+            "INSERT INTO changes (org_id, seq, change_id, model, record_id, change_json, author, device_id, received_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                &org,
+                seq as i64,
+                change.id.to_string(),
+                change.model.as_str(),
+                &change.record_id,
+                to_json(&change)?,
+                actor.user.to_string(),
+                actor.device.to_string(),
+                &at
+            ],
+        )?;
+        tx.execute("UPDATE organizations SET last_seq = ?2 WHERE id = ?1", params![&org, seq as i64])?;
+        tx.commit()?;
+        Ok(MemberChanged { member, seq: Some(seq) })
+    }
+
+    fn redeem_code(
+        &self,
+        org_slug: &str,
+        email: &str,
+        code_hash: &str,
+        password_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Login>, StorageError> {
+        let mut conn = self.writer();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let row: Option<(String, String, String)> = tx
+            .query_row(
+                "SELECT o.id, u.id, u.role FROM member_codes c JOIN users u ON u.id = c.user_id
+                 JOIN organizations o ON o.id = c.org_id
+                 WHERE o.slug = ?1 AND u.email = ?2 AND c.code_hash = ?3 AND u.org_id = c.org_id
+                   AND u.disabled_at IS NULL AND c.used_at IS NULL AND c.expires_at > ?4",
+                params![org_slug, email, code_hash, ts(now)],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let Some((org, user, role)) = row else { return Ok(None) };
+        tx.execute(
+            "UPDATE member_codes SET used_at = ?3 WHERE org_id = ?1 AND user_id = ?2",
+            params![&org, &user, ts(now)],
+        )?;
+        tx.execute("UPDATE users SET password_hash = ?2 WHERE id = ?1", params![&user, password_hash])?;
+        tx.commit()?;
+        Ok(Some(Login {
+            org: OrgId::from_uuid(parse_uuid(&org)?),
+            user: UserId::from_uuid(parse_uuid(&user)?),
+            role: parse_role(&role)?,
+            password_hash: password_hash.to_string(),
+        }))
     }
 }
 

@@ -5,7 +5,9 @@
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, Role, UserId};
 use pactwise_rules::roles;
+use pactwise_sync::members::{Member, MemberFields, OpenCode};
 use pactwise_sync::wire::{Change, ChangeBody, ErrorDetail, PullResponse, PushRequest, PushResponse};
+use pactwise_sync::{Hlc, SyncedModel};
 use uuid::Uuid;
 
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +17,9 @@ pub enum StorageError {
     Conflict(String),
     #[error("{0} not found")]
     NotFound(String),
+    /// The caller's role may not do this (the message says who may).
+    #[error("{0}")]
+    Forbidden(String),
     /// Anything from the database itself; logged, never shown to a client.
     #[error("database error: {0}")]
     Database(String),
@@ -121,6 +126,127 @@ pub trait SyncStorage: Send + Sync + 'static {
     fn read_blob(&self, org: OrgId, hash: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>, StorageError>;
 
     fn counts(&self) -> Result<Counts, StorageError>;
+
+    /// The organization's members (removed ones are not), by display name.
+    fn list_members(&self, org: OrgId) -> Result<Vec<Member>, StorageError>;
+    /// Members with a sign-in code not used yet and not expired at `now`.
+    fn open_codes(&self, org: OrgId, now: DateTime<Utc>) -> Result<Vec<OpenCode>, StorageError>;
+    /// Changes the actor's organization's members in one transaction: checks the change with
+    /// [`check_member_op`] (role table, last owner; another organization's member is `NotFound`), applies it and,
+    /// except for a new code, appends the member's state to the organization's log ([`member_change`]).
+    fn change_members(&self, actor: &Actor, op: &MemberOp, now: DateTime<Utc>) -> Result<MemberChanged, StorageError>;
+    /// Redeems a one-time code: when the member (not removed) of the organization `org_slug` with this email has an
+    /// unused, unexpired code with this hash, the code is used up and the member's password becomes
+    /// `password_hash`, in one transaction. None otherwise (which of the reasons is not said).
+    fn redeem_code(
+        &self,
+        org_slug: &str,
+        email: &str,
+        code_hash: &str,
+        password_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Login>, StorageError>;
+}
+
+/// A change to an organization's members, as the members routes ask for it (the organization is the actor's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemberOp {
+    /// Add a member (or bring back a removed one with the same email) with a new one-time code.
+    Add {
+        email: String,
+        display_name: String,
+        role: Role,
+        code_hash: String,
+        code_expires_at: DateTime<Utc>,
+    },
+    ChangeRole {
+        user: UserId,
+        role: Role,
+    },
+    /// Remove a member: their device tokens stop working at their next request; their past work keeps their name.
+    Remove {
+        user: UserId,
+    },
+    /// A new one-time code for a member (replaces an earlier one).
+    NewCode {
+        user: UserId,
+        code_hash: String,
+        code_expires_at: DateTime<Utc>,
+    },
+}
+
+/// What a change to the members did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberChanged {
+    pub member: Member,
+    /// The place of the member's change in the organization's log (None when nothing was logged: a new code).
+    pub seq: Option<u64>,
+}
+
+/// A member as the backends read them for a check: their current state and whether they were removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredMember {
+    pub member: Member,
+    pub removed: bool,
+}
+
+/// The one check of a members change, shared by both backends: the role table
+/// (`pactwise_rules::roles::check_member_change`) over the target as stored (`None` or removed: not found, which is
+/// also how another organization's member answers) and the organization's number of owners.
+pub fn check_member_op(
+    actor: &Actor,
+    op: &MemberOp,
+    target: Option<&StoredMember>,
+    owners: u64,
+) -> Result<(), StorageError> {
+    use roles::MemberChange;
+    let live = target.filter(|t| !t.removed);
+    let change = match op {
+        MemberOp::Add { role, .. } => {
+            if live.is_some() {
+                return Err(StorageError::Conflict("a member with this email".into()));
+            }
+            MemberChange::Add { role: *role }
+        }
+        MemberOp::ChangeRole { role, .. } => {
+            let t = live.ok_or_else(|| StorageError::NotFound("the member".into()))?;
+            MemberChange::ChangeRole { from: t.member.role, to: *role }
+        }
+        MemberOp::Remove { .. } => {
+            let t = live.ok_or_else(|| StorageError::NotFound("the member".into()))?;
+            MemberChange::Remove { role: t.member.role }
+        }
+        MemberOp::NewCode { .. } => {
+            let t = live.ok_or_else(|| StorageError::NotFound("the member".into()))?;
+            MemberChange::Add { role: t.member.role }
+        }
+    };
+    roles::check_member_change(actor.role, change, owners).map_err(|refusal| {
+        tracing::info!(org = %actor.org, user = %actor.user, role = %actor.role, "members change refused: {refusal}");
+        StorageError::Forbidden(refusal.message)
+    })
+}
+
+/// The service-authored change that tells every desktop a member's state: all fields, last-writer-wins by the
+/// service's clock (the service is the only writer of members, and desktops apply them in log order).
+pub fn member_change(member: &Member, removed: bool, now: DateTime<Utc>, seq: u64) -> Change {
+    let fields = MemberFields {
+        email: member.email.clone(),
+        display_name: member.display_name.clone(),
+        role: member.role,
+        removed,
+    };
+    Change {
+        id: Uuid::now_v7(),
+        model: SyncedModel::Member,
+        record_id: member.user_id.to_string(),
+        hlc: Hlc {
+            wall_ms: u64::try_from(now.timestamp_millis()).unwrap_or(0),
+            counter: (seq % u64::from(u32::MAX)) as u32,
+            node: Uuid::nil(),
+        },
+        body: ChangeBody::Fields { fields: fields.to_fields() },
+    }
 }
 
 /// Does the service refuse this change? The role table (`pactwise_rules::roles`) says whether the author may make

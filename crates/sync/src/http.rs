@@ -274,7 +274,7 @@ pub(crate) fn clip(text: &str, max: usize) -> String {
     }
 }
 
-async fn json_or_error<T: serde::de::DeserializeOwned>(response: Response) -> Result<T, SyncError> {
+pub(crate) async fn json_or_error<T: serde::de::DeserializeOwned>(response: Response) -> Result<T, SyncError> {
     let response = check(response).await?;
     let bytes = response.bytes().await.map_err(unreachable)?;
     serde_json::from_slice(&bytes).map_err(|e| SyncError::Protocol(e.to_string()))

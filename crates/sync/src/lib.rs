@@ -17,6 +17,7 @@ pub mod error;
 pub mod hlc;
 pub mod http;
 pub mod machine;
+pub mod members;
 pub mod memory;
 pub mod model;
 pub mod replica;

@@ -37,6 +37,9 @@ pub enum SyncedModel {
     ApprovalStep,
     /// A request from another desktop to cancel a run; the run's home desktop carries it out.
     RunCancel,
+    /// A member of the organization (email, display name, role, removed), written only by the service when an owner
+    /// or admin changes the members; desktops never push one.
+    Member,
 }
 
 /// How concurrent changes to one model are reconciled.
@@ -51,7 +54,7 @@ pub enum ConflictRule {
 }
 
 impl SyncedModel {
-    pub const ALL: [SyncedModel; 10] = [
+    pub const ALL: [SyncedModel; 11] = [
         SyncedModel::Document,
         SyncedModel::Contract,
         SyncedModel::Vendor,
@@ -62,6 +65,7 @@ impl SyncedModel {
         SyncedModel::Run,
         SyncedModel::ApprovalStep,
         SyncedModel::RunCancel,
+        SyncedModel::Member,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -76,6 +80,7 @@ impl SyncedModel {
             SyncedModel::Run => "run",
             SyncedModel::ApprovalStep => "approval_step",
             SyncedModel::RunCancel => "run_cancel",
+            SyncedModel::Member => "member",
         }
     }
 
@@ -86,7 +91,8 @@ impl SyncedModel {
             | SyncedModel::Vendor
             | SyncedModel::Setting
             | SyncedModel::Run
-            | SyncedModel::ApprovalStep => ConflictRule::LastWriterWins,
+            | SyncedModel::ApprovalStep
+            | SyncedModel::Member => ConflictRule::LastWriterWins,
             SyncedModel::ReviewCorrection | SyncedModel::AuditEntry | SyncedModel::RunCancel => {
                 ConflictRule::AppendOnly
             }

@@ -100,6 +100,28 @@ export const commands = {
 	 *  loop starts.
 	 */
 	syncSignIn: (input: SignInInput) => typedError<SyncStatusView_Serialize, ApiError>(__TAURI_INVOKE("sync_sign_in", { input })),
+	/**
+	 *  A new member's first sign-in to sync, with the one-time code their administrator gave them and the password
+	 *  they choose; then as `sync_sign_in`.
+	 */
+	syncSignInWithCode: (input: CodeSignInInput) => typedError<SyncStatusView_Serialize, ApiError>(__TAURI_INVOKE("sync_sign_in_with_code", { input })),
+	/**  Settings → Members: the organization's members and what this person may do with them. */
+	listMembers: () => typedError<MembersView_Serialize, ApiError>(__TAURI_INVOKE("list_members")),
+	/**  Adds a member through the sync service; the answer carries the one-time code (shown once). */
+	addMember: (input: AddMemberInput) => typedError<AddedMemberView_Serialize, ApiError>(__TAURI_INVOKE("add_member", { input })),
+	changeMemberRole: (member: string, role: Role) => typedError<MemberView_Serialize, ApiError>(__TAURI_INVOKE("change_member_role", { member, role })),
+	removeMember: (member: string) => typedError<null, ApiError>(__TAURI_INVOKE("remove_member", { member })),
+	/**  A new one-time sign-in code for a member (the earlier one stops working). */
+	newMemberCode: (member: string) => typedError<AddedMemberView_Serialize, ApiError>(__TAURI_INVOKE("new_member_code", { member })),
+	/**  The organizations this install works in (the switcher). */
+	listOrganizations: () => typedError<Membership[], ApiError>(__TAURI_INVOKE("list_organizations")),
+	/**  Makes another organization of this install current; the window's session follows. */
+	switchOrganization: (org: string) => typedError<SessionInfo, ApiError>(__TAURI_INVOKE("switch_organization", { org })),
+	/**
+	 *  Brings another organization's documents (with their corrections) into the current one, as its new records;
+	 *  the other organization keeps its own.
+	 */
+	bringOverDocuments: (from: string) => typedError<BringOverReport, ApiError>(__TAURI_INVOKE("bring_over_documents", { from })),
 	/**  Signs out of sync (the loop stops, the token leaves the keychain); the data stays. */
 	syncSignOut: () => typedError<SyncStatusView_Serialize, ApiError>(__TAURI_INVOKE("sync_sign_out")),
 	/**  The retry button: sync now instead of waiting out the backoff. */
@@ -114,6 +136,30 @@ export const events = {
 };
 
 /* Types */
+/**  What an owner or admin types to add a member. */
+export type AddMemberInput = {
+	email: string,
+	display_name: string,
+	role: Role,
+};
+
+/**  A member just added, with the one-time code to hand over: shown once, never again. */
+export type AddedMemberView = AddedMemberView_Serialize | AddedMemberView_Deserialize;
+
+/**  A member just added, with the one-time code to hand over: shown once, never again. */
+export type AddedMemberView_Deserialize = {
+	member: MemberView_Deserialize,
+	code: string,
+	code_expires_at: string,
+};
+
+/**  A member just added, with the one-time code to hand over: shown once, never again. */
+export type AddedMemberView_Serialize = {
+	member: MemberView_Serialize,
+	code: string,
+	code_expires_at: string,
+};
+
 export type AmountRow = {
 	label: string,
 	amount: string,
@@ -349,6 +395,18 @@ export type Artifacts_Serialize = {
 	milestones: Slot_Serialize<Milestones>,
 };
 
+/**  What bringing an organization's documents into another did. */
+export type BringOverReport = {
+	/**  Documents that became records of the organization they were brought into. */
+	brought: number,
+	/**  Documents whose file that organization held already (not copied again). */
+	already_there: number,
+	/**  Corrections that came with the documents. */
+	corrections: number,
+	/**  Documents that could not be brought, each with why (the others were). */
+	failed: string[],
+};
+
 /**  A budget plan by department. */
 export type BudgetEvidence = BudgetEvidence_Serialize | BudgetEvidence_Deserialize;
 
@@ -565,6 +623,21 @@ export type ClauseTypeRow_Serialize = {
 	/**  "critical", "high", "medium", "low". */
 	risk: string,
 	clauses: ClauseRow_Serialize[],
+};
+
+/**
+ *  What a new member types to sign in for the first time: the one-time code their administrator gave them, and
+ *  the password they choose.
+ */
+export type CodeSignInInput = {
+	server: string,
+	/**  The organization's short name (slug). */
+	org: string,
+	email: string,
+	/**  The one-time code (`ABCD-EFGH-JKLM-NPQR`; case, spaces and dashes do not matter). */
+	code: string,
+	/**  The password to sign in with from now on (at least 10 characters). */
+	password: string,
 };
 
 /**  A page's confidence: the figure (0..=1) cannot be had without its kind. */
@@ -1429,6 +1502,70 @@ export type Measure = {
 
 /**  The kinds of file Pactwise takes in. Detected from the file's bytes (magic numbers), not trusted from its name. */
 export type MediaType = "pdf" | "docx" | "txt" | "png" | "jpeg" | "tiff";
+
+/**  A member as the Members table shows them. */
+export type MemberView = MemberView_Serialize | MemberView_Deserialize;
+
+/**  A member as the Members table shows them. */
+export type MemberView_Deserialize = {
+	user_id: UserId,
+	display_name: string,
+	email?: string | null,
+	role: Role,
+	/**  The person using this session. */
+	is_you: boolean,
+	/**  Holds a sign-in code not used yet, valid until this time (RFC 3339); only owners and admins see it. */
+	code_open_until?: string | null,
+};
+
+/**  A member as the Members table shows them. */
+export type MemberView_Serialize = {
+	user_id: UserId,
+	display_name: string,
+	email: string | null,
+	role: Role,
+	/**  The person using this session. */
+	is_you: boolean,
+	/**  Holds a sign-in code not used yet, valid until this time (RFC 3339); only owners and admins see it. */
+	code_open_until: string | null,
+};
+
+/**  The organization's members and what this person may do with them. */
+export type MembersView = MembersView_Serialize | MembersView_Deserialize;
+
+/**  The organization's members and what this person may do with them. */
+export type MembersView_Deserialize = {
+	members: MemberView_Deserialize[],
+	/**  The organization syncs (members are managed through its sync service). */
+	synced: boolean,
+	/**  This person's role may add, change and remove members (owners and admins). */
+	can_manage: boolean,
+	/**  Only owners make, change or remove owners. */
+	can_manage_owners: boolean,
+	/**  Why the list shown is this desktop's copy rather than the service's (unreachable, say); None when fresh. */
+	offline_reason?: string | null,
+};
+
+/**  The organization's members and what this person may do with them. */
+export type MembersView_Serialize = {
+	members: MemberView_Serialize[],
+	/**  The organization syncs (members are managed through its sync service). */
+	synced: boolean,
+	/**  This person's role may add, change and remove members (owners and admins). */
+	can_manage: boolean,
+	/**  Only owners make, change or remove owners. */
+	can_manage_owners: boolean,
+	/**  Why the list shown is this desktop's copy rather than the service's (unreachable, say); None when fresh. */
+	offline_reason: string | null,
+};
+
+/**  An organization the session's user belongs to. */
+export type Membership = {
+	org_id: OrgId,
+	name: string,
+	role: Role,
+	current: boolean,
+};
 
 export type MemoFormat = "docx" | "pdf";
 

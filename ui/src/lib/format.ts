@@ -102,3 +102,16 @@ const HIDDEN_CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u20
 export function cleanText(text: string): string {
   return text.replace(HIDDEN_CONTROLS, "\ufffd");
 }
+
+/** A role as people call it. */
+export function roleLabel(role: string): string {
+  const labels: Record<string, string> = {
+    owner: "Owner",
+    admin: "Admin",
+    reviewer: "Reviewer",
+    buyer: "Buyer",
+    approver: "Approver",
+    viewer: "Viewer",
+  };
+  return labels[role] ?? role;
+}

@@ -33,14 +33,16 @@ use chrono::{DateTime, Utc};
 use encoding::Running;
 use files::FileHooks;
 use pactwise_domain::ErrorCode;
+use pactwise_store::members::KnownMember;
 use pactwise_store::{OrgScope, SYNC_ACCOUNT_SETTING, SyncBinding};
+use pactwise_sync::members::CodeSignInRequest;
 use pactwise_sync::wire::SignInRequest;
 use pactwise_sync::{DeviceToken, HttpApi, SyncClient, SyncError};
 use replica::StoreReplica;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use tokens::token_error;
+pub(crate) use tokens::token_error;
 use uuid::Uuid;
 
 /// What a person types to sign in to sync.
@@ -52,6 +54,20 @@ pub struct SignInInput {
     /// The organization's short name (slug), as its administrator gave it.
     pub org: String,
     pub email: String,
+    pub password: String,
+}
+
+/// What a new member types to sign in for the first time: the one-time code their administrator gave them, and
+/// the password they choose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct CodeSignInInput {
+    pub server: String,
+    /// The organization's short name (slug).
+    pub org: String,
+    pub email: String,
+    /// The one-time code (`ABCD-EFGH-JKLM-NPQR`; case, spaces and dashes do not matter).
+    pub code: String,
+    /// The password to sign in with from now on (at least 10 characters).
     pub password: String,
 }
 
@@ -192,7 +208,7 @@ fn rfc3339(t: Option<DateTime<Utc>>) -> Option<String> {
 type Bound = (OrgScope, SyncAccount, String);
 
 impl Api {
-    async fn bound_sync(&self) -> Result<Option<Bound>, ApiError> {
+    pub(crate) async fn bound_sync(&self) -> Result<Option<Bound>, ApiError> {
         Ok(self
             .db
             .call(|store| {
@@ -210,7 +226,8 @@ impl Api {
     /// Signs this install in to an organization of the sync service: the service checks the password and issues a
     /// device token, which goes to the OS keychain (never to the database, files or logs). The organization and the
     /// user are bound locally with the service's ids and role, and a session in that organization becomes current;
-    /// the organization this install used before stays and can be switched back to. Returns the new session's scope.
+    /// the organization this install used before stays and can be switched back to. The organization's members
+    /// (names and roles) are recorded here too. Returns the new session's scope.
     #[tracing::instrument(skip_all, name = "sync_sign_in")]
     pub async fn sync_sign_in(&self, input: SignInInput) -> Result<OrgScope, ApiError> {
         let server = check_server(&input.server)?;
@@ -228,12 +245,75 @@ impl Api {
             device_name: device_name(),
         };
         let signed = self.sync_http(&server, None)?.sign_in(&request).await.map_err(|e| sign_in_error(&server, e))?;
+        self.finish_sign_in(server, org_slug, email, signed).await
+    }
+
+    /// Signs a new member in with the one-time code their administrator handed over, setting their password (used
+    /// from then on), then binds this install as [`Api::sync_sign_in`] does. The code works once.
+    #[tracing::instrument(skip_all, name = "sync_sign_in_with_code")]
+    pub async fn sync_sign_in_with_code(&self, input: CodeSignInInput) -> Result<OrgScope, ApiError> {
+        let server = check_server(&input.server)?;
+        let (org_slug, email) = (input.org.trim().to_string(), input.email.trim().to_lowercase());
+        if org_slug.is_empty() || email.is_empty() || input.code.trim().is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::InvalidInput,
+                "fill in the organization, your email and the sign-in code your administrator gave you",
+            ));
+        }
+        if input.password.chars().count() < 10 {
+            return Err(ApiError::new(
+                ErrorCode::InvalidInput,
+                "choose a password of at least 10 characters; you sign in with it from now on",
+            ));
+        }
+        let request = CodeSignInRequest {
+            org: org_slug.clone(),
+            email: email.clone(),
+            code: input.code.trim().to_string(),
+            password: input.password,
+            device_name: device_name(),
+        };
+        let signed = self.sync_http(&server, None)?.sign_in_with_code(&request).await.map_err(|e| match e {
+            SyncError::Unauthenticated => ApiError::new(
+                ErrorCode::Unauthenticated,
+                "the sync service did not accept this code: it is wrong, used already or expired (or the email or \
+                 organization is wrong); check them, or ask your administrator for a new code",
+            ),
+            SyncError::Rejected { code, message } => {
+                ApiError::new(SyncError::Rejected { code, message: String::new() }.code(), message)
+            }
+            other => sign_in_error(&server, other),
+        })?;
+        self.finish_sign_in(server, org_slug, email, signed).await
+    }
+
+    async fn finish_sign_in(
+        &self,
+        server: String,
+        org_slug: String,
+        email: String,
+        signed: pactwise_sync::SignInResponse,
+    ) -> Result<OrgScope, ApiError> {
         let token = DeviceToken::new(signed.token);
-        let info =
-            self.sync_http(&server, Some(token.clone()))?.session().await.map_err(|e| sign_in_error(&server, e))?;
+        let http = self.sync_http(&server, Some(token.clone()))?;
+        let info = http.session().await.map_err(|e| sign_in_error(&server, e))?;
         if info.org_id != signed.org_id || info.user_id != signed.user_id {
             return Err(ApiError::new(ErrorCode::SyncUnavailable, "the sync service answered for another account"));
         }
+        // The organization's members, with this member's own name; a service that cannot list them yet leaves the
+        // list to the log (and the email stands in for the name).
+        let members = match http.members().await {
+            Ok(list) => list.members,
+            Err(e) => {
+                tracing::warn!(code = %e.code(), "the sync service did not list the members: {e}");
+                Vec::new()
+            }
+        };
+        let user_name = members
+            .iter()
+            .find(|m| m.user_id == signed.user_id)
+            .map(|m| m.display_name.clone())
+            .unwrap_or_else(|| email.clone());
         // One signed-in organization per install: a new sign-in replaces the earlier one.
         if self.bound_sync().await?.is_some() {
             self.sync_sign_out().await?;
@@ -245,17 +325,24 @@ impl Api {
             org: signed.org_id,
             org_name: info.org_name,
             user: signed.user_id,
-            user_name: email.clone(),
+            user_name,
             email,
             role: signed.role,
             node_id: Uuid::now_v7().to_string(),
             account: serde_json::to_value(&account).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?,
         };
+        let known: Vec<KnownMember> = members
+            .into_iter()
+            .filter(|m| m.user_id != signed.user_id)
+            .map(|m| KnownMember { user: m.user_id, display_name: m.display_name, email: Some(m.email), role: m.role })
+            .collect();
         let bound = self
             .db
             .call(move |store| {
                 let session = store.sync_log().bind(&binding)?;
-                store.sessions().make_current(session)
+                let scope = store.sessions().make_current(session)?;
+                store.members().record(&scope, &known)?;
+                Ok(scope)
             })
             .await;
         match bound {
@@ -474,7 +561,7 @@ fn sign_in_error(server: &str, e: SyncError) -> ApiError {
 impl Api {
     /// An HTTP client for the sync service at `server`, over https (or http to this computer), trusting the
     /// organization's own CA when one is configured.
-    fn sync_http(&self, server: &str, token: Option<DeviceToken>) -> Result<HttpApi, ApiError> {
+    pub(crate) fn sync_http(&self, server: &str, token: Option<DeviceToken>) -> Result<HttpApi, ApiError> {
         HttpApi::with_trust(server, token, &self.sync_trust).map_err(sync_error)
     }
 }

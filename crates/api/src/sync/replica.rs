@@ -5,10 +5,12 @@
 use chrono::{DateTime, Utc};
 use pactwise_domain::RunId;
 use pactwise_domain::{DocumentId, UserId};
+use pactwise_store::members::KnownMember;
 use pactwise_store::{
     CorrectionApplied, Db, OrgScope, RemoteCorrection, RequestOutcome, ServiceRefusal, StoreError,
     check_document_fields,
 };
+use pactwise_sync::members::MemberFields;
 use pactwise_sync::shared::SharedStepStatus;
 use pactwise_sync::wire::{ApprovalDecision, ApprovalOutcome, ChangeBody, PullResponse, PushResult, ServerChange};
 use pactwise_sync::{Change, HlcClock, LocalReplica, ReplicaError, SyncedModel};
@@ -51,6 +53,11 @@ enum Op {
         key: String,
         hlc: String,
         value: Value,
+    },
+    /// A member of the organization, as the service wrote it (every field, applied in log order).
+    Member {
+        member: KnownMember,
+        removed: bool,
     },
     /// A run another desktop published, whole (taken if it is newer than the copy here).
     Run {
@@ -145,6 +152,12 @@ fn decode(remote: &ServerChange) -> Op {
             }
             _ => skip("a setting that does not sync"),
         },
+        (SyncedModel::Member, ChangeBody::Fields { fields }) => {
+            let Ok(user) = change.record_id.parse::<UserId>() else { return skip("bad member id") };
+            let Some(f) = MemberFields::from_fields(fields) else { return skip("a member without all its fields") };
+            let member = KnownMember { user, display_name: f.display_name, email: Some(f.email), role: f.role };
+            Op::Member { member, removed: f.removed }
+        }
         (SyncedModel::Run, ChangeBody::Fields { fields }) => match SharedRun::from_fields(fields) {
             Ok(run) => Op::Run {
                 id: change.record_id.clone(),
@@ -318,6 +331,8 @@ impl LocalReplica for StoreReplica {
                             }
                             // Checked with the same function as a local change before its clock is taken.
                             Op::Setting { key, hlc, value } => a.setting(&key, &hlc, &value).map(|_| ()),
+                            // Only the service writes members, and pages come in log order: the latest state wins.
+                            Op::Member { member, removed } => a.member(&member, removed),
                             Op::Run { id, hlc, record, status } => {
                                 if !a.take_field("run", &id, "record", &hlc)? {
                                     continue;

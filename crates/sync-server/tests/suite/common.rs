@@ -30,16 +30,23 @@ pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
 }
 
 pub fn fresh(backend: Backend) -> Fresh {
+    fresh_at(backend).0
+}
+
+/// Storage on a fresh database and where that database is (a SQLite file's path, a PostgreSQL URL), for tests
+/// that read what was stored.
+pub fn fresh_at(backend: Backend) -> (Fresh, String) {
     blocking(|| match backend {
         Backend::Sqlite => {
             let dir = tempfile::tempdir().unwrap();
-            let storage = SqliteStorage::open(&dir.path().join("sync.sqlite3")).unwrap();
-            Fresh { storage: Arc::new(storage), _dir: Some(dir) }
+            let path = dir.path().join("sync.sqlite3");
+            let storage = SqliteStorage::open(&path).unwrap();
+            (Fresh { storage: Arc::new(storage), _dir: Some(dir) }, path.display().to_string())
         }
         Backend::Postgres => {
             let url = pg_database();
             let storage = pactwise_sync_server::postgres::PgStorage::connect(&url, 8).unwrap();
-            Fresh { storage: Arc::new(storage), _dir: None }
+            (Fresh { storage: Arc::new(storage), _dir: None }, url)
         }
     })
 }

@@ -6,9 +6,10 @@ use chrono::{DateTime, Utc};
 use pactwise_domain::{Clock, OrgId, Role, UserId};
 use pactwise_sync::client::{Pause, SyncConfig};
 use pactwise_sync::machine::MachineConfig;
+use pactwise_sync::members::{Member, OpenCode};
 use pactwise_sync::wire::{PullResponse, PushRequest, PushResponse};
 use pactwise_sync::{DeviceToken, HttpApi, LocalReplica, MemoryReplica, SyncClient, SyncedModel};
-use pactwise_sync_server::storage::{Actor, Counts, DeviceRecord, Login, StorageError};
+use pactwise_sync_server::storage::{Actor, Counts, DeviceRecord, Login, MemberChanged, MemberOp, StorageError};
 use pactwise_sync_server::{AppState, SyncStorage};
 use serde_json::json;
 use std::future::Future;
@@ -107,6 +108,25 @@ impl SyncStorage for Stalling {
     }
     fn counts(&self) -> Result<Counts, StorageError> {
         self.inner.counts()
+    }
+    fn list_members(&self, org: OrgId) -> Result<Vec<Member>, StorageError> {
+        self.inner.list_members(org)
+    }
+    fn open_codes(&self, org: OrgId, now: DateTime<Utc>) -> Result<Vec<OpenCode>, StorageError> {
+        self.inner.open_codes(org, now)
+    }
+    fn change_members(&self, actor: &Actor, op: &MemberOp, now: DateTime<Utc>) -> Result<MemberChanged, StorageError> {
+        self.inner.change_members(actor, op, now)
+    }
+    fn redeem_code(
+        &self,
+        org: &str,
+        email: &str,
+        code: &str,
+        password: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Login>, StorageError> {
+        self.inner.redeem_code(org, email, code, password, now)
     }
 }
 

@@ -11,6 +11,7 @@ mod faults;
 mod fuzz;
 mod isolation;
 mod malformed;
+mod members;
 mod push;
 mod security;
 mod service;
