@@ -121,10 +121,9 @@ fn main() -> Result<()> {
     let result = runtime.block_on(async {
         let (service_url, health) = (service.url.clone(), reqwest::Client::new());
         service.ready(&health).await?;
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let idle = memory(service.pid())?;
         let bench = Bench { o: &o, org: &org, data: temp.path(), service: &service, http: health };
         let push = bench.mode(true, &service_url, tokens.0).await.context("with the push channel")?;
+        let idle = push.idle.context("the push mode reads the service's memory")?;
         let connected = push.connected.context("the push mode reads the service's memory")?;
         let half = push.half_connected;
         let proxy = refusing_proxy(service_url.clone()).await?;
@@ -149,17 +148,18 @@ fn main() -> Result<()> {
                                        own device token, holding the push channel and pulling every change"),
             "p50_ms": pct(&mut push.latencies, 0.50), "p95_ms": p95, "max_ms": pct(&mut push.latencies, 1.0),
             "goal_p95_ms": 1000, "met_goal": p95 < 1000.0,
-            "home_round_woken_by": push.woken_by,
+            "home_round_woken_by": push.woken_by, "breakdown": push.breakdown,
             "waits_open_connected": push.waits_open, "other_desktops_failing": push.failing + poll.failing,
             "service_rss_idle_kb": idle.rss_kb, "service_rss_connected_kb": connected.rss_kb,
             "per_desktop_kb": round1(per_desktop), "service_rss_half_connected_kb": half.map(|h| h.rss_kb),
             "per_desktop_marginal_kb": per_desktop_marginal,
-            "service_hwm_connected_kb": connected.hwm_kb, "service_hwm_end_kb": end.hwm_kb,
+            "service_hwm_connected_kb": connected.hwm_kb, "service_hwm_after_push_kb": push.end_hwm_kb,
+            "service_hwm_end_kb": end.hwm_kb,
             "connected_desktop_holds": "a device token and one open long poll (GET /api/v1/changes/wait)",
             "poll_interval_ms": o.poll.as_millis() as u64,
             "poll_p50_ms": pct(&mut poll.latencies, 0.50), "poll_p95_ms": pct(&mut poll.latencies, 0.95),
             "poll_max_ms": pct(&mut poll.latencies, 1.0),
-            "poll_home_round_woken_by": poll.woken_by,
+            "poll_home_round_woken_by": poll.woken_by, "poll_breakdown": poll.breakdown,
         })
     );
     Ok(())
@@ -267,9 +267,15 @@ struct Mode {
     /// What woke the home's rounds between each decision and its run's resumption: only the push channel, the
     /// poll (alone or with a push), or neither (a local write, or a round already running).
     woken_by: Value,
+    /// Since the decision: its `decide_approval` call returned; the approver's round (its push) ended.
+    breakdown: Value,
     /// With the push channel: the service's memory once half the desktops, then every desktop, is connected.
+    /// With the push channel: the service's memory with no desktop connected (the two measured ones signed in).
+    idle: Option<Memory>,
     half_connected: Option<Memory>,
     connected: Option<Memory>,
+    /// The service's peak memory at the end of the mode.
+    end_hwm_kb: u64,
     waits_open: u64,
     /// Other desktops whose last round ended in an error.
     failing: usize,
@@ -295,6 +301,16 @@ impl Bench<'_> {
             push_wait: if push { SyncConfig::default().push_wait } else { None },
             ..SyncConfig::default()
         };
+        // The two measured desktops sign in first: the service's password hash (Argon2, some MiB per sign-in, which
+        // its allocator keeps) is a sign-in's cost, not a connection's, so it falls before the idle reading.
+        let home = self.sign_in(measured_endpoint, "home", name, push).await?;
+        let approver = self.sign_in(measured_endpoint, "approver", name, push).await?;
+        let idle = if push {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            Some(memory(self.service.pid())?)
+        } else {
+            None
+        };
         let mut seed = 0xdec1_5105_u64 ^ u64::from(push);
         let (mut loops, mut clients) = (Vec::with_capacity(tokens.len()), Vec::with_capacity(tokens.len()));
         // With the push channel, the service's memory is also read with half the desktops connected, so the cost of
@@ -317,8 +333,8 @@ impl Bench<'_> {
                 client.run(async move { drop(stopped.wait_for(|s| *s).await) }).await;
             }));
         }
-        let home = self.desktop(measured_endpoint, "home", name, push).await?;
-        let approver = self.desktop(measured_endpoint, "approver", name, push).await?;
+        let home = self.connect(home).await?;
+        let approver = self.connect(approver).await?;
         let (connected, waits_open) = if push {
             let connected = self.settled(&clients, bound).await?;
             (Some(connected), self.service.waits_open(&self.http).await?)
@@ -329,6 +345,7 @@ impl Bench<'_> {
         // The same gaps in both modes, spread over a poll interval, so a decision lands anywhere in the home's cycle.
         let mut gap_seed = 0x5eed_u64;
         let mut latencies = Vec::with_capacity(o.samples);
+        let (mut decide_calls, mut approver_rounds) = (Vec::new(), Vec::new());
         let (mut by_push, mut by_poll, mut by_other) = (0u64, 0u64, 0u64);
         let mut home_progress = home.progress.clone();
         for i in 0..o.samples {
@@ -344,16 +361,32 @@ impl Bench<'_> {
             tokio::time::sleep(o.poll.mul_f64(unit(&mut gap_seed))).await;
 
             let before = home_progress.borrow_and_update().clone();
+            let mut approver_progress = approver.progress.clone();
+            let approver_rounds_before = approver_progress.borrow_and_update().rounds;
             let started = Instant::now();
-            approver
-                .api
-                .decide_approval(&approver.scope, step, Decision::Approve, "cheapest capable vendor".into(), None)
-                .await
-                .map_err(api_err)?;
-            let status = tokio::time::timeout(bound, resumed(&home, &mut home_progress, run.id))
-                .await
-                .with_context(|| format!("the decision on run {i} did not reach its home"))??;
+            // Where the time goes: the decision's local write, then the approver's round (its push, which the
+            // service stamps), then the home's round (woken, pull, apply, the hook resuming the run).
+            let approver_round = async {
+                let _ = approver_progress.wait_for(|p| p.rounds > approver_rounds_before).await;
+                started.elapsed()
+            };
+            let decided_and_resumed = async {
+                approver
+                    .api
+                    .decide_approval(&approver.scope, step, Decision::Approve, "cheapest capable vendor".into(), None)
+                    .await
+                    .map_err(api_err)?;
+                let decided = started.elapsed();
+                let status = tokio::time::timeout(bound, resumed(&home, &mut home_progress, run.id))
+                    .await
+                    .with_context(|| format!("the decision on run {i} did not reach its home"))??;
+                Ok::<_, anyhow::Error>((decided, status))
+            };
+            let (approver_round, decided) = tokio::join!(approver_round, decided_and_resumed);
+            let (decided, status) = decided?;
             latencies.push(started.elapsed().as_secs_f64() * 1_000.0);
+            decide_calls.push(ms(decided));
+            approver_rounds.push(ms(approver_round));
             let after = home_progress.borrow().clone();
             match (after.push_wakes > before.push_wakes, after.poll_wakes > before.poll_wakes) {
                 (_, true) => by_poll += 1,
@@ -376,7 +409,13 @@ impl Bench<'_> {
             let _ = tokio::time::timeout(Duration::from_secs(30), d.running).await;
         }
         let woken_by = json!({"push": by_push, "poll": by_poll, "other": by_other});
-        Ok(Mode { latencies, woken_by, half_connected, connected, waits_open, failing })
+        let breakdown = json!({
+            "decide_call_p50_ms": pct(&mut decide_calls, 0.5), "decide_call_p95_ms": pct(&mut decide_calls, 0.95),
+            "approver_round_done_p50_ms": pct(&mut approver_rounds, 0.5),
+            "approver_round_done_p95_ms": pct(&mut approver_rounds, 0.95),
+        });
+        let end_hwm_kb = memory(self.service.pid())?.hwm_kb;
+        Ok(Mode { latencies, woken_by, breakdown, idle, half_connected, connected, end_hwm_kb, waits_open, failing })
     }
 
     /// The service's memory once every client started so far has finished its first round and, between rounds,
@@ -384,14 +423,16 @@ impl Bench<'_> {
     async fn settled(&self, clients: &[Arc<SyncClient<MemoryReplica>>], bound: Duration) -> Result<Memory> {
         for client in clients {
             let mut progress = client.progress();
-            tokio::time::timeout(bound, progress.wait_for(|p| p.rounds >= 1)).await.context("a client's first round")??;
+            tokio::time::timeout(bound, progress.wait_for(|p| p.rounds >= 1))
+                .await
+                .context("a client's first round")??;
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
         memory(self.service.pid())
     }
 
-    /// A measured desktop: its own data directory, signed in, its background loop running.
-    async fn desktop(&self, endpoint: &str, who: &str, mode: &str, push: bool) -> Result<Desktop> {
+    /// A measured desktop: its own data directory, signed in (not yet connected).
+    async fn sign_in(&self, endpoint: &str, who: &str, mode: &str, push: bool) -> Result<(Api, OrgScope)> {
         let options = ApiOptions {
             keys: Arc::new(InMemoryApiKeySource::empty()),
             sync_tokens: Arc::new(MemorySyncTokens::default()),
@@ -406,11 +447,18 @@ impl Bench<'_> {
             password: PASSWORD.into(),
         };
         let scope = api.sync_sign_in(sign_in).await.map_err(api_err).context("signing in to the service")?;
+        Ok((api, scope))
+    }
+
+    /// A signed-in measured desktop's background loop, started and through its first round.
+    async fn connect(&self, (api, scope): (Api, OrgScope)) -> Result<Desktop> {
         let sync = api.sync_loop().await.map_err(api_err)?.context("the desktop does not sync after its sign-in")?;
         let mut progress = sync.progress();
         let running = tokio::spawn(sync.run());
         let bound = self.o.poll * 3 + Duration::from_secs(60);
-        tokio::time::timeout(bound, progress.wait_for(|p| p.rounds >= 1)).await.context("a desktop's first round")??;
+        tokio::time::timeout(bound, progress.wait_for(|p| p.rounds >= 1))
+            .await
+            .context("a desktop's first round")??;
         Ok(Desktop { api, scope, progress, running })
     }
 }
@@ -429,7 +477,8 @@ async fn in_inbox(approver: &Desktop, run: &RunView) -> Result<pactwise_domain::
 /// Waits for rounds of the home's loop until one ends with the run no longer waiting; its status then.
 async fn resumed(home: &Desktop, progress: &mut watch::Receiver<LoopProgress>, run: RunId) -> Result<RunStatus> {
     loop {
-        progress.changed().await?;
+        let rounds = progress.borrow_and_update().rounds;
+        progress.wait_for(|p| p.rounds > rounds).await?;
         let status = home.api.show_run(&home.scope, run).await.map_err(api_err)?.run.status;
         if status != RunStatus::Waiting {
             return Ok(status);
@@ -492,6 +541,10 @@ fn unit(seed: &mut u64) -> f64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
     (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1_000.0
 }
 
 fn round1(x: f64) -> f64 {
