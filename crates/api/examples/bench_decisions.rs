@@ -6,8 +6,9 @@
 //!   SQLite file or the PostgreSQL URL given (`--database`); the organization and its three users are made with its
 //!   `admin` subcommand, the other desktops' device tokens through its storage API (`admin::issue_device`, as an
 //!   operator provisions a kiosk: no password hash per device). Its memory is read from `/proc/<pid>/status` (VmRSS)
-//!   with no desktop connected and with all of them connected (each holding a device token and an open long poll,
-//!   `GET /api/v1/changes/wait`), and its peak (VmHWM) at the end.
+//!   with no desktop connected (after the two measured desktops signed in), with half and with all of them connected
+//!   (each holding a device token and an open long poll, `GET /api/v1/changes/wait`), and its peak (VmHWM) after each
+//!   mode.
 //! - Two measured desktops are real `pactwise_api::Api` instances, each over its own data directory, signed in with
 //!   `sync_sign_in` and running their `sync_loop()`: home = a buyer who starts procurement runs, approver = an
 //!   approver who decides them.
