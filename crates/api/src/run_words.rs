@@ -5,7 +5,7 @@
 
 use crate::evidence::{ApprovalEvidence, shape_evidence};
 use crate::runs::{ApprovalView, approval_view};
-use crate::shared_runs::{remote_approval_record, remote_events, remote_run_record};
+use crate::shared_runs::{remote_approval_record, remote_approval_view, remote_events, remote_run_record};
 use crate::{Api, ApiError};
 use chrono::{DateTime, Duration, Utc};
 use pactwise_domain::{ApprovalId, ApprovalStatus, ErrorCode, Role, RunId, RunStatus, UserId};
@@ -750,10 +750,11 @@ impl Api {
         Ok(self
             .db
             .call(move |store| {
-                let (approval, run) = match store.approvals().get(&scope, id) {
+                let (approval, run, view) = match store.approvals().get(&scope, id) {
                     Ok(approval) => {
                         let run = store.runs().get(&scope, approval.run)?;
-                        (approval, run)
+                        let view = approval_view(&approval);
+                        (approval, run, view)
                     }
                     // A step of another desktop's run: its published copy.
                     Err(pactwise_store::StoreError::NotFound) => {
@@ -769,7 +770,10 @@ impl Api {
                             Some(run) => run,
                             None => placeholder_run(scope.org(), &approval, &row.record),
                         };
-                        (approval, run)
+                        // As the inbox shows it: from another desktop, with this desktop's request on it.
+                        let view =
+                            remote_approval_view(store, &scope, &row)?.unwrap_or_else(|| approval_view(&approval));
+                        (approval, run, view)
                     }
                     Err(e) => return Err(e),
                 };
@@ -783,7 +787,7 @@ impl Api {
                     since: approval.created_at,
                     deciders: names,
                     evidence: shape_evidence(&run.graph_name, &approval.node, &approval.state_seen),
-                    approval: approval_view(&approval),
+                    approval: view,
                 })
             })
             .await?)

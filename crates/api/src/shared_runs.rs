@@ -205,6 +205,16 @@ pub(crate) fn shared_run_detail(store: &Store, scope: &OrgScope, id: RunId) -> R
     Ok(RunDetail { run, events, approvals, tasks: Vec::new(), checkpoints: 0 })
 }
 
+/// Another desktop's step as the inbox shows it, with this desktop's latest request on it.
+pub(crate) fn remote_approval_view(
+    store: &Store,
+    scope: &OrgScope,
+    row: &SharedApprovalRow,
+) -> Result<Option<ApprovalView>, StoreError> {
+    let mine = store.shared_runs().requests(scope)?;
+    Ok(shared_approval_view(row, latest_request(&mine, &row.step)))
+}
+
 fn latest_request<'a>(mine: &'a [ApprovalRequestRow], step: &str) -> Option<&'a ApprovalRequestRow> {
     // Newest first: the latest request on the step is the one that counts.
     mine.iter().find(|r| r.step == step)

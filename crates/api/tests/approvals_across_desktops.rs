@@ -121,7 +121,8 @@ async fn a_run_on_the_buyers_desktop_is_approved_on_the_approvers_and_resumes_at
     assert!(listed.iter().any(|r| r.id == run.id && r.on_another_desktop), "{listed:?}");
     let reading = approver.api.approval_reading(&approver.scope, step.id).await.unwrap();
     assert_eq!(reading.workflow, "Procurement");
-    assert!(!reading.deciders.is_empty() || !reading.waiting_for.is_empty());
+    assert!(reading.approval.from_another_desktop);
+    assert_eq!(reading.approval.requested_by_name.as_deref(), Some("bea@alpha.example"));
 
     // Another organization never sees it.
     other_org.sync().await;
@@ -139,6 +140,8 @@ async fn a_run_on_the_buyers_desktop_is_approved_on_the_approvers_and_resumes_at
     assert!(sent.waiting_to_sync);
     assert_eq!(sent.approval.status, ApprovalStatus::Pending);
     assert_eq!(sent.approval.my_request.as_ref().unwrap().status, RequestState::WaitingToSync);
+    let reading = approver.api.approval_reading(&approver.scope, step.id).await.unwrap();
+    assert_eq!(reading.approval.my_request.unwrap().status, RequestState::WaitingToSync, "the reading shows it too");
     let again =
         approver.api.decide_approval(&approver.scope, step.id, Decision::Reject, "changed my mind".into(), None);
     assert_eq!(again.await.unwrap_err().code, ErrorCode::Conflict, "one request at a time per person and step");
