@@ -118,7 +118,7 @@ describe("Approvals inbox", () => {
     const said = (await screen.findByTestId("decision-outcome")).textContent ?? "";
     expect(said).toContain("waiting to sync");
     expect(said).not.toContain("Approved");
-    await waitFor(() => expect(screen.getByTestId("waiting-to-sync").textContent).toContain("your approve is waiting to sync"));
+    await waitFor(() => expect(screen.getByTestId("waiting-to-sync").textContent).toContain("your approval is waiting to sync"));
     expect(screen.getAllByTestId("approval-row")).toHaveLength(1);
   });
 
