@@ -330,3 +330,73 @@ async fn a_run_cancelled_from_another_desktop_is_cancelled_at_home_with_its_step
     assert_eq!(again.unwrap_err().code, ErrorCode::Conflict);
     assert!(admin.inbox().await.is_empty());
 }
+
+/// What another device (a modified client, a bug) pushes about runs is untrusted: a malformed run record, a step
+/// that names no run here, a cancel for a run nobody has and a decision on a step nobody opened are each skipped or
+/// settled on their own, and the page they came in still applies everything else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_run_records_from_another_device_are_skipped_and_block_nothing() {
+    use pactwise_sync::wire::{ApprovalDecision, ChangeBody, PushRequest, SignInRequest};
+    use pactwise_sync::{Change, DeviceToken, Hlc, HttpApi, SyncedModel};
+    let service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let buyer = desktop(&service, tmp.path(), "alpha", "bea@alpha.example").await;
+    let approver = desktop(&service, tmp.path(), "alpha", "abe@alpha.example").await;
+
+    let sign_in = SignInRequest {
+        org: "alpha".into(),
+        email: "ann@alpha.example".into(),
+        password: PASSWORD.into(),
+        device_name: "a modified client".into(),
+    };
+    let token = HttpApi::new(&service.endpoint, None).unwrap().sign_in(&sign_in).await.unwrap().token;
+    let raw = HttpApi::new(&service.endpoint, Some(DeviceToken::new(token))).unwrap();
+    let node = uuid::Uuid::now_v7();
+    let change = |n: u32, model: SyncedModel, record: &str, body: ChangeBody| Change {
+        id: uuid::Uuid::now_v7(),
+        model,
+        record_id: record.into(),
+        hlc: Hlc { wall_ms: SystemClock.now().timestamp_millis() as u64, counter: n, node },
+        body,
+    };
+    let fields = |v: Value| ChangeBody::Fields { fields: v.as_object().unwrap().clone().into_iter().collect() };
+    let bad_run = uuid::Uuid::now_v7().to_string();
+    let changes = vec![
+        change(1, SyncedModel::Run, &bad_run, fields(json!({"graph": "procurement", "status": "exploded"}))),
+        change(2, SyncedModel::Run, "not-a-run-id", fields(json!({"title": "\u{0007}"}))),
+        change(
+            3,
+            SyncedModel::RunCancel,
+            &uuid::Uuid::now_v7().to_string(),
+            ChangeBody::Event { event: json!({"reason": "x".repeat(10_000)}) },
+        ),
+        change(
+            4,
+            SyncedModel::ApprovalDecision,
+            &uuid::Uuid::now_v7().to_string(),
+            ChangeBody::ApprovalRequest {
+                decision: ApprovalDecision::Approve,
+                note: Some("forged".into()),
+                eligible_roles: vec![Role::Admin],
+                choice: None,
+                decider_name: Some("\u{202e}Somebody else".into()),
+            },
+        ),
+    ];
+    let pushed = raw.push(&PushRequest { idempotency_key: uuid::Uuid::now_v7(), changes }).await.unwrap();
+    assert!(pushed.results.iter().all(|r| r.refused.is_none()), "the service stores them: {pushed:?}");
+
+    // A real run published after them, in the same pull.
+    let run = buyer.api.start_run(&buyer.scope, "procurement".into(), procurement()).await.unwrap();
+    buyer.sync().await;
+    approver.sync().await;
+    let runs = approver.api.list_runs(&approver.scope).await.unwrap();
+    assert_eq!(runs.iter().map(|r| r.id).collect::<Vec<_>>(), [run.id], "only the real run: {runs:?}");
+    assert_eq!(approver.inbox().await.len(), 1, "the real step arrived behind the malformed changes");
+    let story = approver.api.run_story(&approver.scope, run.id).await.unwrap();
+    assert_eq!(story.summary.status, RunStatus::Waiting);
+    // The buyer's desktop pulled them too: its run is untouched and it keeps syncing.
+    buyer.sync().await;
+    assert_eq!(buyer.api.show_run(&buyer.scope, run.id).await.unwrap().run.status, RunStatus::Waiting);
+    assert!(buyer.api.sync_status().await.unwrap().last_error.is_none());
+}
