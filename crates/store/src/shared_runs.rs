@@ -679,12 +679,14 @@ impl SyncApply<'_> {
                 // The service checked the approver against the step's pinned roles; the store's trigger checks the
                 // membership again, so the approver is recorded as a member with the stamped role.
                 if let Some(role) = approver_role {
-                    self.tx
-                        .prepare_cached(
-                            "INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?1, ?2, ?3, ?4)
-                             ON CONFLICT (org_id, user_id) DO UPDATE SET role = excluded.role",
-                        )?
-                        .execute(params![self.org, approver.to_string(), role.as_str(), self.now])?;
+                    // Through the one place a known member is recorded; the name stays the one known here.
+                    let display_name: String = self
+                        .tx
+                        .prepare_cached("SELECT display_name FROM users WHERE id = ?1")?
+                        .query_row([approver.to_string()], |r| r.get(0))?;
+                    let member =
+                        crate::members::KnownMember { user: *approver, display_name, email: None, role: *role };
+                    crate::members::record_member_at(self.tx, &self.org, &member, &self.now)?;
                 }
                 let eligible_here: Option<String> = self
                     .tx
