@@ -38,7 +38,8 @@ pub struct PrepProgressEvent {
 }
 
 /// Runs or approvals changed without the window asking (the engine's work loop moved runs or escalated an
-/// approval): the Runs area and the inbox reload.
+/// approval, or a sync round brought runs, steps or decisions from other desktops — then both counts are 0): the
+/// Runs area and the inbox reload.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
 pub struct RunsChangedEvent {
     pub runs_moved: u32,

@@ -44,9 +44,20 @@ pub(crate) async fn start_sync(api: &Api) {
 }
 
 /// Runs the engine's work loop (timers, retries, leases, deadlines, escalations) for as long as the app runs, and
-/// tells the window when runs change.
+/// tells the window when runs change: moved by that loop, or by a sync round (another desktop's run or approval, a
+/// stamped decision, a run here resumed by one).
 fn start_work_loop(api: &Api, app: tauri::AppHandle) {
     use tauri_specta::Event;
+    let mut synced = api.watch_shared_runs();
+    let window = app.clone();
+    tauri::async_runtime::spawn(async move {
+        while synced.changed().await.is_ok() {
+            let event = commands::RunsChangedEvent { runs_moved: 0, approvals_escalated: 0 };
+            if let Err(e) = event.emit(&window) {
+                tracing::warn!(error = %e, "could not tell the window that runs changed on another desktop");
+            }
+        }
+    });
     let api = api.clone();
     tauri::async_runtime::spawn(async move {
         api.run_work_loop_forever(move |round| {

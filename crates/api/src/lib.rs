@@ -199,6 +199,9 @@ pub struct ApiParts {
     workflows: Arc<pactwise_engine::Registry>,
     /// Wakes the engine's work loop (`work_loop.rs`) when new work may change what is due next.
     work_wake: Arc<tokio::sync::Notify>,
+    /// Counts the sync rounds that changed runs or approvals (another desktop's run, a stamped decision, a run this
+    /// desktop resumed): the desktop watches it to refresh its windows ([`Api::watch_shared_runs`]).
+    shared_runs_changed: tokio::sync::watch::Sender<u64>,
 }
 
 impl Api {
@@ -247,6 +250,7 @@ impl Api {
             sync_slot,
             workflows,
             work_wake: Arc::default(),
+            shared_runs_changed: tokio::sync::watch::Sender::new(0),
         };
         Ok(Api { parts: Arc::new(parts) })
     }

@@ -341,4 +341,16 @@ impl Api {
         self.sync_slot.wake();
         Ok(())
     }
+
+    /// Changes each time a sync round changed runs or approvals on this desktop: another desktop's run or step
+    /// arrived or moved, a decision was stamped or refused, or a stamped decision resumed one of this desktop's runs.
+    /// The desktop refreshes its windows on each change (the inbox, its notifications, the Runs area).
+    pub fn watch_shared_runs(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared_runs_changed.subscribe()
+    }
+
+    /// Tells the watchers of [`Api::watch_shared_runs`] that runs or approvals changed.
+    pub(crate) fn shared_runs_moved(&self) {
+        self.shared_runs_changed.send_modify(|rounds| *rounds += 1);
+    }
 }

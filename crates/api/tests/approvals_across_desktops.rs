@@ -104,8 +104,11 @@ async fn a_run_on_the_buyers_desktop_is_approved_on_the_approvers_and_resumes_at
     assert_eq!(run.status, RunStatus::Waiting);
     buyer.sync().await;
 
-    // The approver's desktop shows the step, read from the buyer's publication, with who asked.
+    // The approver's desktop shows the step, read from the buyer's publication, with who asked; its windows are told.
+    let mut approver_told = approver.api.watch_shared_runs();
+    approver_told.borrow_and_update();
     approver.sync().await;
+    assert!(approver_told.has_changed().unwrap(), "a step from another desktop tells the windows");
     let inbox = approver.inbox().await;
     assert_eq!(inbox.len(), 1, "{inbox:?}");
     let step = &inbox[0];
@@ -124,8 +127,11 @@ async fn a_run_on_the_buyers_desktop_is_approved_on_the_approvers_and_resumes_at
     assert!(reading.approval.from_another_desktop);
     assert_eq!(reading.approval.requested_by_name.as_deref(), Some("bea@alpha.example"));
 
-    // Another organization never sees it.
+    // Another organization never sees it, and its windows are not told of it.
+    let mut other_told = other_org.api.watch_shared_runs();
+    other_told.borrow_and_update();
     other_org.sync().await;
+    assert!(!other_told.has_changed().unwrap(), "nothing changed for another organization");
     assert!(other_org.inbox().await.is_empty());
     assert!(other_org.api.list_runs(&other_org.scope).await.unwrap().is_empty());
 
@@ -157,7 +163,10 @@ async fn a_run_on_the_buyers_desktop_is_approved_on_the_approvers_and_resumes_at
     assert_eq!(buyer.api.show_run(&buyer.scope, run.id).await.unwrap().run.status, RunStatus::Waiting);
 
     // Back online: the stamp arrives, the run resumes and finishes at home, with the approver's name and reason.
+    let mut buyer_told = buyer.api.watch_shared_runs();
+    buyer_told.borrow_and_update();
     buyer.sync().await;
+    assert!(buyer_told.has_changed().unwrap(), "the resumed run tells the buyer's windows");
     let home = buyer.api.show_run(&buyer.scope, run.id).await.unwrap();
     assert_eq!(home.run.status, RunStatus::Succeeded, "{:?}", home.run);
     let a = &home.approvals[0];

@@ -181,6 +181,10 @@ impl RoundHooks for FileHooks {
             {
                 tracing::warn!(code = %e.code, "runs decided on another desktop could not resume yet: {}", e.message);
             }
+            // Told after the resumed runs moved on, so a window that looks sees them where they are now.
+            if self.replica.take_runs_moved() {
+                self.api.shared_runs_moved();
+            }
             self.fetch(api).await?;
             self.regate().await?;
             let s = self.scope.clone();

@@ -30,6 +30,8 @@ pub(crate) struct StoreReplica {
     touched: Mutex<BTreeSet<DocumentId>>,
     /// This desktop's runs whose approval the service stamped this round: they resume after the page.
     resumed: Mutex<BTreeSet<RunId>>,
+    /// Whether a page applied since the last [`StoreReplica::take_runs_moved`] changed runs or approvals.
+    runs_moved: std::sync::atomic::AtomicBool,
 }
 
 pub(crate) fn storage(e: StoreError) -> ReplicaError {
@@ -211,7 +213,13 @@ fn decode(remote: &ServerChange) -> Op {
 
 impl StoreReplica {
     pub(crate) fn new(db: Db, scope: OrgScope) -> Self {
-        StoreReplica { db, scope, touched: Mutex::new(BTreeSet::new()), resumed: Mutex::new(BTreeSet::new()) }
+        StoreReplica {
+            db,
+            scope,
+            touched: Mutex::new(BTreeSet::new()),
+            resumed: Mutex::new(BTreeSet::new()),
+            runs_moved: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 
     pub(crate) fn take_touched(&self) -> BTreeSet<DocumentId> {
@@ -221,6 +229,11 @@ impl StoreReplica {
     /// This desktop's runs a stamped decision resumed since the last call.
     pub(crate) fn take_resumed(&self) -> BTreeSet<RunId> {
         std::mem::take(&mut *self.resumed.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Whether runs or approvals changed since the last call (a run, a step, a cancel or a decision's outcome).
+    pub(crate) fn take_runs_moved(&self) -> bool {
+        self.runs_moved.swap(false, std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -297,6 +310,7 @@ impl LocalReplica for StoreReplica {
                 let mut clock = HlcClock::from_parts(node, state.hlc_wall_ms, state.hlc_counter);
                 let mut touched = BTreeSet::new();
                 let mut resumed = BTreeSet::new();
+                let mut moved = false;
                 let fresh: Vec<_> = changes.into_iter().filter(|(seq, ..)| *seq > state.cursor).collect();
                 for (_, _, hlc, _) in &fresh {
                     clock.observe(hlc, now_ms);
@@ -337,6 +351,7 @@ impl LocalReplica for StoreReplica {
                                 if !a.take_field("run", &id, "record", &hlc)? {
                                     continue;
                                 }
+                                moved = true;
                                 a.shared_run(&id, &record, &status)
                             }
                             Op::Step { id, hlc, run, requester, record, open } => {
@@ -344,12 +359,14 @@ impl LocalReplica for StoreReplica {
                                     continue;
                                 }
                                 a.ensure_user(requester, record.get("requested_by_name").and_then(Value::as_str))?;
+                                moved = true;
                                 a.shared_approval(&id, &run, requester, &record, open)
                             }
                             // A cancelled run goes with the resumed ones: the round's hook wakes the loop, which
                             // publishes it.
                             Op::Cancel { run, author, author_name, reason } => {
                                 a.ensure_user(author, author_name.as_deref())?;
+                                moved = true;
                                 a.cancel_request(&run, author, &reason).map(|done| {
                                     if let (true, Ok(id)) = (done, run.parse::<RunId>()) {
                                         resumed.insert(id);
@@ -357,6 +374,7 @@ impl LocalReplica for StoreReplica {
                                 })
                             }
                             Op::Outcome { request, step, outcome } => {
+                                moved = true;
                                 a.approval_outcome(&request, &step, &outcome).map(|run| {
                                     resumed.extend(run);
                                 })
@@ -374,10 +392,13 @@ impl LocalReplica for StoreReplica {
                     }
                     Ok(())
                 })?;
-                Ok((touched, resumed))
+                Ok((touched, resumed, moved))
             })
             .map_err(storage)?;
-        let (touched, resumed) = applied;
+        let (touched, resumed, moved) = applied;
+        if moved {
+            self.runs_moved.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         self.touched.lock().unwrap_or_else(|e| e.into_inner()).extend(touched);
         self.resumed.lock().unwrap_or_else(|e| e.into_inner()).extend(resumed);
         Ok(())
