@@ -286,7 +286,13 @@ fn outcome_words(channels: &Value) -> Option<String> {
         .collect();
     let mut text = status.unwrap_or_else(|| "Ended".into());
     if let Some(r) = reason {
-        text = format!("{text}: {r}");
+        // "Rejected: rejected by the approver: …" says it twice: a reason that starts with the status stands alone.
+        text = if r.to_lowercase().starts_with(&text.to_lowercase()) {
+            let mut chars = r.chars();
+            chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+        } else {
+            format!("{text}: {r}")
+        };
     }
     if !rest.is_empty() {
         text = format!("{text} ({})", rest.join(", "));
@@ -816,5 +822,14 @@ mod tests {
         assert_eq!(in_words(Duration::seconds(-5)), "now");
         assert_eq!(humanize("choose_vendor"), "Choose vendor");
         assert_eq!(value_words(&json!({"a_b": [1, "x"], "c": null})), "a b: 1, x");
+    }
+
+    #[test]
+    fn an_outcome_says_its_status_once() {
+        let rejected = json!({"outcome": {"status": "rejected", "reason": "rejected by the approver: over budget"}});
+        assert_eq!(outcome_words(&rejected).unwrap(), "Rejected by the approver: over budget");
+        let other =
+            json!({"outcome": {"status": "declined", "reason": "sanctions match confirmed", "vendor": "Initech"}});
+        assert_eq!(outcome_words(&other).unwrap(), "Declined: sanctions match confirmed (vendor Initech)");
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::output::{self, Outcome};
 use clap::{Subcommand, ValueEnum};
-use pactwise_api::{Api, ApiError, ApprovalView, OrgScope, RunView, parse_approval_id, parse_run_id};
+use pactwise_api::{Api, ApiError, ApprovalView, OrgScope, RunStory, RunView, Tone, parse_approval_id, parse_run_id};
 use pactwise_domain::{Decision, ErrorCode};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -100,6 +100,53 @@ pub enum DecisionArg {
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, ApiError> {
     serde_json::to_value(value).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
+}
+
+/// A run as the Runs area tells it: what it is and where it stands, who decided what, and its timeline.
+fn story_text(story: &RunStory) -> String {
+    let when = |t: &chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
+    let tone = |t: Tone| match t {
+        Tone::Info => "",
+        Tone::Good => " (done)",
+        Tone::Warn => " (warning)",
+        Tone::Bad => " (problem)",
+    };
+    let s = &story.summary;
+    let mut text = format!("{}: {}", s.title, s.status_text);
+    text.push_str(&format!("\n  started {}", when(&s.created_at)));
+    if let Some(name) = &s.started_by_name {
+        text.push_str(&format!(" by {name}"));
+    }
+    if let Some(end) = &s.finished_at {
+        text.push_str(&format!(", ended {}", when(end)));
+    }
+    if s.on_another_desktop {
+        text.push_str("; it runs on another desktop of the organization");
+    }
+    if let Some(now) = &story.now {
+        text.push_str(&format!("\n  Now: {} (since {})", now.text, when(&now.since)));
+    }
+    if let Some(outcome) = &s.outcome {
+        text.push_str(&format!("\n  Outcome: {outcome}"));
+    }
+    if !story.decisions.is_empty() {
+        text.push_str("\n  Decisions:");
+        for d in &story.decisions {
+            text.push_str(&format!("\n    {}: {}", d.step, d.text));
+            if let Some(reason) = &d.reason {
+                text.push_str(&format!(" — “{reason}”"));
+            }
+            if let Some(at) = &d.at {
+                text.push_str(&format!(" ({})", when(at)));
+            }
+        }
+    }
+    text.push_str("\n  Timeline:");
+    for line in &story.timeline {
+        text.push_str(&format!("\n    {}  {}{}", when(&line.at), line.text, tone(line.tone)));
+    }
+    text.push_str(&format!("\n  (run {})", s.id));
+    text
 }
 
 fn run_line(r: &RunView) -> String {
@@ -208,25 +255,10 @@ async fn runs(api: &Api, scope: &OrgScope, what: RunsCommand) -> Result<Outcome,
             Ok(Outcome::ok(json!({ "run": run }), text))
         }
         RunsCommand::Show { id } => {
-            let detail = api.show_run(scope, parse_run_id(&id)?).await?;
-            let mut text = run_line(&detail.run);
-            for e in &detail.events {
-                text.push_str(&format!(
-                    "\n  {} step {:>2} {:<22} {}",
-                    e.at.format("%H:%M:%S"),
-                    e.superstep,
-                    e.kind,
-                    e.node.as_deref().unwrap_or("")
-                ));
-            }
-            for a in &detail.approvals {
-                text.push_str(&format!(
-                    "\n  approval {} {}: {}",
-                    a.node,
-                    a.status.as_str(),
-                    a.reason.as_deref().unwrap_or("")
-                ));
-            }
+            let id = parse_run_id(&id)?;
+            let detail = api.show_run(scope, id).await?;
+            // People read the run in the words of the Runs area; the JSON keeps the full record.
+            let text = story_text(&api.run_story(scope, id).await?);
             Ok(Outcome::ok(to_json(&detail)?, text))
         }
         RunsCommand::List => {

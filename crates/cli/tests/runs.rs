@@ -60,6 +60,20 @@ fn a_procurement_run_pauses_for_approval_and_finishes_with_the_agreement() {
     let kinds: Vec<&str> = shown["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert!(kinds.contains(&"approval_opened") && kinds.contains(&"succeeded"), "{kinds:?}");
     assert!(json_of(&pactwise(&data, &["inbox", "--json"]))["approvals"].as_array().unwrap().is_empty());
+
+    // For a person, the run in the Runs area's words: who decided what and why, the timeline, no step codes.
+    let told = pactwise(&data, &["runs", "show", &run_id]);
+    assert!(told.status.success());
+    let told = String::from_utf8_lossy(&told.stdout);
+    assert!(told.starts_with("Procurement: finished"), "{told}");
+    assert!(
+        told.contains("Decisions:") && told.contains("Approved by") && told.contains("“fits the budget”"),
+        "{told}"
+    );
+    assert!(told.contains("Timeline:") && told.contains("Shortlist by budget and capabilities: done"), "{told}");
+    for code in ["choose_vendor", "approval_opened", "step 0", "{"] {
+        assert!(!told.contains(code), "no {code:?} for a person: {told}");
+    }
 }
 
 #[test]
