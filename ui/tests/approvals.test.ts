@@ -122,6 +122,38 @@ describe("Approvals inbox", () => {
     expect(screen.getAllByTestId("approval-row")).toHaveLength(1);
   });
 
+  it("a decision waiting to sync is followed: once the service stamps or refuses it, the outcome says so", async () => {
+    for (const answer of ["stamped", "refused"] as const) {
+      const backend = installWorkflowBackend({ syncs: true, inbox: [approval({ from_another_desktop: true })] });
+      const view = render(Approvals, { now: NOW });
+      await screen.findAllByTestId("approval-row");
+      await fireEvent.keyDown(window, { key: "a" });
+      const reason = (await screen.findByTestId("decision-reason")) as HTMLTextAreaElement;
+      await fireEvent.input(reason, { target: { value: "fits the budget" } });
+      await fireEvent.submit(screen.getByTestId("decision-form"));
+      await waitFor(() => expect(screen.getByTestId("decision-outcome").textContent).toContain("waiting to sync"));
+
+      // The service answered (a sync round told the window; here: Refresh).
+      const sent = backend.inbox[0];
+      const request = {
+        ...sent.my_request!,
+        status: answer,
+        refusal: answer === "refused" ? "Ana Ruiz decided this step first" : null,
+      };
+      backend.decided = [{ ...sent, status: answer === "stamped" ? "approved" : "rejected", my_request: request }];
+      backend.inbox = [];
+      await fireEvent.click(screen.getByTestId("refresh-inbox"));
+      const said = screen.getByTestId("decision-outcome");
+      if (answer === "stamped") {
+        await waitFor(() => expect(said.textContent).toContain("Your approval is confirmed by the sync service."));
+      } else {
+        await waitFor(() => expect(said.textContent).toContain("Your approval was not accepted: Ana Ruiz decided this step first."));
+      }
+      expect(said.textContent).not.toContain("waiting to sync");
+      view.unmount();
+    }
+  });
+
   it("a decision the sync service refused is shown with its reason on the step", async () => {
     installWorkflowBackend({
       inbox: [

@@ -28,6 +28,22 @@ describe("Runs area", () => {
     expect(callsOf(backend, "run_story")[0].args).toEqual({ id: backend.run.id });
   });
 
+  it("runs moving in the background reload the story shown but leave a start form being filled open", async () => {
+    const backend = installWorkflowBackend();
+    render(Runs, { now: NOW });
+    await screen.findAllByTestId("run-row");
+    (screen.getByTestId("runs-list") as HTMLElement).focus();
+    await fireEvent.keyDown(window, { key: "Enter" });
+    await screen.findByTestId("run-story");
+    await fireEvent.keyDown(window, { key: "n" });
+    await screen.findByTestId("start-form");
+    const loads = callsOf(backend, "run_story").length;
+    // Another desktop's decision arrives (the window hears it; here: Refresh).
+    await fireEvent.click(screen.getByText("Refresh"));
+    await waitFor(() => expect(callsOf(backend, "run_story").length).toBeGreaterThan(loads));
+    expect(screen.getByTestId("start-form")).toBeTruthy();
+  });
+
   it("'n' opens the form with the organization's vendors, and starting sends the input the form built", async () => {
     const backend = installWorkflowBackend();
     render(Runs, { now: NOW });

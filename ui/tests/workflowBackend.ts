@@ -23,6 +23,8 @@ export interface WorkflowBackend {
   calls: { cmd: string; args: Record<string, unknown> }[];
   /** The organization syncs: a decision is a request, waiting to sync until the service stamps it. */
   syncs?: boolean;
+  /** Approvals that left the inbox (decided), as `approval_reading` still answers for them. */
+  decided?: ApprovalView[];
   /** When set, the next decide_approval fails with this error. */
   decideError?: { code: string; message: string };
   /** What ask_assistant answers: an Answer, or an error to throw. */
@@ -295,7 +297,7 @@ export function installWorkflowBackend(initial: Partial<WorkflowBackend> = {}): 
         backend.run = { ...runView("cancelled"), reason: a.reason as string };
         return { run: backend.run, runs_cancelled: 1, tasks_cancelled: 0, approvals_cancelled: 1 };
       case "approval_reading": {
-        const found = backend.inbox.find((x) => x.id === a.id) ?? approval();
+        const found = backend.inbox.find((x) => x.id === a.id) ?? backend.decided?.find((x) => x.id === a.id) ?? approval();
         const reading: ApprovalReading = {
           approval: found,
           workflow: "Procurement",

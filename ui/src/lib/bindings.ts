@@ -2681,7 +2681,8 @@ export type RunView_Serialize = {
 
 /**
  *  Runs or approvals changed without the window asking (the engine's work loop moved runs or escalated an
- *  approval): the Runs area and the inbox reload.
+ *  approval, or a sync round brought runs, steps or decisions from other desktops — then both counts are 0): the
+ *  Runs area and the inbox reload.
  */
 export type RunsChangedEvent = {
 	runs_moved: number,
