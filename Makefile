@@ -18,7 +18,7 @@ DEBIAN_PACKAGES := pkg-config clang libclang-dev build-essential libssl-dev \
 	libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev \
 	libtesseract-dev libleptonica-dev tesseract-ocr tesseract-ocr-eng \
 	xvfb xauth webkit2gtk-driver imagemagick x11-utils poppler-utils \
-	dbus gnome-keyring libsecret-tools python3-pip postgresql fonts-dejavu-core iso-codes
+	dbus gnome-keyring libsecret-tools python3-pip python3-dbus python3-gi postgresql fonts-dejavu-core iso-codes
 PDFIUM_WHEEL := pypdfium2==5.15.2
 PDFIUM_SHA256 := c76dc0f7839644bfa7c3e3107a6068df714e339c861bb7d4519907b821d427f9
 TAURI_DRIVER_VERSION := 2.1.0

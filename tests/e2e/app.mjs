@@ -13,11 +13,16 @@ export function freshDataDir(name) {
   return fs.mkdtempSync(path.join(os.tmpdir(), `pactwise-e2e-${name}-`));
 }
 
-/** Starts the app (a new process) on `dataDir` and returns the WebDriver session. */
-export async function launch(dataDir) {
+/**
+ * Starts the app (a new process) on `dataDir` and returns the WebDriver session. `second: true` starts it through
+ * the second driver run.sh starts, so a test can drive two desktops at once.
+ */
+export async function launch(dataDir, { second = false } = {}) {
+  const port = second ? process.env.TAURI_DRIVER_PORT_2 : process.env.TAURI_DRIVER_PORT;
+  if (second && !port) throw new Error("TAURI_DRIVER_PORT_2 is not set: run the test through tests/e2e/run.sh");
   const browser = await remote({
     hostname: "127.0.0.1",
-    port: Number(process.env.TAURI_DRIVER_PORT ?? 4444),
+    port: Number(port ?? 4444),
     logLevel: "warn",
     connectionRetryCount: 2,
     capabilities: {
@@ -84,4 +89,51 @@ export async function startFakeModel(script) {
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`the fake model server could not listen on ${endpoint}`);
+}
+
+/**
+ * Starts the test's notification daemon (`notification-daemon.py`) on the test run's session bus, where the app's
+ * notifications go. Returns { notifications, waitFor(predicate, timeout), stop() }: `notifications` grows as the
+ * app sends them.
+ */
+export async function startNotificationDaemon() {
+  const script = path.join(path.dirname(new URL(import.meta.url).pathname), "notification-daemon.py");
+  const child = spawn("/usr/bin/python3", [script], { stdio: ["ignore", "pipe", "inherit"] });
+  const notifications = [];
+  const waiters = new Set();
+  const ready = new Promise((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`the notification daemon exited (${code}); is python3-dbus installed?`)));
+    readline.createInterface({ input: child.stdout }).on("line", (line) => {
+      const record = JSON.parse(line);
+      if (record.ready) return resolve();
+      notifications.push(record);
+      for (const w of waiters) w();
+    });
+  });
+  await ready;
+  return {
+    notifications,
+    async waitFor(predicate, timeout = 20000) {
+      const found = () => notifications.find(predicate);
+      if (found()) return found();
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const n = found();
+          if (n) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            resolve(n);
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`no such notification within ${timeout} ms; received: ${JSON.stringify(notifications)}`));
+        }, timeout);
+        waiters.add(check);
+      });
+    },
+    stop() {
+      child.kill("SIGTERM");
+    },
+  };
 }

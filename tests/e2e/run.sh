@@ -30,13 +30,19 @@ export PACTWISE_MODEL_ENDPOINT="${PACTWISE_MODEL_ENDPOINT:-http://127.0.0.1:$(( 
 export PACTWISE_SAVE_DIR="$E2E_OUTPUT/saved"
 mkdir -p "$PACTWISE_SAVE_DIR"
 
+# Two drivers: a test may drive two desktops at once (each driver starts its own app and WebKitWebDriver).
 port=$(( 4444 + RANDOM % 500 ))
+port2=$(( port + 500 ))
 "$driver_bin" --port "$port" --native-port $(( port + 1000 )) >"$E2E_OUTPUT/tauri-driver.log" 2>&1 &
 pids+=($!)
-export TAURI_DRIVER_PORT="$port"
-for _ in $(seq 1 100); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-  sleep 0.1
+"$driver_bin" --port "$port2" --native-port $(( port2 + 1000 )) >"$E2E_OUTPUT/tauri-driver-2.log" 2>&1 &
+pids+=($!)
+export TAURI_DRIVER_PORT="$port" TAURI_DRIVER_PORT_2="$port2"
+for p in "$port" "$port2"; do
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break
+    sleep 0.1
+  done
 done
 
 cd "$here"

@@ -4,72 +4,22 @@
 // shows "synced" in its status line, and opens the document with A's correction in force.
 import { test, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
-import readline from "node:readline";
 import { fileURLToPath } from "node:url";
 import { freshDataDir, launch, screenshot, waitForRows } from "./app.mjs";
+import { desktopCli, syncService } from "./service.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const bin = path.dirname(process.env.PACTWISE_APP ?? "");
-const cli = process.env.PACTWISE_CLI ?? path.join(bin, "pactwise");
-const serverBin = path.join(bin, "pactwise-sync-server");
 const fixture = path.resolve(here, "../../fixtures/demo/mutual-nda-northwind-contoso.txt");
-const serverDir = freshDataDir("sync-server");
-const dirA = freshDataDir("sync-a");
+const service = syncService("sync-server");
+const cliA = desktopCli(freshDataDir("sync-a"));
 const dirB = freshDataDir("sync-b");
-const database = `sqlite:${path.join(serverDir, "sync.sqlite3")}`;
 const PASSWORD = "a-long-password-for-the-e2e-test";
-let server;
 let browser;
 let signedInA = false;
 
-/** The sync server's admin command; the password goes in on stdin. */
-function admin(args, input = "") {
-  return JSON.parse(execFileSync(serverBin, ["admin", "--database", database, ...args], { encoding: "utf8", input }));
-}
-
 /** The `pactwise` command on data directory A, as JSON. */
-function desktopA(args, env = {}) {
-  const out = execFileSync(cli, ["--data-dir", dirA, ...args, "--json"], {
-    encoding: "utf8",
-    env: { ...process.env, ...env },
-  });
-  return JSON.parse(out);
-}
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts the server and waits until its log says it listens. */
-async function startServer() {
-  const listen = `127.0.0.1:${await freePort()}`;
-  server = spawn(serverBin, ["serve", "--listen", listen, "--database", database], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, PACTWISE_LOG: "info" },
-  });
-  const log = fs.createWriteStream(path.join(process.env.E2E_OUTPUT ?? serverDir, "sync-server.log"));
-  await new Promise((resolve, reject) => {
-    const lines = readline.createInterface({ input: server.stderr });
-    lines.on("line", (line) => {
-      log.write(`${line}\n`);
-      if (/listening/.test(line)) resolve();
-    });
-    server.once("exit", (code) => reject(new Error(`the sync server exited (${code})`)));
-    setTimeout(() => reject(new Error("the sync server did not start within 30 s")), 30000).unref();
-  });
-  return `http://${listen}`;
-}
+const desktopA = (args, env = {}) => cliA.run(args, env);
 
 /** A screenshot once the page has painted what the DOM holds (a capture right after a change can lag a frame). */
 async function shot(name) {
@@ -87,7 +37,7 @@ after(async () => {
       // The server may be gone already; the token is removed from the keychain either way.
     }
   }
-  server?.kill("SIGTERM");
+  service.stop();
 });
 
 afterEach(async (t) => {
@@ -95,11 +45,11 @@ afterEach(async (t) => {
 });
 
 test("a document and its correction made on one desktop reach the other through the sync service", async () => {
-  assert.ok(fs.existsSync(serverBin), `${serverBin} is missing: run make build`);
+  const admin = (args, input) => service.admin(args, input);
   admin(["create-org", "--slug", "alpha", "--name", "Alpha LLP"]);
   admin(["create-user", "--org", "alpha", "--email", "ann@alpha.example", "--role", "admin"], `${PASSWORD}\n`);
   admin(["create-user", "--org", "alpha", "--email", "bob@alpha.example", "--role", "reviewer"], `${PASSWORD}\n`);
-  const endpoint = await startServer();
+  const endpoint = await service.start();
 
   // Desktop A, on the command line: sign in, import a contract, correct an item, sync.
   const signIn = desktopA(["sync", "sign-in", "--server", endpoint, "--org", "alpha", "--email", "ann@alpha.example"], {
