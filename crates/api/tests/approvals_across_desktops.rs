@@ -17,7 +17,10 @@ const PASSWORD: &str = "a-long-password-for-sync";
 struct Service {
     endpoint: String,
     _dir: tempfile::TempDir,
+    storage: Arc<SqliteStorage>,
+    addr: std::net::SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
+    serving: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Service {
@@ -39,13 +42,39 @@ impl Service {
         admin::create_org(storage.as_ref(), "charlie", "Charlie GmbH", now).unwrap();
         admin::create_user(storage.as_ref(), "charlie", "carol@charlie.example", PASSWORD, Role::Owner, now).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let endpoint = format!("http://{}", listener.local_addr().unwrap());
-        let state = AppState::new(storage, Arc::new(SystemClock), ServerConfig::default());
+        let addr = listener.local_addr().unwrap();
+        let mut service =
+            Service { endpoint: format!("http://{addr}"), _dir: dir, storage, addr, stop: None, serving: None };
+        service.serve(listener);
+        service
+    }
+
+    fn serve(&mut self, listener: tokio::net::TcpListener) {
+        let state = AppState::new(self.storage.clone(), Arc::new(SystemClock), ServerConfig::default());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(pactwise_sync_server::serve(listener, state, async move {
-            let _ = stopped.await;
-        }));
-        Service { endpoint, _dir: dir, stop: Some(stop) }
+        let serving = tokio::spawn(async move {
+            let _ = pactwise_sync_server::serve(listener, state, async move {
+                let _ = stopped.await;
+            })
+            .await;
+        });
+        (self.stop, self.serving) = (Some(stop), Some(serving));
+    }
+
+    /// Stops serving (its database stays); requests then fail to connect.
+    async fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(serving) = self.serving.take() {
+            serving.await.unwrap();
+        }
+    }
+
+    /// Serves again on the same address and database.
+    async fn restart(&mut self) {
+        let listener = tokio::net::TcpListener::bind(self.addr).await.expect("the service's port is free again");
+        self.serve(listener);
     }
 
     fn sign_in(&self, org: &str, email: &str) -> SignInInput {
@@ -189,6 +218,48 @@ async fn a_run_on_the_buyers_desktop_is_approved_on_the_approvers_and_resumes_at
     assert!(story.summary.on_another_desktop);
     let decision = &story.decisions[0].text;
     assert!(decision.contains("abe@alpha.example"), "who decided, in words: {decision}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_made_while_the_service_is_down_waits_loses_nothing_and_is_stamped_once_when_it_is_back() {
+    let mut service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let buyer = desktop(&service, tmp.path(), "alpha", "bea@alpha.example").await;
+    let approver = desktop(&service, tmp.path(), "alpha", "abe@alpha.example").await;
+    let run = buyer.api.start_run(&buyer.scope, "procurement".into(), procurement()).await.unwrap();
+    buyer.sync().await;
+    approver.sync().await;
+    let step = approver.inbox().await[0].id;
+
+    // The service goes down between the decision and its stamp.
+    service.stop().await;
+    approver.api.decide_approval(&approver.scope, step, Decision::Approve, "within budget".into(), None).await.unwrap();
+    let failed = approver.api.sync_now().await;
+    assert!(failed.is_err(), "a round without the service fails and says so");
+    let waiting = approver.inbox().await;
+    assert_eq!(waiting.len(), 1, "the step is still pending, never shown as decided");
+    assert_eq!(waiting[0].my_request.as_ref().unwrap().status, RequestState::WaitingToSync, "the request is kept");
+
+    // Back: the kept request is stamped once; rounds after it apply nothing twice.
+    service.restart().await;
+    approver.sync().await;
+    approver.sync().await;
+    buyer.sync().await;
+    buyer.sync().await;
+    let home = buyer.api.show_run(&buyer.scope, run.id).await.unwrap();
+    assert_eq!(home.run.status, RunStatus::Succeeded, "{:?}", home.run);
+    assert_eq!(home.approvals.len(), 1);
+    assert_eq!(home.approvals[0].decided_by_name.as_deref(), Some("abe@alpha.example"));
+    let decided = home.events.iter().filter(|e| e.node.as_deref() == Some("choose_vendor")).count();
+    let seen = approver.api.show_run(&approver.scope, run.id).await.unwrap();
+    assert_eq!(seen.approvals[0].my_request.as_ref().unwrap().status, RequestState::Stamped);
+    buyer.sync().await;
+    let again = buyer.api.show_run(&buyer.scope, run.id).await.unwrap();
+    assert_eq!(
+        again.events.iter().filter(|e| e.node.as_deref() == Some("choose_vendor")).count(),
+        decided,
+        "a later round resumes nothing again"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
