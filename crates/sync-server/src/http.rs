@@ -51,6 +51,8 @@ pub struct ServerConfig {
     pub wait_limits: WaitLimits,
     /// How long a new member's one-time sign-in code stays valid.
     pub code_ttl: chrono::Duration,
+    /// How often the service looks for approval steps past their escalation time ([`crate::steps::sweep`]).
+    pub escalation_sweep: Duration,
 }
 
 impl std::fmt::Debug for MetricsTokenRedacted<'_> {
@@ -73,6 +75,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("max_wait", &self.max_wait)
             .field("wait_limits", &self.wait_limits)
             .field("code_ttl", &self.code_ttl)
+            .field("escalation_sweep", &self.escalation_sweep)
             .finish()
     }
 }
@@ -89,6 +92,7 @@ impl Default for ServerConfig {
             max_wait: Duration::from_secs(MAX_WAIT_S),
             wait_limits: WaitLimits::default(),
             code_ttl: chrono::Duration::days(7),
+            escalation_sweep: Duration::from_secs(15),
         }
     }
 }

@@ -98,6 +98,20 @@ async fn run(
     let app = router(state.clone());
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
+    // Approval steps past their escalation time are escalated by the service, whether or not anyone syncs.
+    let sweeper = {
+        let (state, mut stopped) = (state.clone(), stopped.clone());
+        tokio::spawn(async move {
+            let every = state.0.config.escalation_sweep;
+            loop {
+                crate::steps::sweep(&state).await;
+                tokio::select! {
+                    _ = stopped.changed() => break,
+                    _ = tokio::time::sleep(every) => {}
+                }
+            }
+        })
+    };
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -130,6 +144,7 @@ async fn run(
     // Long polls answer "nothing new" now instead of holding the shutdown up.
     state.notifier().close();
     let _ = stop.send(true);
+    let _ = sweeper.await;
     while connections.join_next().await.is_some() {}
     Ok(())
 }

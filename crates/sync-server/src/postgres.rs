@@ -90,6 +90,14 @@ CREATE TABLE IF NOT EXISTS approval_openings (
     PRIMARY KEY (org_id, step_id)
 );
 CREATE INDEX IF NOT EXISTS approval_openings_run ON approval_openings (org_id, run_id);
+CREATE TABLE IF NOT EXISTS approval_escalations (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    step_id TEXT NOT NULL,
+    escalate_at TEXT NOT NULL,
+    escalated_at TEXT,
+    PRIMARY KEY (org_id, step_id)
+);
+CREATE INDEX IF NOT EXISTS approval_escalations_due ON approval_escalations (escalate_at) WHERE escalated_at IS NULL;
 CREATE TABLE IF NOT EXISTS blobs (
     org_id TEXT NOT NULL REFERENCES organizations(id),
     hash TEXT NOT NULL,
@@ -378,7 +386,7 @@ impl SyncStorage for PgStorage {
             }
             let refused = match refuse_change(actor, change) {
                 Some(refused) => Some(refused),
-                None => steps::publish(actor, change, &mut PgSteps { tx: &mut tx, org: &org })?,
+                None => steps::publish(actor, change, now, &mut PgSteps { tx: &mut tx, org: &org })?,
             };
             if let Some(refused) = refused {
                 results.push(PushResult { change_id: change.id, seq: 0, refused: Some(refused) });
@@ -414,6 +422,53 @@ impl SyncStorage for PgStorage {
         )?;
         tx.commit()?;
         Ok(response)
+    }
+
+    fn escalate_due(&self, now: DateTime<Utc>) -> Result<Vec<(OrgId, u64)>, StorageError> {
+        let mut conn = self.conn()?;
+        let mut tx = conn.transaction()?;
+        let at = ts(now);
+        // Open (not closed), undecided, not escalated yet, and due; locked so two sweeps never both write one.
+        let due: Vec<(String, String, String)> = tx
+            .query(
+                "SELECT e.org_id, e.step_id, o.run_id FROM approval_escalations e
+                 JOIN approval_openings o ON o.org_id = e.org_id AND o.step_id = e.step_id
+                 WHERE e.escalated_at IS NULL AND e.escalate_at <= $1 AND NOT o.closed
+                   AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.org_id = e.org_id AND a.step_id = e.step_id)
+                 ORDER BY e.org_id, e.escalate_at
+                 FOR UPDATE OF e SKIP LOCKED",
+                &[&at],
+            )?
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        let mut last: Vec<(OrgId, u64)> = Vec::new();
+        let nil = Uuid::nil().to_string();
+        for (org, step, run) in due {
+            // The organization's row orders this change with its pushes (as a push does).
+            let seq = tx
+                .query_one("SELECT last_seq FROM organizations WHERE id = $1 FOR UPDATE", &[&org])?
+                .get::<_, i64>(0) as u64
+                + 1;
+            let change = steps::escalation_change(&step, &run, now, seq)?;
+            tx.execute(
+                "INSERT INTO changes (org_id, seq, change_id, model, record_id, change_json, author, device_id, received_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)",
+                &[&org, &(seq as i64), &change.id.to_string(), &change.model.as_str(), &step, &to_json(&change)?, &nil, &at],
+            )?;
+            tx.execute("UPDATE organizations SET last_seq = $2 WHERE id = $1", &[&org, &(seq as i64)])?;
+            tx.execute(
+                "UPDATE approval_escalations SET escalated_at = $3 WHERE org_id = $1 AND step_id = $2",
+                &[&org, &step, &at],
+            )?;
+            let org = OrgId::from_uuid(parse_uuid(&org)?);
+            match last.last_mut() {
+                Some((o, s)) if *o == org => *s = seq,
+                _ => last.push((org, seq)),
+            }
+        }
+        tx.commit()?;
+        Ok(last)
     }
 
     fn pull(&self, org: OrgId, since: u64, limit: u32) -> Result<PullResponse, StorageError> {
@@ -675,6 +730,14 @@ impl StepTables for PgSteps<'_, '_> {
             "INSERT INTO approval_openings (org_id, step_id, run_id, requester, four_eyes, closed)
              VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
             &[&self.org, &step, &o.run_id, &o.requester.to_string(), &o.four_eyes, &o.closed],
+        )?;
+        Ok(())
+    }
+
+    fn schedule_escalation(&mut self, step: &str, at: DateTime<Utc>) -> Result<(), StorageError> {
+        self.tx.execute(
+            "INSERT INTO approval_escalations (org_id, step_id, escalate_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            &[&self.org, &step, &ts(at)],
         )?;
         Ok(())
     }

@@ -93,6 +93,16 @@ CREATE TABLE IF NOT EXISTS approval_openings (
     PRIMARY KEY (org_id, step_id)
 );
 CREATE INDEX IF NOT EXISTS approval_openings_run ON approval_openings (org_id, run_id);
+-- When an approval step escalates if still undecided (pinned from its first publication, by the service's clock),
+-- and when the service escalated it (once).
+CREATE TABLE IF NOT EXISTS approval_escalations (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    step_id TEXT NOT NULL,
+    escalate_at TEXT NOT NULL,
+    escalated_at TEXT,
+    PRIMARY KEY (org_id, step_id)
+);
+CREATE INDEX IF NOT EXISTS approval_escalations_due ON approval_escalations (escalate_at) WHERE escalated_at IS NULL;
 CREATE TABLE IF NOT EXISTS blobs (
     org_id TEXT NOT NULL REFERENCES organizations(id),
     hash TEXT NOT NULL,
@@ -353,7 +363,7 @@ impl SyncStorage for SqliteStorage {
                 }
                 let refused = match refuse_change(actor, change) {
                     Some(refused) => Some(refused),
-                    None => steps::publish(actor, change, &mut SqliteSteps { tx: &tx, org: &org })?,
+                    None => steps::publish(actor, change, now, &mut SqliteSteps { tx: &tx, org: &org })?,
                 };
                 if let Some(refused) = refused {
                     results.push(PushResult { change_id: change.id, seq: 0, refused: Some(refused) });
@@ -417,6 +427,49 @@ impl SyncStorage for SqliteStorage {
             });
         }
         Ok(crate::storage::page(changes, since, limit))
+    }
+
+    fn escalate_due(&self, now: DateTime<Utc>) -> Result<Vec<(OrgId, u64)>, StorageError> {
+        let mut conn = self.writer();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let at = ts(now);
+        // Open (not closed), undecided, not escalated yet, and due.
+        let due: Vec<(String, String, String)> = tx
+            .prepare_cached(
+                "SELECT e.org_id, e.step_id, o.run_id FROM approval_escalations e
+                 JOIN approval_openings o ON o.org_id = e.org_id AND o.step_id = e.step_id
+                 WHERE e.escalated_at IS NULL AND e.escalate_at <= ?1 AND o.closed = 0
+                   AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.org_id = e.org_id AND a.step_id = e.step_id)
+                 ORDER BY e.org_id, e.escalate_at",
+            )?
+            .query_map([&at], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        let mut last: Vec<(OrgId, u64)> = Vec::new();
+        let nil = Uuid::nil().to_string();
+        for (org, step, run) in due {
+            let seq = tx
+                .query_row("SELECT last_seq FROM organizations WHERE id = ?1", [&org], |r| r.get::<_, i64>(0))?
+                as u64
+                + 1;
+            let change = steps::escalation_change(&step, &run, now, seq)?;
+            tx.execute(
+                "INSERT INTO changes (org_id, seq, change_id, model, record_id, change_json, author, device_id, received_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)",
+                params![&org, seq as i64, change.id.to_string(), change.model.as_str(), &step, to_json(&change)?, &nil, &at],
+            )?;
+            tx.execute("UPDATE organizations SET last_seq = ?2 WHERE id = ?1", params![&org, seq as i64])?;
+            tx.execute(
+                "UPDATE approval_escalations SET escalated_at = ?3 WHERE org_id = ?1 AND step_id = ?2",
+                params![&org, &step, &at],
+            )?;
+            let org = OrgId::from_uuid(parse_uuid(&org)?);
+            match last.last_mut() {
+                Some((o, s)) if *o == org => *s = seq,
+                _ => last.push((org, seq)),
+            }
+        }
+        tx.commit()?;
+        Ok(last)
     }
 
     fn put_blob(&self, org: OrgId, hash: &str, bytes: &[u8], now: DateTime<Utc>) -> Result<bool, StorageError> {
@@ -678,6 +731,16 @@ impl StepTables for SqliteSteps<'_> {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
             )?
             .execute(params![self.org, step, o.run_id, o.requester.to_string(), o.four_eyes, o.closed])?;
+        Ok(())
+    }
+
+    fn schedule_escalation(&mut self, step: &str, at: DateTime<Utc>) -> Result<(), StorageError> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO approval_escalations (org_id, step_id, escalate_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT DO NOTHING",
+            )?
+            .execute(params![self.org, step, ts(at)])?;
         Ok(())
     }
 

@@ -3,14 +3,21 @@
 //! eligible roles and four-eyes; a later publication may only come from the same requester and may close the step;
 //! a decision request is stamped or refused with `pactwise_rules::approval::may_decide` over what was pinned. Each
 //! backend implements [`StepTables`] over its open transaction, so the rule runs inside the push's one transaction.
+//!
+//! Escalation is the service's too: the first publication's `escalate_after_secs` pins the step's escalation time by
+//! the service's clock; [`escalation_change`] is the one change the service writes when an open, undecided step
+//! passes it (once per step, see `SyncStorage::escalate_due`), so every desktop hears of it even when the run's own
+//! desktop is offline. Escalation never decides.
 
 use crate::storage::{Actor, StorageError};
 use chrono::{DateTime, Utc};
 use pactwise_domain::{ErrorCode, Role, UserId};
 use pactwise_rules::approval;
 use pactwise_sync::SyncedModel;
-use pactwise_sync::shared::{SharedApproval, SharedStepStatus};
+use pactwise_sync::shared::{Escalation, SharedApproval, SharedStepStatus};
 use pactwise_sync::wire::{ApprovalOutcome, Change, ChangeBody, ErrorDetail, RefusalReason};
+use pactwise_sync::{Hlc, SyncedModel as Model};
+use uuid::Uuid;
 
 /// What a step's first publication pinned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +32,8 @@ pub struct Opening {
 pub trait StepTables {
     fn opening(&mut self, step: &str) -> Result<Option<Opening>, StorageError>;
     fn open(&mut self, step: &str, opening: &Opening) -> Result<(), StorageError>;
+    /// Pins when an open step escalates if still undecided (the service's clock).
+    fn schedule_escalation(&mut self, step: &str, at: DateTime<Utc>) -> Result<(), StorageError>;
     fn close(&mut self, step: &str) -> Result<(), StorageError>;
     fn pinned_roles(&mut self, step: &str) -> Result<Option<Vec<Role>>, StorageError>;
     fn pin_roles(&mut self, step: &str, roles: &[Role]) -> Result<(), StorageError>;
@@ -50,6 +59,7 @@ fn refusal(code: ErrorCode, message: impl Into<String>) -> ErrorDetail {
 pub fn publish(
     actor: &Actor,
     change: &Change,
+    now: DateTime<Utc>,
     tables: &mut dyn StepTables,
 ) -> Result<Option<ErrorDetail>, StorageError> {
     if change.model != SyncedModel::ApprovalStep {
@@ -72,6 +82,10 @@ pub fn publish(
                 closed: published.status != SharedStepStatus::Open,
             };
             tables.open(step, &opening)?;
+            if let Some(secs) = published.escalate_after_secs.filter(|_| !opening.closed) {
+                let after = chrono::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX));
+                tables.schedule_escalation(step, now.checked_add_signed(after).unwrap_or(now))?;
+            }
             if tables.pinned_roles(step)?.is_none() {
                 tables.pin_roles(step, &published.eligible_roles)?;
             }
@@ -149,5 +163,46 @@ pub fn decide(
         Err(approval::Refusal::AlreadyDecided) => refused(RefusalReason::AlreadyDecided),
         Err(approval::Refusal::NotEligible) => refused(RefusalReason::NotEligible),
         Err(approval::Refusal::FourEyes | approval::Refusal::OwnRequest) => refused(RefusalReason::FourEyes),
+    }
+}
+
+/// The change the service writes when `step` of `run` passed its escalation time undecided: model
+/// `approval_escalation`, by the service's clock (a nil HLC node: no desktop wrote it).
+pub fn escalation_change(step: &str, run: &str, now: DateTime<Utc>, seq: u64) -> Result<Change, StorageError> {
+    let run_id = Uuid::parse_str(run).map_err(|e| StorageError::Database(format!("a step's run id: {e}")))?;
+    Ok(Change {
+        id: Uuid::now_v7(),
+        model: Model::ApprovalEscalation,
+        record_id: step.to_string(),
+        hlc: Hlc {
+            wall_ms: u64::try_from(now.timestamp_millis()).unwrap_or(0),
+            counter: (seq % u64::from(u32::MAX)) as u32,
+            node: Uuid::nil(),
+        },
+        body: ChangeBody::Event { event: Escalation { run_id, escalated_at: now }.to_event() },
+    })
+}
+
+/// One escalation sweep: every approval step past its escalation time is escalated once (by the storage, in one
+/// transaction, at the service's clock) and the waits of each organization that received an escalation are woken.
+/// Returns how many organizations received one. A storage failure is logged; the next sweep tries again.
+pub async fn sweep(state: &crate::AppState) -> usize {
+    use tracing::Instrument;
+    let now = state.0.clock.now();
+    let escalated = crate::http::blocking(state, move |storage| storage.escalate_due(now))
+        .instrument(tracing::info_span!("escalation_sweep"))
+        .await;
+    match escalated {
+        Ok(advanced) => {
+            for (org, seq) in &advanced {
+                tracing::info!(org = %org, seq, "approval steps escalated");
+                state.0.notifier.advanced(*org, *seq);
+            }
+            advanced.len()
+        }
+        Err(e) => {
+            tracing::warn!("the escalation sweep failed: {e:?}");
+            0
+        }
     }
 }

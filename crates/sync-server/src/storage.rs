@@ -118,6 +118,11 @@ pub trait SyncStorage: Send + Sync + 'static {
     fn push(&self, actor: &Actor, request: &PushRequest, now: DateTime<Utc>) -> Result<PushResponse, StorageError>;
     /// Changes with `seq > since`, at most `limit`.
     fn pull(&self, org: OrgId, since: u64, limit: u32) -> Result<PullResponse, StorageError>;
+    /// Escalates every open, undecided approval step whose escalation time (pinned at its first publication) is at
+    /// or before `now`: marks it escalated and appends its `approval_escalation` change
+    /// ([`crate::steps::escalation_change`]) to its organization's log, each step once, in one transaction. Returns
+    /// each organization's new last sequence number, so waiting desktops can be woken.
+    fn escalate_due(&self, now: DateTime<Utc>) -> Result<Vec<(OrgId, u64)>, StorageError>;
 
     /// Store a blob for the organization; `false` when it was already there.
     fn put_blob(&self, org: OrgId, hash: &str, bytes: &[u8], now: DateTime<Utc>) -> Result<bool, StorageError>;

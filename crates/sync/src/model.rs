@@ -40,6 +40,9 @@ pub enum SyncedModel {
     /// A member of the organization (email, display name, role, removed), written only by the service when an owner
     /// or admin changes the members; desktops never push one.
     Member,
+    /// An approval step waited past its escalation time: written once per step, only by the service (its clock),
+    /// never by a desktop. Escalation never decides.
+    ApprovalEscalation,
 }
 
 /// How concurrent changes to one model are reconciled.
@@ -54,7 +57,7 @@ pub enum ConflictRule {
 }
 
 impl SyncedModel {
-    pub const ALL: [SyncedModel; 11] = [
+    pub const ALL: [SyncedModel; 12] = [
         SyncedModel::Document,
         SyncedModel::Contract,
         SyncedModel::Vendor,
@@ -66,6 +69,7 @@ impl SyncedModel {
         SyncedModel::ApprovalStep,
         SyncedModel::RunCancel,
         SyncedModel::Member,
+        SyncedModel::ApprovalEscalation,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -81,6 +85,7 @@ impl SyncedModel {
             SyncedModel::ApprovalStep => "approval_step",
             SyncedModel::RunCancel => "run_cancel",
             SyncedModel::Member => "member",
+            SyncedModel::ApprovalEscalation => "approval_escalation",
         }
     }
 
@@ -93,9 +98,10 @@ impl SyncedModel {
             | SyncedModel::Run
             | SyncedModel::ApprovalStep
             | SyncedModel::Member => ConflictRule::LastWriterWins,
-            SyncedModel::ReviewCorrection | SyncedModel::AuditEntry | SyncedModel::RunCancel => {
-                ConflictRule::AppendOnly
-            }
+            SyncedModel::ReviewCorrection
+            | SyncedModel::AuditEntry
+            | SyncedModel::RunCancel
+            | SyncedModel::ApprovalEscalation => ConflictRule::AppendOnly,
             SyncedModel::ApprovalDecision => ConflictRule::ServerChecked,
         }
     }

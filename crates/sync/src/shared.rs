@@ -51,9 +51,37 @@ pub struct SharedApproval {
     /// The person who started the run, by name (a hint for display; the service pins the requester by token).
     pub requested_by_name: Option<String>,
     pub due_at: Option<DateTime<Utc>>,
-    /// Set once when the step waited past its escalation time on its home desktop.
+    /// When the step was escalated: by the sync service (an [`Escalation`]) when the organization syncs.
     pub escalated_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
+    /// How long after its first publication the step escalates if still undecided (the graph's
+    /// `escalate_after_secs`); the service pins it from the first publication and keeps the time by its own clock.
+    #[serde(default)]
+    pub escalate_after_secs: Option<u64>,
+}
+
+/// The longest escalation delay a published step may ask for (a year).
+pub const MAX_ESCALATE_AFTER_SECS: u64 = 366 * 24 * 3600;
+
+/// The service's escalation of an approval step (model `approval_escalation`, an event; record id: the step's id), written
+/// once when the step waited past its escalation time, by the service's clock. It makes the step urgent on every
+/// desktop; it never decides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Escalation {
+    pub run_id: Uuid,
+    pub escalated_at: DateTime<Utc>,
+}
+
+impl Escalation {
+    /// The escalation as its change's event (an append-only record).
+    pub fn to_event(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    pub fn from_event(event: &Value) -> Result<Self, String> {
+        serde_json::from_value(event.clone()).map_err(|e| format!("an escalation is malformed: {e}"))
+    }
 }
 
 /// One line of a published run's timeline.
@@ -133,6 +161,9 @@ impl SharedApproval {
         if let Some(n) = &self.requested_by_name {
             name("requester's name", n)?;
         }
+        if self.escalate_after_secs.is_some_and(|secs| secs == 0 || secs > MAX_ESCALATE_AFTER_SECS) {
+            return Err(format!("its escalation delay must be 1 second to {MAX_ESCALATE_AFTER_SECS} seconds"));
+        }
         Ok(())
     }
 }
@@ -206,6 +237,7 @@ mod tests {
             due_at: None,
             escalated_at: None,
             created_at: DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+            escalate_after_secs: Some(172_800),
         }
     }
 
@@ -224,6 +256,23 @@ mod tests {
         assert!(SharedApproval::from_fields(&fields).is_err());
         let long = SharedApproval { title: "x".repeat(MAX_NAME_CHARS + 1), ..step() };
         assert!(long.check().unwrap_err().contains("title"));
+        let never = SharedApproval { escalate_after_secs: Some(0), ..step() };
+        assert!(never.check().unwrap_err().contains("escalation delay"));
+        let too_late = SharedApproval { escalate_after_secs: Some(MAX_ESCALATE_AFTER_SECS + 1), ..step() };
+        assert!(too_late.check().is_err());
+        // A step published before the delay travelled has none.
+        let mut fields = s.to_fields();
+        fields.remove("escalate_after_secs");
+        assert_eq!(SharedApproval::from_fields(&fields).unwrap().escalate_after_secs, None);
+    }
+
+    #[test]
+    fn an_escalation_round_trips_and_refuses_what_it_does_not_know() {
+        let e = Escalation { run_id: Uuid::nil(), escalated_at: DateTime::from_timestamp(1_800_000_000, 0).unwrap() };
+        assert_eq!(Escalation::from_event(&e.to_event()).unwrap(), e);
+        let mut event = e.to_event();
+        event["decision"] = json!("approve");
+        assert!(Escalation::from_event(&event).is_err(), "an escalation never carries a decision");
     }
 
     #[test]

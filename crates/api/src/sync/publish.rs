@@ -144,5 +144,9 @@ fn shared_approval(a: &ApprovalRecord, graph: String, requested_by_name: Option<
         due_at: a.due_at,
         escalated_at: a.escalated_at,
         created_at: a.created_at,
+        // The service keeps the escalation time by its own clock, from the first publication.
+        escalate_after_secs: a
+            .escalate_at
+            .map(|at| u64::try_from((at - a.created_at).num_seconds()).unwrap_or(0).max(1)),
     }
 }

@@ -10,6 +10,9 @@ use pactwise_sync::wire::{ApprovalDecision, RefusalReason};
 use pactwise_sync::{ApprovalView, DeviceToken, HttpApi, SharedApproval, SharedStepStatus, SyncedModel};
 use std::sync::Arc;
 
+/// The escalation delay the published steps of these tests carry.
+const ESCALATE_AFTER_SECS: u64 = 3600;
+
 async fn two_conflicting_offline_approvals_end_with_exactly_one_decision_stamped_by_the_server(backend: Backend) {
     let fresh = fresh(backend);
     let clock = fixed_clock();
@@ -107,6 +110,7 @@ fn published_step(run: uuid::Uuid, four_eyes: bool, status: SharedStepStatus) ->
         due_at: None,
         escalated_at: None,
         created_at: start_time(),
+        escalate_after_secs: Some(ESCALATE_AFTER_SECS),
     }
 }
 
@@ -197,7 +201,87 @@ async fn a_published_step_pins_its_requester_run_and_four_eyes_against_forged_re
     assert_eq!(counts(fresh.storage.as_ref()).approvals, 2, "step-1 and step-2, once each");
 }
 
+/// The service escalates an open, undecided step once, at its own clock's escalation time pinned from the first
+/// publication — not a closed step, not a decided one, not one without a delay — and no desktop may write an
+/// escalation itself.
+async fn the_service_escalates_each_overdue_open_step_once_by_its_own_clock(backend: Backend) {
+    let fresh = fresh(backend);
+    let clock = fixed_clock();
+    let a = org(fresh.storage.as_ref(), clock.as_ref(), "alpha", &[Role::Admin, Role::Approver]);
+    let server = TestServer::start(fresh.storage.clone(), clock.clone(), generous()).await;
+    let apis: Vec<HttpApi> =
+        a.tokens.iter().map(|t| HttpApi::new(&server.endpoint, Some(DeviceToken::new(t))).unwrap()).collect();
+    let replicas: Vec<_> =
+        a.tokens.iter().map(|t| device(&server, t, Arc::new(FixedClock::new(clock.now()))).0).collect();
+    let push = |i: usize, changes: Vec<pactwise_sync::Change>| {
+        let api = &apis[i];
+        async move {
+            api.push(&pactwise_sync::wire::PushRequest { idempotency_key: uuid::Uuid::now_v7(), changes })
+                .await
+                .unwrap()
+        }
+    };
+    let run = uuid::Uuid::now_v7();
+    let open = published_step(run, false, SharedStepStatus::Open);
+    let no_delay = SharedApproval { escalate_after_secs: None, ..open.clone() };
+    let mut steps = Vec::new();
+    for (id, step) in [("due-1", &open), ("due-2", &open), ("closed", &open), ("decided", &open), ("never", &no_delay)]
+    {
+        steps.push(replicas[0].set_fields(SyncedModel::ApprovalStep, id, step.to_fields()));
+    }
+    assert!(push(0, steps).await.results.iter().all(|r| r.refused.is_none()));
+    let closed = published_step(run, false, SharedStepStatus::Closed).to_fields();
+    push(0, vec![replicas[0].set_fields(SyncedModel::ApprovalStep, "closed", closed)]).await;
+    let decision = replicas[1].request_approval_of("decided", ApprovalDecision::Approve, &[Role::Approver]);
+    push(1, vec![decision]).await;
+
+    let escalations = |page: &pactwise_sync::PullResponse| -> Vec<(String, serde_json::Value)> {
+        page.changes
+            .iter()
+            .filter(|c| c.change.model == SyncedModel::ApprovalEscalation)
+            .map(|c| match &c.change.body {
+                pactwise_sync::ChangeBody::Event { event } => {
+                    (c.change.record_id.clone(), event["escalated_at"].clone())
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    // Not yet: one second before the pinned time.
+    assert_eq!(pactwise_sync_server::steps::sweep(&server.state).await, 0);
+    clock.advance(chrono::Duration::seconds(ESCALATE_AFTER_SECS as i64 - 1));
+    assert_eq!(pactwise_sync_server::steps::sweep(&server.state).await, 0);
+    assert!(escalations(&apis[1].pull(0, 100).await.unwrap()).is_empty());
+
+    // Due: the two open, undecided steps, once each, at the service's time.
+    clock.advance(chrono::Duration::seconds(1));
+    assert_eq!(pactwise_sync_server::steps::sweep(&server.state).await, 1, "one organization woken");
+    assert_eq!(pactwise_sync_server::steps::sweep(&server.state).await, 0, "escalated once");
+    let page = apis[1].pull(0, 100).await.unwrap();
+    let mut seen = escalations(&page);
+    seen.sort_by(|x, y| x.0.cmp(&y.0));
+    let at = serde_json::to_value(clock.now()).unwrap();
+    assert_eq!(seen, vec![("due-1".to_string(), at.clone()), ("due-2".to_string(), at)]);
+    let written = page.changes.iter().find(|c| c.change.model == SyncedModel::ApprovalEscalation).unwrap();
+    assert!(written.author.as_uuid().is_nil(), "written by the service, not by a member");
+    let event = match &written.change.body {
+        pactwise_sync::ChangeBody::Event { event } => event,
+        other => panic!("{other:?}"),
+    };
+    let read = pactwise_sync::shared::Escalation::from_event(event).unwrap();
+    assert_eq!(read.run_id, run);
+
+    // A desktop may not write an escalation (nor so decide anything).
+    let forged = replicas[1].append_event(SyncedModel::ApprovalEscalation, "never", event.clone());
+    let refused = push(1, vec![forged]).await;
+    assert!(refused.results[0].refused.is_some(), "{refused:?}");
+    clock.advance(chrono::Duration::days(400));
+    assert_eq!(pactwise_sync_server::steps::sweep(&server.state).await, 0, "a step without a delay never escalates");
+    assert_eq!(counts(fresh.storage.as_ref()).approvals, 1, "escalation decided nothing");
+}
+
 crate::both_backends!(
+    the_service_escalates_each_overdue_open_step_once_by_its_own_clock,
     two_conflicting_offline_approvals_end_with_exactly_one_decision_stamped_by_the_server,
     an_approval_pushed_again_after_a_crash_keeps_its_first_outcome,
     a_published_step_pins_its_requester_run_and_four_eyes_against_forged_requests,

@@ -97,6 +97,9 @@ impl SyncStorage for Stalling {
     fn pull(&self, org: OrgId, since: u64, limit: u32) -> Result<PullResponse, StorageError> {
         self.inner.pull(org, since, limit)
     }
+    fn escalate_due(&self, now: DateTime<Utc>) -> Result<Vec<(OrgId, u64)>, StorageError> {
+        self.inner.escalate_due(now)
+    }
     fn put_blob(&self, org: OrgId, hash: &str, bytes: &[u8], now: DateTime<Utc>) -> Result<bool, StorageError> {
         self.inner.put_blob(org, hash, bytes, now)
     }
