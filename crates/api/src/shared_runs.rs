@@ -76,12 +76,7 @@ fn shared_approval_view(row: &SharedApprovalRow, mine: Option<&ApprovalRequestRo
         choices: step.choices,
         due_at: step.due_at,
         escalated: step.escalated_at.is_some(),
-        urgent_notice: step.escalated_at.map(|_| {
-            format!(
-                "Urgent: \"{}\" has waited past its escalation time and still needs a decision",
-                row_title(&row.record)
-            )
-        }),
+        urgent_notice: step.escalated_at.map(|_| pactwise_store::escalation_notice(&row_title(&row.record))),
         decided_by: row.decided_by,
         decided_by_name: row.decided_by_name.clone(),
         decided_at: row.decided_at,

@@ -96,7 +96,13 @@ struct Desktop {
 }
 
 async fn desktop(service: &Service, dir: &Path, org: &str, email: &str) -> Desktop {
+    desktop_at(service, dir, org, email, Arc::new(SystemClock)).await
+}
+
+/// A desktop whose clock the test sets.
+async fn desktop_at(service: &Service, dir: &Path, org: &str, email: &str, clock: Arc<dyn Clock>) -> Desktop {
     let options = ApiOptions {
+        clock,
         keys: Arc::new(InMemoryApiKeySource::empty()),
         sync_tokens: Arc::new(MemorySyncTokens::default()),
         ..ApiOptions::default()
@@ -260,6 +266,56 @@ async fn a_decision_made_while_the_service_is_down_waits_loses_nothing_and_is_st
         decided,
         "a later round resumes nothing again"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overdue_step_is_escalated_once_by_the_service_and_reaches_every_desktop_even_with_its_home_offline() {
+    use pactwise_sync_server::SyncStorage;
+    let service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let home_clock = Arc::new(pactwise_domain::FixedClock::new(SystemClock.now()));
+    let buyer = desktop_at(&service, tmp.path(), "alpha", "bea@alpha.example", home_clock.clone()).await;
+    let approver = desktop(&service, tmp.path(), "alpha", "abe@alpha.example").await;
+    let admin = desktop(&service, tmp.path(), "alpha", "ann@alpha.example").await;
+    let run = buyer.api.start_run(&buyer.scope, "procurement".into(), procurement()).await.unwrap();
+    buyer.sync().await;
+    approver.sync().await;
+    assert!(!approver.inbox().await[0].escalated);
+
+    // Two days on (procurement escalates after 48 hours) the buyer's desktop is offline; the service escalates.
+    let later = SystemClock.now() + chrono::Duration::hours(49);
+    let storage = service.storage.clone();
+    let woke = tokio::task::spawn_blocking(move || storage.escalate_due(later)).await.unwrap().unwrap();
+    assert_eq!(woke.len(), 1, "one organization's desktops are woken");
+    let storage = service.storage.clone();
+    let again = tokio::task::spawn_blocking(move || storage.escalate_due(later)).await.unwrap().unwrap();
+    assert!(again.is_empty(), "escalated once");
+
+    // Every eligible desktop shows it as urgent; nothing is decided.
+    for desk in [&approver, &admin] {
+        desk.sync().await;
+        let inbox = desk.inbox().await;
+        assert_eq!(inbox.len(), 1);
+        assert!(inbox[0].escalated);
+        assert_eq!(inbox[0].status, ApprovalStatus::Pending, "escalation never decides");
+        assert!(inbox[0].urgent_notice.as_deref().unwrap().contains("waited past its escalation time"));
+    }
+
+    // Two days on at home too: the home's own watchdog does not escalate a syncing organization's step (the
+    // service does); back online, it applies the service's escalation, once.
+    home_clock.advance(chrono::Duration::hours(49));
+    let round = buyer.api.work_round().await.unwrap();
+    assert_eq!(round.escalated_approvals, 0, "the service escalates a syncing organization's steps, not the home");
+    assert!(!buyer.api.show_run(&buyer.scope, run.id).await.unwrap().approvals[0].escalated);
+    buyer.sync().await;
+    let shown = buyer.api.show_run(&buyer.scope, run.id).await.unwrap();
+    assert!(shown.approvals[0].escalated);
+    let home_inbox = buyer.api.inbox(&buyer.scope).await.unwrap();
+    assert!(home_inbox.iter().all(|a| a.run != run.id || a.urgent_notice.is_some()));
+    assert_eq!(shown.run.status, RunStatus::Waiting, "still waiting for a person");
+    buyer.sync().await;
+    approver.sync().await;
+    assert!(approver.inbox().await[0].escalated, "the home's next publication keeps the escalation");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -97,32 +97,52 @@ pub(crate) fn approval_from_row(r: &Row<'_>) -> rusqlite::Result<ApprovalRecord>
     })
 }
 
-/// Marks approvals whose escalation time has passed as escalated and writes one urgent notification each. The
-/// `escalated_at IS NULL` guard and the notification's unique key make it happen exactly once. Never decides.
+/// The approvals this desktop escalates by itself: pending, not escalated, with an escalation time, of an
+/// organization that does not sync. When the organization syncs, the sync service escalates (by its clock, once,
+/// whether or not this desktop is online) and [`escalate`] applies what it wrote. One home for the rule: the
+/// watchdog's sweep and the work loop's next due time both read it.
+pub(crate) const ESCALATES_HERE: &str = "status = 'pending' AND escalated_at IS NULL AND escalate_at IS NOT NULL
+     AND org_id NOT IN (SELECT org_id FROM sync_state)";
+
+/// Marks approvals whose escalation time has passed as escalated and writes one urgent notification each (only
+/// those that escalate here: [`ESCALATES_HERE`]). Never decides.
 pub(crate) fn escalate_due(tx: &Transaction<'_>, now: &str) -> Result<usize, StoreError> {
-    let due: Vec<(String, String, String)> = {
-        let mut stmt = tx.prepare_cached(
-            "UPDATE engine_approvals SET escalated_at = ?1
-             WHERE status = 'pending' AND escalated_at IS NULL AND escalate_at IS NOT NULL AND escalate_at <= ?1
-             RETURNING id, org_id, title",
-        )?;
-        stmt.query_map([now], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?
-    };
-    for (id, org, title) in &due {
-        tx.prepare_cached_execute(
-            "INSERT OR IGNORE INTO engine_notifications (id, org_id, approval_id, kind, urgent, message, created_at)
-             VALUES (?1, ?2, ?3, 'urgent_escalation', 1, ?4, ?5)",
-            params![
-                uuid::Uuid::now_v7().to_string(),
-                org,
-                id,
-                format!("Urgent: \"{title}\" has waited past its escalation time and still needs a decision"),
-                now
-            ],
-        )?;
-        append_platform_audit(tx, org, now, "approval_escalated", "approval", id, &Value::Null)?;
+    let due: Vec<String> = tx
+        .prepare_cached(&format!("SELECT id FROM engine_approvals WHERE {ESCALATES_HERE} AND escalate_at <= ?1"))?
+        .query_map([now], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut n = 0;
+    for id in &due {
+        n += usize::from(escalate(tx, id, now)?);
     }
-    Ok(due.len())
+    Ok(n)
+}
+
+/// What an escalated approval's urgent notification says, on every desktop.
+pub fn escalation_notice(title: &str) -> String {
+    format!("Urgent: \"{title}\" has waited past its escalation time and still needs a decision")
+}
+
+/// Escalates one pending approval at `now`: marks it and writes its urgent notification, once (the
+/// `escalated_at IS NULL` guard and the notification's unique key); `false` when it was not pending or already
+/// escalated. Never decides. Used by the local sweep and for the sync service's escalation.
+pub(crate) fn escalate(tx: &Transaction<'_>, id: &str, now: &str) -> Result<bool, StoreError> {
+    let marked: Option<(String, String)> = tx
+        .prepare_cached(
+            "UPDATE engine_approvals SET escalated_at = ?2
+             WHERE id = ?1 AND status = 'pending' AND escalated_at IS NULL
+             RETURNING org_id, title",
+        )?
+        .query_row(params![id, now], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let Some((org, title)) = marked else { return Ok(false) };
+    tx.prepare_cached_execute(
+        "INSERT OR IGNORE INTO engine_notifications (id, org_id, approval_id, kind, urgent, message, created_at)
+         VALUES (?1, ?2, ?3, 'urgent_escalation', 1, ?4, ?5)",
+        params![uuid::Uuid::now_v7().to_string(), org, id, escalation_notice(&title), now],
+    )?;
+    append_platform_audit(tx, &org, now, "approval_escalated", "approval", id, &Value::Null)?;
+    Ok(true)
 }
 
 /// The option a decision picks among a step's choices: none when rejecting without one; the only choice when

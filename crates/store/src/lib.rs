@@ -36,7 +36,7 @@ mod usage;
 mod usage_journal;
 mod watchdog;
 
-pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Member, Notification};
+pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Member, Notification, escalation_notice};
 pub use audit::{Audit, AuditEntry};
 pub use blob_owners::BlobOwners;
 pub use blobs::{BlobStore, PutError, StoredBlob};

@@ -599,11 +599,41 @@ impl SyncApply<'_> {
             .prepare_cached(
                 "INSERT INTO shared_approvals (org_id, step_id, run_id, requester, record_json, status, updated_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                 ON CONFLICT (org_id, step_id) DO UPDATE SET record_json = excluded.record_json,
+                 ON CONFLICT (org_id, step_id) DO UPDATE SET
+                     -- The service's escalation stays when the home publishes a revision written before it knew.
+                     record_json = CASE
+                         WHEN json_extract(shared_approvals.record_json, '$.escalated_at') IS NOT NULL
+                              AND json_extract(excluded.record_json, '$.escalated_at') IS NULL
+                         THEN json_set(excluded.record_json, '$.escalated_at',
+                                       json_extract(shared_approvals.record_json, '$.escalated_at'))
+                         ELSE excluded.record_json END,
                      status = CASE WHEN shared_approvals.status = 'decided' THEN 'decided' ELSE excluded.status END,
                      updated_at = excluded.updated_at",
             )?
             .execute(params![self.org, step, run, requester.to_string(), record.to_string(), status, self.now])?;
+        Ok(())
+    }
+
+    /// The sync service escalated `step` at `at` (its clock): on the run's home desktop the step is escalated like
+    /// a local escalation (marked, one urgent notification, audited); elsewhere the step's copy shows it. Applied
+    /// once; a decided or closed step stays as it is. Never decides.
+    pub fn approval_escalated(&self, step: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
+        let at = to_sql(at);
+        let home: bool = self
+            .tx
+            .prepare_cached("SELECT 1 FROM engine_approvals WHERE id = ?1 AND org_id = ?2")?
+            .exists(params![step, self.org])?;
+        if home {
+            crate::approvals::escalate(self.tx, step, &at)?;
+            return Ok(());
+        }
+        self.tx
+            .prepare_cached(
+                "UPDATE shared_approvals SET record_json = json_set(record_json, '$.escalated_at', ?3), updated_at = ?4
+                 WHERE org_id = ?1 AND step_id = ?2 AND status = 'open'
+                   AND json_extract(record_json, '$.escalated_at') IS NULL",
+            )?
+            .execute(params![self.org, step, at, self.now])?;
         Ok(())
     }
 

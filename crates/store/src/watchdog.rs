@@ -2,7 +2,7 @@
 //! approvals that waited too long and requeues tasks whose worker vanished. It is the platform's work (it takes a
 //! [`PlatformCredential`]) and reaches over runs, approvals and tasks, so it lives apart from each of them.
 
-use crate::approvals::escalate_due;
+use crate::approvals::{ESCALATES_HERE, escalate_due};
 use crate::audit::append_platform_audit;
 use crate::runs::{
     Applied, COLUMNS, NewEvent, RunRecord, Runs, StepCommit, apply_step, cancel_tree, insert_event, run_from_row,
@@ -190,7 +190,7 @@ impl Runs<'_> {
         let next: Option<String> = self
             .store()
             .conn()
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "SELECT MIN(t) FROM (
                  SELECT MIN(wake_at) AS t FROM engine_runs
                   WHERE deleted_at IS NULL AND status IN ('running', 'waiting', 'compensating') AND wake_at IS NOT NULL
@@ -202,12 +202,11 @@ impl Runs<'_> {
                   WHERE deleted_at IS NULL AND status NOT IN ('succeeded', 'failed', 'cancelled')
                     AND deadline_at IS NOT NULL
                  UNION ALL
-                 SELECT MIN(escalate_at) FROM engine_approvals
-                  WHERE status = 'pending' AND escalated_at IS NULL AND escalate_at IS NOT NULL
+                 SELECT MIN(escalate_at) FROM engine_approvals WHERE {ESCALATES_HERE}
                  UNION ALL
                  SELECT MIN(lease_expires_at) FROM engine_tasks
-                  WHERE status = 'processing' AND lease_expires_at IS NOT NULL)",
-            )?
+                  WHERE status = 'processing' AND lease_expires_at IS NOT NULL)"
+            ))?
             .query_row([], |r| r.get(0))?;
         Ok(crate::time::from_sql_opt(next)?)
     }

@@ -83,8 +83,7 @@ pub fn publish(
             };
             tables.open(step, &opening)?;
             if let Some(secs) = published.escalate_after_secs.filter(|_| !opening.closed) {
-                let after = chrono::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX));
-                tables.schedule_escalation(step, now.checked_add_signed(after).unwrap_or(now))?;
+                tables.schedule_escalation(step, escalation_time(published.created_at, secs, now))?;
             }
             if tables.pinned_roles(step)?.is_none() {
                 tables.pin_roles(step, &published.eligible_roles)?;
@@ -107,6 +106,15 @@ pub fn publish(
             }
         }
     }
+}
+
+/// When a step first published at `now` escalates: `escalate_after_secs` after the step opened on its desktop, but
+/// never later than that long after the service first saw it (a desktop's clock cannot postpone it) and, for a step
+/// that opened while its desktop was offline, at once (the next sweep) when that time has already passed.
+pub fn escalation_time(opened: DateTime<Utc>, escalate_after_secs: u64, now: DateTime<Utc>) -> DateTime<Utc> {
+    let after = chrono::Duration::seconds(i64::try_from(escalate_after_secs).unwrap_or(i64::MAX));
+    let latest = now.checked_add_signed(after).unwrap_or(now);
+    opened.checked_add_signed(after).unwrap_or(latest).clamp(now, latest)
 }
 
 /// The service's outcome for a decision request: the first eligible request per step is stamped with the token's
@@ -204,5 +212,20 @@ pub async fn sweep(state: &crate::AppState) -> usize {
             tracing::warn!("the escalation sweep failed: {e:?}");
             0
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_desktops_clock_can_bring_an_escalation_forward_to_now_but_never_postpone_it() {
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let hour = chrono::Duration::hours(1);
+        assert_eq!(escalation_time(now, 3600, now), now + hour, "opened just now");
+        assert_eq!(escalation_time(now - hour / 2, 3600, now), now + hour / 2, "opened offline half an hour ago");
+        assert_eq!(escalation_time(now - hour * 5, 3600, now), now, "overdue already: the next sweep");
+        assert_eq!(escalation_time(now + hour * 24, 3600, now), now + hour, "a clock in the future gains nothing");
     }
 }

@@ -84,6 +84,11 @@ enum Op {
         author_name: Option<String>,
         reason: String,
     },
+    /// The service escalated an approval step (it waited past its escalation time undecided).
+    Escalation {
+        step: String,
+        at: DateTime<Utc>,
+    },
     /// The service's answer to a decision request (this desktop's or another's).
     Outcome {
         request: String,
@@ -184,6 +189,13 @@ fn decode(remote: &ServerChange) -> Op {
             let reason = event.get("reason").and_then(Value::as_str).unwrap_or("").chars().take(2000).collect();
             let author_name = event.get("requested_by_name").and_then(Value::as_str).map(str::to_string);
             Op::Cancel { run: change.record_id.clone(), author: remote.author, author_name, reason }
+        }
+        // Only the service writes escalations (it refuses any a desktop pushes): no member is their author.
+        (SyncedModel::ApprovalEscalation, ChangeBody::Event { event }) if remote.author.as_uuid().is_nil() => {
+            match pactwise_sync::shared::Escalation::from_event(event) {
+                Ok(e) => Op::Escalation { step: change.record_id.clone(), at: e.escalated_at },
+                Err(why) => skip(&why),
+            }
         }
         (SyncedModel::ApprovalDecision, ChangeBody::ApprovalRequest { note, choice, decider_name, .. }) => {
             let outcome = match &remote.outcome {
@@ -372,6 +384,10 @@ impl LocalReplica for StoreReplica {
                                         resumed.insert(id);
                                     }
                                 })
+                            }
+                            Op::Escalation { step, at } => {
+                                moved = true;
+                                a.approval_escalated(&step, at)
                             }
                             Op::Outcome { request, step, outcome } => {
                                 moved = true;
