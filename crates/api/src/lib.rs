@@ -5,6 +5,7 @@
 mod assistant;
 mod blobs;
 mod checklists;
+mod contracts;
 mod demo;
 mod documents;
 mod error;
@@ -28,6 +29,11 @@ mod workspace;
 
 pub use assistant::CorpusImport;
 pub use checklists::{checklist_export, checklist_stats};
+pub use contracts::{
+    ChecklistOutcome, ContractDate, ContractDetail, ContractFacets, ContractField, ContractOrder, ContractQuery,
+    ContractReportLine, ContractRow, ContractRunLine, DateKind, ExportedCalendar, FacetOption, MonthDates, OutcomeItem,
+    Page, UpcomingDates, icalendar,
+};
 pub use demo::DemoReport;
 pub use documents::{
     DocumentQuery, ImportFailure, ImportOptions, ImportProgress, ImportReport, ImportStage, ImportedDocument,
