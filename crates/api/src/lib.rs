@@ -34,6 +34,8 @@ pub use contracts::{
     ContractReportLine, ContractRow, ContractRunLine, DateKind, ExportedCalendar, FacetOption, MonthDates, OutcomeItem,
     Page, UpcomingDates, icalendar,
 };
+/// Calendar dates as the contract functions take them (so the shells need no date crate of their own).
+pub use chrono::NaiveDate;
 pub use demo::DemoReport;
 pub use documents::{
     DocumentQuery, ImportFailure, ImportOptions, ImportProgress, ImportReport, ImportStage, ImportedDocument,
