@@ -271,6 +271,11 @@ fn risk_label(risk: &str) -> &'static str {
 }
 
 impl Api {
+    /// Today by the app's clock (the day the list's "within N days" filters count from).
+    pub fn today(&self) -> NaiveDate {
+        self.clock.now().date_naive()
+    }
+
     /// Stamps the outcome of contracts finalized before outcomes were kept (once each).
     async fn assess_unassessed(&self, scope: &OrgScope) -> Result<(), ApiError> {
         let s = scope.clone();
