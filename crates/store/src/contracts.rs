@@ -433,6 +433,39 @@ mod tests {
     }
 
     #[test]
+    fn every_list_filter_is_answered_from_an_index_without_reading_the_fields() {
+        use pactwise_domain::{FixedClock, OrgId, Role, SessionId, UserId};
+        let store = Store::open_in_memory(std::sync::Arc::new(FixedClock::new(chrono::Utc::now()))).unwrap();
+        let scope = OrgScope::from_verified_session(OrgId::new(), UserId::new(), Role::Owner, SessionId::new());
+        let base = ContractFilter { limit: 50, ..ContractFilter::default() };
+        let filters = [
+            base.clone(),
+            ContractFilter { type_id: Some("license".into()), ..base.clone() },
+            ContractFilter { counterparty: Some("globex".into()), ..base.clone() },
+            ContractFilter { governing_law: Some("Delaware".into()), ..base.clone() },
+            ContractFilter { risk: Some("high".into()), ..base.clone() },
+            ContractFilter { expiring_within_days: Some(90), ..base.clone() },
+            ContractFilter { notice_within_days: Some(90), ..base.clone() },
+            ContractFilter { search: Some("supply".into()), ..base.clone() },
+        ];
+        let contracts = store.contracts();
+        for f in filters {
+            let (clause, args) = contracts.where_clause(&scope, &f).unwrap();
+            let plan: Vec<String> = store
+                .conn()
+                .prepare(&format!("EXPLAIN QUERY PLAN SELECT c.document_id, c.counterparty, c.risk {clause}"))
+                .unwrap()
+                .query_map(params_from_iter(args.iter()), |r| r.get::<_, String>(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let on_contracts: Vec<&String> = plan.iter().filter(|l| l.contains(" c ")).collect();
+            assert!(on_contracts.iter().all(|l| l.contains("contracts_final_")), "{f:?}: {plan:?}");
+            assert!(!plan.iter().any(|l| l == "SCAN c" || l.starts_with("SCAN c ")), "{f:?}: {plan:?}");
+        }
+    }
+
+    #[test]
     fn risk_follows_red_flags_then_critical_gaps() {
         assert_eq!(ContractOutcome { red_flags: 1, critical_gaps: 3 }.risk(), "high");
         assert_eq!(ContractOutcome { red_flags: 0, critical_gaps: 1 }.risk(), "medium");
