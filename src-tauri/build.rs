@@ -55,6 +55,11 @@ const COMMANDS: &[&str] = &[
     "sync_sign_in",
     "sync_sign_out",
     "sync_retry",
+    "contract_list",
+    "contract_facets",
+    "contract_detail",
+    "upcoming_dates",
+    "export_contract_calendar",
 ];
 
 fn main() {

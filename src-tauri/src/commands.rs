@@ -13,6 +13,7 @@ use pactwise_api::{
     RunDetail, RunFilter, RunForm, RunStory, RunSummary, RunView, SessionInfo, SignInInput, Stage, SyncStatusView,
     Thresholds,
 };
+use pactwise_api::{ContractDetail, ContractFacets, ContractQuery, ContractRow, ExportedCalendar, Page, UpcomingDates};
 use pactwise_domain::ContractType;
 use pactwise_domain::{ApprovalId, Decision, Document, DocumentId, RunId};
 use pactwise_domain::{ErrorCode, OrgId, Role};
@@ -652,6 +653,50 @@ async fn sync_retry(state: State<'_, AppState>) -> Result<SyncStatusView, ApiErr
     api.sync_retry().await
 }
 
+#[tauri::command]
+#[specta::specta]
+async fn contract_list(state: State<'_, AppState>, query: ContractQuery) -> Result<Page<ContractRow>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.contract_list(&scope, query).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn contract_facets(state: State<'_, AppState>) -> Result<ContractFacets, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.contract_facets(&scope).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn contract_detail(state: State<'_, AppState>, id: DocumentId) -> Result<ContractDetail, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.contract_detail(&scope, id).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn upcoming_dates(
+    state: State<'_, AppState>,
+    from: pactwise_api::NaiveDate,
+    months: u32,
+) -> Result<UpcomingDates, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.upcoming_dates(&scope, from, months).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn export_contract_calendar(
+    state: State<'_, AppState>,
+    from: pactwise_api::NaiveDate,
+    months: u32,
+    path: String,
+) -> Result<ExportedCalendar, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.export_contract_calendar(&scope, from, months, PathBuf::from(path), FROM_SAVE_DIALOG).await
+}
+
 /// The commands and events the UI may use; also what the TypeScript bindings are generated from.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
@@ -721,6 +766,11 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             bring_over_documents,
             sync_sign_out,
             sync_retry,
+            contract_list,
+            contract_facets,
+            contract_detail,
+            upcoming_dates,
+            export_contract_calendar,
         ])
         .events(tauri_specta::collect_events![ImportProgressEvent, PrepProgressEvent, RunsChangedEvent])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.

@@ -420,6 +420,10 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
       }
       case "bring_over_documents":
         return { brought: 2, already_there: 0, corrections: 3, failed: [] };
+      case "contract_list":
+        return { items: [], total: 0, offset: 0 };
+      case "contract_facets":
+        return { types: [], governing_laws: [], counterparties: [], risks: [] };
       default:
         throw new Error(`unexpected command ${cmd}`);
     }

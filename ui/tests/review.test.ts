@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import Review from "../src/views/Review.svelte";
 import { callsOf, installReviewBackend } from "./backend";
-import { DOC, PAGE_1, spanOn } from "./review-fixture";
+import { DOC, PAGE_1, PAGE_2, spanOn } from "./review-fixture";
 
 const selectedId = () => document.querySelector('[data-testid=checklist-item][aria-selected="true"]')?.getAttribute("data-item-id");
 
@@ -396,5 +396,16 @@ describe("words on screen", () => {
     await waitFor(() => expect(screen.queryByTestId("finalized")).toBeNull());
     expect(callsOf(backend, "reopen_review")[0].args).toEqual({ id: DOC, reason: "the term was misread" });
     expect(screen.getByTestId("confirm")).toBeTruthy();
+  });
+
+  it("opened at a quote no item carries (a field of the Contracts area), it shows that quote marked on its page", async () => {
+    installReviewBackend();
+    const at = spanOn(PAGE_2, "Either party may seek injunctive relief");
+    render(Review, { documentId: DOC, name: "mutual-nda-northwind-contoso.pdf", quote: { page: 2, start: at.start, end: at.end } });
+    await screen.findAllByTestId("checklist-item");
+    await waitFor(() =>
+      expect(document.querySelector('[data-page="2"] mark.current')?.textContent).toBe("Either party may seek injunctive relief"),
+    );
+    expect(selectedId()).toBeFalsy();
   });
 });

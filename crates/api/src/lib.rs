@@ -5,6 +5,7 @@
 mod assistant;
 mod blobs;
 mod checklists;
+mod contracts;
 mod demo;
 mod documents;
 mod error;
@@ -28,6 +29,13 @@ mod workspace;
 
 pub use assistant::CorpusImport;
 pub use checklists::{checklist_export, checklist_stats};
+/// Calendar dates as the contract functions take them (so the shells need no date crate of their own).
+pub use chrono::NaiveDate;
+pub use contracts::{
+    ChecklistOutcome, ContractDate, ContractDetail, ContractFacets, ContractField, ContractOrder, ContractQuery,
+    ContractReportLine, ContractRow, ContractRunLine, DateKind, ExportedCalendar, FacetOption, MonthDates, OutcomeItem,
+    Page, UpcomingDates, icalendar,
+};
 pub use demo::DemoReport;
 pub use documents::{
     DocumentQuery, ImportFailure, ImportOptions, ImportProgress, ImportReport, ImportStage, ImportedDocument,

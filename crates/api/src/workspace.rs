@@ -257,6 +257,7 @@ impl Api {
             ApiError::new(ErrorCode::Internal, format!("the contract's fields could not be written ({e})"))
         })?;
         let counterparty = review.counterparty.clone();
+        let outcome = crate::contracts::outcome_of(&review);
         let new_name = input.new_vendor_name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty());
         self.db
             .call(move |store| {
@@ -265,7 +266,8 @@ impl Api {
                     (None, Some(name)) => FinalVendor::New(name),
                     (None, None) => FinalVendor::Keep,
                 };
-                let finalization = Finalization { vendor, counterparty: counterparty.as_deref(), extractions: &fields };
+                let finalization =
+                    Finalization { vendor, counterparty: counterparty.as_deref(), extractions: &fields, outcome };
                 store.reviews().finalize(&s, id, &finalization)
             })
             .await?;

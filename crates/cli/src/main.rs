@@ -2,6 +2,7 @@
 //! and then prints exactly one JSON document on stdout; progress and messages go to stderr. Exit codes: 0 ok,
 //! 1 failure, 2 bad usage or bad input.
 
+mod contracts;
 mod members;
 mod output;
 mod prep;
@@ -136,6 +137,22 @@ enum Command {
         /// Keep the quote although it may not be the clause (the warnings are recorded with the correction)
         #[arg(long)]
         keep_despite_warnings: bool,
+    },
+    /// Finalize a review once every critical item is confirmed or corrected (`correct`); links the vendor chosen
+    Finalize {
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Link this vendor of the organization (by id)
+        #[arg(long, value_name = "VENDOR_ID", conflicts_with = "new_vendor")]
+        vendor_id: Option<String>,
+        /// Create a vendor with this name and link it
+        #[arg(long, value_name = "NAME")]
+        new_vendor: Option<String>,
+    },
+    /// Finalized contracts: list (filters, search), show ID, dates (upcoming expirations and notice deadlines, --ics)
+    Contracts {
+        #[command(subcommand)]
+        what: contracts::ContractsCommand,
     },
     /// Reopen a finalized review so its items can be changed again (audited with the reason)
     Reopen {
@@ -539,6 +556,10 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     let review = api.reopen_review(&scope, parse_document_id(&id)?, reason).await?;
                     Ok(output::review_outcome(&review))
                 }
+                Command::Finalize { id, vendor_id, new_vendor } => {
+                    contracts::finalize(api, &scope, &id, vendor_id, new_vendor).await
+                }
+                Command::Contracts { what } => contracts::run(api, &scope, what).await,
                 Command::Workflow(command) => runs::dispatch(api, &scope, command).await,
                 Command::Members { what } => members::run(api, &scope, what).await,
                 Command::Org { what } => members::run_org(api, &scope, what).await,

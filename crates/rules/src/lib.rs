@@ -3,6 +3,7 @@
 //! facts come in as arguments.
 
 pub mod approval;
+pub mod contract_dates;
 pub mod lww;
 pub mod prep;
 pub mod roles;

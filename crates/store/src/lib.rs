@@ -10,6 +10,7 @@ mod approvals;
 mod audit;
 mod blob_owners;
 mod blobs;
+mod contracts;
 mod data_dir;
 mod db;
 mod documents;
@@ -40,6 +41,10 @@ pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Member, Notificati
 pub use audit::{Audit, AuditEntry};
 pub use blob_owners::BlobOwners;
 pub use blobs::{BlobStore, PutError, StoredBlob};
+pub use contracts::{
+    ContractDateRow, ContractFacets, ContractFilter, ContractListPage, ContractListRow, ContractOutcome, ContractSort,
+    Contracts, FacetCount, MAX_PAGE as CONTRACTS_MAX_PAGE,
+};
 pub use data_dir::DataDir;
 pub use db::Db;
 pub use documents::{BroughtOver, Documents, NewDocument};
@@ -126,6 +131,7 @@ impl Store {
         // between commits.
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32768;")?;
         migrations::migrate(&mut conn)?;
+        contracts::refresh_derived(&mut conn)?;
         Ok(Store { conn, clock, encoder: None })
     }
 
@@ -181,6 +187,10 @@ impl Store {
 
     pub fn reviews(&self) -> Reviews<'_> {
         Reviews::new(self)
+    }
+    /// The finalized contracts as the Contracts area lists, filters and searches them.
+    pub fn contracts(&self) -> Contracts<'_> {
+        Contracts::new(self)
     }
 
     /// Prep Studio's packages, edit leases, drafting traces and the publish gate.

@@ -20,6 +20,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0013_usage_record_ids", include_str!("../migrations/0013_usage_record_ids.sql")),
     ("0014_extract_stage", include_str!("../migrations/0014_extract_stage.sql")),
     ("0015_shared_runs", include_str!("../migrations/0015_shared_runs.sql")),
+    ("0016_contract_repository", include_str!("../migrations/0016_contract_repository.sql")),
 ];
 
 /// The schema version this build writes.
@@ -102,6 +103,7 @@ mod tests {
             "prep_locks",
             "prep_traces",
             "document_structures",
+            "contracts_fts",
         ] {
             assert!(tables.iter().any(|x| x == t), "missing table {t}: {tables:?}");
         }
@@ -323,6 +325,63 @@ mod tests {
         conn.execute("DELETE FROM documents WHERE id = 'd1'", []).unwrap();
         let left: u32 = conn.query_row("SELECT count(*) FROM pipeline_stages", [], |r| r.get(0)).unwrap();
         assert_eq!(left, 0, "a document's stage records still go with it");
+    }
+
+    #[test]
+    fn contracts_of_the_previous_schema_gain_their_dates_and_are_found_by_search() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0016_contract_repository").unwrap() as u32;
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, before).unwrap();
+        let hash = "e".repeat(64);
+        let fields = serde_json::json!({
+            "parties": [], "agreement_date": null, "effective_date": null,
+            "expiration_date": {"value": "31 March 2027", "normalized": {"kind": "date", "iso": "2027-03-31"},
+                                "quote": null, "confidence": 0.9},
+            "renewal": null,
+            "renewal_notice": {"value": "60 days", "normalized": {"kind": "duration", "number": 60, "unit": "day"},
+                               "quote": null, "confidence": 0.9},
+            "governing_law": {"value": "Delaware", "normalized": {"kind": "jurisdiction", "name": "Delaware"},
+                              "quote": null, "confidence": 0.9},
+            "value": null, "pricing": null, "scope": null, "key_terms": []
+        });
+        conn.execute_batch(&format!(
+            "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't0');
+             INSERT INTO users (id, display_name, created_at) VALUES ('u1', 'Ann', 't0');
+             INSERT INTO documents (id, org_id, content_hash, name, media_type, size, created_by, created_at)
+             VALUES ('d1', 'o1', '{hash}', 'Supply agreement.pdf', 'pdf', 1, 'u1', 't1');
+             INSERT INTO contracts (document_id, org_id, type_id, counterparty, extractions_json, vendor_match,
+                 updated_at, finalized_by, finalized_at)
+             VALUES ('d1', 'o1', 'supply', 'Globex Ltd', '{fields}', 'none', 't2', 'u1', '2026-01-02T00:00:00Z');"
+        ))
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        crate::contracts::refresh_derived(&mut conn).unwrap();
+        let row: (Option<String>, Option<String>, Option<String>, Option<String>) = conn
+            .query_row(
+                "SELECT expires_on, notice_by, governing_law, risk FROM contracts WHERE document_id = 'd1'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            row,
+            (Some("2027-03-31".into()), Some("2027-01-30".into()), Some("Delaware".into()), None),
+            "dates derived from the kept fields; the outcome waits to be assessed"
+        );
+        let found = |q: &str| -> Vec<String> {
+            conn.prepare("SELECT document_id FROM contracts_fts WHERE contracts_fts MATCH ?1")
+                .unwrap()
+                .query_map([q], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        assert_eq!(found("globex"), ["d1"]);
+        assert_eq!(found("delaware"), ["d1"]);
+        assert_eq!(found("supply"), ["d1"]);
+        conn.execute("UPDATE contracts SET counterparty = 'Initech' WHERE document_id = 'd1'", []).unwrap();
+        assert!(found("globex").is_empty(), "the index follows the row");
+        assert_eq!(found("initech"), ["d1"]);
     }
 
     #[test]

@@ -342,6 +342,7 @@ impl<'s> Reviews<'s> {
                  updated_at = excluded.updated_at",
             params![id.to_string(), org, type_id, counterparty, extractions.to_string(), vendor_id, link, matched, at],
         )?;
+        crate::contracts::derive_in(&tx, &id.to_string(), &extractions.to_string())?;
         tx.commit()?;
         self.contract(scope, id)?.ok_or(StoreError::NotFound)
     }
@@ -452,6 +453,8 @@ impl<'s> Reviews<'s> {
                 scope.org().to_string()
             ],
         )?;
+        crate::contracts::derive_in(&tx, &id.to_string(), &f.extractions.to_string())?;
+        crate::contracts::stamp_outcome_in(&tx, scope, id, f.outcome)?;
         append_audit(&tx, scope, &at, "review.finalize", "document", Some(&id.to_string()), &Value::Null)?;
         tx.commit()?;
         Ok(())
@@ -508,6 +511,8 @@ pub struct Finalization<'a> {
     pub counterparty: Option<&'a str>,
     /// The contract's fields as the review left them (`pactwise_domain::Extractions` as JSON).
     pub extractions: &'a Value,
+    /// The checklist's outcome with people's corrections applied (the contract's risk in the Contracts area).
+    pub outcome: crate::ContractOutcome,
 }
 
 fn create_vendor_in(

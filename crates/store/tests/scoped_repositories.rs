@@ -338,6 +338,7 @@ fn finalize_writes_the_vendor_fields_and_stamp_together_and_reopen_is_audited() 
         vendor: FinalVendor::New("Nippon Example"),
         counterparty: Some("Nippon Example"),
         extractions: &fields,
+        outcome: Default::default(),
     };
     assert!(matches!(reviews.finalize(&b, d.id, &finalization), Err(StoreError::NotFound)), "not B's document");
     reviews.finalize(&a, d.id, &finalization).unwrap();
@@ -378,7 +379,12 @@ fn finalize_writes_the_vendor_fields_and_stamp_together_and_reopen_is_audited() 
     let (e, _) = store.documents().record(&a, &doc('g')).unwrap();
     reviews.save_contract(&a, e.id, "distributor", None, &serde_json::json!({}), &VendorDecision::None).unwrap();
     let theirs = reviews.create_vendor(&b, "Theirs").unwrap();
-    let bad = Finalization { vendor: FinalVendor::Existing(&theirs.id), counterparty: None, extractions: &fields };
+    let bad = Finalization {
+        vendor: FinalVendor::Existing(&theirs.id),
+        counterparty: None,
+        extractions: &fields,
+        outcome: Default::default(),
+    };
     assert!(matches!(reviews.finalize(&a, e.id, &bad), Err(StoreError::NotFound)));
     assert!(reviews.contract(&a, e.id).unwrap().unwrap().finalized_at.is_none());
 }

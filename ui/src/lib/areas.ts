@@ -20,8 +20,7 @@ export const AREAS: Area[] = [
   {
     id: "contracts",
     label: "Contracts",
-    purpose: "Finalized contracts and their extracted terms",
-    upcoming: "Contracts appear here once their review is finalized: parties, dates, governing law, value and the counterparty.",
+    purpose: "Finalized contracts: their terms, risk and upcoming dates (/ searches, u shows the dates)",
   },
   {
     id: "approvals",

@@ -126,6 +126,11 @@ export const commands = {
 	syncSignOut: () => typedError<SyncStatusView_Serialize, ApiError>(__TAURI_INVOKE("sync_sign_out")),
 	/**  The retry button: sync now instead of waiting out the backoff. */
 	syncRetry: () => typedError<SyncStatusView_Serialize, ApiError>(__TAURI_INVOKE("sync_retry")),
+	contractList: (query: ContractQuery_Deserialize) => typedError<Page<ContractRow_Serialize>, ApiError>(__TAURI_INVOKE("contract_list", { query })),
+	contractFacets: () => typedError<ContractFacets, ApiError>(__TAURI_INVOKE("contract_facets")),
+	contractDetail: (id: DocumentId) => typedError<ContractDetail_Serialize, ApiError>(__TAURI_INVOKE("contract_detail", { id })),
+	upcomingDates: (from: string, months: number) => typedError<UpcomingDates_Serialize, ApiError>(__TAURI_INVOKE("upcoming_dates", { from, months })),
+	exportContractCalendar: (from: string, months: number, path: string) => typedError<ExportedCalendar, ApiError>(__TAURI_INVOKE("export_contract_calendar", { from, months, path })),
 };
 
 /** Events */
@@ -524,6 +529,31 @@ export type ChecklistItem_Serialize = {
 	signals: ItemSignals_Serialize,
 };
 
+/**  How the contract's checklist came out. */
+export type ChecklistOutcome = ChecklistOutcome_Serialize | ChecklistOutcome_Deserialize;
+
+/**  How the contract's checklist came out. */
+export type ChecklistOutcome_Deserialize = {
+	/**  `high`, `medium`, `low`; null while not assessed. */
+	risk?: string | null,
+	red_flags: OutcomeItem_Deserialize[],
+	critical: OutcomeItem_Deserialize[],
+	/**  Every item a person confirmed or corrected. */
+	confirmed: OutcomeItem_Deserialize[],
+	items: number,
+};
+
+/**  How the contract's checklist came out. */
+export type ChecklistOutcome_Serialize = {
+	/**  `high`, `medium`, `low`; null while not assessed. */
+	risk: string | null,
+	red_flags: OutcomeItem_Serialize[],
+	critical: OutcomeItem_Serialize[],
+	/**  Every item a person confirmed or corrected. */
+	confirmed: OutcomeItem_Serialize[],
+	items: number,
+};
+
 /**  Counts over a checklist, for the queue and the gate's detail. */
 export type ChecklistSummary = {
 	items: number,
@@ -654,7 +684,167 @@ export type Content_Deserialize = { artifact: "intake"; content: Intake_Deserial
 /**  Content of any artifact, for [`Package::set_content`]. */
 export type Content_Serialize = { artifact: "intake"; content: Intake_Serialize } | { artifact: "scope"; content: Scope } | { artifact: "requirements"; content: Requirements_Serialize } | { artifact: "criteria"; content: Criteria } | { artifact: "pricing"; content: Pricing_Serialize } | { artifact: "milestones"; content: Milestones };
 
+/**  A contract's date that falls due. */
+export type ContractDate = ContractDate_Serialize | ContractDate_Deserialize;
+
+/**  A contract's date that falls due. */
+export type ContractDate_Deserialize = {
+	date: string,
+	kind: DateKind,
+	label: string,
+	document: DocumentId,
+	name: string,
+	counterparty?: string | null,
+};
+
+/**  A contract's date that falls due. */
+export type ContractDate_Serialize = {
+	date: string,
+	kind: DateKind,
+	label: string,
+	document: DocumentId,
+	name: string,
+	counterparty: string | null,
+};
+
+/**  One finalized contract in full. */
+export type ContractDetail = ContractDetail_Serialize | ContractDetail_Deserialize;
+
+/**  One finalized contract in full. */
+export type ContractDetail_Deserialize = {
+	contract: ContractRow_Deserialize,
+	fields: ContractField_Deserialize[],
+	outcome: ChecklistOutcome_Deserialize,
+	reports: ContractReportLine_Deserialize[],
+	runs: ContractRunLine[],
+	/**  Whether a person set the vendor link (`person`) or the pipeline did (`auto`). */
+	vendor_link?: string | null,
+	finalized_by?: string | null,
+};
+
+/**  One finalized contract in full. */
+export type ContractDetail_Serialize = {
+	contract: ContractRow_Serialize,
+	fields: ContractField_Serialize[],
+	outcome: ChecklistOutcome_Serialize,
+	reports: ContractReportLine_Serialize[],
+	runs: ContractRunLine[],
+	/**  Whether a person set the vendor link (`person`) or the pipeline did (`auto`). */
+	vendor_link: string | null,
+	finalized_by: string | null,
+};
+
+/**  The values the list's filters offer. */
+export type ContractFacets = {
+	types: FacetOption[],
+	governing_laws: FacetOption[],
+	counterparties: FacetOption[],
+	risks: FacetOption[],
+};
+
+/**  One extracted field of a contract: its value, and the quote that supports it where that quote is on its page. */
+export type ContractField = ContractField_Serialize | ContractField_Deserialize;
+
+/**  One extracted field of a contract: its value, and the quote that supports it where that quote is on its page. */
+export type ContractField_Deserialize = {
+	/**
+	 *  `parties`, `agreement_date`, `effective_date`, `expiration_date`, `renewal`, `renewal_notice`,
+	 *  `governing_law`, `value`, `pricing`, `scope`, `key_terms`.
+	 */
+	field: string,
+	/**  The field's name in words ("Expiration date"). */
+	label: string,
+	value: string,
+	/**  The supporting words, only when they were found on the page they cite. */
+	quote?: string | null,
+	page?: number | null,
+	/**  Where the quote stands on its page (what the review view highlights). */
+	span?: TextSpan | null,
+	confidence: number | null,
+};
+
+/**  One extracted field of a contract: its value, and the quote that supports it where that quote is on its page. */
+export type ContractField_Serialize = {
+	/**
+	 *  `parties`, `agreement_date`, `effective_date`, `expiration_date`, `renewal`, `renewal_notice`,
+	 *  `governing_law`, `value`, `pricing`, `scope`, `key_terms`.
+	 */
+	field: string,
+	/**  The field's name in words ("Expiration date"). */
+	label: string,
+	value: string,
+	/**  The supporting words, only when they were found on the page they cite. */
+	quote: string | null,
+	page: number | null,
+	/**  Where the quote stands on its page (what the review view highlights). */
+	span: TextSpan | null,
+	confidence: number | null,
+};
+
+/**  How a contract list is ordered. */
+export type ContractOrder = "name" | "expires_on" | "notice_by" | "finalized";
+
+/**  What the Contracts list asks for; every filter that is set must hold. Empty texts are no filter. */
+export type ContractQuery = ContractQuery_Serialize | ContractQuery_Deserialize;
+
+/**  What the Contracts list asks for; every filter that is set must hold. Empty texts are no filter. */
+export type ContractQuery_Deserialize = {
+	type_id?: string | null,
+	/**  Part of the counterparty's name. */
+	counterparty?: string | null,
+	governing_law?: string | null,
+	/**  `high`, `medium` or `low`. */
+	risk?: string | null,
+	expiring_within_days?: number | null,
+	notice_within_days?: number | null,
+	/**  Words in the name, the counterparty or the extracted values. */
+	search?: string | null,
+	order?: ContractOrder,
+	offset?: number,
+	/**  Rows wanted (1 to 500; 100 when 0). */
+	limit?: number,
+};
+
+/**  What the Contracts list asks for; every filter that is set must hold. Empty texts are no filter. */
+export type ContractQuery_Serialize = {
+	type_id: string | null,
+	/**  Part of the counterparty's name. */
+	counterparty: string | null,
+	governing_law: string | null,
+	/**  `high`, `medium` or `low`. */
+	risk: string | null,
+	expiring_within_days: number | null,
+	notice_within_days: number | null,
+	/**  Words in the name, the counterparty or the extracted values. */
+	search: string | null,
+	order: ContractOrder,
+	offset: number,
+	/**  Rows wanted (1 to 500; 100 when 0). */
+	limit: number,
+};
+
 export type ContractReport = ContractReport_Serialize | ContractReport_Deserialize;
+
+/**  A contract review report of the contract. */
+export type ContractReportLine = ContractReportLine_Serialize | ContractReportLine_Deserialize;
+
+/**  A contract review report of the contract. */
+export type ContractReportLine_Deserialize = {
+	run: RunId,
+	status: ReportStatus,
+	started_at: string,
+	signed_off_by?: string | null,
+	decision?: Decision | null,
+};
+
+/**  A contract review report of the contract. */
+export type ContractReportLine_Serialize = {
+	run: RunId,
+	status: ReportStatus,
+	started_at: string,
+	signed_off_by: string | null,
+	decision: Decision | null,
+};
 
 export type ContractReport_Deserialize = {
 	document: DocumentId,
@@ -715,6 +905,58 @@ export type ContractRiskEvidence_Serialize = {
 	reasons: string[],
 	red_flags: string[],
 	link: EvidenceLink_Serialize | null,
+};
+
+/**  A finalized contract as the list shows it. */
+export type ContractRow = ContractRow_Serialize | ContractRow_Deserialize;
+
+/**  A finalized contract as the list shows it. */
+export type ContractRow_Deserialize = {
+	document: DocumentId,
+	name: string,
+	type_id: string,
+	/**  The contract type's name ("Distribution agreement"). */
+	type_name: string,
+	counterparty?: string | null,
+	governing_law?: string | null,
+	expires_on?: string | null,
+	/**  The last day to give notice so the contract does not renew. */
+	notice_by?: string | null,
+	/**  `high`, `medium`, `low`; null while not assessed. */
+	risk?: string | null,
+	red_flags: number,
+	critical_gaps: number,
+	vendor?: string | null,
+	finalized_at: string,
+};
+
+/**  A finalized contract as the list shows it. */
+export type ContractRow_Serialize = {
+	document: DocumentId,
+	name: string,
+	type_id: string,
+	/**  The contract type's name ("Distribution agreement"). */
+	type_name: string,
+	counterparty: string | null,
+	governing_law: string | null,
+	expires_on: string | null,
+	/**  The last day to give notice so the contract does not renew. */
+	notice_by: string | null,
+	/**  `high`, `medium`, `low`; null while not assessed. */
+	risk: string | null,
+	red_flags: number,
+	critical_gaps: number,
+	vendor: string | null,
+	finalized_at: string,
+};
+
+/**  A workflow run whose input names the contract. */
+export type ContractRunLine = {
+	run: RunId,
+	/**  The workflow's name in words. */
+	workflow: string,
+	status: RunStatus,
+	started_at: string,
 };
 
 /**  One contract type of the catalog, exactly as one data file describes it. */
@@ -808,6 +1050,13 @@ export type CuadCategory = "Document Name" | "Parties" | "Agreement Date" | "Eff
 
 /**  The 25 contract types of the CUAD dataset, spelled as the dataset spells them. */
 export type CuadType = "Affiliate" | "Agency" | "Co-Branding" | "Collaboration" | "Consulting" | "Development" | "Distributor" | "Endorsement" | "Franchise" | "Hosting" | "IP" | "Joint Venture" | "License" | "Maintenance" | "Manufacturing" | "Marketing" | "Non-Compete/Non-Solicit" | "Outsourcing" | "Promotion" | "Reseller" | "Service" | "Sponsorship" | "Strategic Alliance" | "Supply" | "Transportation";
+
+/**  What falls due on a date. */
+export type DateKind = 
+/**  The contract expires. */
+"expiration" | 
+/**  The last day to give notice so the contract does not renew. */
+"notice_deadline";
 
 /**  What an approver decided. */
 export type Decision = "approve" | "reject";
@@ -1107,6 +1356,13 @@ export type EvidenceRow = {
 	text: string,
 };
 
+/**  Where a calendar export was written. */
+export type ExportedCalendar = {
+	path: string,
+	bytes: number,
+	events: number,
+};
+
 /**  Where an export was written. */
 export type ExportedReview = {
 	path: string,
@@ -1172,6 +1428,13 @@ export type Extractions_Serialize = {
 	pricing: Extracted_Serialize | null,
 	scope: Extracted_Serialize | null,
 	key_terms: Extracted_Serialize[],
+};
+
+/**  A value a filter offers, in words, with how many contracts have it. */
+export type FacetOption = {
+	value: string,
+	label: string,
+	count: number,
 };
 
 /**  What a person confirms at finalize: the vendor link (an existing vendor, a new one by name, or none). */
@@ -1634,6 +1897,27 @@ export type ModelStatusView_Serialize = {
 	endpoint: string | null,
 };
 
+/**  One month of upcoming dates. */
+export type MonthDates = MonthDates_Serialize | MonthDates_Deserialize;
+
+/**  One month of upcoming dates. */
+export type MonthDates_Deserialize = {
+	/**  `YYYY-MM`. */
+	month: string,
+	/**  "March 2027". */
+	label: string,
+	dates: ContractDate_Deserialize[],
+};
+
+/**  One month of upcoming dates. */
+export type MonthDates_Serialize = {
+	/**  `YYYY-MM`. */
+	month: string,
+	/**  "March 2027". */
+	label: string,
+	dates: ContractDate_Serialize[],
+};
+
 /**  A contract a structured lookup drew on. */
 export type NamedContract = {
 	document: DocumentId,
@@ -1714,6 +1998,37 @@ export type NowLine_Serialize = {
 /**  An organization (tenant). */
 export type OrgId = string;
 
+/**  A checklist item as the contract's outcome lists it. */
+export type OutcomeItem = OutcomeItem_Serialize | OutcomeItem_Deserialize;
+
+/**  A checklist item as the contract's outcome lists it. */
+export type OutcomeItem_Deserialize = {
+	item_id: string,
+	question: string,
+	/**  `critical`, `high`, `medium`, `low`. */
+	risk: string,
+	status: ItemStatus,
+	red_flags: string[],
+	/**  Who confirmed or corrected it, and when (RFC 3339); null when nobody did. */
+	confirmed_by?: string | null,
+	confirmed_at?: string | null,
+	note?: string | null,
+};
+
+/**  A checklist item as the contract's outcome lists it. */
+export type OutcomeItem_Serialize = {
+	item_id: string,
+	question: string,
+	/**  `critical`, `high`, `medium`, `low`. */
+	risk: string,
+	status: ItemStatus,
+	red_flags: string[],
+	/**  Who confirmed or corrected it, and when (RFC 3339); null when nobody did. */
+	confirmed_by: string | null,
+	confirmed_at: string | null,
+	note: string | null,
+};
+
 export type Package = Package_Serialize | Package_Deserialize;
 
 export type Package_Deserialize = {
@@ -1732,6 +2047,13 @@ export type Package_Serialize = {
 	/**  Grounding problems shown to the buyer (a retrieval that failed, an unknown checklist type). */
 	warnings: string[],
 	run: RunState_Serialize,
+};
+
+/**  A page of a list and how many match in all. */
+export type Page<T> = {
+	items: T[],
+	total: number,
+	offset: number,
 };
 
 /**  A page as the contract pane shows it. */
@@ -3061,6 +3383,27 @@ export type UnprocessedReason =
 "tool_failed" | 
 /**  The playbook has more clause types than a run may ask about. */
 "playbook_bound";
+
+/**  Expirations and notice deadlines from a day for a number of months, by month (months without a date left out). */
+export type UpcomingDates = UpcomingDates_Serialize | UpcomingDates_Deserialize;
+
+/**  Expirations and notice deadlines from a day for a number of months, by month (months without a date left out). */
+export type UpcomingDates_Deserialize = {
+	from: string,
+	/**  The first day after the window. */
+	until: string,
+	months: MonthDates_Deserialize[],
+	total: number,
+};
+
+/**  Expirations and notice deadlines from a day for a number of months, by month (months without a date left out). */
+export type UpcomingDates_Serialize = {
+	from: string,
+	/**  The first day after the window. */
+	until: string,
+	months: MonthDates_Serialize[],
+	total: number,
+};
 
 /**  A person who can sign in. */
 export type UserId = string;
