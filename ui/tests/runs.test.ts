@@ -14,6 +14,10 @@ describe("Runs area", () => {
     expect(rows[0].textContent).toContain("Procurement");
     expect(rows[0].textContent).toContain("Waiting for a decision by Ana Ruiz");
     expect(rows[0].textContent).not.toContain("procurement");
+    // Words are spaced: "12:00 · Ann", never "12:00· Ann".
+    const when = rows[0].querySelector(".meta.muted")?.textContent ?? "";
+    expect(when).toMatch(/ · Ann/);
+    expect(when).not.toMatch(/\S·/);
     (screen.getByTestId("runs-list") as HTMLElement).focus();
     await fireEvent.keyDown(window, { key: "Enter" });
     const story = await screen.findByTestId("run-story");
