@@ -53,6 +53,14 @@ static PARTY_LEAD: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| ci(r"(\bbetween\b|\bamong\b|\band\b|;|:|\)\s*,|\n\s*\n)"));
+/// The agreement's own opening clause before its first party: "This Agreement is entered into on 1 August 2026 by",
+/// "… is made as of … between". The first party's name follows it.
+static OPENING_BY: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(made|entered\s+into|executed|dated)\b[^()]{0,160}?\b(by\s+and\s+between|between|among|by)\b[\s:,]*")
+});
+/// Words of a sentence, not of a name: "This Agreement is entered into on August 1".
+static SENTENCE: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(is|are)\s+(made|entered|dated|executed)\b|\bentered\s+into\b"));
 static RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"(automatically\s+(be\s+)?(renew|extend)|\bautomatic\s+([\w-]+\s+){0,3}(renewal|extension)s?\b|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
@@ -295,6 +303,7 @@ fn looks_like_a_name(name: &str) -> bool {
         && name.split_whitespace().count() <= 10
         && name.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
         && !NOT_PARTY_NAMES.contains(&name.to_lowercase().as_str())
+        && !SENTENCE.is_match(name)
 }
 
 /// The parties one opening paragraph names.
@@ -316,7 +325,10 @@ fn parties_in(head: &str, preamble: &str) -> Vec<(String, Value)> {
             let name = cut.trim().trim_matches(|c: char| c == ',' || c == ':' || c == ';' || c.is_whitespace());
             name.split_whitespace().collect::<Vec<_>>().join(" ")
         };
-        let lead = PARTY_LEAD.find(before).map_or(before, |m| &before[m.end()..]);
+        let lead = match OPENING_BY.find_iter(before).last() {
+            Some(m) => &before[m.end()..],
+            None => PARTY_LEAD.find(before).map_or(before, |m| &before[m.end()..]),
+        };
         let opening = name_in(lead);
         let segment = SEPARATOR.find_iter(before).last().map_or(before, |m| &before[m.end()..]);
         let name = if looks_like_a_name(&opening) { opening } else { name_in(segment) };

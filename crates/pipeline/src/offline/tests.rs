@@ -197,6 +197,21 @@ of non-renewal is given by either party no later than thirty (30) days before th
 }
 
 #[test]
+fn the_first_party_follows_the_opening_clause_not_the_sentence_before_it() {
+    let text = "LICENSE AGREEMENT\n\nThis License Agreement is entered into on March 3, 2025 by Oakridge Analytics Ltd., \
+a company registered in Scotland (\"Licensor\"), and Pinecrest Foods, Inc. (\"Licensee\").\n\n1. Grant. Licensor grants \
+Licensee a licence.";
+    let parties = extract_fields(&ContractIndex::build(&pages(text))).parties;
+    let found: Vec<Option<Value>> = parties.into_iter().map(|p| p.normalized).collect();
+    let party =
+        |name: &str, defined: &str| Value::Party { name: name.into(), defined_as: Some(defined.into()), role: None };
+    assert_eq!(
+        found,
+        [Some(party("Oakridge Analytics Ltd.", "Licensor")), Some(party("Pinecrest Foods, Inc.", "Licensee"))]
+    );
+}
+
+#[test]
 fn parties_without_defined_names_are_read_from_between_and_from_party_letter_lines() {
     let between = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of 2 May 2019 by and between Elm Foundry Ltd., \
 having its registered office at 4 Quay Road, and Fir Coatings GmbH, a German company.\n\n1. Supply. Elm Foundry shall \
