@@ -274,15 +274,16 @@ async fn an_overdue_step_is_escalated_once_by_the_service_and_reaches_every_desk
     let service = Service::start().await;
     let tmp = tempfile::tempdir().unwrap();
     let home_clock = Arc::new(pactwise_domain::FixedClock::new(SystemClock.now()));
-    let buyer = desktop_at(&service, tmp.path(), "alpha", "bea@alpha.example", home_clock.clone()).await;
+    // The run's home is an admin's desktop, so its own inbox shows the step too.
+    let home = desktop_at(&service, tmp.path(), "alpha", "dave@alpha.example", home_clock.clone()).await;
     let approver = desktop(&service, tmp.path(), "alpha", "abe@alpha.example").await;
     let admin = desktop(&service, tmp.path(), "alpha", "ann@alpha.example").await;
-    let run = buyer.api.start_run(&buyer.scope, "procurement".into(), procurement()).await.unwrap();
-    buyer.sync().await;
+    let run = home.api.start_run(&home.scope, "procurement".into(), procurement()).await.unwrap();
+    home.sync().await;
     approver.sync().await;
     assert!(!approver.inbox().await[0].escalated);
 
-    // Two days on (procurement escalates after 48 hours) the buyer's desktop is offline; the service escalates.
+    // Two days on (procurement escalates after 48 hours) the home desktop is offline; the service escalates.
     let later = SystemClock.now() + chrono::Duration::hours(49);
     let storage = service.storage.clone();
     let woke = tokio::task::spawn_blocking(move || storage.escalate_due(later)).await.unwrap().unwrap();
@@ -304,16 +305,21 @@ async fn an_overdue_step_is_escalated_once_by_the_service_and_reaches_every_desk
     // Two days on at home too: the home's own watchdog does not escalate a syncing organization's step (the
     // service does); back online, it applies the service's escalation, once.
     home_clock.advance(chrono::Duration::hours(49));
-    let round = buyer.api.work_round().await.unwrap();
+    let round = home.api.work_round().await.unwrap();
     assert_eq!(round.escalated_approvals, 0, "the service escalates a syncing organization's steps, not the home");
-    assert!(!buyer.api.show_run(&buyer.scope, run.id).await.unwrap().approvals[0].escalated);
-    buyer.sync().await;
-    let shown = buyer.api.show_run(&buyer.scope, run.id).await.unwrap();
+    assert!(!home.api.show_run(&home.scope, run.id).await.unwrap().approvals[0].escalated);
+    let before = home.api.inbox(&home.scope).await.unwrap();
+    let step = before.iter().find(|a| a.run == run.id).expect("the admin at home sees the step");
+    assert!(!step.escalated && step.urgent_notice.is_none(), "not escalated at home before the service's word");
+    home.sync().await;
+    let shown = home.api.show_run(&home.scope, run.id).await.unwrap();
     assert!(shown.approvals[0].escalated);
-    let home_inbox = buyer.api.inbox(&buyer.scope).await.unwrap();
-    assert!(home_inbox.iter().all(|a| a.run != run.id || a.urgent_notice.is_some()));
+    let after = home.api.inbox(&home.scope).await.unwrap();
+    let step = after.iter().find(|a| a.run == run.id).expect("the step is still waiting at home");
+    assert!(step.escalated);
+    assert!(step.urgent_notice.as_deref().unwrap().contains("waited past its escalation time"), "{step:?}");
     assert_eq!(shown.run.status, RunStatus::Waiting, "still waiting for a person");
-    buyer.sync().await;
+    home.sync().await;
     approver.sync().await;
     assert!(approver.inbox().await[0].escalated, "the home's next publication keeps the escalation");
 }
