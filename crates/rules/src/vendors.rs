@@ -299,6 +299,20 @@ pub fn check_status_change(from: VendorStatus, to: VendorStatus) -> Result<(), S
     Ok(())
 }
 
+/// Whether an onboarding run may start for a vendor in `status`: not while one is deciding on it, not for an active
+/// vendor (already onboarded) and not for a merged record (onboard the vendor it was merged into). A blocked vendor
+/// may be onboarded again.
+pub fn check_start_onboarding(status: VendorStatus) -> Result<(), String> {
+    match status {
+        VendorStatus::Prospective | VendorStatus::Blocked => Ok(()),
+        VendorStatus::Onboarding => Err("this vendor is already being onboarded; see its run in Runs".into()),
+        VendorStatus::Active => Err("this vendor is already active; there is nothing to onboard".into()),
+        VendorStatus::Merged => {
+            Err("this vendor was merged into another; onboard the vendor it was merged into".into())
+        }
+    }
+}
+
 /// The status an onboarding run's decision gives the vendor: active when approved, blocked when declined.
 pub fn status_after_onboarding(approved: bool) -> VendorStatus {
     if approved { VendorStatus::Active } else { VendorStatus::Blocked }
@@ -412,6 +426,11 @@ mod tests {
         assert!(check_status_change(Active, Merged).is_err());
         assert!(check_status_change(Merged, Active).is_err());
         assert_eq!(status_after_onboarding(true), Active);
+        assert!(check_start_onboarding(Prospective).is_ok());
+        assert!(check_start_onboarding(Blocked).is_ok());
+        for s in [Onboarding, Active, Merged] {
+            assert!(check_start_onboarding(s).is_err(), "{s}");
+        }
         assert_eq!(status_after_onboarding(false), Blocked);
     }
 }

@@ -1,0 +1,35 @@
+-- Vendor records (the Vendors area): aliases, identifiers, a status (prospective / onboarding / active / blocked, or
+-- merged into another record by a merge a person confirmed; a merged record is kept, never deleted), and the keys
+-- duplicates and the finalize match are found by. One row per vendor; each field stands on its own.
+--
+-- Names are normalised by `rules::vendors::normalized_name` (legal suffixes and punctuation folded), so "Acme, Inc."
+-- and "ACME Incorporated" share a key: they are duplicates for a person to merge, not a write to refuse, and the
+-- unique index on the old, whitespace-only key goes. `normalized_version` below the store's rule version makes the
+-- store derive the keys again at open (rows written before this migration start at 0).
+
+DROP INDEX vendors_org_name;
+
+ALTER TABLE vendors ADD COLUMN status TEXT NOT NULL DEFAULT 'prospective'
+    CHECK (status IN ('prospective', 'onboarding', 'active', 'blocked', 'merged'));
+ALTER TABLE vendors ADD COLUMN merged_into TEXT REFERENCES vendors (id);
+-- People's other names for the vendor, as a JSON array of strings.
+ALTER TABLE vendors ADD COLUMN aliases_json TEXT NOT NULL DEFAULT '[]';
+-- Identifiers as a JSON array of {kind, value} (kind normalised, e.g. tax_id).
+ALTER TABLE vendors ADD COLUMN identifiers_json TEXT NOT NULL DEFAULT '[]';
+-- '|'-framed normalised name and aliases ('|acme|acme widgets|'): what the finalize match and duplicate detection read.
+ALTER TABLE vendors ADD COLUMN match_keys TEXT NOT NULL DEFAULT '';
+ALTER TABLE vendors ADD COLUMN normalized_version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE vendors ADD COLUMN updated_at TEXT;
+
+CREATE INDEX vendors_org_name ON vendors (org_id, normalized_name) WHERE deleted_at IS NULL;
+CREATE INDEX vendors_org_status ON vendors (org_id, status) WHERE deleted_at IS NULL;
+CREATE INDEX contracts_vendor ON contracts (org_id, vendor_id) WHERE vendor_id IS NOT NULL;
+
+-- A merged record names the record it was merged into; no other record does.
+CREATE TRIGGER vendors_merged_into_check BEFORE UPDATE OF status, merged_into ON vendors
+WHEN (NEW.status = 'merged') <> (NEW.merged_into IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'a merged vendor names the vendor it was merged into, and only a merged one does'); END;
+-- A merged record stays merged.
+CREATE TRIGGER vendors_merged_stays BEFORE UPDATE OF status ON vendors
+WHEN OLD.status = 'merged' AND NEW.status <> 'merged'
+BEGIN SELECT RAISE(ABORT, 'a merged vendor stays merged'); END;
