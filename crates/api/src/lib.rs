@@ -17,6 +17,7 @@ mod members;
 mod memo;
 mod model;
 mod prep;
+mod record_runs;
 mod report;
 mod review;
 mod run_words;
@@ -24,6 +25,7 @@ mod runs;
 mod session;
 mod shared_runs;
 mod sync;
+mod vendors;
 mod work_loop;
 mod workspace;
 
@@ -84,6 +86,10 @@ pub use session::{BringOverReport, Membership, SessionInfo};
 pub use sync::{
     CodeSignInInput, KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop,
     SyncPhase, SyncRoundReport, SyncStatusView, SyncTokens, check_server,
+};
+pub use vendors::{
+    DuplicateGroupView, MergeResult, OnboardingInput, VendorDetail, VendorDocumentLine, VendorInput, VendorSummary,
+    status_label as vendor_status_label,
 };
 pub use work_loop::{MAX_IDLE, WORK_BATCH, WorkRound};
 /// The offline review's scores on a labelled folder, as `eval_cuad` returns them, and the values table's lines.

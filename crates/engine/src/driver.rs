@@ -610,6 +610,7 @@ impl<'a> Engine<'a> {
             model: self.model,
             clock: self.store.clock(),
             documents: Some(self),
+            records: Some(self),
         }
     }
 
@@ -705,6 +706,27 @@ impl crate::registry::DocumentText for Engine<'_> {
         last: u32,
     ) -> Result<Option<pactwise_store::PageTexts>, String> {
         self.store.pages().texts_for_worker(self.credential, org, document, first, last).map_err(|e| e.to_string())
+    }
+}
+
+/// Record changes of steps, as this worker for the run's organization.
+impl crate::registry::Records for Engine<'_> {
+    fn vendor_onboarding_decided(
+        &self,
+        org: OrgId,
+        run: RunId,
+        vendor: pactwise_store::OnboardedVendor<'_>,
+        approved: bool,
+    ) -> Result<Option<pactwise_store::VendorRecord>, String> {
+        self.store.vendors().onboarding_decided_for_worker(self.credential, org, vendor, run, approved).map_err(|e| {
+            match e {
+                pactwise_store::StoreError::NotFound => {
+                    "the vendor is no longer among the organization's records (deleted); nothing was changed"
+                        .to_string()
+                }
+                e => e.to_string(),
+            }
+        })
     }
 }
 

@@ -87,7 +87,9 @@ pub use tasks::{
 };
 pub use usage::Usage;
 pub use usage_journal::UsageJournal;
-pub use vendors::{MergeOutcome, NewVendor, VendorDocument, VendorEdit, VendorListRow, VendorRecord, Vendors};
+pub use vendors::{
+    MergeOutcome, NewVendor, OnboardedVendor, VendorDocument, VendorEdit, VendorListRow, VendorRecord, Vendors,
+};
 pub use watchdog::{SweepPolicy, SweepReport};
 
 use pactwise_domain::Clock;

@@ -486,54 +486,116 @@ impl<'s> Vendors<'s> {
     }
 
     /// An onboarding run's decision moves the vendor (the run's step `register` or `declined`): active when
-    /// approved, blocked when declined (`rules::vendors::status_after_onboarding`). Follows a merge to the vendor
-    /// the record was merged into. Idempotent: writing the same outcome for the same run again changes nothing and
-    /// audits nothing. The organization is the run's, given by the platform worker that drives it.
+    /// approved, blocked when declined (`rules::vendors::status_after_onboarding`). A run started from a record
+    /// moves that record, following a merge to the vendor it was merged into; a run started by name only registers
+    /// a new record (active) when approved, and writes nothing when declined (`Ok(None)`). Idempotent per run:
+    /// writing the outcome again for the same run changes nothing and audits nothing. The organization is the
+    /// run's, given by the platform worker that drives it.
     pub fn onboarding_decided_for_worker(
         &self,
         _credential: &PlatformCredential,
         org: OrgId,
-        id: &str,
+        vendor: OnboardedVendor<'_>,
         run: RunId,
         approved: bool,
-    ) -> Result<VendorRecord, StoreError> {
+    ) -> Result<Option<VendorRecord>, StoreError> {
         let org = org.to_string();
-        let tx = self.store.conn().unchecked_transaction()?;
-        let mut v = get_in(&tx, &org, id)?;
-        for _ in 0..8 {
-            match v.merged_into.clone() {
-                Some(next) if v.status == VendorStatus::Merged => v = get_in(&tx, &org, &next)?,
-                _ => break,
+        // A savepoint, not a transaction: the step may run inside the commit of the decision that resumed it, and
+        // then this write commits with it.
+        let conn = self.store.conn();
+        conn.execute_batch("SAVEPOINT vendor_onboarding")?;
+        match self.onboarding_decided_in(conn, &org, vendor, run, approved) {
+            Ok(id) => {
+                conn.execute_batch("RELEASE vendor_onboarding")?;
+                id.map(|id| get_in(conn, &org, &id)).transpose()
+            }
+            Err(e) => {
+                conn.execute_batch("ROLLBACK TO vendor_onboarding; RELEASE vendor_onboarding")?;
+                Err(e)
             }
         }
-        if v.status == VendorStatus::Merged {
-            return Err(StoreError::Corrupt("vendor merge chain does not end".into()));
-        }
-        let to = rule::status_after_onboarding(approved);
-        let action = "vendor.onboarding_decided";
-        let already: bool = tx
-            .query_row(
-                "SELECT 1 FROM audit_log WHERE org_id = ?1 AND action = ?2 AND entity_id = ?3
-                   AND json_extract(details, '$.run') = ?4",
-                params![org, action, v.id, run.to_string()],
-                |_| Ok(true),
-            )
-            .optional()?
-            .unwrap_or(false);
-        if !already {
-            let at = to_sql(self.store.clock().now());
-            set_status_in(&tx, &v.id, to, &at)?;
-            append_platform_audit(
-                &tx,
-                &org,
-                &at,
-                action,
-                "vendor",
-                &v.id,
-                &json!({ "run": run.to_string(), "from": v.status, "to": to, "approved": approved }),
-            )?;
-        }
-        tx.commit()?;
-        get_in(self.store.conn(), &org, &v.id)
     }
+
+    fn onboarding_decided_in(
+        &self,
+        tx: &Connection,
+        org: &str,
+        vendor: OnboardedVendor<'_>,
+        run: RunId,
+        approved: bool,
+    ) -> Result<Option<String>, StoreError> {
+        let action = "vendor.onboarding_decided";
+        let done: Option<String> = tx
+            .query_row(
+                "SELECT entity_id FROM audit_log WHERE org_id = ?1 AND action = ?2
+                   AND json_extract(details, '$.run') = ?3",
+                params![org, action, run.to_string()],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if done.is_some() {
+            return Ok(done);
+        }
+        let at = to_sql(self.store.clock().now());
+        let to = rule::status_after_onboarding(approved);
+        let (id, from) = match vendor {
+            OnboardedVendor::Record(id) => {
+                let mut v = get_in(tx, org, id)?;
+                for _ in 0..8 {
+                    match v.merged_into.clone() {
+                        Some(next) if v.status == VendorStatus::Merged => v = get_in(tx, org, &next)?,
+                        _ => break,
+                    }
+                }
+                if v.status == VendorStatus::Merged {
+                    return Err(StoreError::Corrupt("vendor merge chain does not end".into()));
+                }
+                set_status_in(tx, &v.id, to, &at)?;
+                (v.id, Some(v.status))
+            }
+            OnboardedVendor::New { .. } if !approved => return Ok(None),
+            OnboardedVendor::New { name, tax_id } => {
+                let name = clean_name(name)?;
+                let identifiers = match tax_id.map(str::trim).filter(|t| !t.is_empty()) {
+                    Some(t) => clean_identifiers(&[("tax_id".to_string(), t.to_string())])?,
+                    None => Vec::new(),
+                };
+                let id = uuid::Uuid::now_v7().to_string();
+                tx.execute(
+                    "INSERT INTO vendors (id, org_id, name, normalized_name, created_by, created_at, identifiers_json,
+                         status, updated_at)
+                     VALUES (?1, ?2, ?3, '', 'workflow', ?4, ?5, ?6, ?4)",
+                    params![
+                        id,
+                        org,
+                        name,
+                        at,
+                        serde_json::to_string(&identifiers).unwrap_or_else(|_| "[]".into()),
+                        to.as_str()
+                    ],
+                )?;
+                derive_keys_in(tx, &id)?;
+                (id, None)
+            }
+        };
+        append_platform_audit(
+            tx,
+            org,
+            &at,
+            action,
+            "vendor",
+            &id,
+            &json!({ "run": run.to_string(), "from": from, "to": to, "approved": approved }),
+        )?;
+        Ok(Some(id))
+    }
+}
+
+/// The vendor an onboarding run decides on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnboardedVendor<'a> {
+    /// A record of the organization, by id (the run was started from it).
+    Record(&'a str),
+    /// Only a name (and maybe a tax id) was given: approved, it becomes a new active record.
+    New { name: &'a str, tax_id: Option<&'a str> },
 }

@@ -5,7 +5,8 @@
 use chrono::{TimeZone, Utc};
 use pactwise_domain::{FixedClock, MediaType, Role, RunId, VendorStatus};
 use pactwise_store::{
-    FinalVendor, Finalization, NewDocument, NewVendor, OrgScope, Store, StoreError, VendorDecision, VendorEdit,
+    FinalVendor, Finalization, NewDocument, NewVendor, OnboardedVendor, OrgScope, Store, StoreError, VendorDecision,
+    VendorEdit,
 };
 use std::sync::Arc;
 
@@ -221,20 +222,57 @@ fn an_onboarding_decision_moves_the_vendor_once_and_follows_a_merge() {
     let worker = store.into_platform_worker("test");
     let (store, credential) = (worker.store(), worker.credential());
     let run = RunId::new();
-    let v = store.vendors().onboarding_decided_for_worker(credential, a.org(), &id, run, true).unwrap();
+    let v = store
+        .vendors()
+        .onboarding_decided_for_worker(credential, a.org(), OnboardedVendor::Record(&id), run, true)
+        .unwrap()
+        .unwrap();
     assert_eq!(v.id, keep);
     assert_eq!(v.status, VendorStatus::Active);
     // The same run's decision again changes nothing and audits once.
-    store.vendors().onboarding_decided_for_worker(credential, a.org(), &id, run, true).unwrap();
+    store
+        .vendors()
+        .onboarding_decided_for_worker(credential, a.org(), OnboardedVendor::Record(&id), run, true)
+        .unwrap();
     let n = audit_actions(store, &a).iter().filter(|x| *x == "vendor.onboarding_decided").count();
     assert_eq!(n, 1);
 
     // Declined: blocked. Another organization's run cannot reach A's vendor.
     let other = vendor(store, &a, "Initech", &[], &[]);
-    let v = store.vendors().onboarding_decided_for_worker(credential, a.org(), &other, RunId::new(), false).unwrap();
+    let v = store
+        .vendors()
+        .onboarding_decided_for_worker(credential, a.org(), OnboardedVendor::Record(&other), RunId::new(), false)
+        .unwrap()
+        .unwrap();
     assert_eq!(v.status, VendorStatus::Blocked);
     let b = member(store, "B");
-    let err =
-        store.vendors().onboarding_decided_for_worker(credential, b.org(), &other, RunId::new(), true).unwrap_err();
+    let err = store
+        .vendors()
+        .onboarding_decided_for_worker(credential, b.org(), OnboardedVendor::Record(&other), RunId::new(), true)
+        .unwrap_err();
     assert!(matches!(err, StoreError::NotFound), "{err:?}");
+
+    // A run started by name only: approved, a new active record; declined, nothing written.
+    let declined = RunId::new();
+    let none = store
+        .vendors()
+        .onboarding_decided_for_worker(
+            credential,
+            a.org(),
+            OnboardedVendor::New { name: "Hooli", tax_id: None },
+            declined,
+            false,
+        )
+        .unwrap();
+    assert!(none.is_none());
+    let run = RunId::new();
+    let new = OnboardedVendor::New { name: "Hooli Inc", tax_id: Some("US-77") };
+    let v = store.vendors().onboarding_decided_for_worker(credential, a.org(), new, run, true).unwrap().unwrap();
+    assert_eq!((v.name.as_str(), v.status, v.identifiers.len()), ("Hooli Inc", VendorStatus::Active, 1));
+    let again = store.vendors().onboarding_decided_for_worker(credential, a.org(), new, run, true).unwrap().unwrap();
+    assert_eq!(again.id, v.id, "a step run again after a crash registers nothing more");
+    assert_eq!(
+        store.vendors().list(&a, false).unwrap().iter().filter(|r| r.record.name.starts_with("Hooli")).count(),
+        1
+    );
 }

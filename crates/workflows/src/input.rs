@@ -150,6 +150,11 @@ fn check_value(f: &InputField, v: &Value) -> Result<(), String> {
             .and_then(|s| s.parse::<pactwise_domain::DocumentId>().ok())
             .map(|_| ())
             .ok_or_else(|| "must be a document of this organization; pick one from the list".to_string()),
+        FieldKind::Vendor => v
+            .as_str()
+            .filter(|s| !s.trim().is_empty() && s.len() <= 64)
+            .map(|_| ())
+            .ok_or_else(|| "must be a vendor of this organization; pick one from the list".to_string()),
         FieldKind::Table => {
             let rows = v.as_array().ok_or_else(|| format!("must be a list of rows (got {})", shown(v)))?;
             if rows.len() > MAX_ROWS {

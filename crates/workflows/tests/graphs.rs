@@ -240,6 +240,12 @@ fn vendor_onboarding_requests_missing_documents_once_and_applies_four_eyes() {
     assert!(matches!(err, EngineError::Store(StoreError::FourEyes)), "{err:?}");
     let done = w.decide(&other_admin, flagged.id, Decision::Approve, "approved", None).unwrap();
     assert_eq!(channel(&done, "outcome")["status"], "registered");
+    // Registered means a record: Initech is now an active vendor of the organization, with its tax id.
+    let vendors = w.store.vendors().list(&w.buyer, false).unwrap();
+    let initech = vendors.iter().find(|v| v.record.name == "Initech").expect("the vendor was registered");
+    assert_eq!(initech.record.status, pactwise_domain::VendorStatus::Active);
+    assert_eq!(channel(&done, "outcome")["vendor_id"], initech.record.id.as_str());
+    assert_eq!(initech.record.identifiers[0].value, "99-1");
 }
 
 #[test]

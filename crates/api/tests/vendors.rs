@@ -1,0 +1,229 @@
+//! The Vendors area and the workflows started from records, through the real api and checked against the store:
+//! onboarding started from a vendor moves it to onboarding, and the decision makes it active (approved) or blocked
+//! (declined); a lifecycle started from a finalized contract takes its risk from the checklist outcome; a lifecycle
+//! on a deleted contract and a merge across organizations are refused and change nothing.
+
+use pactwise_api::{Api, ApiOptions, FinalizeInput, ImportOptions, OnboardingInput, VendorInput};
+use pactwise_domain::{Decision, DocumentId, ErrorCode, Role, RunStatus, VendorStatus};
+use pactwise_model::InMemoryApiKeySource;
+use pactwise_rules::vendors::Identifier;
+use pactwise_store::OrgScope;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn licence() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/demo/software-license-northwind-tailspin.txt")
+}
+
+async fn offline_api() -> (tempfile::TempDir, Api) {
+    let tmp = tempfile::tempdir().unwrap();
+    let options = ApiOptions { keys: Arc::new(InMemoryApiKeySource::empty()), ..ApiOptions::default() };
+    let api = Api::open_with(tmp.path().join("data"), options).unwrap();
+    (tmp, api)
+}
+
+fn side_store(api: &Api) -> pactwise_store::Store {
+    pactwise_store::Store::open(&api.data_dir().database(), Arc::new(pactwise_domain::SystemClock)).unwrap()
+}
+
+fn member(api: &Api, org: pactwise_domain::OrgId, name: &str, role: Role) -> OrgScope {
+    let store = side_store(api);
+    let platform = store.platform();
+    let user = platform.create_user(name, None).unwrap();
+    platform.set_membership(org, user, role).unwrap();
+    let session = platform.start_session(user, org).unwrap();
+    store.sessions().open(session).unwrap()
+}
+
+fn other_organization(api: &Api) -> OrgScope {
+    let store = side_store(api);
+    let platform = store.platform();
+    let org = platform.create_organization("Elsewhere Inc").unwrap();
+    let user = platform.create_user("Eve Other", None).unwrap();
+    platform.set_membership(org, user, Role::Owner).unwrap();
+    let session = platform.start_session(user, org).unwrap();
+    store.sessions().open(session).unwrap()
+}
+
+fn vendor_input(name: &str, tax_id: Option<&str>) -> VendorInput {
+    VendorInput {
+        name: Some(name.into()),
+        aliases: None,
+        identifiers: tax_id.map(|t| vec![Identifier { kind: "tax id".into(), value: t.into() }]),
+    }
+}
+
+/// The vendor's status as the store holds it (not as the api reports it).
+fn stored_status(api: &Api, scope: &OrgScope, id: &str) -> VendorStatus {
+    let store = side_store(api);
+    let scope = store.sessions().open(scope.session()).unwrap();
+    store.vendors().get(&scope, id).unwrap().status
+}
+
+/// The input a run started with, as the store keeps it.
+fn run_input(api: &Api, scope: &OrgScope, run: pactwise_domain::RunId) -> serde_json::Value {
+    let store = side_store(api);
+    let scope = store.sessions().open(scope.session()).unwrap();
+    serde_json::from_str(&store.runs().get(&scope, run).unwrap().input).unwrap()
+}
+
+const ALL_DOCUMENTS: [&str; 3] = ["w9", "insurance_certificate", "security_questionnaire"];
+
+#[tokio::test]
+async fn onboarding_started_from_a_vendor_makes_it_active_when_approved_and_blocked_when_declined() {
+    let (_tmp, api) = offline_api().await;
+    let scope = api.local_session().await.unwrap();
+    let approver = member(&api, scope.org(), "Ada Approver", Role::Approver);
+    let globex = api.vendor_create(&scope, vendor_input("Globex Ltd", Some("GB-123"))).await.unwrap();
+    assert_eq!(globex.status, VendorStatus::Prospective);
+
+    // The Runs form offers the vendor for onboarding.
+    let forms = api.run_forms(&scope).await.unwrap();
+    let form = forms.iter().find(|f| f.graph == "vendor_onboarding").unwrap();
+    let field = form.fields.iter().find(|f| f.key == "vendor.id").unwrap();
+    assert_eq!(field.options.iter().map(|o| o.label.as_str()).collect::<Vec<_>>(), ["Globex Ltd"]);
+
+    let input = OnboardingInput { documents: ALL_DOCUMENTS.map(String::from).to_vec(), sanctions_hit: false };
+    let run = api.start_vendor_onboarding(&scope, globex.id.clone(), input.clone()).await.unwrap();
+    assert_eq!(run.status, RunStatus::Waiting);
+    assert_eq!(stored_status(&api, &scope, &globex.id), VendorStatus::Onboarding);
+    // The run saw the record's name and tax id, so the screening is clear.
+    let seen = run_input(&api, &scope, run.id);
+    assert_eq!(seen["vendor"]["name"], "Globex Ltd");
+    assert_eq!(seen["vendor"]["tax_id"], "GB-123");
+    // Not twice at once.
+    let err = api.start_vendor_onboarding(&scope, globex.id.clone(), input.clone()).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Conflict, "{err:?}");
+
+    let step = api.inbox(&approver).await.unwrap().pop().expect("the approval is in the approver's inbox");
+    api.decide_approval(&approver, step.id, Decision::Approve, "documents in order".into(), None).await.unwrap();
+    let done = api.show_run(&scope, run.id).await.unwrap();
+    assert_eq!(
+        done.run.status,
+        RunStatus::Succeeded,
+        "{:?}",
+        done.events.iter().map(|e| e.details.to_string()).collect::<Vec<_>>()
+    );
+    assert_eq!(stored_status(&api, &scope, &globex.id), VendorStatus::Active, "the store holds the new status");
+    let vendor = api.vendor_detail(&scope, globex.id.clone()).await.unwrap();
+    assert_eq!(vendor.runs.len(), 1, "its onboarding run is listed with it");
+    assert!(!vendor.can_onboard, "an active vendor is not onboarded again");
+
+    // Declined: blocked.
+    let initech = api.vendor_create(&scope, vendor_input("Initech", Some("US-9"))).await.unwrap();
+    let run = api.start_vendor_onboarding(&scope, initech.id.clone(), input).await.unwrap();
+    let step = api.inbox(&approver).await.unwrap().pop().unwrap();
+    api.decide_approval(&approver, step.id, Decision::Reject, "no references".into(), None).await.unwrap();
+    assert_eq!(api.show_run(&scope, run.id).await.unwrap().run.status, RunStatus::Succeeded);
+    assert_eq!(stored_status(&api, &scope, &initech.id), VendorStatus::Blocked);
+}
+
+#[tokio::test]
+async fn onboarding_from_another_organizations_vendor_is_refused_and_starts_nothing() {
+    let (_tmp, api) = offline_api().await;
+    let scope = api.local_session().await.unwrap();
+    let other = other_organization(&api);
+    let theirs = api.vendor_create(&other, vendor_input("Theirs", None)).await.unwrap();
+    let err = api.start_vendor_onboarding(&scope, theirs.id.clone(), OnboardingInput::default()).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound, "{err:?}");
+    assert!(api.list_runs(&scope).await.unwrap().is_empty());
+    assert_eq!(stored_status(&api, &other, &theirs.id), VendorStatus::Prospective);
+}
+
+#[tokio::test]
+async fn a_merge_of_vendors_from_two_organizations_is_refused_and_changes_nothing() {
+    let (_tmp, api) = offline_api().await;
+    let scope = api.local_session().await.unwrap();
+    let other = other_organization(&api);
+    let ours = api.vendor_create(&scope, vendor_input("Acme", None)).await.unwrap();
+    let theirs = api.vendor_create(&other, vendor_input("Acme Inc", None)).await.unwrap();
+    for (kept, merged) in [(&ours, &theirs), (&theirs, &ours)] {
+        let err = api.vendor_merge(&scope, kept.id.clone(), merged.id.clone()).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotFound, "{err:?}");
+    }
+    assert_eq!(stored_status(&api, &other, &theirs.id), VendorStatus::Prospective);
+    assert_eq!(stored_status(&api, &scope, &ours.id), VendorStatus::Prospective);
+    assert!(api.vendor_duplicates(&scope).await.unwrap().is_empty(), "another organization's vendor is no duplicate");
+
+    // Within one organization the merge a person confirms goes through and says what it did.
+    let twin = api.vendor_create(&scope, vendor_input("ACME, Inc.", None)).await.unwrap();
+    let groups = api.vendor_duplicates(&scope).await.unwrap();
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0].because, ["the name \u{201c}acme\u{201d}"]);
+    let out = api.vendor_merge(&scope, ours.id.clone(), twin.id.clone()).await.unwrap();
+    assert_eq!(out.merged.status, VendorStatus::Merged);
+    assert_eq!(out.merged.merged_into.as_deref(), Some("Acme"));
+    assert!(out.message.starts_with("ACME, Inc. was merged into Acme"), "{}", out.message);
+    assert_eq!(api.vendor_list(&scope, false).await.unwrap().len(), 1);
+    assert_eq!(api.vendor_list(&scope, true).await.unwrap().len(), 2, "the merged record is kept");
+}
+
+async fn finalized_licence(api: &Api, scope: &OrgScope) -> DocumentId {
+    let report = api.import_documents(scope, vec![licence()], ImportOptions::default(), &|_| {}).await.unwrap();
+    let id = report.imported[0].document.id;
+    let review = api.document_review(scope, id).await.unwrap();
+    let t = pactwise_api::catalog().unwrap().contract_type(&review.contract_type.as_ref().unwrap().id).unwrap().clone();
+    for item in t.items.iter().filter(|i| i.risk == pactwise_domain::RiskLevel::Critical) {
+        if review.items.iter().any(|r| r.id == item.id && r.method == "person") {
+            continue;
+        }
+        let input = pactwise_api::CorrectionInput {
+            item_id: item.id.clone(),
+            confirm: true,
+            status: None,
+            quote: None,
+            note: None,
+            acknowledge_warnings: true,
+        };
+        api.correct_item(scope, id, input).await.unwrap();
+    }
+    let input = FinalizeInput { vendor_id: None, new_vendor_name: Some("Tailspin Software".into()) };
+    api.finalize_review(scope, id, input).await.unwrap();
+    id
+}
+
+#[tokio::test]
+async fn a_lifecycle_started_from_a_finalized_contract_takes_its_risk_from_the_checklist_outcome() {
+    let (_tmp, api) = offline_api().await;
+    let scope = api.local_session().await.unwrap();
+    let id = finalized_licence(&api, &scope).await;
+    let row = api.contract_detail(&scope, id).await.unwrap();
+    let risk = row.contract.risk.clone().expect("stamped at finalize");
+
+    let run = api.start_contract_lifecycle(&scope, id).await.unwrap();
+    assert_eq!(run.status, RunStatus::Waiting);
+    let detail = api.show_run(&scope, run.id).await.unwrap();
+    let seen = run_input(&api, &scope, run.id);
+    assert_eq!(seen["contract"]["risk"]["level"], risk.as_str(), "the run saw the stamped outcome");
+    assert_eq!(seen["contract"]["title"], row.contract.name.as_str());
+    let step = &detail.approvals[0];
+    let executive = step.title.contains("Executive");
+    assert_eq!(executive, risk == "high", "red flags remaining need an executive: {risk} / {}", step.title);
+    // The contract lists the run.
+    let runs = api.contract_detail(&scope, id).await.unwrap().runs;
+    assert_eq!(runs.len(), 1);
+
+    // A deleted contract: refused, nothing started.
+    api.delete_document(&scope, id).await.unwrap();
+    let err = api.start_contract_lifecycle(&scope, id).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound, "{err:?}");
+    let through_form = api
+        .start_run(&scope, "contract_lifecycle".into(), serde_json::json!({"contract": {"document": id.to_string()}}))
+        .await
+        .unwrap_err();
+    assert_eq!(through_form.code, ErrorCode::NotFound, "{through_form:?}");
+    assert_eq!(api.list_runs(&scope).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_lifecycle_needs_a_finalized_review() {
+    let (_tmp, api) = offline_api().await;
+    let scope = api.local_session().await.unwrap();
+    let report = api.import_documents(&scope, vec![licence()], ImportOptions::default(), &|_| {}).await.unwrap();
+    let err = api.start_contract_lifecycle(&scope, report.imported[0].document.id).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Conflict, "{err:?}");
+    assert!(err.message.contains("finalize"), "{}", err.message);
+    let other = other_organization(&api);
+    let err = api.start_contract_lifecycle(&other, report.imported[0].document.id).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound, "another organization's contract answers like a missing one");
+}
