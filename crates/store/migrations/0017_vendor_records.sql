@@ -33,3 +33,22 @@ BEGIN SELECT RAISE(ABORT, 'a merged vendor names the vendor it was merged into, 
 CREATE TRIGGER vendors_merged_stays BEFORE UPDATE OF status ON vendors
 WHEN OLD.status = 'merged' AND NEW.status <> 'merged'
 BEGIN SELECT RAISE(ABORT, 'a merged vendor stays merged'); END;
+
+-- Renewal reminders, one per finalized contract with a notice deadline, written with the contract's derived dates
+-- (`store::contracts::derive_in`, `rules::contract_dates::reminder_date`): a correction that moves the deadline
+-- moves the reminder (and schedules it again if it had gone out for the old date); reopening the review removes
+-- it. The work loop starts a renewal notice run for each reminder that falls due (its approval is the inbox item and
+-- the notification) and records the run here.
+CREATE TABLE renewal_reminders (
+    document_id  TEXT PRIMARY KEY REFERENCES documents (id) ON DELETE CASCADE,
+    org_id       TEXT NOT NULL REFERENCES organizations (id),
+    notice_by    TEXT NOT NULL,
+    remind_on    TEXT NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('scheduled', 'started')),
+    run_id       TEXT,
+    updated_at   TEXT NOT NULL,
+    CHECK ((status = 'started') = (run_id IS NOT NULL))
+) STRICT;
+CREATE INDEX renewal_reminders_due ON renewal_reminders (remind_on) WHERE status = 'scheduled';
+-- Contracts finalized before this migration are scheduled at the next open: the derived version went up, so
+-- `store::contracts::refresh_derived` writes each one's reminder by the rule.

@@ -44,7 +44,7 @@ pub use blob_owners::BlobOwners;
 pub use blobs::{BlobStore, PutError, StoredBlob};
 pub use contracts::{
     ContractDateRow, ContractFacets, ContractFilter, ContractListPage, ContractListRow, ContractOutcome, ContractSort,
-    Contracts, FacetCount, MAX_PAGE as CONTRACTS_MAX_PAGE,
+    Contracts, FacetCount, MAX_PAGE as CONTRACTS_MAX_PAGE, Reminder,
 };
 pub use data_dir::DataDir;
 pub use db::Db;

@@ -478,6 +478,7 @@ impl<'s> Reviews<'s> {
         if changed == 0 {
             return Err(StoreError::Conflict("this review is not finalized, so there is nothing to reopen".into()));
         }
+        crate::contracts::reminder_in(&tx, &id.to_string())?;
         append_audit(
             &tx,
             scope,
