@@ -227,3 +227,63 @@ async fn a_lifecycle_needs_a_finalized_review() {
     let err = api.start_contract_lifecycle(&other, report.imported[0].document.id).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::NotFound, "another organization's contract answers like a missing one");
 }
+
+#[tokio::test]
+async fn a_due_renewal_reminder_becomes_an_inbox_decision_once_and_a_corrected_deadline_moves_it() {
+    use chrono::TimeZone;
+    let tmp = tempfile::tempdir().unwrap();
+    let clock =
+        Arc::new(pactwise_domain::FixedClock::new(chrono::Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap()));
+    let options =
+        ApiOptions { keys: Arc::new(InMemoryApiKeySource::empty()), clock: clock.clone(), ..ApiOptions::default() };
+    let api = Api::open_with(tmp.path().join("data"), options).unwrap();
+    let scope = api.local_session().await.unwrap();
+    let id = finalized_licence(&api, &scope).await;
+    let reminder = |api: &Api| {
+        let store = side_store(api);
+        let s = store.sessions().open(scope.session()).unwrap();
+        store.contracts().reminder(&s, id).unwrap().expect("a reminder")
+    };
+    let date = |s: &str| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+    // Notice by 3 May 2029 (ninety days before 1 August 2029): reminded on 4 March 2029.
+    assert_eq!((reminder(&api).notice_by, reminder(&api).remind_on), (date("2029-05-03"), date("2029-03-04")));
+    assert!(api.work_round().await.unwrap().reminders_started.is_empty(), "not due yet");
+
+    // The notice period is corrected to 45 days: notice by 17 June 2029, reminded on 18 April 2029.
+    api.reopen_review(&scope, id, "the notice period was misread".into()).await.unwrap();
+    api.correct_item(
+        &scope,
+        id,
+        pactwise_api::CorrectionInput {
+            item_id: "license.term.nonrenewal_notice".into(),
+            confirm: false,
+            status: Some(pactwise_domain::ItemStatus::Present),
+            quote: Some(pactwise_domain::Quote { text: "payable within forty-five (45) days".into(), page: 1 }),
+            note: Some("the notice period is 45 days".into()),
+            acknowledge_warnings: true,
+        },
+    )
+    .await
+    .unwrap();
+    api.finalize_review(&scope, id, FinalizeInput::default()).await.unwrap();
+    assert_eq!((reminder(&api).notice_by, reminder(&api).remind_on), (date("2029-06-17"), date("2029-04-18")));
+
+    // On the old reminder day nothing goes out: the reminder moved.
+    clock.set(chrono::Utc.with_ymd_and_hms(2029, 3, 10, 9, 0, 0).unwrap());
+    assert!(api.work_round().await.unwrap().reminders_started.is_empty());
+    // On the new one it becomes an approval in the inbox (with its notification), once.
+    clock.set(chrono::Utc.with_ymd_and_hms(2029, 4, 18, 8, 0, 0).unwrap());
+    let round = api.work_round().await.unwrap();
+    assert_eq!(round.reminders_started.len(), 1);
+    assert!(round.changed(), "the windows are told");
+    let inbox = api.inbox(&scope).await.unwrap();
+    assert_eq!(inbox.len(), 1);
+    assert!(inbox[0].title.contains("Renewal notice due"), "{}", inbox[0].title);
+    let r = reminder(&api);
+    assert_eq!((r.started, r.run), (true, Some(round.reminders_started[0])));
+    assert!(api.work_round().await.unwrap().reminders_started.is_empty(), "once per deadline");
+    let store = side_store(&api);
+    let s = store.sessions().open(scope.session()).unwrap();
+    let notes = store.approvals().notifications(&s).unwrap();
+    assert_eq!(notes.len(), 1, "one notification for the reminder: {notes:?}");
+}

@@ -227,7 +227,7 @@ mod tests {
                        "invoice": {"number": "INV-1", "lines": [{"sku": "A", "qty": 2, "unit_price": 5}], "total": 10}}),
             ),
             ("budget_planning", json!({"year": 2027, "lines": [{"department": "IT", "amount": 100}], "cap": 500})),
-            ("renewal_notice", json!({"contract": "MSA", "end_date": "2027-03-31", "notice_days": 90})),
+            ("renewal_notice", json!({"contract": "MSA", "notice_by": "2027-03-31"})),
         ];
         let registry = crate::registry().unwrap();
         for (name, input) in examples {

@@ -299,23 +299,23 @@ fn budget_plans_add_up_exactly_and_finance_decides() {
 }
 
 #[test]
-fn renewal_notices_follow_the_extracted_dates() {
+fn a_renewal_notice_is_an_inbox_decision_and_a_passed_or_bad_deadline_is_reported() {
     let w = World::new();
     // Today is 2026-11-30.
-    let near = w.start(
-        "renewal_notice",
-        json!({"contract": "MSA-1", "end_date": "2027-01-31", "notice_days": 30, "auto_renew": true}),
-    );
-    assert_eq!(channel(&near, "notice")["deadline"], "2027-01-01");
+    let near = w.start("renewal_notice", json!({"contract": "MSA-1", "notice_by": "2027-01-01"}));
+    assert_eq!(near.status, RunStatus::Waiting);
     assert_eq!(channel(&near, "notice")["days_left"], 32);
-    assert_eq!(channel(&near, "outcome")["status"], "reminder_queued");
-    let far = w.start("renewal_notice", json!({"contract": "MSA-2", "end_date": "2028-06-30", "notice_days": 90}));
-    assert_eq!(channel(&far, "outcome")["status"], "reminder_scheduled");
-    let task = &w.store.tasks().for_run(&w.buyer, far.id).unwrap()[0];
-    assert_eq!(task.scheduled_at.map(|t| t.to_rfc3339()), Some("2028-02-01T09:00:00+00:00".to_string()));
-    let late = w.start("renewal_notice", json!({"contract": "MSA-3", "end_date": "2026-12-15", "notice_days": 60}));
+    let inbox = w.store.approvals().inbox(&w.approver).unwrap();
+    assert_eq!(inbox.len(), 1, "the reminder is an item of the approver's inbox");
+    let done = w.decide(&w.approver, near.id, Decision::Reject, "we are moving to another supplier", None).unwrap();
+    assert_eq!(channel(&done, "outcome")["status"], "notice_to_give");
+    assert_eq!(channel(&done, "outcome")["notice_by"], "2027-01-01");
+
+    let late = w.start("renewal_notice", json!({"contract": "MSA-3", "notice_by": "2026-10-15"}));
     assert_eq!(channel(&late, "outcome")["status"], "notice_deadline_passed");
-    let bad = w.start("renewal_notice", json!({"contract": "MSA-4", "end_date": "soon", "notice_days": 60}));
+    // An extracted date that is not a date: the run says so and nothing waits in an inbox.
+    let bad = w.start("renewal_notice", json!({"contract": "MSA-4", "notice_by": "soon"}));
     assert_eq!(bad.status, RunStatus::Failed);
-    assert!(bad.reason.unwrap().contains("end_date must be a date"));
+    assert!(bad.reason.unwrap().contains("must be a date"));
+    assert!(w.store.approvals().inbox(&w.approver).unwrap().is_empty());
 }
