@@ -61,6 +61,7 @@ pub use pactwise_pipeline::{Stage, Thresholds};
 pub use pactwise_prep::{
     ArtifactKind, ArtifactState, Content, DraftProgress, FindingStatus, Intake, Package, RunBudget, RunStatus, RunStep,
 };
+pub use pactwise_rules::vendors::Identifier as VendorIdentifier;
 pub use pactwise_store::{HealthThresholds, OrgScope};
 pub use prep::{
     MilestoneDate, PREP_LEASE_MINUTES, PrepExport, PrepExportFormat, PrepLock, PrepSummary, PrepView, PublishViolation,

@@ -3,10 +3,10 @@
 //! (declined); a lifecycle started from a finalized contract takes its risk from the checklist outcome; a lifecycle
 //! on a deleted contract and a merge across organizations are refused and change nothing.
 
+use pactwise_api::VendorIdentifier as Identifier;
 use pactwise_api::{Api, ApiOptions, FinalizeInput, ImportOptions, OnboardingInput, VendorInput};
 use pactwise_domain::{Decision, DocumentId, ErrorCode, Role, RunStatus, VendorStatus};
 use pactwise_model::InMemoryApiKeySource;
-use pactwise_rules::vendors::Identifier;
 use pactwise_store::OrgScope;
 use std::path::PathBuf;
 use std::sync::Arc;
