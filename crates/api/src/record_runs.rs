@@ -17,6 +17,7 @@ pub(crate) fn input_from_records(
 ) -> Result<Value, ApiError> {
     match graph {
         "contract_lifecycle" => lifecycle_input(store, scope, input, false),
+        "invoice_processing" => invoice_input(store, scope, input),
         _ => Ok(input),
     }
 }
@@ -73,6 +74,57 @@ fn lifecycle_input(store: &Store, scope: &OrgScope, mut input: Value, finalized_
         json!({ "level": risk, "red_flags": row.red_flags, "critical_gaps": row.critical_gaps,
                 "from": "the checklist outcome stamped at finalize" }),
     );
+    Ok(input)
+}
+
+/// Matches an invoice run's document (`invoice.document`) to the organization's contracts and vendors by code
+/// (`rules::invoices::match_invoice` over its extracted text) and puts the outcome in the input as
+/// `invoice.matched`. A missing or deleted invoice is refused; an invoice not read yet is refused until it is.
+fn invoice_input(store: &Store, scope: &OrgScope, mut input: Value) -> Result<Value, ApiError> {
+    use pactwise_rules::invoices::{ContractKeys, VendorKeys, match_invoice};
+    let Some(doc) = input["invoice"]["document"].as_str().map(str::to_owned) else {
+        return Ok(input);
+    };
+    let missing = || {
+        ApiError::new(
+            ErrorCode::NotFound,
+            "that invoice is not among your organization's documents (it may have been deleted); import it first",
+        )
+    };
+    let id: DocumentId = doc.parse().map_err(|_| missing())?;
+    let pages = store.pages().load(scope, id).map_err(|e| match e {
+        StoreError::NotFound => missing(),
+        e => e.into(),
+    })?;
+    let Some(pages) = pages else {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            "the invoice has not been read yet; wait until its import finishes, then start again",
+        ));
+    };
+    let text: String = pages.pages.iter().map(|p| p.text.as_str()).collect::<Vec<_>>().join("\n");
+    let vendors: Vec<VendorKeys> = store
+        .vendors()
+        .list(scope, false)?
+        .into_iter()
+        .map(|r| VendorKeys {
+            id: r.record.id,
+            name: r.record.name,
+            names: r.record.aliases,
+            identifiers: r.record.identifiers.into_iter().map(|i| i.value).collect(),
+        })
+        .collect();
+    let contracts: Vec<ContractKeys> = store
+        .vendors()
+        .finalized_contracts(scope)?
+        .into_iter()
+        .filter(|(d, _, _)| *d != id)
+        .map(|(d, name, vendor)| ContractKeys { document: d.to_string(), name, vendor })
+        .collect();
+    let matched = match_invoice(&text, &vendors, &contracts);
+    let invoice =
+        input["invoice"].as_object_mut().ok_or_else(|| ApiError::new(ErrorCode::InvalidInput, "no invoice"))?;
+    invoice.insert("matched".into(), serde_json::to_value(&matched).unwrap_or(Value::Null));
     Ok(input)
 }
 

@@ -287,3 +287,74 @@ async fn a_due_renewal_reminder_becomes_an_inbox_decision_once_and_a_corrected_d
     let notes = store.approvals().notifications(&s).unwrap();
     assert_eq!(notes.len(), 1, "one notification for the reminder: {notes:?}");
 }
+
+#[tokio::test]
+async fn an_imported_invoice_is_matched_to_its_contract_and_vendor_by_code_and_one_that_matches_nothing_says_so() {
+    let (tmp, api) = offline_api().await;
+    let scope = api.local_session().await.unwrap();
+    let contract = finalized_licence(&api, &scope).await;
+    let vendor =
+        api.vendor_list(&scope, false).await.unwrap().into_iter().find(|v| v.name == "Tailspin Software").unwrap();
+    let write = |name: &str, text: &str| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let ours = write(
+        "invoice-4411.txt",
+        "INVOICE 4411\nFrom: Tailspin Software Ltd.\nLicence fees, year one\nTotal due: 12,000.00 GBP\n",
+    );
+    let theirs =
+        write("invoice-9001.txt", "INVOICE 9001\nFrom: Hooli Catering\nLunch for forty\nTotal due: 800.00 USD\n");
+    let imported = api.import_documents(&scope, vec![ours, theirs], ImportOptions::default(), &|_| {}).await.unwrap();
+    let (ours, theirs) = (imported.imported[0].document.id, imported.imported[1].document.id);
+
+    let run = api
+        .start_run(&scope, "invoice_processing".into(), serde_json::json!({"invoice": {"document": ours.to_string()}}))
+        .await
+        .unwrap();
+    let seen = run_input(&api, &scope, run.id);
+    assert_eq!(seen["invoice"]["matched"]["status"], "matched", "{seen}");
+    assert_eq!(seen["invoice"]["matched"]["contract"], contract.to_string());
+    // No order lines to match against: an approver checks it against the contract.
+    assert_eq!(run.status, RunStatus::Waiting);
+    // The match is recorded with the vendor, in the store.
+    let store = side_store(&api);
+    let s = store.sessions().open(scope.session()).unwrap();
+    assert_eq!(
+        store.vendors().invoices(&s, &vendor.id).unwrap(),
+        [(ours, "invoice-4411.txt".to_string(), Some(contract))]
+    );
+
+    let run = api
+        .start_run(
+            &scope,
+            "invoice_processing".into(),
+            serde_json::json!({"invoice": {"document": theirs.to_string()}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Succeeded, "an unmatched invoice ends with its reason, waiting for nobody");
+    let seen = run_input(&api, &scope, run.id);
+    assert_eq!(seen["invoice"]["matched"]["status"], "none");
+    let state: serde_json::Value = serde_json::from_str(&store.runs().get(&s, run.id).unwrap().state).unwrap();
+    let outcome = &state["channels"]["outcome"];
+    assert_eq!(outcome["status"], "unmatched");
+    assert!(
+        outcome["reason"].as_str().unwrap().contains("no vendor name, identifier or contract reference"),
+        "{outcome}"
+    );
+    assert_eq!(store.vendors().invoices(&s, &vendor.id).unwrap().len(), 1, "nothing recorded for it");
+
+    // A deleted invoice is refused.
+    api.delete_document(&scope, theirs).await.unwrap();
+    let err = api
+        .start_run(
+            &scope,
+            "invoice_processing".into(),
+            serde_json::json!({"invoice": {"document": theirs.to_string()}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound, "{err:?}");
+}

@@ -766,6 +766,23 @@ impl crate::registry::Records for Engine<'_> {
             }
         })
     }
+
+    fn invoice_matched(
+        &self,
+        org: OrgId,
+        run: RunId,
+        invoice: pactwise_domain::DocumentId,
+        contract: Option<pactwise_domain::DocumentId>,
+        vendor: Option<&str>,
+    ) -> Result<(), String> {
+        self.store.vendors().invoice_matched_for_worker(self.credential, org, run, invoice, contract, vendor).map_err(|e| match e {
+            pactwise_store::StoreError::NotFound => {
+                "the invoice, its contract or its vendor is no longer among the organization's records; nothing was recorded"
+                    .to_string()
+            }
+            e => e.to_string(),
+        })
+    }
 }
 
 fn kind_of(v: &Value) -> &'static str {

@@ -30,6 +30,17 @@ pub trait Records {
         vendor: pactwise_store::OnboardedVendor<'_>,
         approved: bool,
     ) -> Result<Option<pactwise_store::VendorRecord>, String>;
+
+    /// An invoice processing run records the contract and vendor its invoice matched
+    /// (`store::Vendors::invoice_matched_for_worker`, idempotent per invoice and run).
+    fn invoice_matched(
+        &self,
+        org: OrgId,
+        run: RunId,
+        invoice: DocumentId,
+        contract: Option<DocumentId>,
+        vendor: Option<&str>,
+    ) -> Result<(), String>;
 }
 
 /// What a handler sees: the run's channels as of the start of the super-step, and (for agent nodes with a model

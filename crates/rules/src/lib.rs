@@ -4,6 +4,7 @@
 
 pub mod approval;
 pub mod contract_dates;
+pub mod invoices;
 pub mod lww;
 pub mod prep;
 pub mod roles;

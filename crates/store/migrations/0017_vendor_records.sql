@@ -52,3 +52,16 @@ CREATE TABLE renewal_reminders (
 CREATE INDEX renewal_reminders_due ON renewal_reminders (remind_on) WHERE status = 'scheduled';
 -- Contracts finalized before this migration are scheduled at the next open: the derived version went up, so
 -- `store::contracts::refresh_derived` writes each one's reminder by the rule.
+
+-- Invoices matched to a contract and vendor by an invoice processing run (`rules::invoices::match_invoice`, at the
+-- run's start; written by the run's match step, once per invoice document and run).
+CREATE TABLE invoice_links (
+    invoice_id   TEXT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+    org_id       TEXT NOT NULL REFERENCES organizations (id),
+    contract_id  TEXT REFERENCES documents (id) ON DELETE SET NULL,
+    vendor_id    TEXT REFERENCES vendors (id),
+    run_id       TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    PRIMARY KEY (invoice_id, run_id)
+) STRICT;
+CREATE INDEX invoice_links_vendor ON invoice_links (org_id, vendor_id);

@@ -591,6 +591,90 @@ impl<'s> Vendors<'s> {
     }
 }
 
+impl Vendors<'_> {
+    /// The organization's finalized, live contracts with their vendor (what an invoice is matched against).
+    pub fn finalized_contracts(
+        &self,
+        scope: &OrgScope,
+    ) -> Result<Vec<(DocumentId, String, Option<String>)>, StoreError> {
+        let mut stmt = self.store.conn().prepare_cached(
+            "SELECT c.document_id, d.name, c.vendor_id FROM contracts c
+             JOIN documents d ON d.id = c.document_id AND d.org_id = c.org_id AND d.deleted_at IS NULL
+             WHERE c.org_id = ?1 AND c.finalized_at IS NOT NULL ORDER BY d.name, c.document_id",
+        )?;
+        let rows = stmt.query_map([scope.org().to_string()], |r| {
+            Ok((crate::sql::parse_text("document id", &r.get::<_, String>(0)?)?, r.get(1)?, r.get(2)?))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Invoices matched to the vendor (by invoice processing runs), newest first: (invoice, its name, contract).
+    pub fn invoices(
+        &self,
+        scope: &OrgScope,
+        id: &str,
+    ) -> Result<Vec<(DocumentId, String, Option<DocumentId>)>, StoreError> {
+        let mut stmt = self.store.conn().prepare_cached(
+            "SELECT l.invoice_id, d.name, l.contract_id FROM invoice_links l
+             JOIN documents d ON d.id = l.invoice_id AND d.org_id = l.org_id AND d.deleted_at IS NULL
+             WHERE l.org_id = ?1 AND l.vendor_id = ?2 ORDER BY l.created_at DESC",
+        )?;
+        let rows = stmt.query_map(params![scope.org().to_string(), id], |r| {
+            let contract: Option<String> = r.get(2)?;
+            Ok((
+                crate::sql::parse_text("document id", &r.get::<_, String>(0)?)?,
+                r.get(1)?,
+                contract.map(|c| crate::sql::parse_text("document id", &c)).transpose()?,
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// An invoice processing run records what its invoice matched (idempotent per invoice and run). The contract
+    /// and vendor must be live records of the run's organization, else nothing is written (`NotFound`).
+    pub fn invoice_matched_for_worker(
+        &self,
+        _credential: &PlatformCredential,
+        org: OrgId,
+        run: RunId,
+        invoice: DocumentId,
+        contract: Option<DocumentId>,
+        vendor: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let conn = self.store.conn();
+        let org = org.to_string();
+        let live_doc = |id: DocumentId| -> Result<(), StoreError> {
+            conn.query_row(
+                "SELECT 1 FROM documents WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL",
+                params![id.to_string(), org],
+                |_| Ok(()),
+            )
+            .optional()?
+            .ok_or(StoreError::NotFound)
+        };
+        live_doc(invoice)?;
+        if let Some(c) = contract {
+            live_doc(c)?;
+        }
+        if let Some(v) = vendor {
+            get_in(conn, &org, v)?;
+        }
+        conn.execute(
+            "INSERT OR IGNORE INTO invoice_links (invoice_id, org_id, contract_id, vendor_id, run_id, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                invoice.to_string(),
+                org,
+                contract.map(|c| c.to_string()),
+                vendor,
+                run.to_string(),
+                to_sql(self.store.clock().now())
+            ],
+        )?;
+        Ok(())
+    }
+}
+
 /// The vendor an onboarding run decides on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnboardedVendor<'a> {
