@@ -6,7 +6,7 @@
 use crate::runs::RunView;
 use crate::{Api, ApiError};
 use pactwise_domain::{DocumentId, ErrorCode, Extractions, Value as Normalized};
-use pactwise_store::{OrgScope, Store, StoreError};
+use pactwise_store::{ContractListRow, OrgScope, Store, StoreError};
 use serde_json::{Value, json};
 
 pub(crate) fn input_from_records(
@@ -18,6 +18,8 @@ pub(crate) fn input_from_records(
     match graph {
         "contract_lifecycle" => lifecycle_input(store, scope, input, false),
         "invoice_processing" => invoice_input(store, scope, input),
+        "obligation_tracking" => obligations_input(store, scope, input),
+        "contract_amendment_review" => amendment_input(store, scope, input),
         _ => Ok(input),
     }
 }
@@ -125,6 +127,107 @@ fn invoice_input(store: &Store, scope: &OrgScope, mut input: Value) -> Result<Va
     let invoice =
         input["invoice"].as_object_mut().ok_or_else(|| ApiError::new(ErrorCode::InvalidInput, "no invoice"))?;
     invoice.insert("matched".into(), serde_json::to_value(&matched).unwrap_or(Value::Null));
+    Ok(input)
+}
+
+/// A finalized contract's fields, by document id: refused when deleted (or another organization's) or not finalized.
+fn finalized_fields(
+    store: &Store,
+    scope: &OrgScope,
+    doc: &str,
+) -> Result<(String, Extractions, ContractListRow), ApiError> {
+    let id: DocumentId = doc.parse().map_err(|_| gone())?;
+    let stored = store.reviews().contract(scope, id).map_err(|e| match e {
+        StoreError::NotFound => gone(),
+        e => e.into(),
+    })?;
+    let (Some(stored), Some(row)) = (stored, store.contracts().row(scope, id)?) else {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            "this contract's review is not finalized; finalize it first, then start again",
+        ));
+    };
+    let fields = serde_json::from_value(stored.extractions).unwrap_or_default();
+    Ok((row.name.clone(), fields, row))
+}
+
+/// Fills an obligation tracking run from its contract: each extracted key term, the pricing and scope, and the
+/// dates that fall due (the notice deadline, the end date), unless the person listed obligations.
+fn obligations_input(store: &Store, scope: &OrgScope, mut input: Value) -> Result<Value, ApiError> {
+    let Some(doc) = input["contract"]["document"].as_str().map(str::to_owned) else {
+        return Ok(input);
+    };
+    let (name, fields, row) = finalized_fields(store, scope, &doc)?;
+    if input["contract"]["title"].as_str().is_none_or(|t| t.trim().is_empty()) {
+        input["contract"]["title"] = json!(name);
+    }
+    if input["obligations"].as_array().is_some_and(|a| !a.is_empty()) {
+        return Ok(input);
+    }
+    let mut items = Vec::new();
+    if let Some(n) = row.notice_by {
+        items.push(json!({ "term": "Give notice if the contract is not to renew", "due": n.to_string() }));
+    }
+    if let Some(e) = row.expires_on {
+        items.push(json!({ "term": "The contract ends (renew, replace or let it lapse)", "due": e.to_string() }));
+    }
+    for (label, f) in [("Pricing", &fields.pricing), ("Scope", &fields.scope)] {
+        if let Some(f) = f {
+            items.push(json!({ "term": format!("{label}: {}", f.value) }));
+        }
+    }
+    for t in &fields.key_terms {
+        items.push(json!({ "term": t.value }));
+    }
+    input["obligations"] = json!(items);
+    Ok(input)
+}
+
+/// Fills an amendment review from its two documents: the contract (finalized) and the amendment (read by the
+/// pipeline); each extracted term the amendment gives a different value is a change.
+fn amendment_input(store: &Store, scope: &OrgScope, mut input: Value) -> Result<Value, ApiError> {
+    let (Some(doc), Some(amendment)) = (
+        input["contract"]["document"].as_str().map(str::to_owned),
+        input["amendment"]["document"].as_str().map(str::to_owned),
+    ) else {
+        return Ok(input);
+    };
+    let (name, before, _) = finalized_fields(store, scope, &doc)?;
+    let amendment_id: DocumentId = amendment.parse().map_err(|_| gone())?;
+    let after: Extractions = match store.reviews().contract(scope, amendment_id).map_err(|e| match e {
+        StoreError::NotFound => gone(),
+        e => e.into(),
+    })? {
+        Some(row) => serde_json::from_value(row.extractions).unwrap_or_default(),
+        None => {
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                "the amendment has not been read yet; wait until its import finishes, then start again",
+            ));
+        }
+    };
+    if input["contract"]["title"].as_str().is_none_or(|t| t.trim().is_empty()) {
+        input["contract"]["title"] = json!(name);
+    }
+    let value = |f: &Option<pactwise_domain::Extracted>| f.as_ref().map(|x| x.value.clone());
+    let mut changes = Vec::new();
+    for (field, b, a) in [
+        ("effective_date", &before.effective_date, &after.effective_date),
+        ("expiration_date", &before.expiration_date, &after.expiration_date),
+        ("renewal", &before.renewal, &after.renewal),
+        ("renewal_notice", &before.renewal_notice, &after.renewal_notice),
+        ("governing_law", &before.governing_law, &after.governing_law),
+        ("value", &before.value, &after.value),
+        ("pricing", &before.pricing, &after.pricing),
+        ("scope", &before.scope, &after.scope),
+    ] {
+        if let Some(new) = value(a)
+            && value(b).as_deref() != Some(new.as_str())
+        {
+            changes.push(json!({ "field": field, "before": value(b), "after": new }));
+        }
+    }
+    input["changes"] = json!(changes);
     Ok(input)
 }
 

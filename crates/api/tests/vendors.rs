@@ -358,3 +358,27 @@ async fn an_imported_invoice_is_matched_to_its_contract_and_vendor_by_code_and_o
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::NotFound, "{err:?}");
 }
+
+#[tokio::test]
+async fn obligation_tracking_starts_from_a_finalized_contracts_extracted_terms_and_dates() {
+    let (_tmp, api) = offline_api().await;
+    let scope = api.local_session().await.unwrap();
+    let id = finalized_licence(&api, &scope).await;
+    let run = api
+        .start_run(&scope, "obligation_tracking".into(), serde_json::json!({"contract": {"document": id.to_string()}}))
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Waiting, "a person confirms the obligations");
+    let seen = run_input(&api, &scope, run.id);
+    let items = seen["obligations"].as_array().unwrap();
+    assert!(items.iter().any(|o| o["due"] == "2029-05-03"), "the notice deadline is an obligation: {seen}");
+    assert!(items.iter().any(|o| o["due"] == "2029-08-01"), "{seen}");
+    assert_eq!(seen["contract"]["title"], "software-license-northwind-tailspin.txt");
+    // A deleted contract is refused.
+    api.delete_document(&scope, id).await.unwrap();
+    let err = api
+        .start_run(&scope, "obligation_tracking".into(), serde_json::json!({"contract": {"document": id.to_string()}}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound);
+}

@@ -319,3 +319,56 @@ fn a_renewal_notice_is_an_inbox_decision_and_a_passed_or_bad_deadline_is_reporte
     assert!(bad.reason.unwrap().contains("must be a date"));
     assert!(w.store.approvals().inbox(&w.approver).unwrap().is_empty());
 }
+
+#[test]
+fn obligations_are_listed_by_date_confirmed_by_a_person_and_a_bad_date_is_refused() {
+    let w = World::new();
+    // Today is 2026-11-30.
+    let run = w.start(
+        "obligation_tracking",
+        json!({"contract": {"title": "MSA"}, "obligations": [
+            {"term": "Give notice of non-renewal", "due": "2029-05-03"},
+            {"term": "Keep the source code in escrow"},
+            {"term": "Pay the first licence fee", "due": "2026-12-15"}]}),
+    );
+    assert_eq!(run.status, RunStatus::Waiting);
+    let o = channel(&run, "obligations");
+    assert_eq!(o["items"][0]["term"], "Pay the first licence fee");
+    assert_eq!(o["next_due"], "2026-12-15");
+    let done = w.decide(&w.approver, run.id, Decision::Approve, "all three are ours", None).unwrap();
+    assert_eq!(channel(&done, "outcome")["status"], "confirmed");
+    assert_eq!(channel(&done, "outcome")["count"], 3);
+    let none = w.start("obligation_tracking", json!({"contract": {"title": "NDA"}, "obligations": []}));
+    assert_eq!(channel(&none, "outcome")["status"], "no_obligations");
+    let bad = w.start(
+        "obligation_tracking",
+        json!({"contract": {"title": "X"}, "obligations": [{"term": "Pay", "due": "soon"}]}),
+    );
+    assert_eq!(bad.status, RunStatus::Failed);
+    assert!(bad.reason.unwrap().contains("must be a date"));
+}
+
+#[test]
+fn an_amendment_that_changes_a_key_term_needs_legal_and_one_that_changes_nothing_ends() {
+    let w = World::new();
+    let owner = w.member("Legal", Role::Owner);
+    let run = w.start(
+        "contract_amendment_review",
+        json!({"contract": {"title": "MSA"}, "changes": [
+            {"field": "expiration_date", "before": "1 August 2029", "after": "1 August 2031"},
+            {"field": "scope", "before": "support", "after": "support"}]}),
+    );
+    assert_eq!(channel(&run, "changes")["key_terms"], json!(["expiration_date"]));
+    assert_eq!(channel(&run, "changes")["items"].as_array().unwrap().len(), 1, "an unchanged term is no change");
+    let err = w.decide(&w.approver, run.id, Decision::Approve, "fine", None).unwrap_err();
+    assert!(matches!(err, EngineError::Store(StoreError::Forbidden { .. })), "{err:?}");
+    let done = w.decide(&owner, run.id, Decision::Approve, "two more years agreed", None).unwrap();
+    assert_eq!(channel(&done, "outcome")["status"], "accepted");
+    let other = w.start(
+        "contract_amendment_review",
+        json!({"contract": {"title": "MSA"}, "changes": [{"field": "scope", "before": "a", "after": "b"}]}),
+    );
+    assert_eq!(other.status, RunStatus::Waiting);
+    let same = w.start("contract_amendment_review", json!({"contract": {"title": "MSA"}, "changes": []}));
+    assert_eq!(channel(&same, "outcome")["status"], "no_change");
+}
