@@ -83,7 +83,7 @@ fn list(ctx: &NodeContext<'_>) -> Result<NodeOutput, NodeFailure> {
         };
         items.push((term.to_string(), due));
     }
-    items.sort_by(|a, b| (a.1.is_none(), a.1).cmp(&(b.1.is_none(), b.1)));
+    items.sort_by_key(|a| (a.1.is_none(), a.1));
     let today = ctx.now.date_naive();
     let next_due = items.iter().filter_map(|(_, d)| *d).find(|d| *d >= today);
     let route = if items.is_empty() { "none" } else { "some" };
