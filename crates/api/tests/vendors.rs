@@ -382,3 +382,27 @@ async fn obligation_tracking_starts_from_a_finalized_contracts_extracted_terms_a
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::NotFound);
 }
+
+#[tokio::test]
+async fn an_amendment_that_moves_the_end_date_is_compared_by_code_and_needs_legal() {
+    let (tmp, api) = offline_api().await;
+    let scope = api.local_session().await.unwrap();
+    let contract = finalized_licence(&api, &scope).await;
+    let text = std::fs::read_to_string(licence()).unwrap().replace("three (3) years", "five (5) years");
+    let path = tmp.path().join("amendment-1.txt");
+    std::fs::write(&path, text).unwrap();
+    let amendment = api.import_documents(&scope, vec![path], ImportOptions::default(), &|_| {}).await.unwrap().imported
+        [0]
+    .document
+    .id;
+    let input = serde_json::json!({"contract": {"document": contract.to_string()},
+                                   "amendment": {"document": amendment.to_string()}});
+    let run = api.start_run(&scope, "contract_amendment_review".into(), input).await.unwrap();
+    let seen = run_input(&api, &scope, run.id);
+    let changes = seen["changes"].as_array().unwrap();
+    let end = changes.iter().find(|c| c["field"] == "expiration_date").expect("the end date changed");
+    assert!(end["after"].as_str().unwrap().contains("2031"), "{end}");
+    assert_eq!(run.status, RunStatus::Waiting);
+    let detail = api.show_run(&scope, run.id).await.unwrap();
+    assert!(detail.approvals[0].title.contains("Legal review"), "{}", detail.approvals[0].title);
+}
