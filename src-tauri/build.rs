@@ -60,6 +60,15 @@ const COMMANDS: &[&str] = &[
     "contract_detail",
     "upcoming_dates",
     "export_contract_calendar",
+    "vendor_list",
+    "vendor_detail",
+    "vendor_create",
+    "vendor_edit",
+    "vendor_set_status",
+    "vendor_duplicates",
+    "vendor_merge",
+    "start_vendor_onboarding",
+    "start_contract_lifecycle",
 ];
 
 fn main() {

@@ -14,7 +14,9 @@ use pactwise_api::{
     Thresholds,
 };
 use pactwise_api::{ContractDetail, ContractFacets, ContractQuery, ContractRow, ExportedCalendar, Page, UpcomingDates};
+use pactwise_api::{DuplicateGroupView, MergeResult, OnboardingInput, VendorDetail, VendorInput, VendorSummary};
 use pactwise_domain::ContractType;
+use pactwise_domain::VendorStatus;
 use pactwise_domain::{ApprovalId, Decision, Document, DocumentId, RunId};
 use pactwise_domain::{ErrorCode, OrgId, Role};
 use serde::{Deserialize, Serialize};
@@ -655,6 +657,78 @@ async fn sync_retry(state: State<'_, AppState>) -> Result<SyncStatusView, ApiErr
 
 #[tauri::command]
 #[specta::specta]
+async fn vendor_list(state: State<'_, AppState>, include_merged: bool) -> Result<Vec<VendorSummary>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.vendor_list(&scope, include_merged).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn vendor_detail(state: State<'_, AppState>, id: String) -> Result<VendorDetail, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.vendor_detail(&scope, id).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn vendor_create(state: State<'_, AppState>, input: VendorInput) -> Result<VendorSummary, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.vendor_create(&scope, input).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn vendor_edit(state: State<'_, AppState>, id: String, input: VendorInput) -> Result<VendorSummary, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.vendor_edit(&scope, id, input).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn vendor_set_status(
+    state: State<'_, AppState>,
+    id: String,
+    status: VendorStatus,
+    reason: String,
+) -> Result<VendorSummary, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.vendor_set_status(&scope, id, status, reason).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn vendor_duplicates(state: State<'_, AppState>) -> Result<Vec<DuplicateGroupView>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.vendor_duplicates(&scope).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn vendor_merge(state: State<'_, AppState>, kept: String, merged: String) -> Result<MergeResult, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.vendor_merge(&scope, kept, merged).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn start_vendor_onboarding(
+    state: State<'_, AppState>,
+    vendor: String,
+    input: OnboardingInput,
+) -> Result<RunView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.start_vendor_onboarding(&scope, vendor, input).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn start_contract_lifecycle(state: State<'_, AppState>, id: DocumentId) -> Result<RunView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.start_contract_lifecycle(&scope, id).await
+}
+
+#[tauri::command]
+#[specta::specta]
 async fn contract_list(state: State<'_, AppState>, query: ContractQuery) -> Result<Page<ContractRow>, ApiError> {
     let (api, scope) = state.session().await?;
     api.contract_list(&scope, query).await
@@ -771,6 +845,15 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             contract_detail,
             upcoming_dates,
             export_contract_calendar,
+            vendor_list,
+            vendor_detail,
+            vendor_create,
+            vendor_edit,
+            vendor_set_status,
+            vendor_duplicates,
+            vendor_merge,
+            start_vendor_onboarding,
+            start_contract_lifecycle,
         ])
         .events(tauri_specta::collect_events![ImportProgressEvent, PrepProgressEvent, RunsChangedEvent])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.

@@ -9,7 +9,7 @@ describe("App frame", () => {
     render(App);
     await waitFor(() => expect(screen.getByTestId("status-session").textContent).toContain("Acme Legal · Ann (owner)"));
     const labels = screen.getAllByRole("button").map((b) => b.getAttribute("data-area")).filter(Boolean);
-    expect(labels).toEqual(["queue", "documents", "contracts", "approvals", "prep", "assistant", "settings", "runs"]);
+    expect(labels).toEqual(["queue", "documents", "contracts", "approvals", "prep", "assistant", "settings", "runs", "vendors"]);
   });
 
   it("Alt+number switches areas", async () => {

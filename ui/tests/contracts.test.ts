@@ -97,6 +97,9 @@ function install(total: number, upcoming?: UpcomingDates_Serialize): Fake {
         return detailOf(row(Number(String(a.id).slice(-12))));
       case "upcoming_dates":
         return upcoming;
+      case "start_contract_lifecycle":
+        if (String(a.id) === ID(1)) throw { code: "not_found", message: "that contract is not among your organization's documents (it may have been deleted); choose another" };
+        return { id: "run-1", status: "waiting" };
       case "export_contract_calendar":
         return { path: a.path, bytes: 812, events: 2 };
       case "plugin:dialog|save":
@@ -180,6 +183,23 @@ describe("Contracts area", () => {
     expect(onopen).toHaveBeenCalledWith(ID(0), "Contract 00000.pdf", { page: 1, start: 120, end: 193 });
     await fireEvent.keyDown(window, { key: "Escape" });
     await waitFor(() => expect(detail.textContent).toContain("Choose a contract"));
+  });
+
+  it("l starts the lifecycle of the contract shown and says where its approval is; a deleted one says so", async () => {
+    const fake = install(5);
+    render(Contracts, { today: "2026-11-30" });
+    await screen.findAllByTestId("contract-row");
+    await fireEvent.keyDown(window, { key: "Enter" });
+    const detail = screen.getByTestId("contract-detail");
+    await waitFor(() => expect(detail.textContent).toContain("Expiration date"));
+    await fireEvent.keyDown(window, { key: "l" });
+    expect((await screen.findByTestId("lifecycle-notice")).textContent).toContain("its approval is in the inbox");
+    expect(fake.calls.find((c) => c.cmd === "start_contract_lifecycle")?.args).toEqual({ id: ID(0) });
+    await fireEvent.keyDown(window, { key: "j" });
+    await fireEvent.keyDown(window, { key: "Enter" });
+    await waitFor(() => expect(detail.textContent).toContain("Contract 00001.pdf"));
+    await fireEvent.click(screen.getByTestId("start-lifecycle"));
+    await waitFor(() => expect(screen.getByTestId("lifecycle-notice").textContent).toContain("may have been deleted"));
   });
 
   it("the upcoming dates show by month and export as a calendar through the save dialog", async () => {

@@ -17,6 +17,7 @@ mod members;
 mod memo;
 mod model;
 mod prep;
+mod record_runs;
 mod report;
 mod review;
 mod run_words;
@@ -24,6 +25,7 @@ mod runs;
 mod session;
 mod shared_runs;
 mod sync;
+mod vendors;
 mod work_loop;
 mod workspace;
 
@@ -59,6 +61,7 @@ pub use pactwise_pipeline::{Stage, Thresholds};
 pub use pactwise_prep::{
     ArtifactKind, ArtifactState, Content, DraftProgress, FindingStatus, Intake, Package, RunBudget, RunStatus, RunStep,
 };
+pub use pactwise_rules::vendors::Identifier as VendorIdentifier;
 pub use pactwise_store::{HealthThresholds, OrgScope};
 pub use prep::{
     MilestoneDate, PREP_LEASE_MINUTES, PrepExport, PrepExportFormat, PrepLock, PrepSummary, PrepView, PublishViolation,
@@ -84,6 +87,10 @@ pub use session::{BringOverReport, Membership, SessionInfo};
 pub use sync::{
     CodeSignInInput, KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop,
     SyncPhase, SyncRoundReport, SyncStatusView, SyncTokens, check_server,
+};
+pub use vendors::{
+    DuplicateGroupView, MergeResult, OnboardingInput, VendorDetail, VendorDocumentLine, VendorInput, VendorSummary,
+    status_label as vendor_status_label,
 };
 pub use work_loop::{MAX_IDLE, WORK_BATCH, WorkRound};
 /// The offline review's scores on a labelled folder, as `eval_cuad` returns them, and the values table's lines.

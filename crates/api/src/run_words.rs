@@ -29,6 +29,7 @@ pub enum FormFieldKind {
     Choice,
     Tags,
     Document,
+    Vendor,
     Table,
 }
 
@@ -419,8 +420,39 @@ fn matches(filter: &RunFilter, run: &RunRecord) -> bool {
 }
 
 /// The form of one graph, with the organization's records filled in.
-fn form_of(graph: &GraphDef, vendors: &[String], documents: &[FormOption]) -> RunForm {
-    fn field(f: &InputField, graph: &str, vendors: &[String], documents: &[FormOption]) -> FormField {
+/// The organization's vendor records as run forms offer them.
+pub(crate) struct FormVendors {
+    /// Vendors procurement may shortlist (not blocked, not merged), by name.
+    pub procurement: Vec<String>,
+    /// Vendors an onboarding run may start for (`rules::vendors::check_start_onboarding`).
+    pub onboarding: Vec<FormOption>,
+    /// Every live vendor (not merged).
+    pub all: Vec<FormOption>,
+}
+
+impl FormVendors {
+    pub(crate) fn load(store: &Store, scope: &OrgScope) -> Result<FormVendors, pactwise_store::StoreError> {
+        let rows = store.vendors().list(scope, false)?;
+        let option =
+            |r: &pactwise_store::VendorListRow| FormOption { value: r.record.id.clone(), label: r.record.name.clone() };
+        Ok(FormVendors {
+            procurement: rows
+                .iter()
+                .filter(|r| r.record.status != pactwise_domain::VendorStatus::Blocked)
+                .map(|r| r.record.name.clone())
+                .collect(),
+            onboarding: rows
+                .iter()
+                .filter(|r| pactwise_rules::vendors::check_start_onboarding(r.record.status).is_ok())
+                .map(option)
+                .collect(),
+            all: rows.iter().map(option).collect(),
+        })
+    }
+}
+
+fn form_of(graph: &GraphDef, vendors: &FormVendors, documents: &[FormOption]) -> RunForm {
+    fn field(f: &InputField, graph: &str, vendors: &FormVendors, documents: &[FormOption]) -> FormField {
         let kind = match f.kind {
             FieldKind::Text => FormFieldKind::Text,
             FieldKind::LongText => FormFieldKind::LongText,
@@ -431,16 +463,19 @@ fn form_of(graph: &GraphDef, vendors: &[String], documents: &[FormOption]) -> Ru
             FieldKind::Choice => FormFieldKind::Choice,
             FieldKind::Tags => FormFieldKind::Tags,
             FieldKind::Document => FormFieldKind::Document,
+            FieldKind::Vendor => FormFieldKind::Vendor,
             FieldKind::Table => FormFieldKind::Table,
         };
         let options = if f.kind == FieldKind::Document {
             documents.to_vec()
+        } else if f.kind == FieldKind::Vendor {
+            if graph == "vendor_onboarding" { vendors.onboarding.clone() } else { vendors.all.clone() }
         } else {
             f.options.iter().map(|o| FormOption { value: o.clone(), label: humanize(o) }).collect()
         };
         // The procurement form's vendors come from the organization's vendor records, where there are some.
-        let initial = (graph == "procurement" && f.key == "vendors" && !vendors.is_empty())
-            .then(|| Value::Array(vendors.iter().map(|v| json!({ "name": v })).collect()));
+        let initial = (graph == "procurement" && f.key == "vendors" && !vendors.procurement.is_empty())
+            .then(|| Value::Array(vendors.procurement.iter().map(|v| json!({ "name": v })).collect()));
         FormField {
             key: f.key.clone(),
             label: f.label.clone(),
@@ -648,7 +683,7 @@ impl Api {
         Ok(self
             .db
             .call(move |store| {
-                let vendors: Vec<String> = store.reviews().vendors(&scope)?.into_iter().map(|v| v.name).collect();
+                let vendors = FormVendors::load(store, &scope)?;
                 let documents: Vec<FormOption> = store
                     .documents()
                     .list(&scope)?

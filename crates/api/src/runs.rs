@@ -309,6 +309,11 @@ impl Api {
         let scope = scope.clone();
         let started = with_engine(self, move |store, engine| {
             let scope = store.sessions().open(scope.session())?;
+            // Runs started from a record read it here (and move it) on the store's thread.
+            if graph == "vendor_onboarding" {
+                return crate::vendors::start_onboarding_run(store, engine, &scope, input);
+            }
+            let input = crate::record_runs::input_from_records(store, &scope, &graph, input)?;
             let id = engine.start(&scope, &graph, input)?;
             Ok(run_view(&engine.drive(id)?))
         })

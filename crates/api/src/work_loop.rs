@@ -21,6 +21,8 @@ pub const WORK_BATCH: usize = 16;
 const MAX_BATCHES: usize = 8;
 /// The longest the loop sleeps with nothing scheduled: work another process (the CLI) scheduled is seen then.
 pub const MAX_IDLE: Duration = Duration::from_secs(60);
+/// Renewal reminders started in one round at most (the rest go out in the next rounds).
+const REMINDERS_PER_ROUND: u32 = 64;
 /// The shortest sleep when work is due but nothing could move (another worker holds the run's lease).
 const MIN_PAUSE: Duration = Duration::from_secs(1);
 
@@ -37,12 +39,14 @@ pub struct WorkRound {
     pub next_due: Option<DateTime<Utc>>,
     /// The last batch was full: more work may be waiting now.
     pub more: bool,
+    /// Renewal notice runs started because a contract's reminder fell due (each now waits in the inbox).
+    pub reminders_started: Vec<RunId>,
 }
 
 impl WorkRound {
     /// Whether runs or the inbox changed (the UI is told).
     pub fn changed(&self) -> bool {
-        !self.moved.is_empty() || self.escalated_approvals > 0 || self.stopped > 0
+        !self.moved.is_empty() || self.escalated_approvals > 0 || self.stopped > 0 || !self.reminders_started.is_empty()
     }
 
     /// How long to sleep after this round, from `now`.
@@ -71,6 +75,9 @@ impl Api {
             })
         })
         .await?;
+        let (reminded, views) = self.start_due_reminders().await?;
+        round.reminders_started = reminded;
+        round.moved.extend(views);
         for _ in 0..MAX_BATCHES {
             let (moved, full) = with_engine(self, |_, engine| {
                 let records = engine.work(WORK_BATCH)?;
@@ -88,6 +95,32 @@ impl Api {
         let credential = self.platform.clone();
         round.next_due = self.db.call(move |store| store.runs().next_due(&credential)).await?;
         Ok(round)
+    }
+
+    /// Starts a renewal notice run for each contract whose reminder fell due today or earlier (any organization:
+    /// the platform's work; each run belongs to the contract's organization) and drives it to its inbox decision.
+    /// The reminder is marked with its run, so it goes out once per notice deadline.
+    async fn start_due_reminders(&self) -> Result<(Vec<RunId>, Vec<RunView>), ApiError> {
+        let credential = self.platform.clone();
+        let today = self.clock.now().date_naive();
+        with_engine(self, move |store, engine| {
+            let due = store.contracts().due_reminders_for_worker(&credential, today, REMINDERS_PER_ROUND)?;
+            let (mut ids, mut views) = (Vec::new(), Vec::new());
+            for r in due {
+                let mut input = serde_json::json!({
+                    "contract": r.name, "document": r.document.to_string(), "notice_by": r.notice_by.to_string(),
+                });
+                if let Some(end) = r.expires_on {
+                    input["expires_on"] = serde_json::json!(end.to_string());
+                }
+                let id = engine.start_for_platform(r.org, "renewal_notice", input)?;
+                store.contracts().reminder_started_for_worker(&credential, r.document, r.notice_by, id)?;
+                views.push(crate::runs::run_view(&engine.drive(id)?));
+                ids.push(id);
+            }
+            Ok((ids, views))
+        })
+        .await
     }
 
     /// Wakes the work loop now (new work may change what is due next).

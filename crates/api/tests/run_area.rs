@@ -75,14 +75,10 @@ async fn a_bad_form_is_refused_naming_the_field_and_nothing_starts() {
         assert!(e.message.starts_with(&format!("{field}:")), "{field} / {}", e.message);
     }
     let e = api
-        .start_run(
-            &scope,
-            "renewal_notice".into(),
-            json!({"contract": "MSA", "end_date": "31/03/2027", "notice_days": 90}),
-        )
+        .start_run(&scope, "renewal_notice".into(), json!({"contract": "MSA", "notice_by": "31/03/2027"}))
         .await
         .unwrap_err();
-    assert!(e.message.starts_with("End date:") && e.message.contains("2027-03-31"), "{}", e.message);
+    assert!(e.message.starts_with("Notice deadline:") && e.message.contains("2027-03-31"), "{}", e.message);
     assert!(api.list_runs(&scope).await.unwrap().is_empty(), "nothing was started");
     assert!(api.inbox(&scope).await.unwrap().is_empty(), "no approval was opened");
     // The same form filled in correctly starts.
@@ -333,11 +329,7 @@ async fn runs_are_listed_by_status_graph_person_and_date_within_the_organization
     let first = api.start_run(&scope, "procurement".into(), procurement()).await.unwrap();
     clock.advance(Duration::days(2));
     let second = api
-        .start_run(
-            &bo,
-            "renewal_notice".into(),
-            json!({"contract": "MSA", "end_date": "2030-01-31", "notice_days": 90}),
-        )
+        .start_run(&bo, "renewal_notice".into(), json!({"contract": "MSA", "notice_by": "2026-01-31"}))
         .await
         .unwrap();
     let other = other_organization(&api);
@@ -374,7 +366,18 @@ async fn runs_are_listed_by_status_graph_person_and_date_within_the_organization
 async fn each_graphs_evidence_is_shaped_for_reading() {
     let tmp = tempfile::tempdir().unwrap();
     let (api, scope, _) = open_with(tmp.path(), None).await;
-    let document = pactwise_domain::DocumentId::new();
+    // A document of the organization (a run naming a missing or deleted one is refused).
+    let document = {
+        let store = side_store(&api);
+        let s = store.sessions().open(scope.session()).unwrap();
+        let new = pactwise_store::NewDocument {
+            name: "Cloud MSA.pdf".into(),
+            media_type: pactwise_domain::MediaType::Pdf,
+            size: 1,
+            content_hash: "a".repeat(64),
+        };
+        store.documents().record(&s, &new).unwrap().0.id
+    };
     let read = |graph: &'static str, input: Value| {
         let api = api.clone();
         let scope = scope.clone();

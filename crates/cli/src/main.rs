@@ -9,6 +9,7 @@ mod prep;
 mod runs;
 mod secret;
 mod sync;
+mod vendors;
 
 use clap::{Parser, Subcommand};
 use output::{Outcome, fail};
@@ -153,6 +154,16 @@ enum Command {
     Contracts {
         #[command(subcommand)]
         what: contracts::ContractsCommand,
+    },
+    /// Vendors: list, show ID, add NAME, duplicates, merge KEEP DUPLICATE, set-status ID STATUS, onboard ID
+    Vendors {
+        #[command(subcommand)]
+        what: vendors::VendorsCommand,
+    },
+    /// Start the contract lifecycle (approval) of a finalized contract; its checklist risk decides who approves
+    Lifecycle {
+        #[arg(value_name = "ID")]
+        id: String,
     },
     /// Reopen a finalized review so its items can be changed again (audited with the reason)
     Reopen {
@@ -560,6 +571,14 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     contracts::finalize(api, &scope, &id, vendor_id, new_vendor).await
                 }
                 Command::Contracts { what } => contracts::run(api, &scope, what).await,
+                Command::Vendors { what } => vendors::run(api, &scope, what).await,
+                Command::Lifecycle { id } => {
+                    let run = api.start_contract_lifecycle(&scope, pactwise_api::parse_document_id(&id)?).await?;
+                    let json = serde_json::to_value(&run).map_err(|e| {
+                        pactwise_api::ApiError::new(pactwise_domain::ErrorCode::Internal, e.to_string())
+                    })?;
+                    Ok(output::Outcome::ok(json, format!("lifecycle run {} started: {}", run.id, run.status)))
+                }
                 Command::Workflow(command) => runs::dispatch(api, &scope, command).await,
                 Command::Members { what } => members::run(api, &scope, what).await,
                 Command::Org { what } => members::run_org(api, &scope, what).await,

@@ -366,3 +366,48 @@ fn queue_health_thresholds_are_set_checked_and_reported_in_words() {
     assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
     assert_eq!(json_of(&pactwise(dir.path(), &["runs", "health", "--json"]))["thresholds"]["backlog"], 40);
 }
+
+#[test]
+fn vendors_are_added_found_as_duplicates_merged_and_set_as_a_script_uses_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path();
+    let add = |name: &str, extra: &[&str]| {
+        let mut args = vec!["vendors", "add", name, "--json"];
+        args.extend_from_slice(extra);
+        let out = pactwise(data, &args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        json_of(&out)["id"].as_str().unwrap().to_string()
+    };
+    let keep = add("Acme, Inc.", &["--id", "tax id=US-1"]);
+    let twin = add("ACME Incorporated", &["--alias", "Acme Widgets"]);
+    add("Initech", &[]);
+    let bad = pactwise(data, &["vendors", "add", "Hooli", "--id", "no-equals-sign"]);
+    assert_eq!(bad.status.code(), Some(2), "a malformed identifier is bad input");
+
+    let dups = json_of(&pactwise(data, &["vendors", "duplicates", "--json"]));
+    assert_eq!(dups.as_array().unwrap().len(), 1);
+    assert_eq!(dups[0]["vendors"].as_array().unwrap().len(), 2);
+
+    let merged = pactwise(data, &["vendors", "merge", &keep, &twin, "--json"]);
+    assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
+    assert_eq!(json_of(&merged)["merged"]["status"], "merged");
+    let list = json_of(&pactwise(data, &["vendors", "list", "--json"]));
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    let all = json_of(&pactwise(data, &["vendors", "list", "--merged", "--json"]));
+    assert_eq!(all.as_array().unwrap().len(), 3, "the merged record is kept");
+    let again = pactwise(data, &["vendors", "merge", &keep, &twin]);
+    assert!(!again.status.success(), "a merged record is not merged again");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already merged"));
+
+    let no_reason = pactwise(data, &["vendors", "set-status", &keep, "blocked"]);
+    assert_eq!(no_reason.status.code(), Some(2), "a status change needs a reason");
+    let set =
+        json_of(&pactwise(data, &["vendors", "set-status", &keep, "blocked", "--reason", "failed audit", "--json"]));
+    assert_eq!(set["status"], "blocked");
+    let show = json_of(&pactwise(data, &["vendors", "show", &keep, "--json"]));
+    assert_eq!(show["vendor"]["aliases"], serde_json::json!(["Acme Widgets"]));
+    assert_eq!(show["can_onboard"], true, "a blocked vendor may be onboarded again");
+    let missing = pactwise(data, &["vendors", "show", "no-such-vendor"]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no such item"));
+}

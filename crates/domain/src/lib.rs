@@ -35,4 +35,4 @@ pub use review::{
     Quote, RejectedExtraction, Route, Value,
 };
 pub use role::Role;
-pub use workflow::{ApprovalStatus, Decision, RunStatus, TaskStatus};
+pub use workflow::{ApprovalStatus, Decision, RunStatus, TaskStatus, VendorStatus};

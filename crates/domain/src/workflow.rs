@@ -87,6 +87,23 @@ text_enum!(
     }
 );
 
+text_enum!(
+    /// Where a vendor record stands. `Merged` is set only by a merge a person confirmed: the record is kept (its
+    /// history and audit stay readable) and points at the vendor it was merged into.
+    VendorStatus {
+        /// Known, not yet being onboarded.
+        Prospective => "prospective",
+        /// An onboarding run is deciding on it.
+        Onboarding => "onboarding",
+        /// Onboarded and approved: contracts and orders may go to it.
+        Active => "active",
+        /// Declined or stopped: no new business.
+        Blocked => "blocked",
+        /// Merged into another vendor record (a duplicate).
+        Merged => "merged",
+    }
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

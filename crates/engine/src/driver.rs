@@ -144,21 +144,53 @@ impl<'a> Engine<'a> {
 
     /// Starts several runs; their first super-steps share one commit.
     pub fn start_many(&self, starts: &[(&OrgScope, &str, Value)]) -> Result<Vec<RunId>, EngineError> {
+        let starts: Vec<(Starter<'_>, &str, &Value)> =
+            starts.iter().map(|(scope, name, input)| (Starter::Session(scope), *name, input)).collect();
+        self.start_all(&starts)
+    }
+
+    /// Starts a run for an organization as the platform (nobody started it: a renewal reminder fell due). The
+    /// organization is that of the record the platform read.
+    pub fn start_for_platform(
+        &self,
+        org: pactwise_domain::OrgId,
+        graph: &str,
+        input: Value,
+    ) -> Result<RunId, EngineError> {
+        Ok(self.start_all(&[(Starter::Platform(org), graph, &input)])?[0])
+    }
+
+    fn start_all(&self, starts: &[(Starter<'_>, &str, &Value)]) -> Result<Vec<RunId>, EngineError> {
         let now = self.now();
         let mut writes = Vec::with_capacity(starts.len());
         let mut ids = Vec::with_capacity(starts.len());
-        for (scope, name, input) in starts {
+        for (starter, name, input) in starts {
             let graph = self.registry.graph(name)?;
             if !input.is_object() {
                 return Err(EngineError::InvalidInput(format!("got {}", kind_of(input))));
             }
             let snapshot = self.snapshot_text(graph)?;
-            let mut run = NewRun::in_scope(scope, &graph.name, graph.version, snapshot, input.to_string());
+            let (mut run, org) = match starter {
+                Starter::Session(scope) => {
+                    (NewRun::in_scope(scope, &graph.name, graph.version, snapshot, input.to_string()), scope.org())
+                }
+                Starter::Platform(org) => (
+                    NewRun::for_platform(
+                        self.credential,
+                        *org,
+                        &graph.name,
+                        graph.version,
+                        snapshot,
+                        input.to_string(),
+                    ),
+                    *org,
+                ),
+            };
             run.deadline_at = graph.deadline_secs.map(|s| now + Duration::seconds(s));
-            let (state, commands) = machine::start(graph, input.clone(), now);
+            let (state, commands) = machine::start(graph, (*input).clone(), now);
             let id = run.id();
             let step = self
-                .pass(graph, id, scope.org(), 0, state, commands, now, &[], &[])?
+                .pass(graph, id, org, 0, state, commands, now, &[], &[])?
                 .ok_or_else(|| EngineError::Corrupt("a new run produced no first step".into()))?;
             ids.push(id);
             writes.push(RunWrite::Start { run, step: step.0 });
@@ -610,6 +642,7 @@ impl<'a> Engine<'a> {
             model: self.model,
             clock: self.store.clock(),
             documents: Some(self),
+            records: Some(self),
         }
     }
 
@@ -705,6 +738,50 @@ impl crate::registry::DocumentText for Engine<'_> {
         last: u32,
     ) -> Result<Option<pactwise_store::PageTexts>, String> {
         self.store.pages().texts_for_worker(self.credential, org, document, first, last).map_err(|e| e.to_string())
+    }
+}
+
+/// Who starts a run: a person's session, or the platform for an organization.
+enum Starter<'a> {
+    Session(&'a OrgScope),
+    Platform(pactwise_domain::OrgId),
+}
+
+/// Record changes of steps, as this worker for the run's organization.
+impl crate::registry::Records for Engine<'_> {
+    fn vendor_onboarding_decided(
+        &self,
+        org: OrgId,
+        run: RunId,
+        vendor: pactwise_store::OnboardedVendor<'_>,
+        approved: bool,
+    ) -> Result<Option<pactwise_store::VendorRecord>, String> {
+        self.store.vendors().onboarding_decided_for_worker(self.credential, org, vendor, run, approved).map_err(|e| {
+            match e {
+                pactwise_store::StoreError::NotFound => {
+                    "the vendor is no longer among the organization's records (deleted); nothing was changed"
+                        .to_string()
+                }
+                e => e.to_string(),
+            }
+        })
+    }
+
+    fn invoice_matched(
+        &self,
+        org: OrgId,
+        run: RunId,
+        invoice: pactwise_domain::DocumentId,
+        contract: Option<pactwise_domain::DocumentId>,
+        vendor: Option<&str>,
+    ) -> Result<(), String> {
+        self.store.vendors().invoice_matched_for_worker(self.credential, org, run, invoice, contract, vendor).map_err(|e| match e {
+            pactwise_store::StoreError::NotFound => {
+                "the invoice, its contract or its vendor is no longer among the organization's records; nothing was recorded"
+                    .to_string()
+            }
+            e => e.to_string(),
+        })
     }
 }
 

@@ -87,6 +87,8 @@ pub enum FieldKind {
     Tags,
     /// A document of the organization, by id.
     Document,
+    /// A vendor record of the organization, by id (the Runs form offers the organization's vendors).
+    Vendor,
     /// Rows of `columns`.
     Table,
 }

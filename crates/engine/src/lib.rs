@@ -20,4 +20,4 @@ pub use error::EngineError;
 pub use graph::{FieldKind, GraphDef, InputField, ModelSpec, NodeDef, NodeKind, Reducer, RetryPolicy};
 pub use machine::{Handoff, NodeFailure, NodeOutput, Phase, RunState};
 pub use model::{AskFailure, GatewayModel, ModelPort, ToolAsk};
-pub use registry::{DocumentText, NodeContext, NodeHandler, Registry};
+pub use registry::{DocumentText, NodeContext, NodeHandler, Records, Registry};

@@ -17,6 +17,32 @@ pub trait DocumentText {
     fn page_texts(&self, org: OrgId, document: DocumentId, first: u32, last: u32) -> Result<Option<PageTexts>, String>;
 }
 
+/// The records a step may change, always of the run's own organization, each write idempotent for the run (a step
+/// that runs again after a crash changes nothing more). A step that says it changed a record did so through this.
+pub trait Records {
+    /// An onboarding run's decision moves the vendor: active when approved, blocked when declined; a vendor known
+    /// only by name is registered when approved. Returns the vendor as it now is, `None` when nothing was written
+    /// (`store::Vendors::onboarding_decided_for_worker`, which follows a merge).
+    fn vendor_onboarding_decided(
+        &self,
+        org: OrgId,
+        run: RunId,
+        vendor: pactwise_store::OnboardedVendor<'_>,
+        approved: bool,
+    ) -> Result<Option<pactwise_store::VendorRecord>, String>;
+
+    /// An invoice processing run records the contract and vendor its invoice matched
+    /// (`store::Vendors::invoice_matched_for_worker`, idempotent per invoice and run).
+    fn invoice_matched(
+        &self,
+        org: OrgId,
+        run: RunId,
+        invoice: DocumentId,
+        contract: Option<DocumentId>,
+        vendor: Option<&str>,
+    ) -> Result<(), String>;
+}
+
 /// What a handler sees: the run's channels as of the start of the super-step, and (for agent nodes with a model
 /// part) the gateway with the graph's mode and prompt.
 pub struct NodeContext<'a> {
@@ -33,6 +59,8 @@ pub struct NodeContext<'a> {
     pub clock: &'a dyn Clock,
     /// Page text of the run's organization's documents (read-only).
     pub documents: Option<&'a dyn DocumentText>,
+    /// The organization's records a step may change (vendor status); `None` where no store is behind the run.
+    pub records: Option<&'a dyn Records>,
 }
 
 impl NodeContext<'_> {

@@ -64,9 +64,25 @@ pub fn period_before(end: NaiveDate, number: u32, unit: DurationUnit) -> Option<
     }
 }
 
+/// A renewal reminder falls due this many days before the notice deadline (on the deadline itself when the
+/// contract was finalized later than that).
+pub const REMIND_DAYS_BEFORE_NOTICE: u64 = 60;
+
+/// The day a contract's renewal reminder falls due: [`REMIND_DAYS_BEFORE_NOTICE`] days before its notice deadline.
+pub fn reminder_date(notice_by: NaiveDate) -> NaiveDate {
+    notice_by.checked_sub_days(Days::new(REMIND_DAYS_BEFORE_NOTICE)).unwrap_or(notice_by)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reminder_falls_due_sixty_days_before_the_notice_deadline() {
+        let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        assert_eq!(reminder_date(d("2027-03-31")), d("2027-01-30"));
+        assert_eq!(reminder_date(d("2027-01-01")), d("2026-11-02"));
+    }
 
     fn field(value: Value) -> Option<Extracted> {
         Some(Extracted { value: value.display(), normalized: Some(value), quote: None, confidence: 0.9 })

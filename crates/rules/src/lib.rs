@@ -4,7 +4,9 @@
 
 pub mod approval;
 pub mod contract_dates;
+pub mod invoices;
 pub mod lww;
 pub mod prep;
 pub mod roles;
 pub mod settings;
+pub mod vendors;

@@ -40,7 +40,7 @@ pub(crate) fn append_audit(
 /// (the actor is the author the sync service stamped).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn append_audit_as(
-    tx: &Transaction<'_>,
+    tx: &rusqlite::Connection,
     org: &str,
     actor: Option<&str>,
     at: &str,
@@ -68,7 +68,7 @@ pub(crate) fn append_audit_as(
 
 /// An audit entry written by the platform (no acting user): the watchdog, escalations.
 pub(crate) fn append_platform_audit(
-    tx: &Transaction<'_>,
+    tx: &rusqlite::Connection,
     org: &str,
     at: &str,
     action: &str,

@@ -13,7 +13,7 @@ use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 /// The version of the rule that wrote `expires_on`, `notice_by` and `governing_law`; rows written by an older one
 /// are derived again when the store opens.
-pub const DERIVED_VERSION: i64 = 1;
+pub const DERIVED_VERSION: i64 = 2;
 
 /// At most this many rows per page.
 pub const MAX_PAGE: u32 = 500;
@@ -96,6 +96,21 @@ pub struct ContractListRow {
     pub critical_gaps: u32,
     pub vendor: Option<String>,
     pub finalized_at: DateTime<Utc>,
+}
+
+/// A contract's renewal reminder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reminder {
+    pub document: DocumentId,
+    pub org: pactwise_domain::OrgId,
+    /// The document's name (in the due list; empty from `Contracts::reminder`).
+    pub name: String,
+    pub notice_by: NaiveDate,
+    pub remind_on: NaiveDate,
+    /// A renewal notice run went out for this deadline.
+    pub started: bool,
+    pub run: Option<pactwise_domain::RunId>,
+    pub expires_on: Option<NaiveDate>,
 }
 
 /// A page of a contract list and how many contracts match in all.
@@ -318,6 +333,79 @@ impl<'s> Contracts<'s> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// A contract's renewal reminder, if it has one (finalized, with a notice deadline).
+    pub fn reminder(&self, scope: &OrgScope, id: DocumentId) -> Result<Option<Reminder>, StoreError> {
+        self.store
+            .conn()
+            .prepare_cached(
+                "SELECT r.notice_by, r.remind_on, r.status, r.run_id FROM renewal_reminders r
+                 JOIN documents d ON d.id = r.document_id AND d.org_id = r.org_id AND d.deleted_at IS NULL
+                 WHERE r.document_id = ?1 AND r.org_id = ?2",
+            )?
+            .query_row(params![id.to_string(), scope.org().to_string()], |r| {
+                let run: Option<String> = r.get(3)?;
+                Ok(Reminder {
+                    document: id,
+                    org: scope.org(),
+                    name: String::new(),
+                    notice_by: crate::sql::parse_text("date", &r.get::<_, String>(0)?)?,
+                    remind_on: crate::sql::parse_text("date", &r.get::<_, String>(1)?)?,
+                    started: r.get::<_, String>(2)? == "started",
+                    run: run.map(|r| crate::sql::parse_text("run id", &r)).transpose()?,
+                    expires_on: None,
+                })
+            })
+            .optional()
+            .map_err(StoreError::from)
+    }
+
+    /// Reminders of every organization that fall due on or before `today` and have not gone out, oldest first (the
+    /// platform's work: the work loop starts a renewal notice run for each). Deleted documents are left out.
+    pub fn due_reminders_for_worker(
+        &self,
+        _credential: &crate::PlatformCredential,
+        today: NaiveDate,
+        limit: u32,
+    ) -> Result<Vec<Reminder>, StoreError> {
+        let mut stmt = self.store.conn().prepare_cached(
+            "SELECT r.document_id, r.org_id, d.name, r.notice_by, r.remind_on, c.expires_on FROM renewal_reminders r
+             JOIN documents d ON d.id = r.document_id AND d.org_id = r.org_id AND d.deleted_at IS NULL
+             JOIN contracts c ON c.document_id = r.document_id AND c.finalized_at IS NOT NULL
+             WHERE r.status = 'scheduled' AND r.remind_on <= ?1 ORDER BY r.remind_on, r.document_id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![today.to_string(), limit], |r| {
+            Ok(Reminder {
+                document: crate::sql::parse_text("document id", &r.get::<_, String>(0)?)?,
+                org: crate::sql::parse_text("organization id", &r.get::<_, String>(1)?)?,
+                name: r.get(2)?,
+                notice_by: crate::sql::parse_text("date", &r.get::<_, String>(3)?)?,
+                remind_on: crate::sql::parse_text("date", &r.get::<_, String>(4)?)?,
+                started: false,
+                run: None,
+                expires_on: r.get::<_, Option<String>>(5)?.map(|e| crate::sql::parse_text("date", &e)).transpose()?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Records that the reminder for `notice_by` went out as `run`. Only a still scheduled reminder for that same
+    /// deadline is marked (a deadline moved meanwhile keeps the new one scheduled); `false` when none was.
+    pub fn reminder_started_for_worker(
+        &self,
+        _credential: &crate::PlatformCredential,
+        document: DocumentId,
+        notice_by: NaiveDate,
+        run: pactwise_domain::RunId,
+    ) -> Result<bool, StoreError> {
+        let at = crate::time::to_sql(self.store.clock().now());
+        let n = self.store.conn().execute(
+            "UPDATE renewal_reminders SET status = 'started', run_id = ?1, updated_at = ?2
+             WHERE document_id = ?3 AND notice_by = ?4 AND status = 'scheduled'",
+            params![run.to_string(), at, document.to_string(), notice_by.to_string()],
+        )?;
+        Ok(n == 1)
+    }
+
     /// Finalized contracts whose checklist outcome was never stamped (finalized before the repository existed).
     pub fn unassessed(&self, scope: &OrgScope) -> Result<Vec<DocumentId>, StoreError> {
         let mut stmt = self.store.conn().prepare_cached(
@@ -386,6 +474,38 @@ pub(crate) fn derive_in(conn: &Connection, document: &str, extractions_json: &st
         DERIVED_VERSION,
         document
     ])?;
+    reminder_in(conn, document)?;
+    Ok(())
+}
+
+/// Keeps the contract's renewal reminder in step with its row (inside the caller's transaction): a finalized
+/// contract with a notice deadline has one, falling due on `rules::contract_dates::reminder_date`; a deadline that
+/// moved schedules it again for the new date (even if it had gone out for the old one); no deadline, or a review
+/// reopened, removes it.
+pub(crate) fn reminder_in(conn: &Connection, document: &str) -> Result<(), StoreError> {
+    let row: Option<(String, Option<String>, bool, String)> = conn
+        .prepare_cached(
+            "SELECT org_id, notice_by, finalized_at IS NOT NULL, updated_at FROM contracts WHERE document_id = ?1",
+        )?
+        .query_row([document], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    let wanted = row.and_then(|(org, notice, finalized, at)| {
+        let notice = notice.and_then(|n| NaiveDate::parse_from_str(&n, "%Y-%m-%d").ok());
+        notice.filter(|_| finalized).map(|n| (org, n, at))
+    });
+    let Some((org, notice_by, at)) = wanted else {
+        conn.prepare_cached("DELETE FROM renewal_reminders WHERE document_id = ?1")?.execute([document])?;
+        return Ok(());
+    };
+    let remind_on = pactwise_rules::contract_dates::reminder_date(notice_by);
+    conn.prepare_cached(
+        "INSERT INTO renewal_reminders (document_id, org_id, notice_by, remind_on, status, updated_at)
+         VALUES (?1, ?2, ?3, ?4, 'scheduled', ?5)
+         ON CONFLICT (document_id) DO UPDATE SET notice_by = excluded.notice_by, remind_on = excluded.remind_on,
+             status = 'scheduled', run_id = NULL, updated_at = excluded.updated_at
+         WHERE renewal_reminders.notice_by <> excluded.notice_by",
+    )?
+    .execute(params![document, org, notice_by.to_string(), remind_on.to_string(), at])?;
     Ok(())
 }
 

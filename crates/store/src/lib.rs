@@ -35,6 +35,7 @@ mod tasks;
 mod time;
 mod usage;
 mod usage_journal;
+mod vendors;
 mod watchdog;
 
 pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Member, Notification, escalation_notice};
@@ -43,7 +44,7 @@ pub use blob_owners::BlobOwners;
 pub use blobs::{BlobStore, PutError, StoredBlob};
 pub use contracts::{
     ContractDateRow, ContractFacets, ContractFilter, ContractListPage, ContractListRow, ContractOutcome, ContractSort,
-    Contracts, FacetCount, MAX_PAGE as CONTRACTS_MAX_PAGE,
+    Contracts, FacetCount, MAX_PAGE as CONTRACTS_MAX_PAGE, Reminder,
 };
 pub use data_dir::DataDir;
 pub use db::Db;
@@ -86,6 +87,9 @@ pub use tasks::{
 };
 pub use usage::Usage;
 pub use usage_journal::UsageJournal;
+pub use vendors::{
+    MergeOutcome, NewVendor, OnboardedVendor, VendorDocument, VendorEdit, VendorListRow, VendorRecord, Vendors,
+};
 pub use watchdog::{SweepPolicy, SweepReport};
 
 use pactwise_domain::Clock;
@@ -132,6 +136,7 @@ impl Store {
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32768;")?;
         migrations::migrate(&mut conn)?;
         contracts::refresh_derived(&mut conn)?;
+        vendors::refresh_keys(&mut conn)?;
         Ok(Store { conn, clock, encoder: None })
     }
 
@@ -189,6 +194,11 @@ impl Store {
         Reviews::new(self)
     }
     /// The finalized contracts as the Contracts area lists, filters and searches them.
+    /// Vendor records: list, detail, duplicates, merge, status.
+    pub fn vendors(&self) -> Vendors<'_> {
+        Vendors::new(self)
+    }
+
     pub fn contracts(&self) -> Contracts<'_> {
         Contracts::new(self)
     }

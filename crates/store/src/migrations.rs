@@ -21,6 +21,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0014_extract_stage", include_str!("../migrations/0014_extract_stage.sql")),
     ("0015_shared_runs", include_str!("../migrations/0015_shared_runs.sql")),
     ("0016_contract_repository", include_str!("../migrations/0016_contract_repository.sql")),
+    ("0017_vendor_records", include_str!("../migrations/0017_vendor_records.sql")),
 ];
 
 /// The schema version this build writes.
@@ -382,6 +383,53 @@ mod tests {
         conn.execute("UPDATE contracts SET counterparty = 'Initech' WHERE document_id = 'd1'", []).unwrap();
         assert!(found("globex").is_empty(), "the index follows the row");
         assert_eq!(found("initech"), ["d1"]);
+    }
+
+    #[test]
+    fn vendors_of_the_previous_schema_become_prospective_records_with_their_links_and_their_duplicates_show() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0017_vendor_records").unwrap() as u32;
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, before).unwrap();
+        conn.execute_batch(&format!(
+            "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't0');
+             INSERT INTO users (id, display_name, created_at) VALUES ('u1', 'Ann', 't0');
+             INSERT INTO vendors (id, org_id, name, normalized_name, created_by, created_at)
+             VALUES ('v1', 'o1', 'Globex Ltd', 'globex ltd', 'u1', '2026-01-01T00:00:00Z'),
+                    ('v2', 'o1', 'Globex, Limited', 'globex, limited', 'pipeline', '2026-01-02T00:00:00Z');
+             INSERT INTO documents (id, org_id, content_hash, name, media_type, size, created_by, created_at)
+             VALUES ('d1', 'o1', '{}', 'Supply.pdf', 'pdf', 1, 'u1', 't1');
+             INSERT INTO contracts (document_id, org_id, type_id, counterparty, extractions_json, vendor_id,
+                 vendor_link, vendor_match, updated_at)
+             VALUES ('d1', 'o1', 'supply', 'Globex Ltd', '{{}}', 'v2', 'auto', 'created', 't2');",
+            "e".repeat(64)
+        ))
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        crate::vendors::refresh_keys(&mut conn).unwrap();
+        let rows: Vec<(String, String, String, String)> = conn
+            .prepare("SELECT id, status, normalized_name, match_keys FROM vendors ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            [
+                ("v1".into(), "prospective".into(), "globex".into(), "|globex|".into()),
+                ("v2".into(), "prospective".into(), "globex".into(), "|globex|".into())
+            ],
+            "keys derived again by the new rule; the two spellings now share one"
+        );
+        let link: String =
+            conn.query_row("SELECT vendor_id FROM contracts WHERE document_id = 'd1'", [], |r| r.get(0)).unwrap();
+        assert_eq!(link, "v2");
+        let err = conn.execute("UPDATE vendors SET status = 'merged' WHERE id = 'v2'", []).unwrap_err();
+        assert!(err.to_string().contains("names the vendor it was merged into"), "{err}");
+        conn.execute("UPDATE vendors SET status = 'merged', merged_into = 'v1' WHERE id = 'v2'", []).unwrap();
+        let err =
+            conn.execute("UPDATE vendors SET status = 'active', merged_into = NULL WHERE id = 'v2'", []).unwrap_err();
+        assert!(err.to_string().contains("merged"), "{err}");
     }
 
     #[test]

@@ -99,8 +99,9 @@ pub enum VendorDecision {
     None,
 }
 
+/// A vendor name's normalised form: `rules::vendors::normalized_name` (the one home of the rule).
 pub fn normalized_vendor_name(name: &str) -> String {
-    name.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    pactwise_rules::vendors::normalized_name(name)
 }
 
 impl<'s> Reviews<'s> {
@@ -301,22 +302,19 @@ impl<'s> Reviews<'s> {
             match vendor {
                 VendorDecision::None => (None, None, "none"),
                 VendorDecision::Match { name, normalized, create } => {
-                    let found: Option<String> = tx
-                        .query_row(
-                            "SELECT id FROM vendors WHERE org_id = ?1 AND normalized_name = ?2 AND deleted_at IS NULL",
-                            params![org, normalized],
-                            |r| r.get(0),
-                        )
-                        .optional()?;
-                    match (found, create) {
-                        (Some(v), _) => (Some(v), Some("auto"), "linked"),
-                        (None, true) => {
+                    // A name or alias of exactly one live vendor links; two or more are duplicates for a person.
+                    let found = crate::vendors::matching_in(&tx, &org, normalized)?;
+                    match (found.as_slice(), create) {
+                        ([v], _) => (Some(v.clone()), Some("auto"), "linked"),
+                        ([_, _, ..], _) => (None, None, "needs_review"),
+                        ([], true) => {
                             let v = uuid::Uuid::now_v7().to_string();
                             tx.execute(
                                 "INSERT INTO vendors (id, org_id, name, normalized_name, created_by, created_at)
                                  VALUES (?1, ?2, ?3, ?4, 'pipeline', ?5)",
                                 params![v, org, name, normalized, at],
                             )?;
+                            crate::vendors::derive_keys_in(&tx, &v)?;
                             append_audit(
                                 &tx,
                                 scope,
@@ -328,7 +326,7 @@ impl<'s> Reviews<'s> {
                             )?;
                             (Some(v), Some("auto"), "created")
                         }
-                        (None, false) => (None, None, "needs_review"),
+                        ([], false) => (None, None, "needs_review"),
                     }
                 }
             }
@@ -371,7 +369,8 @@ impl<'s> Reviews<'s> {
     /// The organization's vendors, by name.
     pub fn vendors(&self, scope: &OrgScope) -> Result<Vec<Vendor>, StoreError> {
         let mut stmt = self.store.conn().prepare_cached(
-            "SELECT id, name FROM vendors WHERE org_id = ?1 AND deleted_at IS NULL ORDER BY normalized_name",
+            "SELECT id, name FROM vendors WHERE org_id = ?1 AND deleted_at IS NULL AND status <> 'merged'
+             ORDER BY normalized_name",
         )?;
         let rows = stmt.query_map([scope.org().to_string()], |r| Ok(Vendor { id: r.get(0)?, name: r.get(1)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -479,6 +478,7 @@ impl<'s> Reviews<'s> {
         if changed == 0 {
             return Err(StoreError::Conflict("this review is not finalized, so there is nothing to reopen".into()));
         }
+        crate::contracts::reminder_in(&tx, &id.to_string())?;
         append_audit(
             &tx,
             scope,
@@ -527,6 +527,7 @@ fn create_vendor_in(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![id, scope.org().to_string(), name, normalized_vendor_name(name), scope.user().to_string(), at],
     )?;
+    crate::vendors::derive_keys_in(tx, &id)?;
     append_audit(tx, scope, at, "vendor.create", "vendor", Some(&id), &serde_json::json!({"name": name}))?;
     Ok(Vendor { id, name: name.to_owned() })
 }
@@ -540,7 +541,7 @@ fn link_vendor_in(
 ) -> Result<(), StoreError> {
     let exists: Option<i64> = tx
         .query_row(
-            "SELECT 1 FROM vendors WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL",
+            "SELECT 1 FROM vendors WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL AND status <> 'merged'",
             params![vendor_id, scope.org().to_string()],
             |r| r.get(0),
         )

@@ -80,6 +80,28 @@ impl NewRun {
         }
     }
 
+    /// A run the platform starts for an organization (a renewal reminder that fell due): nobody started it. The
+    /// organization is the record's that made it due; only a platform worker may do this.
+    pub fn for_platform(
+        _credential: &crate::PlatformCredential,
+        org: pactwise_domain::OrgId,
+        graph_name: &str,
+        graph_version: u32,
+        graph_snapshot: String,
+        input: String,
+    ) -> Self {
+        NewRun {
+            id: RunId::new(),
+            org,
+            started_by: None,
+            graph_name: graph_name.to_string(),
+            graph_version,
+            graph_snapshot,
+            input,
+            deadline_at: None,
+        }
+    }
+
     pub fn id(&self) -> RunId {
         self.id
     }

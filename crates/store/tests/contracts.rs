@@ -399,3 +399,72 @@ fn ten_thousand_contracts_page_and_filter_through_the_indexes() {
         .unwrap();
     assert_eq!(search.total, 200, "Supplier 7 names 200 contracts");
 }
+
+#[test]
+fn a_renewal_reminder_follows_the_notice_deadline_and_a_correction_moves_it() {
+    let store = store();
+    let a = member(&store, "Acme");
+    let b = member(&store, "Globex");
+    // Expires 31 March 2027 with 90 days' notice: notice by 31 December 2026, reminder due 1 November 2026.
+    let id = add(
+        &store,
+        &a,
+        1,
+        Spec { name: "MSA.pdf", expires: Some("2027-03-31"), notice_days: Some(90), ..Spec::default() },
+    );
+    let none = add(&store, &a, 2, Spec { name: "No notice.pdf", expires: Some("2027-03-31"), ..Spec::default() });
+    let draft = add(
+        &store,
+        &a,
+        3,
+        Spec { expires: Some("2027-03-31"), notice_days: Some(10), finalize: false, ..Spec::default() },
+    );
+    let r = store.contracts().reminder(&a, id).unwrap().expect("a finalized contract with a deadline has one");
+    assert_eq!((r.notice_by, r.remind_on, r.started), (date("2026-12-31"), date("2026-11-01"), false));
+    assert!(store.contracts().reminder(&a, none).unwrap().is_none(), "no notice period, no reminder");
+    assert!(store.contracts().reminder(&a, draft).unwrap().is_none(), "not finalized, no reminder");
+    assert!(store.contracts().reminder(&b, id).unwrap().is_none(), "another organization sees none");
+
+    let worker = store.into_platform_worker("test");
+    let (store, credential) = (worker.store(), worker.credential());
+    // Today is 30 November 2026: the reminder is due.
+    let due = store.contracts().due_reminders_for_worker(credential, date("2026-11-30"), 10).unwrap();
+    assert_eq!(
+        due.iter().map(|d| (d.document, d.org, d.name.as_str())).collect::<Vec<_>>(),
+        [(id, a.org(), "MSA.pdf")]
+    );
+    assert!(store.contracts().due_reminders_for_worker(credential, date("2026-10-31"), 10).unwrap().is_empty());
+    let run = pactwise_domain::RunId::new();
+    assert!(store.contracts().reminder_started_for_worker(credential, id, date("2026-12-31"), run).unwrap());
+    assert!(!store.contracts().reminder_started_for_worker(credential, id, date("2026-12-31"), run).unwrap(), "once");
+    assert!(store.contracts().due_reminders_for_worker(credential, date("2026-11-30"), 10).unwrap().is_empty());
+    assert_eq!(store.contracts().reminder(&a, id).unwrap().unwrap().run, Some(run));
+
+    // A person corrects the notice period to 30 days: reopen (the reminder goes), finalize again (it comes back for
+    // the new deadline, 1 March 2027, due 31 December 2026, scheduled again).
+    store.reviews().reopen(&a, id, "the notice period is 30 days").unwrap();
+    assert!(store.contracts().reminder(&a, id).unwrap().is_none());
+    let fields = Extractions {
+        expiration_date: field(Normalized::Date { iso: "2027-03-31".into() }),
+        renewal_notice: field(Normalized::Duration { number: 30, unit: DurationUnit::Day }),
+        ..Extractions::default()
+    };
+    let json = serde_json::to_value(&fields).unwrap();
+    let f = Finalization {
+        vendor: FinalVendor::Keep,
+        counterparty: None,
+        extractions: &json,
+        outcome: ContractOutcome::default(),
+    };
+    store.reviews().finalize(&a, id, &f).unwrap();
+    let r = store.contracts().reminder(&a, id).unwrap().unwrap();
+    assert_eq!((r.notice_by, r.remind_on, r.started, r.run), (date("2027-03-01"), date("2026-12-31"), false, None));
+    assert!(
+        store.contracts().due_reminders_for_worker(credential, date("2026-11-30"), 10).unwrap().is_empty(),
+        "moved"
+    );
+    assert_eq!(store.contracts().due_reminders_for_worker(credential, date("2026-12-31"), 10).unwrap().len(), 1);
+    // A deleted contract's reminder never goes out.
+    store.documents().soft_delete(&a, id).unwrap();
+    assert!(store.contracts().due_reminders_for_worker(credential, date("2027-12-31"), 10).unwrap().is_empty());
+}

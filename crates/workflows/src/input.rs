@@ -150,6 +150,11 @@ fn check_value(f: &InputField, v: &Value) -> Result<(), String> {
             .and_then(|s| s.parse::<pactwise_domain::DocumentId>().ok())
             .map(|_| ())
             .ok_or_else(|| "must be a document of this organization; pick one from the list".to_string()),
+        FieldKind::Vendor => v
+            .as_str()
+            .filter(|s| !s.trim().is_empty() && s.len() <= 64)
+            .map(|_| ())
+            .ok_or_else(|| "must be a vendor of this organization; pick one from the list".to_string()),
         FieldKind::Table => {
             let rows = v.as_array().ok_or_else(|| format!("must be a list of rows (got {})", shown(v)))?;
             if rows.len() > MAX_ROWS {
@@ -222,7 +227,7 @@ mod tests {
                        "invoice": {"number": "INV-1", "lines": [{"sku": "A", "qty": 2, "unit_price": 5}], "total": 10}}),
             ),
             ("budget_planning", json!({"year": 2027, "lines": [{"department": "IT", "amount": 100}], "cap": 500})),
-            ("renewal_notice", json!({"contract": "MSA", "end_date": "2027-03-31", "notice_days": 90})),
+            ("renewal_notice", json!({"contract": "MSA", "notice_by": "2027-03-31"})),
         ];
         let registry = crate::registry().unwrap();
         for (name, input) in examples {

@@ -1,4 +1,7 @@
-//! Invoice processing: the three-way match of purchase order, goods receipt and invoice, by code in integer cents.
+//! Invoice processing: an imported invoice's contract and vendor (matched by code when the run starts,
+//! `rules::invoices::match_invoice`, in the input as `invoice.matched`) recorded through the engine's `Records`;
+//! then the three-way match of purchase order, goods receipt and invoice, by code in integer cents. An invoice that
+//! matches nothing ends as unmatched with the reason; one without order lines goes to an approver.
 
 use crate::money::{cents, format_cents, required_cents};
 use pactwise_engine::{Handoff, NodeContext, NodeFailure, NodeOutput, Registry};
@@ -23,6 +26,12 @@ pub fn register(r: &mut Registry) {
     });
     r.handler("invoice.cancel_payment", |_: &NodeContext<'_>| {
         Ok(NodeOutput::default().write("payment", json!({ "scheduled": false, "cancelled": true })))
+    });
+    r.handler("invoice.unmatched", |ctx: &NodeContext<'_>| {
+        let why = ctx.channel("match")["why"].as_str().unwrap_or("nothing on the invoice matches").to_string();
+        Ok(NodeOutput::default()
+            .write("outcome", json!({ "status": "unmatched", "reason": format!("unmatched: {why}") }))
+            .write("log", json!("unmatched")))
     });
     r.handler("invoice.dispute", |ctx: &NodeContext<'_>| {
         let why = ctx.channel("approval")["reason"].as_str().unwrap_or("no reason given").to_string();
@@ -57,6 +66,35 @@ fn lines(doc: &Value, what: &str, priced: bool) -> Result<BTreeMap<String, Line>
 
 fn three_way_match(ctx: &NodeContext<'_>) -> Result<NodeOutput, NodeFailure> {
     let input = ctx.input();
+    let matched = &input["invoice"]["matched"];
+    let record = if matched.is_object() {
+        if matched["status"] == "none" {
+            return Ok(NodeOutput::default()
+                .write("match", json!({ "status": "unmatched", "why": matched["why"] }))
+                .write("log", json!("match"))
+                .route("unmatched"));
+        }
+        let records = ctx.records.ok_or_else(|| {
+            NodeFailure::Fatal("no record store behind this run; the match cannot be recorded".into())
+        })?;
+        let doc = |v: &Value| v.as_str().and_then(|s| s.parse::<pactwise_domain::DocumentId>().ok());
+        let invoice = doc(&input["invoice"]["document"])
+            .ok_or_else(|| NodeFailure::Fatal("the invoice document is missing (input.invoice.document)".into()))?;
+        records
+            .invoice_matched(ctx.org, ctx.run, invoice, doc(&matched["contract"]), matched["vendor"].as_str())
+            .map_err(NodeFailure::Fatal)?;
+        json!({ "contract": matched["contract_name"], "vendor": matched["vendor_name"], "why": matched["why"] })
+    } else {
+        Value::Null
+    };
+    if !input["po"]["lines"].is_array() || !input["invoice"]["lines"].is_array() {
+        let exceptions =
+            vec!["no purchase order or invoice lines were given to match; check the invoice against its contract"];
+        return Ok(NodeOutput::default()
+            .write("match", json!({ "status": "exception", "exceptions": exceptions, "record": record }))
+            .write("log", json!("match"))
+            .route("exception"));
+    }
     let po = lines(&input["po"], "the purchase order", true)?;
     let receipt = lines(&input["receipt"], "the goods receipt", false)?;
     let invoice = lines(&input["invoice"], "the invoice", true)?;
@@ -100,7 +138,8 @@ fn three_way_match(ctx: &NodeContext<'_>) -> Result<NodeOutput, NodeFailure> {
     Ok(NodeOutput::default()
         .write(
             "match",
-            json!({ "status": status, "exceptions": exceptions, "invoice_total": format_cents(computed_total) }),
+            json!({ "status": status, "exceptions": exceptions, "invoice_total": format_cents(computed_total),
+                    "record": record }),
         )
         .write("log", json!("match"))
         .route(status))

@@ -1,7 +1,7 @@
 //! The built-in workflow graphs and the rule-based agents they call: procurement (research from the local vendor
 //! table, a code-made shortlist, a person picks the vendor, legal drafts the purchase agreement — by the model when
 //! available, else from a template), contract lifecycle, vendor onboarding, invoice processing (three-way match),
-//! budget planning, renewal notices and the contract review report ([`report`], WF-CR-1: the model extracts and
+//! budget planning, renewal notices, obligation tracking, contract amendment review and the contract review report ([`report`], WF-CR-1: the model extracts and
 //! files clauses, code checks every edge, verifies each clause on its cited page, enforces the call and time
 //! bounds and assembles the report a person signs off). Each graph declares the form that starts it (`input`, checked
 //! by [`check_input`]) and its steps' names in people's words. Graphs are data (`graphs/*.json`), validated when loaded; no
@@ -14,6 +14,7 @@ mod input;
 mod invoice;
 mod lifecycle;
 mod money;
+mod obligations;
 mod onboarding;
 mod procurement;
 mod renewal;
@@ -31,6 +32,8 @@ pub const GRAPHS: &[(&str, &str)] = &[
     ("budget_planning", include_str!("../graphs/budget_planning.json")),
     ("renewal_notice", include_str!("../graphs/renewal_notice.json")),
     ("contract_review_report", include_str!("../graphs/contract_review_report.json")),
+    ("obligation_tracking", include_str!("../graphs/obligation_tracking.json")),
+    ("contract_amendment_review", include_str!("../graphs/contract_amendment_review.json")),
 ];
 
 /// A registry with every built-in handler and graph (each graph validated as it is added).
@@ -43,6 +46,7 @@ pub fn registry() -> Result<Registry, EngineError> {
     budget::register(&mut r);
     renewal::register(&mut r);
     report::register(&mut r);
+    obligations::register(&mut r);
     for (_, json) in GRAPHS {
         r.add_graph_json(json)?;
     }

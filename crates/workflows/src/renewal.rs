@@ -1,51 +1,40 @@
-//! Renewal notices from a contract's extracted dates (given as input for now): the notice deadline is the end date
-//! minus the notice period, computed by code; the reminder is queued now if near, scheduled if later.
+//! Renewal notices: a contract's notice deadline (computed by `rules::contract_dates` from its extracted dates and
+//! kept by the store) is near, so a person decides, in the inbox, whether to let it renew or to give notice. The
+//! work loop starts this graph when a finalized contract's reminder falls due (`store::Contracts::
+//! due_reminders_for_worker`); the approval step is the inbox item and its notification. No step claims to send
+//! anything: the outcome records what the person decided and by when notice must be given.
 
-use chrono::{Duration, NaiveDate, TimeZone, Utc};
-use pactwise_engine::{Handoff, NodeContext, NodeFailure, NodeOutput, Registry};
+use chrono::NaiveDate;
+use pactwise_engine::{NodeContext, NodeFailure, NodeOutput, Registry};
 use serde_json::json;
-
-/// A reminder goes out this many days before the notice deadline.
-const REMIND_DAYS_BEFORE: i64 = 60;
 
 pub fn register(r: &mut Registry) {
     r.handler("renewal.compute", compute);
-    r.handler("renewal.notify_now", |ctx: &NodeContext<'_>| {
-        let notice = ctx.channel("notice").clone();
-        let urgent = notice["days_left"].as_i64().is_some_and(|d| d <= 14);
+    r.handler("renewal.renew", |ctx: &NodeContext<'_>| {
         Ok(NodeOutput::default()
-            .handoff(Handoff {
-                agent_type: "notifications".into(),
-                priority: if urgent { 10 } else { 5 },
-                payload: json!({ "action": "renewal_reminder", "contract": ctx.input()["contract"], "notice": notice }),
-                scheduled_at: None,
-            })
-            .write("outcome", json!({ "status": "reminder_queued", "urgent": urgent }))
-            .write("log", json!("notify_now")))
+            .write(
+                "outcome",
+                json!({ "status": "renews", "notice_by": ctx.channel("notice")["notice_by"],
+                        "decided_by": ctx.channel("decision")["decided_by"],
+                        "reason": ctx.channel("decision")["reason"] }),
+            )
+            .write("log", json!("renew")))
     });
-    r.handler("renewal.schedule", |ctx: &NodeContext<'_>| {
-        let notice = ctx.channel("notice").clone();
-        let remind_on: NaiveDate = notice["remind_on"]
-            .as_str()
-            .and_then(|d| d.parse().ok())
-            .ok_or_else(|| NodeFailure::Fatal("no reminder date".into()))?;
-        let at = Utc.from_utc_datetime(&remind_on.and_hms_opt(9, 0, 0).unwrap_or_default());
+    r.handler("renewal.give_notice", |ctx: &NodeContext<'_>| {
         Ok(NodeOutput::default()
-            .handoff(Handoff {
-                agent_type: "notifications".into(),
-                priority: 5,
-                payload: json!({ "action": "renewal_reminder", "contract": ctx.input()["contract"], "notice": notice }),
-                scheduled_at: Some(at),
-            })
-            .write("outcome", json!({ "status": "reminder_scheduled", "at": at }))
-            .write("log", json!("schedule")))
+            .write(
+                "outcome",
+                json!({ "status": "notice_to_give", "notice_by": ctx.channel("notice")["notice_by"],
+                        "decided_by": ctx.channel("decision")["decided_by"],
+                        "reason": ctx.channel("decision")["reason"] }),
+            )
+            .write("log", json!("give_notice")))
     });
     r.handler("renewal.too_late", |ctx: &NodeContext<'_>| {
         Ok(NodeOutput::default()
             .write(
                 "outcome",
-                json!({ "status": "notice_deadline_passed", "deadline": ctx.channel("notice")["deadline"],
-                                      "auto_renew": ctx.channel("notice")["auto_renew"] }),
+                json!({ "status": "notice_deadline_passed", "deadline": ctx.channel("notice")["notice_by"] }),
             )
             .write("log", json!("too_late")))
     });
@@ -53,32 +42,16 @@ pub fn register(r: &mut Registry) {
 
 fn compute(ctx: &NodeContext<'_>) -> Result<NodeOutput, NodeFailure> {
     let input = ctx.input();
-    let end: NaiveDate = input["end_date"].as_str().and_then(|d| d.trim().parse().ok()).ok_or_else(|| {
-        NodeFailure::Fatal(format!("input.end_date must be a date like 2027-03-31, got {}", input["end_date"]))
+    let notice_by: NaiveDate = input["notice_by"].as_str().and_then(|d| d.trim().parse().ok()).ok_or_else(|| {
+        NodeFailure::Fatal(format!("the notice deadline must be a date like 2027-03-31, got {}", input["notice_by"]))
     })?;
-    let notice_days = input["notice_days"]
-        .as_i64()
-        .filter(|d| (0..=3650).contains(d))
-        .ok_or_else(|| NodeFailure::Fatal("input.notice_days must be a whole number of days".into()))?;
-    let deadline = end - Duration::days(notice_days);
-    let today = ctx.now.date_naive();
-    let days_left = (deadline - today).num_days();
-    let remind_on = deadline - Duration::days(REMIND_DAYS_BEFORE);
-    let route = if days_left < 0 {
-        "too_late"
-    } else if days_left <= REMIND_DAYS_BEFORE {
-        "notify_now"
-    } else {
-        "later"
-    };
+    let days_left = (notice_by - ctx.now.date_naive()).num_days();
+    let route = if days_left < 0 { "too_late" } else { "due" };
     Ok(NodeOutput::default()
         .write(
             "notice",
-            json!({
-                "end_date": end.to_string(), "notice_days": notice_days, "deadline": deadline.to_string(),
-                "days_left": days_left, "remind_on": remind_on.to_string(),
-                "auto_renew": input["auto_renew"].as_bool().unwrap_or(false),
-            }),
+            json!({ "notice_by": notice_by.to_string(), "days_left": days_left, "expires_on": input["expires_on"],
+                    "contract": input["contract"] }),
         )
         .write("log", json!("compute"))
         .route(route))

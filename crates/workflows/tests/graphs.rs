@@ -240,6 +240,12 @@ fn vendor_onboarding_requests_missing_documents_once_and_applies_four_eyes() {
     assert!(matches!(err, EngineError::Store(StoreError::FourEyes)), "{err:?}");
     let done = w.decide(&other_admin, flagged.id, Decision::Approve, "approved", None).unwrap();
     assert_eq!(channel(&done, "outcome")["status"], "registered");
+    // Registered means a record: Initech is now an active vendor of the organization, with its tax id.
+    let vendors = w.store.vendors().list(&w.buyer, false).unwrap();
+    let initech = vendors.iter().find(|v| v.record.name == "Initech").expect("the vendor was registered");
+    assert_eq!(initech.record.status, pactwise_domain::VendorStatus::Active);
+    assert_eq!(channel(&done, "outcome")["vendor_id"], initech.record.id.as_str());
+    assert_eq!(initech.record.identifiers[0].value, "99-1");
 }
 
 #[test]
@@ -293,23 +299,76 @@ fn budget_plans_add_up_exactly_and_finance_decides() {
 }
 
 #[test]
-fn renewal_notices_follow_the_extracted_dates() {
+fn a_renewal_notice_is_an_inbox_decision_and_a_passed_or_bad_deadline_is_reported() {
     let w = World::new();
     // Today is 2026-11-30.
-    let near = w.start(
-        "renewal_notice",
-        json!({"contract": "MSA-1", "end_date": "2027-01-31", "notice_days": 30, "auto_renew": true}),
-    );
-    assert_eq!(channel(&near, "notice")["deadline"], "2027-01-01");
+    let near = w.start("renewal_notice", json!({"contract": "MSA-1", "notice_by": "2027-01-01"}));
+    assert_eq!(near.status, RunStatus::Waiting);
     assert_eq!(channel(&near, "notice")["days_left"], 32);
-    assert_eq!(channel(&near, "outcome")["status"], "reminder_queued");
-    let far = w.start("renewal_notice", json!({"contract": "MSA-2", "end_date": "2028-06-30", "notice_days": 90}));
-    assert_eq!(channel(&far, "outcome")["status"], "reminder_scheduled");
-    let task = &w.store.tasks().for_run(&w.buyer, far.id).unwrap()[0];
-    assert_eq!(task.scheduled_at.map(|t| t.to_rfc3339()), Some("2028-02-01T09:00:00+00:00".to_string()));
-    let late = w.start("renewal_notice", json!({"contract": "MSA-3", "end_date": "2026-12-15", "notice_days": 60}));
+    let inbox = w.store.approvals().inbox(&w.approver).unwrap();
+    assert_eq!(inbox.len(), 1, "the reminder is an item of the approver's inbox");
+    let done = w.decide(&w.approver, near.id, Decision::Reject, "we are moving to another supplier", None).unwrap();
+    assert_eq!(channel(&done, "outcome")["status"], "notice_to_give");
+    assert_eq!(channel(&done, "outcome")["notice_by"], "2027-01-01");
+
+    let late = w.start("renewal_notice", json!({"contract": "MSA-3", "notice_by": "2026-10-15"}));
     assert_eq!(channel(&late, "outcome")["status"], "notice_deadline_passed");
-    let bad = w.start("renewal_notice", json!({"contract": "MSA-4", "end_date": "soon", "notice_days": 60}));
+    // An extracted date that is not a date: the run says so and nothing waits in an inbox.
+    let bad = w.start("renewal_notice", json!({"contract": "MSA-4", "notice_by": "soon"}));
     assert_eq!(bad.status, RunStatus::Failed);
-    assert!(bad.reason.unwrap().contains("end_date must be a date"));
+    assert!(bad.reason.unwrap().contains("must be a date"));
+    assert!(w.store.approvals().inbox(&w.approver).unwrap().is_empty());
+}
+
+#[test]
+fn obligations_are_listed_by_date_confirmed_by_a_person_and_a_bad_date_is_refused() {
+    let w = World::new();
+    // Today is 2026-11-30.
+    let run = w.start(
+        "obligation_tracking",
+        json!({"contract": {"title": "MSA"}, "obligations": [
+            {"term": "Give notice of non-renewal", "due": "2029-05-03"},
+            {"term": "Keep the source code in escrow"},
+            {"term": "Pay the first licence fee", "due": "2026-12-15"}]}),
+    );
+    assert_eq!(run.status, RunStatus::Waiting);
+    let o = channel(&run, "obligations");
+    assert_eq!(o["items"][0]["term"], "Pay the first licence fee");
+    assert_eq!(o["next_due"], "2026-12-15");
+    let done = w.decide(&w.approver, run.id, Decision::Approve, "all three are ours", None).unwrap();
+    assert_eq!(channel(&done, "outcome")["status"], "confirmed");
+    assert_eq!(channel(&done, "outcome")["count"], 3);
+    let none = w.start("obligation_tracking", json!({"contract": {"title": "NDA"}, "obligations": []}));
+    assert_eq!(channel(&none, "outcome")["status"], "no_obligations");
+    let bad = w.start(
+        "obligation_tracking",
+        json!({"contract": {"title": "X"}, "obligations": [{"term": "Pay", "due": "soon"}]}),
+    );
+    assert_eq!(bad.status, RunStatus::Failed);
+    assert!(bad.reason.unwrap().contains("must be a date"));
+}
+
+#[test]
+fn an_amendment_that_changes_a_key_term_needs_legal_and_one_that_changes_nothing_ends() {
+    let w = World::new();
+    let owner = w.member("Legal", Role::Owner);
+    let run = w.start(
+        "contract_amendment_review",
+        json!({"contract": {"title": "MSA"}, "changes": [
+            {"field": "expiration_date", "before": "1 August 2029", "after": "1 August 2031"},
+            {"field": "scope", "before": "support", "after": "support"}]}),
+    );
+    assert_eq!(channel(&run, "changes")["key_terms"], json!(["expiration_date"]));
+    assert_eq!(channel(&run, "changes")["items"].as_array().unwrap().len(), 1, "an unchanged term is no change");
+    let err = w.decide(&w.approver, run.id, Decision::Approve, "fine", None).unwrap_err();
+    assert!(matches!(err, EngineError::Store(StoreError::Forbidden { .. })), "{err:?}");
+    let done = w.decide(&owner, run.id, Decision::Approve, "two more years agreed", None).unwrap();
+    assert_eq!(channel(&done, "outcome")["status"], "accepted");
+    let other = w.start(
+        "contract_amendment_review",
+        json!({"contract": {"title": "MSA"}, "changes": [{"field": "scope", "before": "a", "after": "b"}]}),
+    );
+    assert_eq!(other.status, RunStatus::Waiting);
+    let same = w.start("contract_amendment_review", json!({"contract": {"title": "MSA"}, "changes": []}));
+    assert_eq!(channel(&same, "outcome")["status"], "no_change");
 }

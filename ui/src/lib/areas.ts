@@ -1,5 +1,5 @@
 /** The areas of the app, in the order of the navigation rail. Alt+number switches to an area. */
-export type AreaId = "queue" | "documents" | "contracts" | "approvals" | "prep" | "assistant" | "settings" | "runs";
+export type AreaId = "queue" | "documents" | "contracts" | "approvals" | "prep" | "assistant" | "settings" | "runs" | "vendors";
 
 export interface Area {
   id: AreaId;
@@ -20,7 +20,7 @@ export const AREAS: Area[] = [
   {
     id: "contracts",
     label: "Contracts",
-    purpose: "Finalized contracts: their terms, risk and upcoming dates (/ searches, u shows the dates)",
+    purpose: "Finalized contracts: their terms, risk and upcoming dates (/ searches, u shows the dates, l starts a lifecycle)",
   },
   {
     id: "approvals",
@@ -42,5 +42,10 @@ export const AREAS: Area[] = [
     id: "runs",
     label: "Runs",
     purpose: "Start workflows (procurement, approvals, onboarding, invoices, budgets, renewals) and follow them",
+  },
+  {
+    id: "vendors",
+    label: "Vendors",
+    purpose: "Vendor records: names, identifiers, status, their contracts; duplicates to merge and onboarding (n adds, m merges, o onboards)",
   },
 ];

@@ -131,6 +131,15 @@ export const commands = {
 	contractDetail: (id: DocumentId) => typedError<ContractDetail_Serialize, ApiError>(__TAURI_INVOKE("contract_detail", { id })),
 	upcomingDates: (from: string, months: number) => typedError<UpcomingDates_Serialize, ApiError>(__TAURI_INVOKE("upcoming_dates", { from, months })),
 	exportContractCalendar: (from: string, months: number, path: string) => typedError<ExportedCalendar, ApiError>(__TAURI_INVOKE("export_contract_calendar", { from, months, path })),
+	vendorList: (includeMerged: boolean) => typedError<VendorSummary_Serialize[], ApiError>(__TAURI_INVOKE("vendor_list", { includeMerged })),
+	vendorDetail: (id: string) => typedError<VendorDetail_Serialize, ApiError>(__TAURI_INVOKE("vendor_detail", { id })),
+	vendorCreate: (input: VendorInput_Deserialize) => typedError<VendorSummary_Serialize, ApiError>(__TAURI_INVOKE("vendor_create", { input })),
+	vendorEdit: (id: string, input: VendorInput_Deserialize) => typedError<VendorSummary_Serialize, ApiError>(__TAURI_INVOKE("vendor_edit", { id, input })),
+	vendorSetStatus: (id: string, status: VendorStatus, reason: string) => typedError<VendorSummary_Serialize, ApiError>(__TAURI_INVOKE("vendor_set_status", { id, status, reason })),
+	vendorDuplicates: () => typedError<DuplicateGroupView_Serialize[], ApiError>(__TAURI_INVOKE("vendor_duplicates")),
+	vendorMerge: (kept: string, merged: string) => typedError<MergeResult_Serialize, ApiError>(__TAURI_INVOKE("vendor_merge", { kept, merged })),
+	startVendorOnboarding: (vendor: string, input: OnboardingInput_Deserialize) => typedError<RunView_Serialize, ApiError>(__TAURI_INVOKE("start_vendor_onboarding", { vendor, input })),
+	startContractLifecycle: (id: DocumentId) => typedError<RunView_Serialize, ApiError>(__TAURI_INVOKE("start_contract_lifecycle", { id })),
 };
 
 /** Events */
@@ -1230,6 +1239,23 @@ export type DraftProgress = {
 	budget: RunBudget,
 };
 
+/**  Vendors that look like one, with what they share in words. */
+export type DuplicateGroupView = DuplicateGroupView_Serialize | DuplicateGroupView_Deserialize;
+
+/**  Vendors that look like one, with what they share in words. */
+export type DuplicateGroupView_Deserialize = {
+	vendors: VendorSummary_Deserialize[],
+	/**  e.g. `the name "acme"`, `tax id US99`. */
+	because: string[],
+};
+
+/**  Vendors that look like one, with what they share in words. */
+export type DuplicateGroupView_Serialize = {
+	vendors: VendorSummary_Serialize[],
+	/**  e.g. `the name "acme"`, `tax id US99`. */
+	because: string[],
+};
+
 /**  The unit of a [`Value::Duration`]. */
 export type DurationUnit = "day" | "business_day" | "week" | "month" | "year";
 
@@ -1493,7 +1519,7 @@ export type Finding_Serialize = {
 export type FormField = FormField_Serialize | FormField_Deserialize;
 
 /**  How a form field is filled in (see `pactwise_engine::FieldKind`). */
-export type FormFieldKind = "text" | "long_text" | "money" | "whole_number" | "date" | "flag" | "choice" | "tags" | "document" | "table";
+export type FormFieldKind = "text" | "long_text" | "money" | "whole_number" | "date" | "flag" | "choice" | "tags" | "document" | "vendor" | "table";
 
 /**  One field of a run's form. */
 export type FormField_Deserialize = {
@@ -1562,6 +1588,13 @@ export type Guidance = {
 	present: string,
 	partial: string,
 	absent: string,
+};
+
+/**  An identifier of a vendor (a tax id, a registration number, a DUNS number). */
+export type Identifier = {
+	/**  What it identifies by, e.g. `tax_id` or `registration_number` (compared normalised). */
+	kind: string,
+	value: string,
 };
 
 export type ImportFailure = {
@@ -1832,6 +1865,25 @@ export type Membership = {
 
 export type MemoFormat = "docx" | "pdf";
 
+/**  What a merge did, in words. */
+export type MergeResult = MergeResult_Serialize | MergeResult_Deserialize;
+
+/**  What a merge did, in words. */
+export type MergeResult_Deserialize = {
+	kept: VendorSummary_Deserialize,
+	merged: VendorSummary_Deserialize,
+	contracts_moved: number,
+	message: string,
+};
+
+/**  What a merge did, in words. */
+export type MergeResult_Serialize = {
+	kept: VendorSummary_Serialize,
+	merged: VendorSummary_Serialize,
+	contracts_moved: number,
+	message: string,
+};
+
 /**  Who produced a finding or a classification. */
 export type Method = 
 /**  The model, through the gateway. */
@@ -1993,6 +2045,25 @@ export type NowLine_Serialize = {
 	until: string | null,
 	/**  The approval it waits for, if any (the inbox opens it). */
 	approval: ApprovalId | null,
+};
+
+/**  What starting onboarding from a vendor asks. */
+export type OnboardingInput = OnboardingInput_Serialize | OnboardingInput_Deserialize;
+
+/**  What starting onboarding from a vendor asks. */
+export type OnboardingInput_Deserialize = {
+	/**  The documents the vendor has sent (`w9`, `insurance_certificate`, `security_questionnaire`). */
+	documents?: string[],
+	/**  The sanctions list check found a possible match. */
+	sanctions_hit?: boolean,
+};
+
+/**  What starting onboarding from a vendor asks. */
+export type OnboardingInput_Serialize = {
+	/**  The documents the vendor has sent (`w9`, `insurance_certificate`, `security_questionnaire`). */
+	documents: string[],
+	/**  The sanctions list check found a possible match. */
+	sanctions_hit: boolean,
 };
 
 /**  An organization (tenant). */
@@ -3410,6 +3481,66 @@ export type UserId = string;
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 
+/**  One vendor in full. */
+export type VendorDetail = VendorDetail_Serialize | VendorDetail_Deserialize;
+
+/**  One vendor in full. */
+export type VendorDetail_Deserialize = {
+	vendor: VendorSummary_Deserialize,
+	documents: VendorDocumentLine_Deserialize[],
+	/**  Onboarding and other runs started for this vendor. */
+	runs: ContractRunLine[],
+	/**  The other vendors of its duplicate group, if any. */
+	duplicates: VendorSummary_Deserialize[],
+	/**  Whether an onboarding run may start for it now, and if not why. */
+	can_onboard: boolean,
+	onboard_refusal?: string | null,
+	created_at: string,
+};
+
+/**  One vendor in full. */
+export type VendorDetail_Serialize = {
+	vendor: VendorSummary_Serialize,
+	documents: VendorDocumentLine_Serialize[],
+	/**  Onboarding and other runs started for this vendor. */
+	runs: ContractRunLine[],
+	/**  The other vendors of its duplicate group, if any. */
+	duplicates: VendorSummary_Serialize[],
+	/**  Whether an onboarding run may start for it now, and if not why. */
+	can_onboard: boolean,
+	onboard_refusal: string | null,
+	created_at: string,
+};
+
+/**  A document linked to a vendor. */
+export type VendorDocumentLine = VendorDocumentLine_Serialize | VendorDocumentLine_Deserialize;
+
+/**  A document linked to a vendor. */
+export type VendorDocumentLine_Deserialize = {
+	document: DocumentId,
+	name: string,
+	/**  The contract type's name. */
+	type_name: string,
+	/**  A contract of the repository (finalized), else a review in progress. */
+	finalized: boolean,
+	/**  "a person" or "the finalize match". */
+	linked_by: string,
+	expires_on?: string | null,
+};
+
+/**  A document linked to a vendor. */
+export type VendorDocumentLine_Serialize = {
+	document: DocumentId,
+	name: string,
+	/**  The contract type's name. */
+	type_name: string,
+	/**  A contract of the repository (finalized), else a review in progress. */
+	finalized: boolean,
+	/**  "a person" or "the finalize match". */
+	linked_by: string,
+	expires_on: string | null,
+};
+
 /**  A vendor of the organization. */
 export type VendorEntry = {
 	id: string,
@@ -3441,6 +3572,80 @@ export type VendorEvidence_Serialize = {
 	screening: string,
 	flagged: boolean,
 	reasons: string[],
+};
+
+/**  What a person enters for a new vendor or a change. */
+export type VendorInput = VendorInput_Serialize | VendorInput_Deserialize;
+
+/**  What a person enters for a new vendor or a change. */
+export type VendorInput_Deserialize = {
+	name?: string | null,
+	aliases?: string[] | null,
+	identifiers?: Identifier[] | null,
+};
+
+/**  What a person enters for a new vendor or a change. */
+export type VendorInput_Serialize = {
+	name: string | null,
+	aliases: string[] | null,
+	identifiers: Identifier[] | null,
+};
+
+/**
+ *  Where a vendor record stands. `Merged` is set only by a merge a person confirmed: the record is kept (its
+ *  history and audit stay readable) and points at the vendor it was merged into.
+ */
+export type VendorStatus = 
+/**  Known, not yet being onboarded. */
+"prospective" | 
+/**  An onboarding run is deciding on it. */
+"onboarding" | 
+/**  Onboarded and approved: contracts and orders may go to it. */
+"active" | 
+/**  Declined or stopped: no new business. */
+"blocked" | 
+/**  Merged into another vendor record (a duplicate). */
+"merged";
+
+/**  A vendor in the Vendors list. */
+export type VendorSummary = VendorSummary_Serialize | VendorSummary_Deserialize;
+
+/**  A vendor in the Vendors list. */
+export type VendorSummary_Deserialize = {
+	id: string,
+	name: string,
+	aliases: string[],
+	identifiers: Identifier[],
+	status: VendorStatus,
+	/**  The status in people's words. */
+	status_label: string,
+	/**  Finalized contracts linked to it. */
+	contracts: number,
+	/**  Documents linked to it (contracts and reviews in progress). */
+	documents: number,
+	/**  Shares a name, alias or identifier with another vendor (see Duplicates). */
+	possible_duplicate: boolean,
+	/**  For a merged record: the name of the vendor it was merged into. */
+	merged_into?: string | null,
+};
+
+/**  A vendor in the Vendors list. */
+export type VendorSummary_Serialize = {
+	id: string,
+	name: string,
+	aliases: string[],
+	identifiers: Identifier[],
+	status: VendorStatus,
+	/**  The status in people's words. */
+	status_label: string,
+	/**  Finalized contracts linked to it. */
+	contracts: number,
+	/**  Documents linked to it (contracts and reviews in progress). */
+	documents: number,
+	/**  Shares a name, alias or identifier with another vendor (see Duplicates). */
+	possible_duplicate: boolean,
+	/**  For a merged record: the name of the vendor it was merged into. */
+	merged_into: string | null,
 };
 
 export type Verification = "test" | "demonstration" | "document" | "reference" | "inspection";
