@@ -8,3 +8,4 @@ pub mod lww;
 pub mod prep;
 pub mod roles;
 pub mod settings;
+pub mod vendor_link;
