@@ -10,6 +10,7 @@ mod approvals;
 mod audit;
 mod blob_owners;
 mod blobs;
+mod contract_sync;
 mod contracts;
 mod data_dir;
 mod db;
@@ -35,12 +36,14 @@ mod tasks;
 mod time;
 mod usage;
 mod usage_journal;
+mod vendor_sync;
 mod watchdog;
 
 pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Member, Notification, escalation_notice};
 pub use audit::{Audit, AuditEntry};
 pub use blob_owners::BlobOwners;
 pub use blobs::{BlobStore, PutError, StoredBlob};
+pub use contract_sync::{CONTRACT_FIELDS, CONTRACT_MODEL, check_contract_fields};
 pub use contracts::{
     ContractDateRow, ContractFacets, ContractFilter, ContractListPage, ContractListRow, ContractOutcome, ContractSort,
     Contracts, FacetCount, MAX_PAGE as CONTRACTS_MAX_PAGE,
@@ -86,6 +89,7 @@ pub use tasks::{
 };
 pub use usage::Usage;
 pub use usage_journal::UsageJournal;
+pub use vendor_sync::{VENDOR_FIELDS, VENDOR_MODEL, check_vendor_fields, vendor_id_for};
 pub use watchdog::{SweepPolicy, SweepReport};
 
 use pactwise_domain::Clock;

@@ -21,6 +21,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0014_extract_stage", include_str!("../migrations/0014_extract_stage.sql")),
     ("0015_shared_runs", include_str!("../migrations/0015_shared_runs.sql")),
     ("0016_contract_repository", include_str!("../migrations/0016_contract_repository.sql")),
+    ("0018_contract_sync", include_str!("../migrations/0018_contract_sync.sql")),
 ];
 
 /// The schema version this build writes.

@@ -214,6 +214,45 @@ impl SyncApply<'_> {
     }
 }
 
+/// The stamp of the change that last set a synced field here (None: never set).
+pub(crate) fn field_clock(
+    tx: &Transaction<'_>,
+    org: &str,
+    model: &str,
+    record_id: &str,
+    field: &str,
+) -> Result<Option<Hlc>, StoreError> {
+    let text: Option<String> = tx
+        .prepare_cached(
+            "SELECT hlc FROM sync_field_clocks WHERE org_id = ?1 AND model = ?2 AND record_id = ?3 AND field = ?4",
+        )?
+        .query_row(params![org, model, record_id, field], |r| r.get(0))
+        .optional()?;
+    text.map(|t| {
+        Hlc::from_sortable(&t)
+            .ok_or_else(|| StoreError::Corrupt(format!("a stored sync timestamp is unreadable: {t:?}")))
+    })
+    .transpose()
+}
+
+/// Records the stamp that set a field, for a field whose merge is not plain last-writer-wins (the caller decided
+/// with its own rule, e.g. `pactwise_rules::vendor_link::wins`).
+pub(crate) fn set_field_clock(
+    tx: &Transaction<'_>,
+    org: &str,
+    model: &str,
+    record_id: &str,
+    field: &str,
+    hlc: &Hlc,
+) -> Result<(), StoreError> {
+    tx.prepare_cached(
+        "INSERT INTO sync_field_clocks (org_id, model, record_id, field, hlc) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (org_id, model, record_id, field) DO UPDATE SET hlc = excluded.hlc",
+    )?
+    .execute(params![org, model, record_id, field, hlc.to_sortable()])?;
+    Ok(())
+}
+
 /// The store's last-writer-wins upsert of one field's clock: `pactwise_rules::lww::wins` decides, the same rule the
 /// sync client's replicas merge with.
 fn take_field(
