@@ -73,8 +73,8 @@ pub use scope::OrgScope;
 pub use sessions::Sessions;
 pub use settings::Settings;
 pub use shared_runs::{
-    ApprovalRequestRow, RequestOutcome, RequestStatus, SharedApprovalRow, SharedRunRow, SharedRuns, SharedStepState,
-    published_roles,
+    ApprovalRequestRow, RequestOutcome, RequestStatus, SharedApprovalRow, SharedReportRow, SharedRunRow, SharedRuns,
+    SharedStepState, published_roles,
 };
 pub use sync_log::{
     ApprovalRequestPayload, ChangeEncoder, ChangePayload, EncodedChange, LocalChange, NewOutboxEntry, OutboxEntry,

@@ -55,6 +55,13 @@ enum Op {
         author_name: Option<String>,
         fields: BTreeMap<String, Value>,
     },
+    /// A review report another desktop's run assembled (kept once).
+    Report {
+        run: String,
+        document: String,
+        author: UserId,
+        report: Value,
+    },
     /// A vendor's synced fields, each taken if it wins last-writer-wins here.
     Vendor {
         id: String,
@@ -147,6 +154,19 @@ fn decode(remote: &ServerChange) -> Op {
                 return skip(&e.to_string());
             }
             Op::Contract { id, hlc: change.hlc.to_sortable(), author: remote.author, author_name, fields }
+        }
+        (SyncedModel::ReviewReport, ChangeBody::Event { event }) => {
+            let Ok(run) = change.record_id.parse::<RunId>() else { return skip("bad run id") };
+            let document = event.get("document_id").and_then(Value::as_str).and_then(|d| d.parse::<DocumentId>().ok());
+            let Some(document) = document else { return skip("a report without its document") };
+            let report = event.get("report").cloned().unwrap_or(Value::Null);
+            match serde_json::from_value::<pactwise_domain::ContractReport>(report.clone()) {
+                Ok(r) if r.document == document => {
+                    Op::Report { run: run.to_string(), document: document.to_string(), author: remote.author, report }
+                }
+                Ok(_) => skip("a report of another document than it names"),
+                Err(e) => skip(&format!("not a contract review report: {e}")),
+            }
         }
         (SyncedModel::Vendor, ChangeBody::Fields { fields }) => {
             if Uuid::parse_str(&change.record_id).is_err() {
@@ -405,6 +425,11 @@ impl LocalReplica for StoreReplica {
                                 }
                                 a.ensure_user(author, author_name.as_deref())?;
                                 a.contract(id, author, &hlc, &fields, &taken)
+                            }
+                            Op::Report { run, document, author, report } => {
+                                a.ensure_user(author, None)?;
+                                moved = true;
+                                a.shared_report(&run, &document, author, &report)
                             }
                             Op::Vendor { id, hlc, author, fields } => {
                                 let mut taken = BTreeMap::new();
