@@ -313,7 +313,7 @@ impl Api {
                 for row in store.shared_runs().reports(&scope, &document.to_string())? {
                     views.extend(shared_view(store, &scope, &row, name.clone()));
                 }
-                views.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+                views.sort_by_key(|v| std::cmp::Reverse(v.started_at));
                 Ok(Ok(views))
             })
             .await?

@@ -224,6 +224,17 @@ async fn a_finalized_contract_reaches_the_other_desktop_and_a_corrected_notice_p
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finalize_on_two_desktops_before_they_synced_keeps_both_and_the_later_stamp_wins_per_field() {
+    two_finalizes(false).await;
+}
+
+/// The same, when the later finalize reaches the service first: the earlier desktop's own change comes back after
+/// the later one and is neither taken nor audited twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_finalizes_converge_whichever_desktop_pushes_first() {
+    two_finalizes(true).await;
+}
+
+async fn two_finalizes(later_pushes_first: bool) {
     let service = Service::start().await;
     let tmp = tempfile::tempdir().unwrap();
     let ann = desktop(&service, tmp.path(), "alpha", "ann@alpha.example").await;
@@ -240,9 +251,15 @@ async fn a_finalize_on_two_desktops_before_they_synced_keeps_both_and_the_later_
     assert_eq!(ann.contracts().await[0].notice_by, Some(date("2029-05-03")));
     assert_eq!(bob.contracts().await[0].notice_by, Some(date("2029-06-17")));
 
-    ann.sync().await;
-    bob.sync().await;
-    ann.sync().await;
+    if later_pushes_first {
+        bob.sync().await;
+        ann.sync().await;
+        bob.sync().await;
+    } else {
+        ann.sync().await;
+        bob.sync().await;
+        ann.sync().await;
+    }
 
     // Both converge on Bob's later finalize, field by field, and each desktop derived the same deadline.
     let (a, b) = (ann.contracts().await, bob.contracts().await);

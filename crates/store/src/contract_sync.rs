@@ -442,11 +442,14 @@ impl SyncApply<'_> {
                 "a contract names another organization's document here; the change is skipped".into(),
             ));
         }
-        // This desktop's own change coming back (or one seen before) set the stamp with this very HLC: not a new
-        // event.
-        let stamp_clock = crate::sync_log::field_clock(self.tx, &self.org, CONTRACT_MODEL, &doc, "finalized")?;
-        let seen = !taken.contains_key("finalized") && stamp_clock.is_some_and(|c| Some(c) == Hlc::from_sortable(hlc));
-        if let Some(stamp) = fields.get("finalized").filter(|_| !seen) {
+        // This desktop's own change coming back (stamped by this install's HLC node) is not a new event: its audit
+        // entry was written when it was made.
+        let node: Option<String> = self
+            .tx
+            .query_row("SELECT node_id FROM sync_state WHERE org_id = ?1", [&self.org], |r| r.get(0))
+            .optional()?;
+        let own = Hlc::from_sortable(hlc).is_some_and(|h| node.as_deref() == Some(h.node.to_string().as_str()));
+        if let Some(stamp) = fields.get("finalized").filter(|_| !own) {
             let (action, details) = if stamp.is_null() {
                 ("review.reopen", json!({"via": "sync", "kept": taken.contains_key("finalized")}))
             } else {
