@@ -13,7 +13,7 @@ use pactwise_domain::{
     RunStatus,
 };
 use pactwise_engine::{Engine, GatewayModel, ModelPort, RunState};
-use pactwise_store::{OrgScope, RunRecord, Store};
+use pactwise_store::{OrgScope, RunRecord, SharedReportRow, SharedStepState, Store};
 use pactwise_workflows::report::{GRAPH, Limits, ReportInput, SIGN_OFF_NODE};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -174,6 +174,74 @@ fn view(record: &RunRecord, document_name: String, approvals: &[pactwise_store::
     }
 }
 
+/// A report another desktop's run assembled, as this desktop shows it: the run's status from its published copy, the
+/// sign-off from its step (the service's stamp: who and when), and only the clauses found on their cited page here
+/// (the report came from another device: a clause this desktop cannot find is listed as rejected, never shown).
+fn shared_view(store: &Store, scope: &OrgScope, row: &SharedReportRow, document_name: String) -> Option<ReportView> {
+    let run: RunId = row.run.parse().ok()?;
+    let mut report: ContractReport = serde_json::from_value(row.report.clone()).ok()?;
+    let shared = store.shared_runs();
+    let record = shared.run(scope, &row.run).ok().map(|r| r.record);
+    let steps = shared.approvals(scope, Some(&row.run)).unwrap_or_default();
+    let step = steps.iter().rev().find(|a| a.record.get("node").and_then(Value::as_str) == Some(SIGN_OFF_NODE));
+    let sign_off = step.and_then(|a| {
+        Some(ReportSignOff {
+            decision: a.decision?,
+            by: a.decided_by_name.clone().unwrap_or_default(),
+            at: a.decided_at?,
+            reason: a.reason.clone().unwrap_or_default(),
+        })
+    });
+    let run_status = record.as_ref().and_then(|r| r.get("status")).and_then(|s| serde_json::from_value(s.clone()).ok());
+    let status = match (run_status, &sign_off) {
+        (Some(RunStatus::Failed), _) => ReportStatus::Failed,
+        (Some(RunStatus::Cancelled), _) => ReportStatus::Cancelled,
+        (_, Some(s)) if s.decision == Decision::Approve => ReportStatus::SignedOff,
+        (_, Some(_)) => ReportStatus::SignOffRefused,
+        (_, None) => ReportStatus::AwaitingSignOff,
+    };
+    let time = |k: &str| record.as_ref().and_then(|r| r.get(k)).and_then(|t| serde_json::from_value(t.clone()).ok());
+    let spans = clause_spans(store, scope, &report).ok()?;
+    let found: std::collections::BTreeSet<&str> = spans.iter().map(|c| c.clause_id.as_str()).collect();
+    let mut rejected = Vec::new();
+    let mut keep = |clauses: &mut Vec<pactwise_domain::ReportClause>, claimed: Option<&str>| {
+        clauses.retain(|c| {
+            let here = found.contains(c.clause_id.as_str());
+            if !here {
+                rejected.push(pactwise_domain::ReportRejection {
+                    clause_id: c.clause_id.clone(),
+                    text: c.text.clone(),
+                    page: c.page,
+                    window: c.window,
+                    reason: "quote_not_found".into(),
+                    claimed_types: claimed.map(|t| vec![t.to_string()]).unwrap_or_default(),
+                });
+            }
+            here
+        });
+    };
+    for t in &mut report.clause_types {
+        let item = t.item_id.clone();
+        keep(&mut t.clauses, Some(&item));
+    }
+    keep(&mut report.unassigned, None);
+    report.rejected.extend(rejected);
+    Some(ReportView {
+        run,
+        document: report.document,
+        document_name,
+        status,
+        reason: record.as_ref().and_then(|r| r.get("reason")).and_then(Value::as_str).map(str::to_string),
+        report: Some(report),
+        clause_spans: spans,
+        progress: None,
+        approval: step.filter(|a| a.state == SharedStepState::Open).and_then(|a| a.step.parse().ok()),
+        sign_off,
+        started_at: time("created_at").unwrap_or(row.received_at),
+        updated_at: time("updated_at").unwrap_or(row.received_at),
+    })
+}
+
 fn not_a_report() -> ApiError {
     ApiError::new(ErrorCode::NotFound, "no such report in your organization; see the document's reports")
 }
@@ -201,7 +269,21 @@ impl Api {
         let scope = scope.clone();
         self.db
             .call(move |store| {
-                let record = store.runs().get(&scope, run)?;
+                let record = match store.runs().get(&scope, run) {
+                    Ok(record) => record,
+                    // Another desktop's report run, as published here.
+                    Err(pactwise_store::StoreError::NotFound) => {
+                        let Ok(row) = store.shared_runs().report(&scope, &run.to_string()) else {
+                            return Ok(Err(not_a_report()));
+                        };
+                        let name = match row.document.parse().map(|d| store.documents().get(&scope, d)) {
+                            Ok(Ok(d)) => d.name,
+                            _ => String::new(),
+                        };
+                        return Ok(shared_view(store, &scope, &row, name).ok_or_else(not_a_report));
+                    }
+                    Err(e) => return Err(e),
+                };
                 if record.graph_name != GRAPH {
                     return Ok(Err(not_a_report()));
                 }
@@ -222,7 +304,17 @@ impl Api {
                     .into_iter()
                     .filter(|r| r.graph_name == GRAPH && document_of(r) == Some(document))
                     .collect();
-                Ok(Self::report_views(store, &scope, &records))
+                let mut views = match Self::report_views(store, &scope, &records) {
+                    Ok(views) => views,
+                    Err(e) => return Ok(Err(e)),
+                };
+                // Reports other desktops' runs assembled for it (their runs are not here).
+                let name = store.documents().get(&scope, document).map(|d| d.name).unwrap_or_default();
+                for row in store.shared_runs().reports(&scope, &document.to_string())? {
+                    views.extend(shared_view(store, &scope, &row, name.clone()));
+                }
+                views.sort_by_key(|v| std::cmp::Reverse(v.started_at));
+                Ok(Ok(views))
             })
             .await?
     }

@@ -9,4 +9,5 @@ pub mod lww;
 pub mod prep;
 pub mod roles;
 pub mod settings;
+pub mod vendor_link;
 pub mod vendors;

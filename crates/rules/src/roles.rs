@@ -9,7 +9,7 @@
 //! | a review correction, an audit entry | every role but viewer |
 //! | a contract's or a vendor's fields | every role but viewer |
 //! | an approval request | every role but viewer (who may *decide* a step is [`crate::approval`]'s rule) |
-//! | a workflow run's summary or approval step (published by the desktop the run lives on), a request to cancel a run | every role but viewer |
+//! | a workflow run's summary or approval step, a review report it assembled (published by the desktop the run lives on), a request to cancel a run | every role but viewer |
 //!
 //! A setting key the table does not name is an owner/admin change: the strictest row is the default.
 //!
@@ -54,7 +54,7 @@ impl<'a> SharedChange<'a> {
             "contract" => SharedChange::Contract,
             "vendor" => SharedChange::Vendor,
             "approval_decision" => SharedChange::ApprovalRequest,
-            "run" | "approval_step" | "run_cancel" => SharedChange::WorkflowRun,
+            "run" | "approval_step" | "run_cancel" | "review_report" => SharedChange::WorkflowRun,
             _ => return None,
         })
     }

@@ -4,6 +4,7 @@
 //! detection over names, aliases and identifiers ([`duplicate_groups`]), what a merge keeps ([`merge`]) and which
 //! status a person may set ([`check_status_change`]). Pure: no store, no clock.
 
+use crate::lww::{self, Hlc};
 use pactwise_domain::VendorStatus;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -318,6 +319,18 @@ pub fn status_after_onboarding(approved: bool) -> VendorStatus {
     if approved { VendorStatus::Active } else { VendorStatus::Blocked }
 }
 
+/// Does a vendor's status stamped `incoming` (synced from another desktop) replace the current one (None: never
+/// set)? A merge is final: a merged status beats any other in either order of arrival, and two statuses of the same
+/// kind (both merged, or both not) go to the later stamp. A total order, so every desktop ends on the same status.
+pub fn status_wins(incoming: (VendorStatus, &Hlc), current: Option<(VendorStatus, &Hlc)>) -> bool {
+    let merged = |s: VendorStatus| s == VendorStatus::Merged;
+    match current {
+        None => true,
+        Some((status, hlc)) if merged(status) == merged(incoming.0) => lww::wins(incoming.1, Some(hlc)),
+        Some((status, _)) => merged(incoming.0) && !merged(status),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,5 +445,49 @@ mod tests {
             assert!(check_start_onboarding(s).is_err(), "{s}");
         }
         assert_eq!(status_after_onboarding(false), Blocked);
+    }
+
+    #[test]
+    fn a_merge_is_final_and_every_order_of_arrival_ends_on_the_same_status() {
+        let h = |ms: u64, node: u8| Hlc { wall_ms: ms, counter: 0, node: uuid::Uuid::from_bytes([node; 16]) };
+        let changes = [
+            (VendorStatus::Merged, h(100, 1)),
+            (VendorStatus::Active, h(300, 2)),
+            (VendorStatus::Blocked, h(200, 3)),
+            (VendorStatus::Merged, h(50, 4)),
+        ];
+        let mut ends = BTreeSet::new();
+        let mut order: Vec<usize> = (0..changes.len()).collect();
+        // Every permutation of arrival (Heap's algorithm, 24 orders).
+        fn permutations(k: usize, a: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+            if k == 1 {
+                out.push(a.clone());
+                return;
+            }
+            for i in 0..k {
+                permutations(k - 1, a, out);
+                if k.is_multiple_of(2) { a.swap(i, k - 1) } else { a.swap(0, k - 1) }
+            }
+        }
+        let mut all = Vec::new();
+        permutations(order.len(), &mut order, &mut all);
+        assert_eq!(all.len(), 24);
+        for arrival in all {
+            let mut current: Option<(VendorStatus, Hlc)> = None;
+            for i in arrival {
+                let (s, hlc) = changes[i];
+                if status_wins((s, &hlc), current.as_ref().map(|(s, h)| (*s, h))) {
+                    current = Some((s, hlc));
+                }
+            }
+            ends.insert(format!("{:?}", current));
+        }
+        assert_eq!(ends.len(), 1, "{ends:?}");
+        assert!(ends.iter().next().unwrap().contains("Merged") && ends.iter().next().unwrap().contains("wall_ms: 100"));
+        // A later active never undoes a merge; a later merge replaces an active.
+        assert!(!status_wins((VendorStatus::Active, &h(900, 1)), Some((VendorStatus::Merged, &h(1, 1)))));
+        assert!(status_wins((VendorStatus::Merged, &h(1, 1)), Some((VendorStatus::Active, &h(900, 1)))));
+        assert!(status_wins((VendorStatus::Blocked, &h(2, 1)), Some((VendorStatus::Active, &h(1, 1)))));
+        assert!(!status_wins((VendorStatus::Blocked, &h(1, 1)), Some((VendorStatus::Active, &h(2, 1)))));
     }
 }

@@ -10,6 +10,7 @@ mod approvals;
 mod audit;
 mod blob_owners;
 mod blobs;
+mod contract_sync;
 mod contracts;
 mod data_dir;
 mod db;
@@ -35,6 +36,7 @@ mod tasks;
 mod time;
 mod usage;
 mod usage_journal;
+mod vendor_sync;
 mod vendors;
 mod watchdog;
 
@@ -42,6 +44,7 @@ pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Member, Notificati
 pub use audit::{Audit, AuditEntry};
 pub use blob_owners::BlobOwners;
 pub use blobs::{BlobStore, PutError, StoredBlob};
+pub use contract_sync::{CONTRACT_FIELDS, CONTRACT_MODEL, check_contract_fields};
 pub use contracts::{
     ContractDateRow, ContractFacets, ContractFilter, ContractListPage, ContractListRow, ContractOutcome, ContractSort,
     Contracts, FacetCount, MAX_PAGE as CONTRACTS_MAX_PAGE, Reminder,
@@ -71,8 +74,8 @@ pub use scope::OrgScope;
 pub use sessions::Sessions;
 pub use settings::Settings;
 pub use shared_runs::{
-    ApprovalRequestRow, RequestOutcome, RequestStatus, SharedApprovalRow, SharedRunRow, SharedRuns, SharedStepState,
-    published_roles,
+    ApprovalRequestRow, RequestOutcome, RequestStatus, SharedApprovalRow, SharedReportRow, SharedRunRow, SharedRuns,
+    SharedStepState, published_roles,
 };
 pub use sync_log::{
     ApprovalRequestPayload, ChangeEncoder, ChangePayload, EncodedChange, LocalChange, NewOutboxEntry, OutboxEntry,
@@ -87,6 +90,7 @@ pub use tasks::{
 };
 pub use usage::Usage;
 pub use usage_journal::UsageJournal;
+pub use vendor_sync::{VENDOR_FIELDS, VENDOR_MODEL, check_vendor_fields, vendor_id_for};
 pub use vendors::{
     MergeOutcome, NewVendor, OnboardedVendor, VendorDocument, VendorEdit, VendorListRow, VendorRecord, Vendors,
 };

@@ -22,6 +22,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0015_shared_runs", include_str!("../migrations/0015_shared_runs.sql")),
     ("0016_contract_repository", include_str!("../migrations/0016_contract_repository.sql")),
     ("0017_vendor_records", include_str!("../migrations/0017_vendor_records.sql")),
+    ("0018_shared_repository", include_str!("../migrations/0018_shared_repository.sql")),
 ];
 
 /// The schema version this build writes.
@@ -383,6 +384,50 @@ mod tests {
         conn.execute("UPDATE contracts SET counterparty = 'Initech' WHERE document_id = 'd1'", []).unwrap();
         assert!(found("globex").is_empty(), "the index follows the row");
         assert_eq!(found("initech"), ["d1"]);
+    }
+
+    #[test]
+    fn contracts_of_the_previous_schema_stay_and_their_synced_fields_are_kept_per_organization() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0018_shared_repository").unwrap() as u32;
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, before).unwrap();
+        conn.execute_batch(&format!(
+            "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't0'), ('o2', 'Other', 't0');
+             INSERT INTO users (id, display_name, created_at) VALUES ('u1', 'Ann', 't0');
+             INSERT INTO documents (id, org_id, content_hash, name, media_type, size, created_by, created_at)
+             VALUES ('d1', 'o1', '{}', 'Supply agreement.pdf', 'pdf', 1, 'u1', 't1');
+             INSERT INTO contracts (document_id, org_id, type_id, extractions_json, vendor_match, updated_at,
+                 finalized_by, finalized_at)
+             VALUES ('d1', 'o1', 'supply', '{{}}', 'none', 't2', 'u1', '2026-01-02T00:00:00Z');",
+            "e".repeat(64)
+        ))
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let kept: (String, Option<String>) = conn
+            .query_row("SELECT type_id, finalized_at FROM contracts WHERE document_id = 'd1'", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(kept, ("supply".into(), Some("2026-01-02T00:00:00Z".into())));
+        // A field waits for a document that is not here yet; the same record id in two organizations is two rows.
+        for org in ["o1", "o2"] {
+            conn.execute(
+                "INSERT INTO sync_contract_fields (org_id, document_id, field, value_json) VALUES (?1, 'd9', 'type_id', '\"nda\"')",
+                [org],
+            )
+            .unwrap();
+        }
+        let dup = conn.execute(
+            "INSERT INTO sync_contract_fields (org_id, document_id, field, value_json) VALUES ('o1', 'd9', 'type_id', '1')",
+            [],
+        );
+        assert!(dup.is_err(), "one merged value per field");
+        conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+        let refused = conn.execute(
+            "INSERT INTO sync_contract_fields (org_id, document_id, field, value_json) VALUES ('o8', 'd9', 'x', '1')",
+            [],
+        );
+        assert!(refused.is_err(), "only an organization of this install");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::time::{from_sql, from_sql_opt, to_sql};
 use crate::{OrgScope, Store, StoreError};
 use chrono::{DateTime, Utc};
 use pactwise_domain::{DocumentId, UserId};
+use pactwise_rules::vendor_link::{LinkKind, automatic_may_replace};
 use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 
@@ -295,9 +296,10 @@ impl<'s> Reviews<'s> {
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
-        let person_link = existing.as_ref().and_then(|(v, l)| (l.as_deref() == Some("person")).then(|| v.clone()));
-        let (vendor_id, link, matched): (Option<String>, Option<&str>, &str) = if let Some(v) = person_link {
-            (v, Some("person"), "linked")
+        // One rule for a local run and a synced link: a person's link is never replaced by an automatic one.
+        let current_kind = existing.as_ref().and_then(|(_, l)| l.as_deref().and_then(LinkKind::parse));
+        let (vendor_id, link, matched): (Option<String>, Option<&str>, &str) = if !automatic_may_replace(current_kind) {
+            (existing.as_ref().and_then(|(v, _)| v.clone()), Some("person"), "linked")
         } else {
             match vendor {
                 VendorDecision::None => (None, None, "none"),
@@ -307,25 +309,43 @@ impl<'s> Reviews<'s> {
                     match (found.as_slice(), create) {
                         ([v], _) => (Some(v.clone()), Some("auto"), "linked"),
                         ([_, _, ..], _) => (None, None, "needs_review"),
-                        ([], true) => {
-                            let v = uuid::Uuid::now_v7().to_string();
-                            tx.execute(
-                                "INSERT INTO vendors (id, org_id, name, normalized_name, created_by, created_at)
-                                 VALUES (?1, ?2, ?3, ?4, 'pipeline', ?5)",
-                                params![v, org, name, normalized, at],
-                            )?;
-                            crate::vendors::derive_keys_in(&tx, &v)?;
-                            append_audit(
-                                &tx,
-                                scope,
-                                &at,
-                                "vendor.create",
-                                "vendor",
-                                Some(&v),
-                                &serde_json::json!({"name": name, "from_document": id.to_string()}),
-                            )?;
-                            (Some(v), Some("auto"), "created")
-                        }
+                        // The same id on every desktop for the same counterparty, so two desktops that finalize
+                        // before they sync create one vendor. A record under that id that was renamed or merged
+                        // since is linked as it is now (a merged one leads to the vendor it was merged into).
+                        ([], true) => match crate::vendors::live_successor_in(
+                            &tx,
+                            &org,
+                            &crate::vendor_sync::vendor_id_for(&org, normalized),
+                        )? {
+                            Some(v) => (Some(v), Some("auto"), "linked"),
+                            None => {
+                                let v = crate::vendor_sync::vendor_id_for(&org, normalized);
+                                tx.execute(
+                                    "INSERT INTO vendors (id, org_id, name, normalized_name, created_by, created_at)
+                                 VALUES (?1, ?2, ?3, ?4, 'pipeline', ?5)
+                                 ON CONFLICT (id) DO UPDATE SET name = excluded.name, deleted_at = NULL",
+                                    params![v, org, name, normalized, at],
+                                )?;
+                                crate::vendors::derive_keys_in(&tx, &v)?;
+                                crate::vendor_sync::vendor_changed_in(
+                                    self.store,
+                                    &tx,
+                                    &org,
+                                    &v,
+                                    crate::vendor_sync::ALL_FIELDS,
+                                )?;
+                                append_audit(
+                                    &tx,
+                                    scope,
+                                    &at,
+                                    "vendor.create",
+                                    "vendor",
+                                    Some(&v),
+                                    &serde_json::json!({"name": name, "from_document": id.to_string()}),
+                                )?;
+                                (Some(v), Some("auto"), "created")
+                            }
+                        },
                         ([], false) => (None, None, "needs_review"),
                     }
                 }
@@ -334,13 +354,28 @@ impl<'s> Reviews<'s> {
         tx.execute(
             "INSERT INTO contracts (document_id, org_id, type_id, counterparty, extractions_json, vendor_id, vendor_link,
                  vendor_match, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-             ON CONFLICT (document_id) DO UPDATE SET type_id = excluded.type_id, counterparty = excluded.counterparty,
-                 extractions_json = excluded.extractions_json, vendor_id = excluded.vendor_id,
-                 vendor_link = excluded.vendor_link, vendor_match = excluded.vendor_match,
-                 updated_at = excluded.updated_at",
+             ON CONFLICT (document_id) DO UPDATE SET
+                 type_id = CASE WHEN finalized_at IS NULL THEN excluded.type_id ELSE type_id END,
+                 counterparty = CASE WHEN finalized_at IS NULL THEN excluded.counterparty ELSE counterparty END,
+                 extractions_json = CASE WHEN finalized_at IS NULL THEN excluded.extractions_json
+                                         ELSE extractions_json END,
+                 vendor_id = excluded.vendor_id, vendor_link = excluded.vendor_link,
+                 vendor_match = excluded.vendor_match, updated_at = excluded.updated_at",
             params![id.to_string(), org, type_id, counterparty, extractions.to_string(), vendor_id, link, matched, at],
         )?;
-        crate::contracts::derive_in(&tx, &id.to_string(), &extractions.to_string())?;
+        let before = existing.as_ref().map(|(v, l)| (v.as_deref(), l.as_deref()));
+        if before.unwrap_or((None, None)) != (vendor_id.as_deref(), link) {
+            let synced = vendor_id.as_deref().zip(link.and_then(LinkKind::parse));
+            crate::contract_sync::linked_in(self.store, &tx, scope, id, synced)?;
+        }
+        // A finalized contract keeps the fields a person finalized (here or on another desktop): a later pipeline
+        // run (a document received by sync is read after its finalize arrived) never replaces them.
+        let kept: String = tx.query_row(
+            "SELECT extractions_json FROM contracts WHERE document_id = ?1 AND org_id = ?2",
+            params![id.to_string(), org],
+            |r| r.get(0),
+        )?;
+        crate::contracts::derive_in(&tx, &id.to_string(), &kept)?;
         tx.commit()?;
         self.contract(scope, id)?.ok_or(StoreError::NotFound)
     }
@@ -351,7 +386,7 @@ impl<'s> Reviews<'s> {
         self.check_document(scope, id)?;
         let at = to_sql(self.store.clock().now());
         let tx = self.store.conn().unchecked_transaction()?;
-        link_vendor_in(&tx, scope, &at, id, vendor_id)?;
+        link_vendor_in(self.store, &tx, scope, &at, id, vendor_id)?;
         tx.commit()?;
         Ok(())
     }
@@ -361,7 +396,7 @@ impl<'s> Reviews<'s> {
         scope.require_document_editor()?;
         let at = to_sql(self.store.clock().now());
         let tx = self.store.conn().unchecked_transaction()?;
-        let vendor = create_vendor_in(&tx, scope, &at, name)?;
+        let vendor = create_vendor_in(self.store, &tx, scope, &at, name)?;
         tx.commit()?;
         Ok(vendor)
     }
@@ -434,10 +469,10 @@ impl<'s> Reviews<'s> {
         }
         match f.vendor {
             FinalVendor::Keep => {}
-            FinalVendor::Existing(vendor) => link_vendor_in(&tx, scope, &at, id, vendor)?,
+            FinalVendor::Existing(vendor) => link_vendor_in(self.store, &tx, scope, &at, id, vendor)?,
             FinalVendor::New(name) => {
-                let vendor = create_vendor_in(&tx, scope, &at, name)?;
-                link_vendor_in(&tx, scope, &at, id, &vendor.id)?;
+                let vendor = create_vendor_in(self.store, &tx, scope, &at, name)?;
+                link_vendor_in(self.store, &tx, scope, &at, id, &vendor.id)?;
             }
         }
         tx.execute(
@@ -455,6 +490,7 @@ impl<'s> Reviews<'s> {
         crate::contracts::derive_in(&tx, &id.to_string(), &f.extractions.to_string())?;
         crate::contracts::stamp_outcome_in(&tx, scope, id, f.outcome)?;
         append_audit(&tx, scope, &at, "review.finalize", "document", Some(&id.to_string()), &Value::Null)?;
+        crate::contract_sync::finalized_in(self.store, &tx, scope, id)?;
         tx.commit()?;
         Ok(())
     }
@@ -488,6 +524,7 @@ impl<'s> Reviews<'s> {
             Some(&id.to_string()),
             &serde_json::json!({ "reason": reason }),
         )?;
+        crate::contract_sync::reopened_in(self.store, &tx, scope, id)?;
         tx.commit()?;
         Ok(())
     }
@@ -515,24 +552,36 @@ pub struct Finalization<'a> {
     pub outcome: crate::ContractOutcome,
 }
 
+/// Creates a vendor by a person's hand (refused when a live vendor has the name or alias: choose it). Its id is the
+/// organization's for its normalised name (`vendor_sync::new_vendor_id_in`), so the same vendor made on two desktops
+/// is one; a deleted one comes back.
 fn create_vendor_in(
+    store: &crate::Store,
     tx: &rusqlite::Transaction<'_>,
     scope: &OrgScope,
     at: &str,
     name: &str,
 ) -> Result<Vendor, StoreError> {
-    let id = uuid::Uuid::now_v7().to_string();
+    let normalized = normalized_vendor_name(name);
+    let org = scope.org().to_string();
+    if !crate::vendors::matching_in(tx, &org, &normalized)?.is_empty() {
+        return Err(StoreError::Conflict(format!("the organization already has a vendor called {name:?}; choose it")));
+    }
+    let id = crate::vendor_sync::new_vendor_id_in(tx, &org, &normalized)?;
     tx.execute(
         "INSERT INTO vendors (id, org_id, name, normalized_name, created_by, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![id, scope.org().to_string(), name, normalized_vendor_name(name), scope.user().to_string(), at],
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, deleted_at = NULL WHERE deleted_at IS NOT NULL",
+        params![id, org, name, normalized, scope.user().to_string(), at],
     )?;
     crate::vendors::derive_keys_in(tx, &id)?;
     append_audit(tx, scope, at, "vendor.create", "vendor", Some(&id), &serde_json::json!({"name": name}))?;
+    crate::vendor_sync::vendor_changed_in(store, tx, &org, &id, crate::vendor_sync::ALL_FIELDS)?;
     Ok(Vendor { id, name: name.to_owned() })
 }
 
 fn link_vendor_in(
+    store: &crate::Store,
     tx: &rusqlite::Transaction<'_>,
     scope: &OrgScope,
     at: &str,
@@ -566,6 +615,7 @@ fn link_vendor_in(
         Some(&id.to_string()),
         &serde_json::json!({"vendor": vendor_id}),
     )?;
+    crate::contract_sync::linked_in(store, tx, scope, id, Some((vendor_id, LinkKind::Person)))?;
     Ok(())
 }
 

@@ -523,7 +523,7 @@ impl SyncLog<'_> {
                 mark.execute(params![org, model, record, version])?;
             }
         }
-        crate::sync_log::save_clock(&tx, scope, clock, &now)?;
+        crate::sync_log::save_clock(&tx, &scope.org().to_string(), clock, &now)?;
         tx.commit()?;
         Ok(())
     }
@@ -770,5 +770,83 @@ impl SyncApply<'_> {
                 Ok(Some(home.run))
             }
         }
+    }
+}
+
+/// A contract review report another desktop's run assembled (read-only here, kept once).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedReportRow {
+    pub run: String,
+    pub document: String,
+    /// `pactwise_domain::ContractReport` as published.
+    pub report: Value,
+    pub published_by: UserId,
+    pub received_at: DateTime<Utc>,
+}
+
+fn shared_report_from_row(r: &Row<'_>) -> rusqlite::Result<SharedReportRow> {
+    Ok(SharedReportRow {
+        run: r.get(0)?,
+        document: r.get(1)?,
+        report: serde_json::from_str(&r.get::<_, String>(2)?).unwrap_or(Value::Null),
+        published_by: parse_text("user id", &r.get::<_, String>(3)?)?,
+        received_at: from_sql(&r.get::<_, String>(4)?)?,
+    })
+}
+
+impl SharedRuns<'_> {
+    /// Has this desktop published `record` of `model` (any version)? For records published once (a report).
+    pub fn published(&self, scope: &OrgScope, model: &str, record: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .store
+            .conn()
+            .prepare_cached("SELECT 1 FROM sync_published WHERE org_id = ?1 AND model = ?2 AND record_id = ?3")?
+            .exists(params![scope.org().to_string(), model, record])?)
+    }
+
+    /// The reports other desktops' runs assembled for a document, newest first.
+    pub fn reports(&self, scope: &OrgScope, document: &str) -> Result<Vec<SharedReportRow>, StoreError> {
+        let mut stmt = self.store.conn().prepare_cached(
+            "SELECT run_id, document_id, report_json, published_by, received_at FROM shared_reports
+             WHERE org_id = ?1 AND document_id = ?2 ORDER BY received_at DESC, run_id DESC",
+        )?;
+        let rows = stmt.query_map(params![scope.org().to_string(), document], shared_report_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The report another desktop's run assembled, by run.
+    pub fn report(&self, scope: &OrgScope, run: &str) -> Result<SharedReportRow, StoreError> {
+        self.store
+            .conn()
+            .query_row(
+                "SELECT run_id, document_id, report_json, published_by, received_at FROM shared_reports
+                 WHERE org_id = ?1 AND run_id = ?2",
+                params![scope.org().to_string(), run],
+                shared_report_from_row,
+            )
+            .optional()?
+            .ok_or(StoreError::NotFound)
+    }
+}
+
+impl SyncApply<'_> {
+    /// A report another desktop's run assembled (checked by the caller; `author` as the service stamped it): kept
+    /// once, never changed (append-only). A report of a run that lives here is this desktop's own: nothing.
+    pub fn shared_report(&self, run: &str, document: &str, author: UserId, report: &Value) -> Result<(), StoreError> {
+        if self.is_local_run(run)? {
+            return Ok(());
+        }
+        let owner: Option<String> =
+            self.tx.query_row("SELECT org_id FROM documents WHERE id = ?1", [document], |r| r.get(0)).optional()?;
+        if owner.as_deref().is_some_and(|o| o != self.org) {
+            return Err(StoreError::Invalid("a report names another organization's document here; skipped".into()));
+        }
+        self.tx
+            .prepare_cached(
+                "INSERT INTO shared_reports (org_id, run_id, document_id, report_json, published_by, received_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (org_id, run_id) DO NOTHING",
+            )?
+            .execute(params![self.org, run, document, report.to_string(), author.to_string(), self.now])?;
+        Ok(())
     }
 }

@@ -102,17 +102,30 @@ pub(crate) fn emit_returning_id_in(
     record_id: &str,
     payload: impl FnOnce(&Transaction<'_>) -> Result<ChangePayload, StoreError>,
 ) -> Result<Option<String>, StoreError> {
+    emit_for_org_in(store, tx, &scope.org().to_string(), model, record_id, || payload(tx))
+}
+
+/// [`emit_returning_id_in`] for a change no session makes: a workflow step the platform worker drives for the run's
+/// organization (`org`, from the run, never from input). The service stamps the pushing device's user as author.
+pub(crate) fn emit_for_org_in(
+    store: &Store,
+    tx: &rusqlite::Connection,
+    org: &str,
+    model: &str,
+    record_id: &str,
+    payload: impl FnOnce() -> Result<ChangePayload, StoreError>,
+) -> Result<Option<String>, StoreError> {
     let Some(encoder) = store.change_encoder() else {
         return Ok(None);
     };
     let state: Option<(String, i64, i64)> = tx
         .prepare_cached("SELECT node_id, hlc_wall_ms, hlc_counter FROM sync_state WHERE org_id = ?1")?
-        .query_row([scope.org().to_string()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .query_row([org], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
     let Some((node_id, wall, counter)) = state else {
         return Ok(None);
     };
-    let payload = payload(tx)?;
+    let payload = payload()?;
     let now = store.clock().now();
     let change = LocalChange {
         model,
@@ -130,8 +143,8 @@ pub(crate) fn emit_returning_id_in(
         ChangePayload::Event(_) | ChangePayload::ApprovalRequest(_) => Vec::new(),
     };
     let now = to_sql(now);
-    SyncLog::queue_in(tx, scope, &encoded.entry, &fields, &now)?;
-    save_clock(tx, scope, encoded.clock, &now)?;
+    SyncLog::queue_for_org_in(tx, org, &encoded.entry, &fields, &now)?;
+    save_clock(tx, org, encoded.clock, &now)?;
     Ok(Some(encoded.entry.change_id))
 }
 
@@ -214,10 +227,49 @@ impl SyncApply<'_> {
     }
 }
 
+/// The stamp of the change that last set a synced field here (None: never set).
+pub(crate) fn field_clock(
+    tx: &Transaction<'_>,
+    org: &str,
+    model: &str,
+    record_id: &str,
+    field: &str,
+) -> Result<Option<Hlc>, StoreError> {
+    let text: Option<String> = tx
+        .prepare_cached(
+            "SELECT hlc FROM sync_field_clocks WHERE org_id = ?1 AND model = ?2 AND record_id = ?3 AND field = ?4",
+        )?
+        .query_row(params![org, model, record_id, field], |r| r.get(0))
+        .optional()?;
+    text.map(|t| {
+        Hlc::from_sortable(&t)
+            .ok_or_else(|| StoreError::Corrupt(format!("a stored sync timestamp is unreadable: {t:?}")))
+    })
+    .transpose()
+}
+
+/// Records the stamp that set a field, for a field whose merge is not plain last-writer-wins (the caller decided
+/// with its own rule, e.g. `pactwise_rules::vendor_link::wins`).
+pub(crate) fn set_field_clock(
+    tx: &Transaction<'_>,
+    org: &str,
+    model: &str,
+    record_id: &str,
+    field: &str,
+    hlc: &Hlc,
+) -> Result<(), StoreError> {
+    tx.prepare_cached(
+        "INSERT INTO sync_field_clocks (org_id, model, record_id, field, hlc) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (org_id, model, record_id, field) DO UPDATE SET hlc = excluded.hlc",
+    )?
+    .execute(params![org, model, record_id, field, hlc.to_sortable()])?;
+    Ok(())
+}
+
 /// The store's last-writer-wins upsert of one field's clock: `pactwise_rules::lww::wins` decides, the same rule the
 /// sync client's replicas merge with.
 fn take_field(
-    tx: &Transaction<'_>,
+    tx: &rusqlite::Connection,
     org: &str,
     model: &str,
     record_id: &str,
@@ -264,14 +316,23 @@ impl<'s> SyncLog<'s> {
         fields: &[(&str, &str)],
         now: &str,
     ) -> Result<(), StoreError> {
-        let org = scope.org().to_string();
+        Self::queue_for_org_in(tx, &scope.org().to_string(), entry, fields, now)
+    }
+
+    fn queue_for_org_in(
+        tx: &rusqlite::Connection,
+        org: &str,
+        entry: &NewOutboxEntry,
+        fields: &[(&str, &str)],
+        now: &str,
+    ) -> Result<(), StoreError> {
         tx.execute(
             "INSERT INTO sync_outbox (org_id, change_id, model, record_id, change_json, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![org, entry.change_id, entry.model, entry.record_id, entry.change_json, now],
         )?;
         for (field, hlc) in fields {
-            take_field(tx, &org, &entry.model, &entry.record_id, field, hlc)?;
+            take_field(tx, org, &entry.model, &entry.record_id, field, hlc)?;
         }
         Ok(())
     }
@@ -288,7 +349,7 @@ impl<'s> SyncLog<'s> {
         let tx = self.store.conn().unchecked_transaction()?;
         let now = to_sql(self.store.clock().now());
         Self::queue_in(&tx, scope, entry, fields, &now)?;
-        save_clock(&tx, scope, clock, &now)?;
+        save_clock(&tx, &scope.org().to_string(), clock, &now)?;
         tx.commit()?;
         Ok(())
     }
@@ -418,15 +479,15 @@ impl<'s> SyncLog<'s> {
         if n == 0 {
             return Err(StoreError::NotFound);
         }
-        save_clock(&tx, scope, clock, &now)?;
+        save_clock(&tx, &scope.org().to_string(), clock, &now)?;
         tx.commit()?;
         Ok(())
     }
 }
 
 pub(crate) fn save_clock(
-    tx: &Transaction<'_>,
-    scope: &OrgScope,
+    tx: &rusqlite::Connection,
+    org: &str,
     (wall, counter): (u64, u32),
     now: &str,
 ) -> Result<(), StoreError> {
@@ -434,7 +495,7 @@ pub(crate) fn save_clock(
     tx.execute(
         "UPDATE sync_state SET hlc_wall_ms = ?2, hlc_counter = ?3, updated_at = ?4
          WHERE org_id = ?1 AND (hlc_wall_ms < ?2 OR (hlc_wall_ms = ?2 AND hlc_counter < ?3))",
-        params![scope.org().to_string(), wall as i64, i64::from(counter), now],
+        params![org, wall as i64, i64::from(counter), now],
     )?;
     Ok(())
 }

@@ -694,6 +694,7 @@ impl SyncLog<'_> {
             &json!({"name": doc.name, "content_hash": doc.content_hash, "size": doc.size, "via": "sync"}),
         )?;
         apply_deferred(&tx, &org, id, &now)?;
+        crate::contract_sync::project_in(&tx, &org, id, &now)?;
         let doc = crate::documents::read_in(&tx, scope, id)?;
         tx.commit()?;
         Ok(Received::Inserted(doc))

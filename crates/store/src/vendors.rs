@@ -170,6 +170,26 @@ pub(crate) fn matching_in(conn: &Connection, org: &str, normalized: &str) -> Res
     Ok(rows)
 }
 
+/// The live vendor a record of `org` stands for now: itself, or the vendor it was merged into (following a chain
+/// of merges). `None` when there is no such record or it was deleted.
+pub(crate) fn live_successor_in(conn: &Connection, org: &str, id: &str) -> Result<Option<String>, StoreError> {
+    let mut id = id.to_owned();
+    for _ in 0..16 {
+        let row: Option<(String, Option<String>)> = conn
+            .prepare_cached(
+                "SELECT status, merged_into FROM vendors WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL",
+            )?
+            .query_row(params![id, org], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        match row {
+            None => return Ok(None),
+            Some((status, Some(next))) if status == "merged" => id = next,
+            Some(_) => return Ok(Some(id)),
+        }
+    }
+    Err(StoreError::Corrupt("vendor merge chain does not end".into()))
+}
+
 fn clean_name(name: &str) -> Result<String, StoreError> {
     let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
     if name.is_empty() || name.chars().count() > 200 {
@@ -286,8 +306,8 @@ impl<'s> Vendors<'s> {
         let aliases = clean_aliases(&name, &new.aliases)?;
         let identifiers = clean_identifiers(&new.identifiers)?;
         let at = to_sql(self.store.clock().now());
-        let id = uuid::Uuid::now_v7().to_string();
         let tx = self.store.conn().unchecked_transaction()?;
+        let id = crate::vendor_sync::new_vendor_id_in(&tx, &scope.org().to_string(), &rule::normalized_name(&name))?;
         tx.execute(
             "INSERT INTO vendors (id, org_id, name, normalized_name, created_by, created_at, aliases_json,
                  identifiers_json, updated_at)
@@ -311,6 +331,13 @@ impl<'s> Vendors<'s> {
             "vendor",
             Some(&id),
             &json!({ "name": name, "aliases": aliases, "identifiers": identifiers }),
+        )?;
+        crate::vendor_sync::vendor_changed_in(
+            self.store,
+            &tx,
+            &scope.org().to_string(),
+            &id,
+            crate::vendor_sync::ALL_FIELDS,
         )?;
         tx.commit()?;
         self.get(scope, &id)
@@ -362,6 +389,7 @@ impl<'s> Vendors<'s> {
                 "after": { "name": name, "aliases": aliases, "identifiers": identifiers },
             }),
         )?;
+        crate::vendor_sync::vendor_changed_in(self.store, &tx, &org, id, &["name", "aliases", "identifiers"])?;
         tx.commit()?;
         self.get(scope, id)
     }
@@ -393,6 +421,7 @@ impl<'s> Vendors<'s> {
             Some(id),
             &json!({ "from": before.status, "to": status, "reason": reason }),
         )?;
+        crate::vendor_sync::vendor_changed_in(self.store, &tx, &scope.org().to_string(), id, &["status"])?;
         tx.commit()?;
         self.get(scope, id)
     }
@@ -459,6 +488,9 @@ impl<'s> Vendors<'s> {
             Some(away),
             &json!({ "into": keep, "into_name": k.name, "status_before": a.status }),
         )?;
+        // Other desktops move their own links when the merged record's status arrives.
+        crate::vendor_sync::vendor_changed_in(self.store, &tx, &org, keep, &["aliases", "identifiers", "status"])?;
+        crate::vendor_sync::vendor_changed_in(self.store, &tx, &org, away, &["status"])?;
         tx.commit()?;
         Ok(MergeOutcome { kept: self.get(scope, keep)?, merged: self.get(scope, away)?, contracts_moved: moved })
     }
@@ -481,6 +513,7 @@ impl<'s> Vendors<'s> {
             Some(id),
             &json!({ "from": v.status, "to": VendorStatus::Onboarding, "reason": "onboarding started" }),
         )?;
+        crate::vendor_sync::vendor_changed_in(self.store, &tx, &scope.org().to_string(), id, &["status"])?;
         tx.commit()?;
         self.get(scope, id)
     }
@@ -540,17 +573,10 @@ impl<'s> Vendors<'s> {
         let to = rule::status_after_onboarding(approved);
         let (id, from) = match vendor {
             OnboardedVendor::Record(id) => {
-                let mut v = get_in(tx, org, id)?;
-                for _ in 0..8 {
-                    match v.merged_into.clone() {
-                        Some(next) if v.status == VendorStatus::Merged => v = get_in(tx, org, &next)?,
-                        _ => break,
-                    }
-                }
-                if v.status == VendorStatus::Merged {
-                    return Err(StoreError::Corrupt("vendor merge chain does not end".into()));
-                }
+                let live = live_successor_in(tx, org, id)?.ok_or(StoreError::NotFound)?;
+                let v = get_in(tx, org, &live)?;
                 set_status_in(tx, &v.id, to, &at)?;
+                crate::vendor_sync::vendor_changed_in(self.store, tx, org, &v.id, &["status"])?;
                 (v.id, Some(v.status))
             }
             OnboardedVendor::New { .. } if !approved => return Ok(None),
@@ -560,7 +586,7 @@ impl<'s> Vendors<'s> {
                     Some(t) => clean_identifiers(&[("tax_id".to_string(), t.to_string())])?,
                     None => Vec::new(),
                 };
-                let id = uuid::Uuid::now_v7().to_string();
+                let id = crate::vendor_sync::new_vendor_id_in(tx, org, &rule::normalized_name(&name))?;
                 tx.execute(
                     "INSERT INTO vendors (id, org_id, name, normalized_name, created_by, created_at, identifiers_json,
                          status, updated_at)
@@ -575,6 +601,7 @@ impl<'s> Vendors<'s> {
                     ],
                 )?;
                 derive_keys_in(tx, &id)?;
+                crate::vendor_sync::vendor_changed_in(self.store, tx, org, &id, crate::vendor_sync::ALL_FIELDS)?;
                 (id, None)
             }
         };

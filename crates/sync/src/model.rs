@@ -2,7 +2,8 @@
 //!
 //! - Ordinary records (documents, contracts, vendors, settings) merge **field by field, last writer wins by HLC**.
 //!   The merge is commutative, associative and idempotent, so replicas that saw the same changes in any order hold
-//!   the same state.
+//!   the same state. A contract's `vendor` link is the one field with its own order (`pactwise_rules::vendor_link`:
+//!   a person's link before an automatic one, then the later stamp), equally commutative.
 //! - Human corrections and audit entries are **append-only events**: each change is kept once (by its id), never
 //!   replaced by a later writer; readers order them by HLC and the latest correction per item wins on the desktop.
 //! - Workflow runs and their approval steps (`run`, `approval_step`) are published by the desktop the run lives on
@@ -43,6 +44,9 @@ pub enum SyncedModel {
     /// An approval step waited past its escalation time: written once per step, only by the service (its clock),
     /// never by a desktop. Escalation never decides.
     ApprovalEscalation,
+    /// A contract review report a run assembled, published once by the run's desktop (append-only); its sign-off is
+    /// the run's approval step, decided by a request the service stamps.
+    ReviewReport,
 }
 
 /// How concurrent changes to one model are reconciled.
@@ -57,7 +61,7 @@ pub enum ConflictRule {
 }
 
 impl SyncedModel {
-    pub const ALL: [SyncedModel; 12] = [
+    pub const ALL: [SyncedModel; 13] = [
         SyncedModel::Document,
         SyncedModel::Contract,
         SyncedModel::Vendor,
@@ -70,6 +74,7 @@ impl SyncedModel {
         SyncedModel::RunCancel,
         SyncedModel::Member,
         SyncedModel::ApprovalEscalation,
+        SyncedModel::ReviewReport,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -86,6 +91,7 @@ impl SyncedModel {
             SyncedModel::RunCancel => "run_cancel",
             SyncedModel::Member => "member",
             SyncedModel::ApprovalEscalation => "approval_escalation",
+            SyncedModel::ReviewReport => "review_report",
         }
     }
 
@@ -101,7 +107,8 @@ impl SyncedModel {
             SyncedModel::ReviewCorrection
             | SyncedModel::AuditEntry
             | SyncedModel::RunCancel
-            | SyncedModel::ApprovalEscalation => ConflictRule::AppendOnly,
+            | SyncedModel::ApprovalEscalation
+            | SyncedModel::ReviewReport => ConflictRule::AppendOnly,
             SyncedModel::ApprovalDecision => ConflictRule::ServerChecked,
         }
     }

@@ -41,6 +41,35 @@ pub(crate) fn publish(store: &Store, scope: &OrgScope) -> Result<usize, StoreErr
     let mut graphs: HashMap<RunId, (String, Option<pactwise_domain::UserId>)> = HashMap::new();
     let mut entries = Vec::new();
     let mut published: Vec<(&str, String, String)> = Vec::new();
+    for run in &runs {
+        // A review report is published once, whole, when its run has assembled it (append-only).
+        if let Some(event) = assembled_report(run)
+            && !shared.published(scope, REPORT_MODEL, &run.id.to_string())?
+        {
+            let mut small = event.clone();
+            if let Some(report) = small.get_mut("report").and_then(Value::as_object_mut) {
+                report.insert("rejected".into(), json!([]));
+            }
+            let mut queued = false;
+            for form in [event, small] {
+                let body = ChangeBody::Event { event: form };
+                match encode_change(SyncedModel::ReviewReport, &run.id.to_string(), body, &state.node_id, clock, now_ms)
+                {
+                    Ok(encoded) => {
+                        clock = encoded.clock;
+                        entries.push((encoded.entry, encoded.hlc));
+                        queued = true;
+                        break;
+                    }
+                    Err(why) => tracing::debug!(run = %run.id, "a report form did not fit: {why}"),
+                }
+            }
+            if !queued {
+                tracing::warn!(run = %run.id, "this report is too large to share; it stays on this desktop");
+            }
+            published.push((REPORT_MODEL, run.id.to_string(), "assembled".into()));
+        }
+    }
     let mut encode = |model: SyncedModel, record: &str, fields: Vec<serde_json::Map<String, Value>>| {
         // The fuller form first; a form that does not fit one change gives way to the next, smaller one.
         for f in fields {
@@ -85,6 +114,20 @@ pub(crate) fn publish(store: &Store, scope: &OrgScope) -> Result<usize, StoreErr
     let queued = entries.len();
     store.sync_log().publish(scope, &entries, &published, clock)?;
     Ok(queued)
+}
+
+/// The synced model name of a review report (`SyncedModel::ReviewReport`).
+const REPORT_MODEL: &str = "review_report";
+
+/// A report run's assembled report as the event other desktops keep: the document and the report.
+fn assembled_report(run: &RunRecord) -> Option<Value> {
+    if run.graph_name != pactwise_workflows::report::GRAPH {
+        return None;
+    }
+    let state: pactwise_engine::RunState = serde_json::from_str(&run.state).ok()?;
+    let report = state.channels.get("report").filter(|v| !v.is_null())?.clone();
+    let document = report.get("document")?.as_str()?.to_string();
+    Some(json!({"document_id": document, "report": report}))
 }
 
 fn object(fields: std::collections::BTreeMap<String, Value>) -> Option<serde_json::Map<String, Value>> {

@@ -47,6 +47,28 @@ enum Op {
         author_name: Option<String>,
         fields: BTreeMap<String, Value>,
     },
+    /// A contract's synced fields (a finalize, a reopen), each taken if it wins last-writer-wins here.
+    Contract {
+        id: DocumentId,
+        hlc: String,
+        author: UserId,
+        author_name: Option<String>,
+        fields: BTreeMap<String, Value>,
+    },
+    /// A review report another desktop's run assembled (kept once).
+    Report {
+        run: String,
+        document: String,
+        author: UserId,
+        report: Value,
+    },
+    /// A vendor's synced fields, each taken if it wins last-writer-wins here.
+    Vendor {
+        id: String,
+        hlc: String,
+        author: UserId,
+        fields: BTreeMap<String, Value>,
+    },
     Correction {
         correction: RemoteCorrection,
         user_name: Option<String>,
@@ -118,6 +140,47 @@ fn decode(remote: &ServerChange) -> Op {
             }
             let author_name = fields.get("created_by_name").and_then(Value::as_str).map(str::to_string);
             Op::Document { id, hlc: change.hlc.to_sortable(), author: remote.author, author_name, fields }
+        }
+        (SyncedModel::Contract, ChangeBody::Fields { fields }) => {
+            let Ok(id) = change.record_id.parse::<DocumentId>() else { return skip("bad document id") };
+            let mut fields = fields.clone();
+            // Who finalized is who pushed the finalize, as the service stamped it; the name is only a hint.
+            let mut author_name = None;
+            if let Some(stamp) = fields.get_mut("finalized").and_then(Value::as_object_mut) {
+                author_name = stamp.get("by_name").and_then(Value::as_str).map(str::to_string);
+                stamp.insert("by".into(), Value::String(remote.author.to_string()));
+            }
+            if let Err(e) = pactwise_store::check_contract_fields(&fields) {
+                return skip(&e.to_string());
+            }
+            Op::Contract { id, hlc: change.hlc.to_sortable(), author: remote.author, author_name, fields }
+        }
+        (SyncedModel::ReviewReport, ChangeBody::Event { event }) => {
+            let Ok(run) = change.record_id.parse::<RunId>() else { return skip("bad run id") };
+            let document = event.get("document_id").and_then(Value::as_str).and_then(|d| d.parse::<DocumentId>().ok());
+            let Some(document) = document else { return skip("a report without its document") };
+            let report = event.get("report").cloned().unwrap_or(Value::Null);
+            match serde_json::from_value::<pactwise_domain::ContractReport>(report.clone()) {
+                Ok(r) if r.document == document => {
+                    Op::Report { run: run.to_string(), document: document.to_string(), author: remote.author, report }
+                }
+                Ok(_) => skip("a report of another document than it names"),
+                Err(e) => skip(&format!("not a contract review report: {e}")),
+            }
+        }
+        (SyncedModel::Vendor, ChangeBody::Fields { fields }) => {
+            if Uuid::parse_str(&change.record_id).is_err() {
+                return skip("bad vendor id");
+            }
+            if let Err(e) = pactwise_store::check_vendor_fields(fields) {
+                return skip(&e.to_string());
+            }
+            Op::Vendor {
+                id: change.record_id.clone(),
+                hlc: change.hlc.to_sortable(),
+                author: remote.author,
+                fields: fields.clone(),
+            }
         }
         (SyncedModel::ReviewCorrection, ChangeBody::Event { event }) => {
             let text = |k: &str| event.get(k).and_then(Value::as_str).map(str::to_string);
@@ -346,6 +409,46 @@ impl LocalReplica for StoreReplica {
                                 }
                                 a.ensure_user(author, author_name.as_deref())?;
                                 a.document_fields(id, author, &taken).map(|_| ())
+                            }
+                            Op::Contract { id, hlc, author, author_name, fields } => {
+                                let mut taken = BTreeMap::new();
+                                for (field, value) in &fields {
+                                    // The vendor link has its own merge: a person's link beats an automatic one.
+                                    let wins = if field == "vendor" {
+                                        a.take_vendor_link(id, value, &hlc)?
+                                    } else {
+                                        a.take_field("contract", &id.to_string(), field, &hlc)?
+                                    };
+                                    if wins {
+                                        taken.insert(field.clone(), value.clone());
+                                    }
+                                }
+                                a.ensure_user(author, author_name.as_deref())?;
+                                a.contract(id, author, &hlc, &fields, &taken)
+                            }
+                            Op::Report { run, document, author, report } => {
+                                a.ensure_user(author, None)?;
+                                moved = true;
+                                a.shared_report(&run, &document, author, &report)
+                            }
+                            Op::Vendor { id, hlc, author, fields } => {
+                                let mut taken = BTreeMap::new();
+                                for (field, value) in fields {
+                                    // The status has its own merge: a merge is final.
+                                    let wins = if field == "status" {
+                                        a.take_vendor_status(&id, &value, &hlc)?
+                                    } else {
+                                        a.take_field("vendor", &id, &field, &hlc)?
+                                    };
+                                    if wins {
+                                        taken.insert(field, value);
+                                    }
+                                }
+                                if taken.is_empty() {
+                                    continue;
+                                }
+                                a.ensure_user(author, None)?;
+                                a.vendor(&id, author, &taken)
                             }
                             Op::Correction { correction, user_name } => {
                                 a.ensure_user(correction.user, user_name.as_deref())?;

@@ -13,5 +13,6 @@ mod isolation;
 mod malformed;
 mod members;
 mod push;
+mod repository;
 mod security;
 mod service;
