@@ -67,9 +67,9 @@ export function syncService(name) {
 export function desktopCli(dataDir) {
   return {
     dataDir,
-    /** What the command prints for a person. */
-    text(args) {
-      return execFileSync(cliBin, ["--data-dir", dataDir, ...args], { encoding: "utf8" });
+    /** What the command prints for a person (`input`: what a person would type, e.g. a key on stdin). */
+    text(args, input) {
+      return execFileSync(cliBin, ["--data-dir", dataDir, ...args], { encoding: "utf8", input });
     },
     run(args, env = {}) {
       try {

@@ -63,6 +63,7 @@ function detailOf(r: ContractRow_Serialize): ContractDetail_Serialize {
     runs: [],
     vendor_link: "person",
     finalized_by: "Ann",
+    reminder: { remind_on: "2029-03-04", notice_by: "2029-05-03", started: false, run: null },
   };
 }
 
@@ -175,6 +176,9 @@ describe("Contracts area", () => {
     const detail = screen.getByTestId("contract-detail");
     await waitFor(() => expect(detail.textContent).toContain("Expiration date"));
     expect(detail.textContent).toContain("Notice of non-renewal by: 3 May 2029");
+    expect(screen.getByTestId("contract-reminder").textContent).toBe(
+      "Renewal reminder: 4 March 2029 (the approvers get the renewal decision in their inbox that day)",
+    );
     expect(detail.textContent).toContain("confirmed by Ann");
     expect(detail.textContent).toContain("linked by a person");
     const fields = within(detail).getAllByTestId("contract-field");

@@ -171,6 +171,19 @@ pub struct ContractDetail {
     /// Whether a person set the vendor link (`person`) or the pipeline did (`auto`).
     pub vendor_link: Option<String>,
     pub finalized_by: Option<String>,
+    /// The renewal reminder scheduled from the notice deadline (none without a deadline).
+    pub reminder: Option<RenewalReminder>,
+}
+
+/// A contract's renewal reminder: on `remind_on` the organization's approvers get a renewal notice decision in their
+/// inbox (a run of the renewal notice workflow), ahead of the last day to give notice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+pub struct RenewalReminder {
+    pub remind_on: NaiveDate,
+    pub notice_by: NaiveDate,
+    /// The renewal notice run went out for this deadline.
+    pub started: bool,
+    pub run: Option<RunId>,
 }
 
 /// What falls due on a date.
@@ -457,6 +470,13 @@ impl Api {
                 )
             })
             .await?;
+        let s = scope.clone();
+        let reminder = self.db.call(move |store| store.contracts().reminder(&s, id)).await?.map(|r| RenewalReminder {
+            remind_on: r.remind_on,
+            notice_by: r.notice_by,
+            started: r.started,
+            run: r.run,
+        });
         let catalog = catalog()?;
         Ok(ContractDetail {
             contract: row(listed, &catalog),
@@ -466,6 +486,7 @@ impl Api {
             runs,
             vendor_link: stored.vendor_link,
             finalized_by,
+            reminder,
         })
     }
 

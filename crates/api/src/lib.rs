@@ -36,7 +36,7 @@ pub use chrono::NaiveDate;
 pub use contracts::{
     ChecklistOutcome, ContractDate, ContractDetail, ContractFacets, ContractField, ContractOrder, ContractQuery,
     ContractReportLine, ContractRow, ContractRunLine, DateKind, ExportedCalendar, FacetOption, MonthDates, OutcomeItem,
-    Page, UpcomingDates, icalendar,
+    Page, RenewalReminder, UpcomingDates, icalendar,
 };
 pub use demo::DemoReport;
 pub use documents::{

@@ -166,6 +166,10 @@ pub async fn run(api: &Api, scope: &OrgScope, what: ContractsCommand) -> Result<
                 detail.outcome.confirmed.len()
             ));
             lines.push(format!("reports: {}   runs: {}", detail.reports.len(), detail.runs.len()));
+            if let Some(r) = &detail.reminder {
+                let state = if r.started { "went out" } else { "scheduled" };
+                lines.push(format!("renewal reminder: {} ({state}; notice due by {})", r.remind_on, r.notice_by));
+            }
             Ok(Outcome::ok(to_json(&detail)?, lines.join("\n")))
         }
         ContractsCommand::Dates { from, months, ics, overwrite } => {

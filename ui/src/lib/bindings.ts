@@ -729,6 +729,8 @@ export type ContractDetail_Deserialize = {
 	/**  Whether a person set the vendor link (`person`) or the pipeline did (`auto`). */
 	vendor_link?: string | null,
 	finalized_by?: string | null,
+	/**  The renewal reminder scheduled from the notice deadline (none without a deadline). */
+	reminder?: RenewalReminder_Deserialize | null,
 };
 
 /**  One finalized contract in full. */
@@ -741,6 +743,8 @@ export type ContractDetail_Serialize = {
 	/**  Whether a person set the vendor link (`person`) or the pipeline did (`auto`). */
 	vendor_link: string | null,
 	finalized_by: string | null,
+	/**  The renewal reminder scheduled from the notice deadline (none without a deadline). */
+	reminder: RenewalReminder_Serialize | null,
 };
 
 /**  The values the list's filters offer. */
@@ -2394,6 +2398,36 @@ export type RejectedExtraction = {
 	page: number,
 	reason: string,
 	method: Method,
+};
+
+/**
+ *  A contract's renewal reminder: on `remind_on` the organization's approvers get a renewal notice decision in their
+ *  inbox (a run of the renewal notice workflow), ahead of the last day to give notice.
+ */
+export type RenewalReminder = RenewalReminder_Serialize | RenewalReminder_Deserialize;
+
+/**
+ *  A contract's renewal reminder: on `remind_on` the organization's approvers get a renewal notice decision in their
+ *  inbox (a run of the renewal notice workflow), ahead of the last day to give notice.
+ */
+export type RenewalReminder_Deserialize = {
+	remind_on: string,
+	notice_by: string,
+	/**  The renewal notice run went out for this deadline. */
+	started: boolean,
+	run?: RunId | null,
+};
+
+/**
+ *  A contract's renewal reminder: on `remind_on` the organization's approvers get a renewal notice decision in their
+ *  inbox (a run of the renewal notice workflow), ahead of the last day to give notice.
+ */
+export type RenewalReminder_Serialize = {
+	remind_on: string,
+	notice_by: string,
+	/**  The renewal notice run went out for this deadline. */
+	started: boolean,
+	run: RunId | null,
 };
 
 /**  The bounds the run had and what it used of them. */
