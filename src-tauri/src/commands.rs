@@ -40,6 +40,14 @@ pub struct PrepProgressEvent {
     pub progress: DraftProgress,
 }
 
+/// Contracts, vendors or review reports changed on this desktop because of a sync round (another desktop finalized,
+/// linked, merged or signed off): the Contracts and Vendors areas reload.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+pub struct RecordsChangedEvent {
+    /// How many sync rounds changed the repository since the app started.
+    pub rounds: u64,
+}
+
 /// Runs or approvals changed without the window asking (the engine's work loop moved runs or escalated an
 /// approval, or a sync round brought runs, steps or decisions from other desktops — then both counts are 0): the
 /// Runs area and the inbox reload.
@@ -855,7 +863,12 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             start_vendor_onboarding,
             start_contract_lifecycle,
         ])
-        .events(tauri_specta::collect_events![ImportProgressEvent, PrepProgressEvent, RunsChangedEvent])
+        .events(tauri_specta::collect_events![
+            ImportProgressEvent,
+            PrepProgressEvent,
+            RunsChangedEvent,
+            RecordsChangedEvent
+        ])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.
         .dangerously_cast_bigints_to_number()
 }

@@ -48,6 +48,16 @@ pub(crate) async fn start_sync(api: &Api) {
 /// stamped decision, a run here resumed by one).
 fn start_work_loop(api: &Api, app: tauri::AppHandle) {
     use tauri_specta::Event;
+    let mut records = api.watch_shared_records();
+    let window = app.clone();
+    tauri::async_runtime::spawn(async move {
+        while records.changed().await.is_ok() {
+            let rounds = *records.borrow_and_update();
+            if let Err(e) = (commands::RecordsChangedEvent { rounds }).emit(&window) {
+                tracing::warn!(error = %e, "could not tell the window that contracts or vendors changed");
+            }
+        }
+    });
     let mut synced = api.watch_shared_runs();
     let window = app.clone();
     tauri::async_runtime::spawn(async move {

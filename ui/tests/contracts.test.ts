@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
 import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
+import { emit } from "@tauri-apps/api/event";
 import Contracts from "../src/views/Contracts.svelte";
 import type { ContractDetail_Serialize, ContractQuery_Deserialize, ContractRow_Serialize, UpcomingDates_Serialize } from "../src/lib/bindings";
 import { dateLabel, dueIn, pagesFor, queryOf, riskLabel, riskWhy, visibleRange, NO_CONTRACT_FILTERS, ROW_HEIGHT } from "../src/lib/contracts";
@@ -76,7 +77,8 @@ interface Fake {
 function install(total: number, upcoming?: UpcomingDates_Serialize): Fake {
   const fake: Fake = { queries: [], calls: [] };
   mockWindows("main");
-  mockIPC((cmd, args) => {
+  mockIPC(
+    (cmd, args) => {
     const a = (args ?? {}) as Record<string, unknown>;
     fake.calls.push({ cmd, args: a });
     switch (cmd) {
@@ -108,7 +110,9 @@ function install(total: number, upcoming?: UpcomingDates_Serialize): Fake {
       default:
         throw new Error(`unexpected command ${cmd}`);
     }
-  });
+    },
+    { shouldMockEvents: true },
+  );
   return fake;
 }
 
@@ -187,6 +191,26 @@ describe("Contracts area", () => {
     expect(onopen).toHaveBeenCalledWith(ID(0), "Contract 00000.pdf", { page: 1, start: 120, end: 193 });
     await fireEvent.keyDown(window, { key: "Escape" });
     await waitFor(() => expect(detail.textContent).toContain("Choose a contract"));
+  });
+
+  it("a sync round that changed the repository reads the rows and the open contract again, keeping the selection", async () => {
+    const fake = install(5);
+    render(Contracts, { today: "2026-11-30", onopen: vi.fn() });
+    await screen.findAllByTestId("contract-row");
+    await fireEvent.keyDown(window, { key: "j" });
+    await fireEvent.keyDown(window, { key: "Enter" });
+    const detail = screen.getByTestId("contract-detail");
+    await waitFor(() => expect(detail.textContent).toContain("Contract 00001.pdf"));
+    const before = fake.calls.length;
+    await emit("records-changed-event", { rounds: 1 });
+    await waitFor(() => {
+      const after = fake.calls.slice(before).map((c) => c.cmd);
+      expect(after).toContain("contract_list");
+      expect(after).toContain("contract_detail");
+    });
+    const again = fake.calls.slice(before).find((c) => c.cmd === "contract_detail");
+    expect(again?.args.id).toBe(ID(1));
+    expect(detail.textContent).toContain("Contract 00001.pdf");
   });
 
   it("l starts the lifecycle of the contract shown and says where its approval is; a deleted one says so", async () => {

@@ -217,6 +217,8 @@ pub struct ApiParts {
     /// Counts the sync rounds that changed runs or approvals (another desktop's run, a stamped decision, a run this
     /// desktop resumed): the desktop watches it to refresh its windows ([`Api::watch_shared_runs`]).
     shared_runs_changed: tokio::sync::watch::Sender<u64>,
+    /// Bumped after a sync round that changed contracts, vendors or review reports ([`Api::watch_shared_records`]).
+    shared_records_changed: tokio::sync::watch::Sender<u64>,
 }
 
 impl Api {
@@ -266,6 +268,7 @@ impl Api {
             workflows,
             work_wake: Arc::default(),
             shared_runs_changed: tokio::sync::watch::Sender::new(0),
+            shared_records_changed: tokio::sync::watch::Sender::new(0),
         };
         Ok(Api { parts: Arc::new(parts) })
     }

@@ -344,6 +344,18 @@ impl Api {
         self.shared_runs_changed.subscribe()
     }
 
+    /// Changes each time a sync round changed the contract repository on this desktop: a contract, a vendor or a
+    /// review report arrived from another desktop, or a document a contract waited for was received. The desktop
+    /// reloads its Contracts and Vendors areas on each change.
+    pub fn watch_shared_records(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared_records_changed.subscribe()
+    }
+
+    /// Tells the watchers of [`Api::watch_shared_records`] that contracts, vendors or reports changed.
+    pub(crate) fn shared_records_moved(&self) {
+        self.shared_records_changed.send_modify(|rounds| *rounds += 1);
+    }
+
     /// Tells the watchers of [`Api::watch_shared_runs`] that runs or approvals changed.
     pub(crate) fn shared_runs_moved(&self) {
         self.shared_runs_changed.send_modify(|rounds| *rounds += 1);

@@ -171,8 +171,11 @@ async fn a_finalized_contract_reaches_the_other_desktop_and_a_corrected_notice_p
     // Bob's desktop has never seen the document: the finalize arrives in the same round as the document, before
     // its file, waits, and is laid over the contract when the document is read here.
     let bob = desktop(&service, tmp.path(), "alpha", "bob@alpha.example").await;
+    let mut repository = bob.api.watch_shared_records();
+    repository.mark_unchanged();
     let got = bob.api.sync_now().await.unwrap();
     assert_eq!(got.documents_imported, 1);
+    assert!(repository.has_changed().unwrap(), "Bob's windows are told the repository changed (Contracts reloads)");
     let (on_ann, on_bob) = (ann.contracts().await, bob.contracts().await);
     assert_eq!(on_bob.len(), 1, "the finalized contract is in Bob's repository");
     let (a, b) = (&on_ann[0], &on_bob[0]);

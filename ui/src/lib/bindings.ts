@@ -146,6 +146,7 @@ export const commands = {
 export const events = {
 	importProgressEvent: makeEvent<ImportProgressEvent, ImportProgressEvent>("import-progress-event"),
 	prepProgressEvent: makeEvent<PrepProgressEvent, PrepProgressEvent>("prep-progress-event"),
+	recordsChangedEvent: makeEvent<RecordsChangedEvent, RecordsChangedEvent>("records-changed-event"),
 	runsChangedEvent: makeEvent<RunsChangedEvent, RunsChangedEvent>("runs-changed-event"),
 };
 
@@ -2372,6 +2373,15 @@ export type QuoteConcern =
 export type QuoteWarning = {
 	concern: QuoteConcern,
 	message: string,
+};
+
+/**
+ *  Contracts, vendors or review reports changed on this desktop because of a sync round (another desktop finalized,
+ *  linked, merged or signed off): the Contracts and Vendors areas reload.
+ */
+export type RecordsChangedEvent = {
+	/**  How many sync rounds changed the repository since the app started. */
+	rounds: number,
 };
 
 /**  A local change the sync service refused, in people's words. */

@@ -91,7 +91,9 @@ impl FileHooks {
         Ok(())
     }
 
-    async fn fetch(&self, http: &HttpApi) -> Result<(), SyncError> {
+    /// Fetches the files of documents that arrived without theirs and reads each one; returns how many were read.
+    async fn fetch(&self, http: &HttpApi) -> Result<usize, SyncError> {
+        let mut read = 0;
         let s = self.scope.clone();
         let wanted = self.api.db.call(move |store| store.sync_log().wanted(&s)).await.map_err(replica_error)?;
         for w in wanted {
@@ -141,11 +143,12 @@ impl FileHooks {
             if doc.deleted_at.is_none() {
                 self.api.import_received(&self.scope, &doc).await;
                 self.imported.fetch_add(1, Ordering::Relaxed);
+                read += 1;
             }
             let s = self.scope.clone();
             self.api.db.call(move |store| store.sync_log().forget_wanted(&s, id)).await.map_err(replica_error)?;
         }
-        Ok(())
+        Ok(read)
     }
 
     /// Corrections from other devices change what the gate sees: run it again where it ran before.
@@ -185,8 +188,12 @@ impl RoundHooks for FileHooks {
             if self.replica.take_runs_moved() {
                 self.api.shared_runs_moved();
             }
-            self.fetch(api).await?;
+            let fetched = self.fetch(api).await?;
             self.regate().await?;
+            // Contracts laid over documents that just arrived count too.
+            if self.replica.take_records_moved() || fetched > 0 {
+                self.api.shared_records_moved();
+            }
             let s = self.scope.clone();
             self.api.db.call(move |store| store.sync_log().round_done(&s)).await.map_err(replica_error)
         })

@@ -32,6 +32,9 @@ pub(crate) struct StoreReplica {
     resumed: Mutex<BTreeSet<RunId>>,
     /// Whether a page applied since the last [`StoreReplica::take_runs_moved`] changed runs or approvals.
     runs_moved: std::sync::atomic::AtomicBool,
+    /// Whether a page applied since the last [`StoreReplica::take_records_moved`] changed contracts, vendors or
+    /// review reports.
+    records_moved: std::sync::atomic::AtomicBool,
 }
 
 pub(crate) fn storage(e: StoreError) -> ReplicaError {
@@ -294,6 +297,7 @@ impl StoreReplica {
             touched: Mutex::new(BTreeSet::new()),
             resumed: Mutex::new(BTreeSet::new()),
             runs_moved: std::sync::atomic::AtomicBool::new(false),
+            records_moved: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -309,6 +313,10 @@ impl StoreReplica {
     /// Whether runs or approvals changed since the last call (a run, a step, a cancel or a decision's outcome).
     pub(crate) fn take_runs_moved(&self) -> bool {
         self.runs_moved.swap(false, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(crate) fn take_records_moved(&self) -> bool {
+        self.records_moved.swap(false, std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -386,6 +394,7 @@ impl LocalReplica for StoreReplica {
                 let mut touched = BTreeSet::new();
                 let mut resumed = BTreeSet::new();
                 let mut moved = false;
+                let mut records = false;
                 let fresh: Vec<_> = changes.into_iter().filter(|(seq, ..)| *seq > state.cursor).collect();
                 for (_, _, hlc, _) in &fresh {
                     clock.observe(hlc, now_ms);
@@ -424,11 +433,13 @@ impl LocalReplica for StoreReplica {
                                     }
                                 }
                                 a.ensure_user(author, author_name.as_deref())?;
+                                records = true;
                                 a.contract(id, author, &hlc, &fields, &taken)
                             }
                             Op::Report { run, document, author, report } => {
                                 a.ensure_user(author, None)?;
                                 moved = true;
+                                records = true;
                                 a.shared_report(&run, &document, author, &report)
                             }
                             Op::Vendor { id, hlc, author, fields } => {
@@ -448,6 +459,7 @@ impl LocalReplica for StoreReplica {
                                     continue;
                                 }
                                 a.ensure_user(author, None)?;
+                                records = true;
                                 a.vendor(&id, author, &taken)
                             }
                             Op::Correction { correction, user_name } => {
@@ -511,12 +523,15 @@ impl LocalReplica for StoreReplica {
                     }
                     Ok(())
                 })?;
-                Ok((touched, resumed, moved))
+                Ok((touched, resumed, moved, records))
             })
             .map_err(storage)?;
-        let (touched, resumed, moved) = applied;
+        let (touched, resumed, moved, records) = applied;
         if moved {
             self.runs_moved.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        if records {
+            self.records_moved.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         self.touched.lock().unwrap_or_else(|e| e.into_inner()).extend(touched);
         self.resumed.lock().unwrap_or_else(|e| e.into_inner()).extend(resumed);
