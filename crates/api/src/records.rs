@@ -431,8 +431,8 @@ fn earlier_answer(entry: pactwise_store::HistoryEntry) -> EarlierAnswer {
         .enumerate()
         .map(|(i, c)| {
             let kind = if c.kind == "precedent" { CitationKind::Precedent } else { CitationKind::Contract };
-            // The stored order is the order of first mention; a marker past the text's (an answer edited since
-            // cannot happen: answers are never rewritten) falls back to the kind's count.
+            // Stored in the order of first mention, so the n-th marker of the text is the n-th citation; should
+            // the text hold fewer markers than citations, the rest are numbered per kind.
             let fallback = match kind {
                 CitationKind::Contract => {
                     contracts += 1;
