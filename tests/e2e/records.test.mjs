@@ -79,6 +79,13 @@ test("usage, the audit log with its CSV, a stage log and earlier answers are fou
   assert.match(usage, /Model spend of the whole organization/);
   assert.match(usage, /\$\d/);
   wordsOnly(usage, "usage");
+  // u moves to the months (the chosen one first): Enter on a month shows it by person and feature.
+  await browser.keys("u");
+  await browser.waitUntil(async () => (await browser.execute(() => document.activeElement?.getAttribute("aria-pressed"))) === "true", {
+    timeout: 5000,
+    timeoutMsg: "u focuses the chosen month",
+  });
+  await browser.pause(300); // the screenshot is of the next painted frame
   await screenshot(browser, "90-settings-usage");
 
   // The audit log: the demo's imports, newest first, in words.
@@ -103,6 +110,7 @@ test("usage, the audit log with its CSV, a stage log and earlier answers are fou
     timeoutMsg: "the filter leaves the one import of the NDA",
   });
   assert.match((await texts("[data-testid=audit-row]"))[0], /mutual-nda-northwind-contoso\.txt/);
+  await browser.pause(300);
   await screenshot(browser, "91-audit-log-filtered");
 
   // x exports what the filter takes, as CSV, through the save dialog's door.

@@ -67,6 +67,7 @@ describe("records helpers", () => {
     expect(money(1_293_000)).toBe("$1.29");
     expect(money(2_500)).toBe("$0.0025");
     expect(money(0)).toBe("$0.00");
+    expect(money(36)).toBe("under $0.0001");
     expect(money(12_345_670_000)).toBe("$12,345.67");
     expect(remainingWords(-57_000)).toBe("$0.06 over");
     expect(remainingWords(100_000)).toBe("$0.10 left");

@@ -3,11 +3,13 @@
 import type { StageLogEntry, UsageFeature } from "./bindings";
 import { gateSentence, stageLabel } from "./review";
 
-/** Micro-dollars as money people read: two decimals, and four below a cent so small calls are not shown as $0.00. */
+/** Micro-dollars as money people read: two decimals, four below a cent, and "under $0.0001" below that, so a
+ * small call never reads as nothing. */
 export function money(value: number | null | undefined): string {
   const micros = value ?? 0;
   const sign = micros < 0 ? "−" : "";
   const dollars = Math.abs(micros) / 1_000_000;
+  if (dollars > 0 && dollars < 0.0001) return `${sign === "" ? "under" : "−under"} $0.0001`;
   if (dollars > 0 && dollars < 0.01) return `${sign}$${dollars.toFixed(4)}`;
   return `${sign}$${dollars.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 }
