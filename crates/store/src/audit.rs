@@ -50,6 +50,9 @@ pub struct AuditRow {
     pub details: serde_json::Value,
 }
 
+/// What the log's filters can take: its actions, and the people who acted with their names.
+pub type AuditChoices = (Vec<String>, Vec<(UserId, String)>);
+
 /// The most rows one query returns.
 pub const AUDIT_PAGE_MAX: u32 = 5000;
 
@@ -188,7 +191,7 @@ impl<'s> Audit<'s> {
     }
 
     /// The actions the organization's log holds (for the filter), and the people who acted, with their names.
-    pub fn choices(&self, scope: &OrgScope) -> Result<(Vec<String>, Vec<(UserId, String)>), StoreError> {
+    pub fn choices(&self, scope: &OrgScope) -> Result<AuditChoices, StoreError> {
         let conn = self.store.conn();
         let org = scope.org().to_string();
         let actions = conn
