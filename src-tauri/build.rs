@@ -69,6 +69,12 @@ const COMMANDS: &[&str] = &[
     "vendor_merge",
     "start_vendor_onboarding",
     "start_contract_lifecycle",
+    "usage_report",
+    "audit_choices",
+    "audit_page",
+    "export_audit_csv",
+    "stage_log",
+    "assistant_history",
 ];
 
 fn main() {

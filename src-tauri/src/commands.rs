@@ -13,6 +13,7 @@ use pactwise_api::{
     RunDetail, RunFilter, RunForm, RunStory, RunSummary, RunView, SessionInfo, SignInInput, Stage, SyncStatusView,
     Thresholds,
 };
+use pactwise_api::{AuditChoices, AuditPage, AuditQuery, ExportedAudit, HistoryPage, StageLogEntry, UsageReport};
 use pactwise_api::{ContractDetail, ContractFacets, ContractQuery, ContractRow, ExportedCalendar, Page, UpcomingDates};
 use pactwise_api::{DuplicateGroupView, MergeResult, OnboardingInput, VendorDetail, VendorInput, VendorSummary};
 use pactwise_domain::ContractType;
@@ -779,6 +780,61 @@ async fn export_contract_calendar(
     api.export_contract_calendar(&scope, from, months, PathBuf::from(path), FROM_SAVE_DIALOG).await
 }
 
+#[tauri::command]
+#[specta::specta]
+async fn usage_report(state: State<'_, AppState>, month: Option<String>) -> Result<UsageReport, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.usage_report(&scope, month).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn audit_choices(state: State<'_, AppState>) -> Result<AuditChoices, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.audit_choices(&scope).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn audit_page(
+    state: State<'_, AppState>,
+    query: AuditQuery,
+    cursor: Option<String>,
+    limit: Option<u32>,
+) -> Result<AuditPage, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.audit_page(&scope, query, cursor, limit).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn export_audit_csv(
+    state: State<'_, AppState>,
+    query: AuditQuery,
+    path: String,
+) -> Result<ExportedAudit, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.export_audit_csv(&scope, query, PathBuf::from(path), FROM_SAVE_DIALOG).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn stage_log(state: State<'_, AppState>, id: DocumentId) -> Result<Vec<StageLogEntry>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.stage_log(&scope, id).await
+}
+
+#[tauri::command]
+#[specta::specta]
+async fn assistant_history(
+    state: State<'_, AppState>,
+    search: Option<String>,
+    cursor: Option<String>,
+) -> Result<HistoryPage, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.assistant_history(&scope, search, cursor, None).await
+}
+
 /// The commands and events the UI may use; also what the TypeScript bindings are generated from.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
@@ -862,6 +918,12 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             vendor_merge,
             start_vendor_onboarding,
             start_contract_lifecycle,
+            usage_report,
+            audit_choices,
+            audit_page,
+            export_audit_csv,
+            stage_log,
+            assistant_history,
         ])
         .events(tauri_specta::collect_events![
             ImportProgressEvent,

@@ -424,6 +424,24 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         return { items: [], total: 0, offset: 0 };
       case "contract_facets":
         return { types: [], governing_laws: [], counterparties: [], risks: [] };
+      case "usage_report":
+        return {
+          scope: "organization",
+          month: "2026-11",
+          current_month: "2026-11",
+          months: [{ month: "2026-11", calls: 0, cost_micros: 0, input_tokens: 0, output_tokens: 0, budget_micros: null, remaining_micros: null }],
+          by_person: [],
+          by_feature: [],
+          today: null,
+        };
+      case "audit_choices":
+        return { actions: [], people: [] };
+      case "audit_page":
+        return { lines: [], next: null };
+      case "assistant_history":
+        return { answers: [], next: null };
+      case "stage_log":
+        return [];
       default:
         throw new Error(`unexpected command ${cmd}`);
     }

@@ -409,3 +409,18 @@ describe("words on screen", () => {
     expect(selectedId()).toBeFalsy();
   });
 });
+
+describe("the review's stage log", () => {
+  it("opens with s, asks for this document's log, and closes with Esc", async () => {
+    const backend = installReviewBackend();
+    render(Review, { documentId: DOC, name: "mutual-nda-northwind-contoso.pdf" });
+    await screen.findByTestId("open-stage-log");
+    await fireEvent.keyDown(window, { key: "s" });
+    const log = await screen.findByTestId("stage-log");
+    await waitFor(() => expect(callsOf(backend, "stage_log")).toHaveLength(1));
+    expect(callsOf(backend, "stage_log")[0].args).toEqual({ id: DOC });
+    expect(log.textContent).toContain("has not been through the pipeline yet");
+    await fireEvent.keyDown(log, { key: "Escape" });
+    await waitFor(() => expect(screen.queryByTestId("stage-log")).toBeNull());
+  });
+});

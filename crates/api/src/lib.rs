@@ -18,6 +18,7 @@ mod memo;
 mod model;
 mod prep;
 mod record_runs;
+mod records;
 mod report;
 mod review;
 mod run_words;
@@ -66,6 +67,11 @@ pub use pactwise_store::{HealthThresholds, OrgScope};
 pub use prep::{
     MilestoneDate, PREP_LEASE_MINUTES, PrepExport, PrepExportFormat, PrepLock, PrepSummary, PrepView, PublishViolation,
     parse_artifact,
+};
+pub use records::{
+    AUDIT_PAGE, AuditChoices, AuditLine, AuditPage, AuditQuery, Choice, DailySpend, EarlierAnswer, ExportedAudit,
+    FeatureSpend, HISTORY_PAGE, HistoryPage, MonthSpend, PersonSpend, StageLogEntry, UsageReport, UsageScope,
+    action_words, csv_cell,
 };
 pub use report::{
     ClauseSpan, REPORT_MAX_CALLS_KEY, REPORT_TIME_LIMIT_KEY, ReportOptions, ReportProgress, ReportSignOff,

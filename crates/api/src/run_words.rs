@@ -189,6 +189,11 @@ pub(crate) fn graph_title(graph: &GraphDef) -> String {
     graph.title.clone().unwrap_or_else(|| humanize(&graph.name))
 }
 
+/// A graph's title from its name, for places that hold only the name (the audit log).
+pub(crate) fn graph_title_by_name(name: &str) -> String {
+    crate::runs::registry().map_or_else(|_| humanize(name), |r| title_of(r, name))
+}
+
 fn title_of(registry: &Registry, name: &str) -> String {
     registry.graph(name).map(graph_title).unwrap_or_else(|_| humanize(name))
 }

@@ -9,7 +9,7 @@ pub mod corpus;
 pub mod query;
 mod tools;
 
-pub use tools::{Retrieval, TOOL_NAMES, allowlist};
+pub use tools::{Retrieval, TOOL_NAMES, allowlist, markers_in};
 
 use chrono::{DateTime, Utc};
 use pactwise_domain::{Clock, DocumentId, ErrorCode, UserId};

@@ -137,6 +137,19 @@ fn failure(e: impl std::fmt::Display) -> ToolFailure {
 
 static MARKER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[([CM])(\d{1,3})\]").expect("valid"));
 
+/// The markers a stored answer uses, in order of first mention: the order [`Retrieval::cite`] stored its citations
+/// in, so the n-th marker names the n-th stored citation (an earlier answer read again gets its markers back).
+pub fn markers_in(answer: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for caps in MARKER.captures_iter(answer) {
+        let marker = format!("{}{}", &caps[1], &caps[2]);
+        if !out.contains(&marker) {
+            out.push(marker);
+        }
+    }
+    out
+}
+
 impl Retrieval {
     pub fn new(db: Db, scope: OrgScope) -> Self {
         Retrieval { db, scope, state: Mutex::new(RequestState::default()) }
@@ -389,5 +402,16 @@ impl ToolExecutor for Retrieval {
             tracing::info!(tool = name, ok = result.is_ok(), "tool call");
             result
         })
+    }
+}
+
+#[cfg(test)]
+mod marker_tests {
+    use super::markers_in;
+
+    #[test]
+    fn markers_come_back_in_order_of_first_mention_once_each() {
+        assert_eq!(markers_in("Yes [C2], see [M1] and again [C2]; also [C1]."), ["C2", "M1", "C1"]);
+        assert!(markers_in("No citation [X1] here").is_empty());
     }
 }

@@ -6,6 +6,7 @@ mod contracts;
 mod members;
 mod output;
 mod prep;
+mod records;
 mod runs;
 mod secret;
 mod sync;
@@ -159,6 +160,17 @@ enum Command {
     Vendors {
         #[command(subcommand)]
         what: vendors::VendorsCommand,
+    },
+    /// The audit log: list (filtered, newest first), actions, export --csv FILE
+    Audit {
+        #[command(subcommand)]
+        what: records::AuditCommand,
+    },
+    /// Model spend by month, person and feature, with budgets and what remains (admins: the organization)
+    Usage {
+        /// The month for people and features (YYYY-MM) [default: this month]
+        #[arg(long, value_name = "MONTH")]
+        month: Option<String>,
     },
     /// Start the contract lifecycle (approval) of a finalized contract; its checklist risk decides who approves
     Lifecycle {
@@ -572,6 +584,8 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                 }
                 Command::Contracts { what } => contracts::run(api, &scope, what).await,
                 Command::Vendors { what } => vendors::run(api, &scope, what).await,
+                Command::Audit { what } => records::audit(api, &scope, what).await,
+                Command::Usage { month } => records::usage(api, &scope, month).await,
                 Command::Lifecycle { id } => {
                     let run = api.start_contract_lifecycle(&scope, pactwise_api::parse_document_id(&id)?).await?;
                     let json = serde_json::to_value(&run).map_err(|e| {

@@ -411,3 +411,37 @@ fn vendors_are_added_found_as_duplicates_merged_and_set_as_a_script_uses_them() 
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no such item"));
 }
+
+#[test]
+fn audit_lists_and_exports_the_same_filter_as_csv_and_usage_prints_one_document() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let file = tmp.path().join("=cmd,memo.txt");
+    std::fs::write(&file, "Term sheet").unwrap();
+    assert!(pactwise(&data, &["import", file.to_str().unwrap(), "--json"]).status.success());
+
+    let listed = json_of(&pactwise(&data, &["audit", "list", "--action", "document.imported", "--json"]));
+    let lines = listed["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["action"], "imported");
+    assert_eq!(lines[0]["thing"], "the document “=cmd,memo.txt”");
+    assert!(listed["next"].is_null());
+
+    let csv = tmp.path().join("audit.csv");
+    let out = pactwise(&data, &["audit", "export", "--csv", csv.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(json_of(&out)["rows"], 1);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("When (UTC),Person,Action,Thing\r\n"), "{text}");
+    assert!(text.contains(",imported,\"the document “=cmd,memo.txt”\"\r\n"), "{text}");
+    let again = pactwise(&data, &["audit", "export", "--csv", csv.to_str().unwrap(), "--json"]);
+    assert_eq!(again.status.code(), Some(2), "an existing file is refused without --overwrite");
+
+    let bad = pactwise(&data, &["audit", "list", "--person", "Nobody at all", "--json"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("audit actions"));
+
+    let usage = json_of(&pactwise(&data, &["usage", "--json"]));
+    assert_eq!(usage["scope"], "organization");
+    assert_eq!(usage["months"][0]["month"], usage["current_month"]);
+}

@@ -137,6 +137,40 @@ pub struct UsageRecord {
     pub at: DateTime<Utc>,
 }
 
+/// What model spending was for, read from the purpose the ledger recorded with each call (the one home of that
+/// reading); a purpose this build does not know, as older rows may hold, is `Other`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageFeature {
+    /// Telling a document's contract type.
+    Classification,
+    /// Pre-filling a document's checklist.
+    Checklist,
+    /// The Contract Assistant.
+    Assistant,
+    /// Prep Studio drafting and critique.
+    PrepDrafting,
+    /// The contract review report's model steps.
+    ReviewReport,
+    /// Other workflow agent steps.
+    AgentSteps,
+    Other,
+}
+
+impl UsageFeature {
+    pub fn of_purpose(purpose: &str) -> UsageFeature {
+        match purpose {
+            "classify" => UsageFeature::Classification,
+            "checklist_section" => UsageFeature::Checklist,
+            "assistant" => UsageFeature::Assistant,
+            "prep_draft" => UsageFeature::PrepDrafting,
+            p if p.starts_with("workflow_report_") => UsageFeature::ReviewReport,
+            p if p.starts_with("workflow_") => UsageFeature::AgentSteps,
+            _ => UsageFeature::Other,
+        }
+    }
+}
+
 /// Whose spending a budget limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "user")]
@@ -252,6 +286,23 @@ mod tests {
             assert_eq!(BudgetSubject::from_parts(subject.kind(), stored_user).unwrap(), subject);
         }
         assert!(BudgetSubject::from_parts("user", None).is_err());
+    }
+
+    #[test]
+    fn each_recorded_purpose_reads_as_its_feature_and_unknown_ones_as_other() {
+        for (purpose, feature) in [
+            ("classify", UsageFeature::Classification),
+            ("checklist_section", UsageFeature::Checklist),
+            ("assistant", UsageFeature::Assistant),
+            ("prep_draft", UsageFeature::PrepDrafting),
+            ("workflow_report_extract", UsageFeature::ReviewReport),
+            ("workflow_report_classify", UsageFeature::ReviewReport),
+            ("workflow_draft_purchase_agreement", UsageFeature::AgentSteps),
+            ("pipeline", UsageFeature::Other),
+            ("something_old", UsageFeature::Other),
+        ] {
+            assert_eq!(UsageFeature::of_purpose(purpose), feature, "{purpose}");
+        }
     }
 
     #[test]

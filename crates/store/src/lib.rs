@@ -7,6 +7,7 @@
 //! thread.
 
 mod approvals;
+mod assistant_history;
 mod audit;
 mod blob_owners;
 mod blobs;
@@ -41,7 +42,8 @@ mod vendors;
 mod watchdog;
 
 pub use approvals::{ApprovalRecord, Approvals, DecisionInput, Member, Notification, escalation_notice};
-pub use audit::{Audit, AuditEntry};
+pub use assistant_history::{AssistantHistory, HISTORY_PAGE_MAX, HistoryCitation, HistoryEntry};
+pub use audit::{AUDIT_PAGE_MAX, Audit, AuditEntry, AuditFilter, AuditRow};
 pub use blob_owners::BlobOwners;
 pub use blobs::{BlobStore, PutError, StoredBlob};
 pub use contract_sync::{CONTRACT_FIELDS, CONTRACT_MODEL, check_contract_fields};
@@ -88,7 +90,7 @@ pub use sync_remote::{
 pub use tasks::{
     Backlog, FailingAgent, HealthThresholds, NewTask, QUEUE_HEALTH_SETTING, QueueHealth, TaskRecord, Tasks,
 };
-pub use usage::Usage;
+pub use usage::{SpendRow, Usage, spend_visible_to};
 pub use usage_journal::UsageJournal;
 pub use vendor_sync::{VENDOR_FIELDS, VENDOR_MODEL, check_vendor_fields, vendor_id_for};
 pub use vendors::{
@@ -192,6 +194,11 @@ impl Store {
     /// The model usage ledger and budgets.
     pub fn passages(&self) -> Passages<'_> {
         Passages::new(self)
+    }
+
+    /// The assistant's earlier answers, per user.
+    pub fn assistant_history(&self) -> AssistantHistory<'_> {
+        AssistantHistory::new(self)
     }
 
     pub fn reviews(&self) -> Reviews<'_> {

@@ -23,6 +23,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0016_contract_repository", include_str!("../migrations/0016_contract_repository.sql")),
     ("0017_vendor_records", include_str!("../migrations/0017_vendor_records.sql")),
     ("0018_shared_repository", include_str!("../migrations/0018_shared_repository.sql")),
+    ("0019_records_indexes", include_str!("../migrations/0019_records_indexes.sql")),
 ];
 
 /// The schema version this build writes.
@@ -475,6 +476,45 @@ mod tests {
         let err =
             conn.execute("UPDATE vendors SET status = 'active', merged_into = NULL WHERE id = 'v2'", []).unwrap_err();
         assert!(err.to_string().contains("merged"), "{err}");
+    }
+
+    #[test]
+    fn audit_rows_and_answers_of_the_previous_schema_are_kept_and_gain_their_indexes() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0019_records_indexes").unwrap() as u32;
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, before).unwrap();
+        conn.execute_batch(
+            "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't0');
+             INSERT INTO users (id, display_name, created_at) VALUES ('u1', 'Ann', 't0');
+             INSERT INTO audit_log (id, org_id, actor_id, at, action, entity_kind, entity_id, details)
+             VALUES ('a1', 'o1', 'u1', '2026-01-01T00:00:00.000Z', 'vendor.create', 'vendor', 'v1', '{}');
+             INSERT INTO assistant_messages (id, session_id, org_id, user_id, question, answer, outcome, created_at)
+             VALUES ('m1', 's1', 'o1', 'u1', 'Which contracts renew?', 'None.', 'answered', 't1');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let kept: (u32, u32) = conn
+            .query_row("SELECT (SELECT count(*) FROM audit_log), (SELECT count(*) FROM assistant_messages)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(kept, (1, 1));
+        for index in ["audit_log_by_org_actor", "audit_log_by_org_action", "assistant_messages_by_user"] {
+            let n: u32 = conn
+                .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?1", [index], |r| {
+                    r.get(0)
+                })
+                .unwrap();
+            assert_eq!(n, 1, "{index}");
+        }
+        let plan: String = conn
+            .query_row(
+                "EXPLAIN QUERY PLAN SELECT seq FROM audit_log WHERE org_id = 'o1' AND actor_id = 'u1' ORDER BY seq DESC",
+                [],
+                |r| r.get(3),
+            )
+            .unwrap();
+        assert!(plan.contains("audit_log_by_org_actor"), "{plan}");
     }
 
     #[test]

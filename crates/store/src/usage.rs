@@ -141,6 +141,102 @@ impl<'s> Usage<'s> {
     }
 }
 
+/// One line of a spending summary: a month (`YYYY-MM`), a person (user id; `None` for background work) or a
+/// purpose, with what was spent. Tokens in count the whole prompt (uncached, cache writes and reads).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpendRow {
+    pub key: Option<String>,
+    /// The person's name, for rows by person.
+    pub name: Option<String>,
+    pub calls: i64,
+    pub cost_micros: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+}
+
+/// Whose spending a person may see (the one home of the rule): owners and admins see the whole organization's
+/// (`None`), everyone else only their own.
+pub fn spend_visible_to(scope: &OrgScope) -> Option<UserId> {
+    match scope.role() {
+        Role::Owner | Role::Admin => None,
+        _ => Some(scope.user()),
+    }
+}
+
+const SPEND_COLUMNS: &str = "count(*), IFNULL(SUM(cost_micros), 0),
+    IFNULL(SUM(input_tokens + cache_write_5m_tokens + cache_write_1h_tokens + cache_read_tokens), 0),
+    IFNULL(SUM(output_tokens), 0)";
+
+fn spend_row(
+    key: Option<String>,
+    name: Option<String>,
+    r: &rusqlite::Row<'_>,
+    at: usize,
+) -> rusqlite::Result<SpendRow> {
+    Ok(SpendRow {
+        key,
+        name,
+        calls: r.get(at)?,
+        cost_micros: r.get(at + 1)?,
+        input_tokens: r.get(at + 2)?,
+        output_tokens: r.get(at + 3)?,
+    })
+}
+
+impl Usage<'_> {
+    /// The session's organization's spending by calendar month (UTC), newest first, at most `months` months; only
+    /// the caller's own calls unless they are an owner or admin ([`spend_visible_to`]).
+    pub fn spend_by_month(&self, scope: &OrgScope, months: u32) -> Result<Vec<SpendRow>, StoreError> {
+        let mut stmt = self.store.conn().prepare_cached(&format!(
+            "SELECT substr(at, 1, 7) AS month, {SPEND_COLUMNS} FROM usage_ledger
+             WHERE org_id = ?1 AND (?2 IS NULL OR user_id = ?2)
+             GROUP BY month ORDER BY month DESC LIMIT ?3"
+        ))?;
+        let user = spend_visible_to(scope).map(|u| u.to_string());
+        let rows =
+            stmt.query_map(params![scope.org().to_string(), user, months], |r| spend_row(Some(r.get(0)?), None, r, 1))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Spending in `[from, to)` by person, most first; background work (no person) is one row with no key.
+    pub fn spend_by_user(
+        &self,
+        scope: &OrgScope,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<SpendRow>, StoreError> {
+        let mut stmt = self.store.conn().prepare_cached(&format!(
+            "SELECT l.user_id, u.display_name, {SPEND_COLUMNS} FROM usage_ledger l LEFT JOIN users u ON u.id = l.user_id
+             WHERE l.org_id = ?1 AND l.at >= ?2 AND l.at < ?3 AND (?4 IS NULL OR l.user_id = ?4)
+             GROUP BY l.user_id ORDER BY 4 DESC, 2"
+        ))?;
+        let user = spend_visible_to(scope).map(|u| u.to_string());
+        let rows = stmt.query_map(params![scope.org().to_string(), ledger_time(from), ledger_time(to), user], |r| {
+            spend_row(r.get(0)?, r.get(1)?, r, 2)
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Spending in `[from, to)` by the purpose the ledger recorded, most first.
+    pub fn spend_by_purpose(
+        &self,
+        scope: &OrgScope,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<SpendRow>, StoreError> {
+        let mut stmt = self.store.conn().prepare_cached(&format!(
+            "SELECT purpose, {SPEND_COLUMNS} FROM usage_ledger
+             WHERE org_id = ?1 AND at >= ?2 AND at < ?3 AND (?4 IS NULL OR user_id = ?4)
+             GROUP BY purpose ORDER BY 3 DESC, 1"
+        ))?;
+        let user = spend_visible_to(scope).map(|u| u.to_string());
+        let rows = stmt.query_map(params![scope.org().to_string(), ledger_time(from), ledger_time(to), user], |r| {
+            spend_row(Some(r.get(0)?), None, r, 1)
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
 fn require_admin(scope: &OrgScope) -> Result<(), StoreError> {
     if matches!(scope.role(), Role::Owner | Role::Admin) {
         Ok(())

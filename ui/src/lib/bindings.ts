@@ -140,6 +140,12 @@ export const commands = {
 	vendorMerge: (kept: string, merged: string) => typedError<MergeResult_Serialize, ApiError>(__TAURI_INVOKE("vendor_merge", { kept, merged })),
 	startVendorOnboarding: (vendor: string, input: OnboardingInput_Deserialize) => typedError<RunView_Serialize, ApiError>(__TAURI_INVOKE("start_vendor_onboarding", { vendor, input })),
 	startContractLifecycle: (id: DocumentId) => typedError<RunView_Serialize, ApiError>(__TAURI_INVOKE("start_contract_lifecycle", { id })),
+	usageReport: (month: string | null) => typedError<UsageReport_Serialize, ApiError>(__TAURI_INVOKE("usage_report", { month })),
+	auditChoices: () => typedError<AuditChoices, ApiError>(__TAURI_INVOKE("audit_choices")),
+	auditPage: (query: AuditQuery_Deserialize, cursor: string | null, limit: number | null) => typedError<AuditPage_Serialize, ApiError>(__TAURI_INVOKE("audit_page", { query, cursor, limit })),
+	exportAuditCsv: (query: AuditQuery_Deserialize, path: string) => typedError<ExportedAudit, ApiError>(__TAURI_INVOKE("export_audit_csv", { query, path })),
+	stageLog: (id: DocumentId) => typedError<StageLogEntry_Serialize[], ApiError>(__TAURI_INVOKE("stage_log", { id })),
+	assistantHistory: (search: string | null, cursor: string | null) => typedError<HistoryPage_Serialize, ApiError>(__TAURI_INVOKE("assistant_history", { search, cursor })),
 };
 
 /** Events */
@@ -410,6 +416,59 @@ export type Artifacts_Serialize = {
 	milestones: Slot_Serialize<Milestones>,
 };
 
+/**  What the audit log's filters offer: the actions and the people its entries hold. */
+export type AuditChoices = {
+	actions: Choice[],
+	people: Choice[],
+};
+
+/**  One entry in words. */
+export type AuditLine = {
+	/**  RFC 3339 (UTC). */
+	at: string,
+	person: string,
+	action: string,
+	thing: string,
+};
+
+/**  One page, newest first, and where the next one starts (`None` at the end). */
+export type AuditPage = AuditPage_Serialize | AuditPage_Deserialize;
+
+/**  One page, newest first, and where the next one starts (`None` at the end). */
+export type AuditPage_Deserialize = {
+	lines: AuditLine[],
+	next?: string | null,
+};
+
+/**  One page, newest first, and where the next one starts (`None` at the end). */
+export type AuditPage_Serialize = {
+	lines: AuditLine[],
+	next: string | null,
+};
+
+/**  Which entries to show or export. Dates are whole days (UTC), both included. */
+export type AuditQuery = AuditQuery_Serialize | AuditQuery_Deserialize;
+
+/**  Which entries to show or export. Dates are whole days (UTC), both included. */
+export type AuditQuery_Deserialize = {
+	person?: UserId | null,
+	/**  An action from [`AuditChoices::actions`]. */
+	action?: string | null,
+	from?: string | null,
+	to?: string | null,
+	text?: string | null,
+};
+
+/**  Which entries to show or export. Dates are whole days (UTC), both included. */
+export type AuditQuery_Serialize = {
+	person: UserId | null,
+	/**  An action from [`AuditChoices::actions`]. */
+	action: string | null,
+	from: string | null,
+	to: string | null,
+	text: string | null,
+};
+
 /**  What bringing an organization's documents into another did. */
 export type BringOverReport = {
 	/**  Documents that became records of the organization they were brought into. */
@@ -576,6 +635,12 @@ export type ChecklistSummary = {
 	/**  Critical items answered below the critical threshold or not evaluated. */
 	critical_unsure: number,
 	min_confidence: number | null,
+};
+
+/**  A value a filter can take, with its words. */
+export type Choice = {
+	value: string,
+	label: string,
 };
 
 /**  A citation: a passage retrieved in this request and referred to by the answer. */
@@ -1065,6 +1130,13 @@ export type CuadCategory = "Document Name" | "Parties" | "Agreement Date" | "Eff
 /**  The 25 contract types of the CUAD dataset, spelled as the dataset spells them. */
 export type CuadType = "Affiliate" | "Agency" | "Co-Branding" | "Collaboration" | "Consulting" | "Development" | "Distributor" | "Endorsement" | "Franchise" | "Hosting" | "IP" | "Joint Venture" | "License" | "Maintenance" | "Manufacturing" | "Marketing" | "Non-Compete/Non-Solicit" | "Outsourcing" | "Promotion" | "Reseller" | "Service" | "Sponsorship" | "Strategic Alliance" | "Supply" | "Transportation";
 
+/**  Today's spending against a daily budget. */
+export type DailySpend = {
+	budget_micros: number | null,
+	spent_micros: number | null,
+	remaining_micros: number | null,
+};
+
 /**  What falls due on a date. */
 export type DateKind = 
 /**  The contract expires. */
@@ -1264,6 +1336,35 @@ export type DuplicateGroupView_Serialize = {
 /**  The unit of a [`Value::Duration`]. */
 export type DurationUnit = "day" | "business_day" | "week" | "month" | "year";
 
+/**  One earlier question and its answer, with the citations it was given (markers as in the text). */
+export type EarlierAnswer = EarlierAnswer_Serialize | EarlierAnswer_Deserialize;
+
+/**  One earlier question and its answer, with the citations it was given (markers as in the text). */
+export type EarlierAnswer_Deserialize = {
+	id: string,
+	question: string,
+	/**  The answer; `None` when the question got none (`failed` says why). */
+	text?: string | null,
+	/**  Why there was no answer, in words. */
+	failed?: string | null,
+	/**  RFC 3339. */
+	at: string,
+	citations: Citation_Deserialize[],
+};
+
+/**  One earlier question and its answer, with the citations it was given (markers as in the text). */
+export type EarlierAnswer_Serialize = {
+	id: string,
+	question: string,
+	/**  The answer; `None` when the question got none (`failed` says why). */
+	text: string | null,
+	/**  Why there was no answer, in words. */
+	failed: string | null,
+	/**  RFC 3339. */
+	at: string,
+	citations: Citation_Serialize[],
+};
+
 /**  An item dropped at an edge, as received (shortened); never repaired. */
 export type EdgeDrop = EdgeDrop_Serialize | EdgeDrop_Deserialize;
 
@@ -1387,6 +1488,13 @@ export type EvidenceRow = {
 	text: string,
 };
 
+/**  What an audit export wrote. */
+export type ExportedAudit = {
+	path: string,
+	bytes: number,
+	rows: number,
+};
+
 /**  Where a calendar export was written. */
 export type ExportedCalendar = {
 	path: string,
@@ -1466,6 +1574,15 @@ export type FacetOption = {
 	value: string,
 	label: string,
 	count: number,
+};
+
+/**  Spending on one feature in the chosen month. */
+export type FeatureSpend = {
+	feature: UsageFeature,
+	calls: number,
+	cost_micros: number | null,
+	input_tokens: number | null,
+	output_tokens: number | null,
 };
 
 /**  What a person confirms at finalize: the vendor link (an existing vendor, a new one by name, or none). */
@@ -1593,6 +1710,20 @@ export type Guidance = {
 	present: string,
 	partial: string,
 	absent: string,
+};
+
+export type HistoryPage = HistoryPage_Serialize | HistoryPage_Deserialize;
+
+export type HistoryPage_Deserialize = {
+	answers: EarlierAnswer_Deserialize[],
+	/**  Where the next page starts; `None` at the end. */
+	next?: string | null,
+};
+
+export type HistoryPage_Serialize = {
+	answers: EarlierAnswer_Serialize[],
+	/**  Where the next page starts; `None` at the end. */
+	next: string | null,
 };
 
 /**  An identifier of a vendor (a tax id, a registration number, a DUNS number). */
@@ -1975,6 +2106,46 @@ export type MonthDates_Serialize = {
 	dates: ContractDate_Serialize[],
 };
 
+/**
+ *  Spending of one month, with the monthly budget that applies to it and what remains of it. Money is in the
+ *  ledger's unit, micro-dollars (1 USD = 1,000,000), as whole numbers.
+ */
+export type MonthSpend = MonthSpend_Serialize | MonthSpend_Deserialize;
+
+/**
+ *  Spending of one month, with the monthly budget that applies to it and what remains of it. Money is in the
+ *  ledger's unit, micro-dollars (1 USD = 1,000,000), as whole numbers.
+ */
+export type MonthSpend_Deserialize = {
+	/**  `YYYY-MM` (UTC calendar). */
+	month: string,
+	calls: number,
+	cost_micros: number | null,
+	input_tokens: number | null,
+	output_tokens: number | null,
+	/**  The monthly budget as set now; `None` when there is none. */
+	budget_micros?: number | null,
+	/**  Budget minus spend (negative when the budget was lowered below what was already spent). */
+	remaining_micros?: number | null,
+};
+
+/**
+ *  Spending of one month, with the monthly budget that applies to it and what remains of it. Money is in the
+ *  ledger's unit, micro-dollars (1 USD = 1,000,000), as whole numbers.
+ */
+export type MonthSpend_Serialize = {
+	/**  `YYYY-MM` (UTC calendar). */
+	month: string,
+	calls: number,
+	cost_micros: number | null,
+	input_tokens: number | null,
+	output_tokens: number | null,
+	/**  The monthly budget as set now; `None` when there is none. */
+	budget_micros: number | null,
+	/**  Budget minus spend (negative when the budget was lowered below what was already spent). */
+	remaining_micros: number | null,
+};
+
 /**  A contract a structured lookup drew on. */
 export type NamedContract = {
 	document: DocumentId,
@@ -2156,6 +2327,39 @@ export type PageSource =
 "text" | 
 /**  Optical character recognition of a rendered or scanned page. */
 "ocr";
+
+/**  Spending of one person in the chosen month. */
+export type PersonSpend = PersonSpend_Serialize | PersonSpend_Deserialize;
+
+/**  Spending of one person in the chosen month. */
+export type PersonSpend_Deserialize = {
+	/**  The person's name; `None` for background work no person started (workflow steps, the work loop). */
+	name?: string | null,
+	/**  Whether this is the signed-in person. */
+	you: boolean,
+	calls: number,
+	cost_micros: number | null,
+	input_tokens: number | null,
+	output_tokens: number | null,
+	/**  The tightest monthly budget that applies to this person (their own, or the one each person has). */
+	budget_micros?: number | null,
+	remaining_micros?: number | null,
+};
+
+/**  Spending of one person in the chosen month. */
+export type PersonSpend_Serialize = {
+	/**  The person's name; `None` for background work no person started (workflow steps, the work loop). */
+	name: string | null,
+	/**  Whether this is the signed-in person. */
+	you: boolean,
+	calls: number,
+	cost_micros: number | null,
+	input_tokens: number | null,
+	output_tokens: number | null,
+	/**  The tightest monthly budget that applies to this person (their own, or the one each person has). */
+	budget_micros: number | null,
+	remaining_micros: number | null,
+};
 
 export type Perspective = 
 /**  A vendor's bid manager looking for ambiguity, lock-in and unpriceable asks. */
@@ -3267,6 +3471,50 @@ export type Slot_Serialize<T> = {
  */
 export type Stage = "extract" | "classify" | "checklist" | "gate" | "finalize";
 
+/**
+ *  One pipeline stage of a document as it last ran. `stage`, `status` and `outcome` are keys the UI words
+ *  (`ui/src/lib/review.ts`); `reason` is the stage's own sentence.
+ */
+export type StageLogEntry = StageLogEntry_Serialize | StageLogEntry_Deserialize;
+
+/**
+ *  One pipeline stage of a document as it last ran. `stage`, `status` and `outcome` are keys the UI words
+ *  (`ui/src/lib/review.ts`); `reason` is the stage's own sentence.
+ */
+export type StageLogEntry_Deserialize = {
+	stage: string,
+	status: string,
+	attempt: number,
+	model?: string | null,
+	input_tokens: number,
+	output_tokens: number,
+	cache_read_tokens: number,
+	latency_ms: number,
+	outcome?: string | null,
+	reason?: string | null,
+	/**  When the record was written (RFC 3339). */
+	at: string,
+};
+
+/**
+ *  One pipeline stage of a document as it last ran. `stage`, `status` and `outcome` are keys the UI words
+ *  (`ui/src/lib/review.ts`); `reason` is the stage's own sentence.
+ */
+export type StageLogEntry_Serialize = {
+	stage: string,
+	status: string,
+	attempt: number,
+	model: string | null,
+	input_tokens: number,
+	output_tokens: number,
+	cache_read_tokens: number,
+	latency_ms: number,
+	outcome: string | null,
+	reason: string | null,
+	/**  When the record was written (RFC 3339). */
+	at: string,
+};
+
 /**  A line of a run's timeline: when, and what happened in words. */
 export type StoryLine = {
 	at: string,
@@ -3519,6 +3767,64 @@ export type UpcomingDates_Serialize = {
 	months: MonthDates_Serialize[],
 	total: number,
 };
+
+/**
+ *  What model spending was for, read from the purpose the ledger recorded with each call (the one home of that
+ *  reading); a purpose this build does not know, as older rows may hold, is `Other`.
+ */
+export type UsageFeature = 
+/**  Telling a document's contract type. */
+"classification" | 
+/**  Pre-filling a document's checklist. */
+"checklist" | 
+/**  The Contract Assistant. */
+"assistant" | 
+/**  Prep Studio drafting and critique. */
+"prep_drafting" | 
+/**  The contract review report's model steps. */
+"review_report" | 
+/**  Other workflow agent steps. */
+"agent_steps" | "other";
+
+/**  Settings → Usage. */
+export type UsageReport = UsageReport_Serialize | UsageReport_Deserialize;
+
+/**  Settings → Usage. */
+export type UsageReport_Deserialize = {
+	scope: UsageScope,
+	/**  The month the people and features are for (`YYYY-MM`). */
+	month: string,
+	/**  The current month (`YYYY-MM`), by the app's clock. */
+	current_month: string,
+	/**  Newest first; the current month is always listed. */
+	months: MonthSpend_Deserialize[],
+	by_person: PersonSpend_Deserialize[],
+	by_feature: FeatureSpend[],
+	/**  Today against the daily budget, when one applies. */
+	today?: DailySpend | null,
+};
+
+/**  Settings → Usage. */
+export type UsageReport_Serialize = {
+	scope: UsageScope,
+	/**  The month the people and features are for (`YYYY-MM`). */
+	month: string,
+	/**  The current month (`YYYY-MM`), by the app's clock. */
+	current_month: string,
+	/**  Newest first; the current month is always listed. */
+	months: MonthSpend_Serialize[],
+	by_person: PersonSpend_Serialize[],
+	by_feature: FeatureSpend[],
+	/**  Today against the daily budget, when one applies. */
+	today: DailySpend | null,
+};
+
+/**  Whose spending the report covers. */
+export type UsageScope = 
+/**  The whole organization (owners and admins). */
+"organization" | 
+/**  Only the signed-in person's own calls (every other role). */
+"own";
 
 /**  A person who can sign in. */
 export type UserId = string;
