@@ -258,6 +258,17 @@ async fn a_forged_approval_shows_stale_and_a_malformed_package_change_is_skipped
     assert_eq!(on_ann.package.artifacts.intake.state.name(), "stale", "an approval of other content is stale");
     assert_eq!(ann.audit("prep.approval_stale", &id).len(), 1);
     assert!(on_ann.precheck.iter().any(|v| v.artifact == "intake"), "the gate refuses it");
+    // A publication from that device of what Ann holds is not kept: the publish gate refuses it here.
+    let here = pactwise_rules::prep::content_hash(&on_ann.package.to_json());
+    let publication = serde_json::json!({"published": {"at": clock.now().to_rfc3339(), "hash": here}});
+    let pushed = raw
+        .push(&PushRequest { idempotency_key: uuid::Uuid::now_v7(), changes: vec![change(publication, wall + 2)] })
+        .await
+        .unwrap();
+    assert!(pushed.results.iter().all(|r| r.refused.is_none()), "{pushed:?}");
+    ann.sync().await;
+    assert_eq!(ann.api.prep_show(&ann.scope, &id).await.unwrap().status, "draft", "the gate holds everywhere");
+    assert!(ann.audit("prep.publish", &id).is_empty());
     // The sync went on: nothing is stuck behind the malformed change.
     let status = ann.api.sync_status().await.unwrap();
     assert_eq!(status.pending_uploads, 0, "{status:?}");

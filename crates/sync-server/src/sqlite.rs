@@ -775,7 +775,7 @@ impl SyncStorage for SqliteStorage {
 
     fn lease_audit(&self, org: OrgId, package: Uuid) -> Result<Vec<LeaseAudit>, StorageError> {
         let conn = self.reader();
-        let rows: Vec<(String, String, String, Option<String>, Option<String>)> = conn
+        let rows: Vec<AuditRow> = conn
             .prepare_cached(
                 "SELECT at, action, actor, previous_holder, previous_expires_at FROM lease_audit
                  WHERE org_id = ?1 AND package_id = ?2 ORDER BY at, rowid",
@@ -797,6 +797,9 @@ impl SyncStorage for SqliteStorage {
             .collect()
     }
 }
+
+/// A `lease_audit` row as stored: at, action, actor, previous holder, when their lease expired.
+type AuditRow = (String, String, String, Option<String>, Option<String>);
 
 fn read_lease(conn: &Connection, org: &str, package: &str) -> Result<Option<StoredLease>, StorageError> {
     let row: Option<(String, String, String, String)> = conn
