@@ -441,12 +441,12 @@ async fn prep_show(state: State<'_, AppState>, id: String) -> Result<PrepView, A
     api.prep_show(&scope, &id).await
 }
 
-/// Takes (or renews, or takes over once expired) the package's edit lease.
+/// Takes or renews the package's edit lease; `take_over` takes over another person's expired one.
 #[tauri::command]
 #[specta::specta]
-async fn prep_lock(state: State<'_, AppState>, id: String) -> Result<PrepLock, ApiError> {
+async fn prep_lock(state: State<'_, AppState>, id: String, take_over: bool) -> Result<PrepLock, ApiError> {
     let (api, scope) = state.session().await?;
-    api.prep_lock(&scope, &id).await
+    api.prep_lock(&scope, &id, take_over).await
 }
 
 /// Gives the edit lease back.

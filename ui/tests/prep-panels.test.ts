@@ -29,23 +29,26 @@ describe("Prep Studio panels", () => {
       published: false,
       lock: null,
       ontake: () => taken.push("take"),
+      ontakeover: () => taken.push("take over"),
       onrelease: () => taken.push("release"),
     });
     expect(screen.getByTestId("prep-lock").textContent).toContain("No one holds the edit lease");
     await fireEvent.click(screen.getByTestId("take-lease"));
 
-    await view.rerender({ lock: { holder_name: "Ana", held_by_me: false, expires_at: LATER, expired: false } });
+    await view.rerender({ lock: { holder_name: "Ana", held_by_me: false, expires_at: LATER, expired: false, on_service: false } });
     const bar = screen.getByTestId("prep-lock");
     expect(bar.textContent).toContain("Read only: Ana holds the edit lease");
     expect(bar.classList.contains("warn")).toBe(true);
     expect(screen.queryByTestId("take-over")).toBeNull();
 
-    await view.rerender({ lock: { holder_name: "Ana", held_by_me: false, expires_at: LATER, expired: true } });
+    await view.rerender({ lock: { holder_name: "Ana", held_by_me: false, expires_at: LATER, expired: true, on_service: true } });
+    expect(screen.getByTestId("prep-lock").textContent).toContain("Taking it over is recorded in the audit log");
     await fireEvent.click(screen.getByTestId("take-over"));
 
-    await view.rerender({ lock: { holder_name: "Bo", held_by_me: true, expires_at: LATER, expired: false } });
+    await view.rerender({ lock: { holder_name: "Bo", held_by_me: true, expires_at: LATER, expired: false, on_service: true } });
+    expect(screen.getByTestId("prep-lock").textContent).toContain("edit lease for all of the organization's desktops");
     await fireEvent.click(screen.getByTestId("release-lease"));
-    expect(taken).toEqual(["take", "take", "release"]);
+    expect(taken).toEqual(["take", "take over", "release"]);
 
     await view.rerender({ published: true });
     expect(screen.getByTestId("prep-lock").textContent?.trim()).toBe("Published: read only.");

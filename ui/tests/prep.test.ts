@@ -295,7 +295,56 @@ describe("Prep Studio: lock, drafting, publish and export", () => {
     expect(screen.getByTestId("prep-lock").textContent).toContain("Bob's edit lease expired");
     await fireEvent.keyDown(window, { key: "t" });
     await waitFor(() => expect(callsOf(backend, "prep_lock")).toHaveLength(1));
+    expect(callsOf(backend, "prep_lock")[0].args).toMatchObject({ id: PKG, takeOver: true });
     await waitFor(() => expect(screen.getByTestId("prep-lock").textContent).toContain("You (Ann) hold the edit lease"));
+  });
+
+  it("a lease held on the sync service says so; taking a free lease never asks to take over", async () => {
+    const backend = installPrepBackend();
+    backend.view.lock = lock({ holder_name: "Bob", held_by_me: false, expired: false, on_service: true });
+    const first = render(PackageView, { id: PKG, model: "ready" });
+    await screen.findByTestId("prep-package");
+    expect(screen.getByTestId("prep-lock").textContent).toContain(
+      "Bob holds the edit lease for all of the organization's desktops until",
+    );
+    first.unmount();
+
+    backend.view.lock = null;
+    await openPackage();
+    await fireEvent.click(screen.getByTestId("take-lease"));
+    await waitFor(() => expect(callsOf(backend, "prep_lock")).toHaveLength(1));
+    expect(callsOf(backend, "prep_lock")[0].args).toMatchObject({ id: PKG, takeOver: false });
+  });
+
+  it("the service refusing a take-over (someone else was first) shows its words where the buyer looks", async () => {
+    const backend = installPrepBackend();
+    backend.view.lock = lock({ holder_name: "Bob", held_by_me: false, expired: true, on_service: true });
+    await openPackage();
+    backend.failNext.prep_lock = {
+      code: "package_locked",
+      message: "Carol is editing this package until 2030-01-01 11:00 UTC; try again after that, or ask them to close it",
+    };
+    await fireEvent.click(screen.getByTestId("take-over"));
+    const shown = await screen.findByTestId("prep-notice");
+    expect(shown.getAttribute("role")).toBe("alert");
+    expect(shown.textContent).toContain("Read only: Carol is editing this package until 2030-01-01 11:00 UTC");
+  });
+
+  it("offline without a live lease held here, a save is refused with what to do and the change stays", async () => {
+    const backend = installPrepBackend();
+    await openPackage();
+    const editor = await showArtifact("2", "scope-editor");
+    await fireEvent.input(within(editor).getByLabelText("Summary"), { target: { value: "Typed while offline." } });
+    backend.failNext.prep_edit = {
+      code: "sync_unavailable",
+      message:
+        "the sync service cannot be reached (connection refused), and this desktop holds no live edit lease for this package, so another person may be editing it; edit it again when the service can be reached",
+    };
+    await fireEvent.click(screen.getByTestId("editor-save"));
+    expect((await screen.findByTestId("editor-message")).textContent).toContain(
+      "Not saved: the sync service cannot be reached",
+    );
+    expect((within(editor).getByLabelText("Summary") as HTMLTextAreaElement).value).toBe("Typed while offline.");
   });
 
   it("a save refused because someone else took the lease (package_locked) says who, reloads, and keeps what was typed", async () => {

@@ -158,7 +158,7 @@ export function emptyPackage(): Package {
 }
 
 export function lock(extra: Partial<PrepLock> = {}): PrepLock {
-  return { holder_name: "Ann", held_by_me: true, expires_at: "2030-01-01T10:30:00Z", expired: false, ...extra };
+  return { holder_name: "Ann", held_by_me: true, expires_at: "2030-01-01T10:30:00Z", expired: false, on_service: false, ...extra };
 }
 
 const KINDS: ArtifactKind[] = ["intake", "scope", "requirements", "criteria", "pricing", "milestones"];

@@ -45,6 +45,7 @@ impl From<StoreError> for ApiError {
             | StoreError::FourEyes
             | StoreError::OwnRequest
             | StoreError::Locked { .. }
+            | StoreError::LeaseExpired { .. }
             | StoreError::LeaseRequired
             | StoreError::EditConflict { .. }
             | StoreError::AlreadyPublished

@@ -94,7 +94,7 @@ fn can(scope: &OrgScope, change: MemberChange) -> bool {
 
 impl Api {
     /// The service (with this device's token) when `scope`'s organization is the one this install syncs with.
-    async fn members_service(&self, scope: &OrgScope) -> Result<Option<HttpApi>, ApiError> {
+    pub(crate) async fn members_service(&self, scope: &OrgScope) -> Result<Option<HttpApi>, ApiError> {
         let Some((bound, account, _)) = self.bound_sync().await? else { return Ok(None) };
         if bound.org() != scope.org() {
             return Ok(None);

@@ -2,6 +2,11 @@
 //! view (`src-tauri`'s `prep_*` commands). Every action takes the session's scope; edits need the caller's edit lease; publishing goes only
 //! through the store's gate (`Prep::publish`) under the caller's own session.
 //!
+//! The edit lease: for an organization that syncs it is held on the sync service (`prep_take_lease` asks it before
+//! every edit and keeps its answer in the store); offline a package is edited only under a lease this desktop
+//! already holds that has not expired. For one that does not sync the store decides. Both run the one rule,
+//! `pactwise_rules::prep::lease::decide`.
+//!
 //! For the desktop view: `prep_show` returns everything the Prep Studio screen shows (the six artifacts with their
 //! states, validator errors, content hashes and prompt stamps; critic findings; warnings; the run with its budget
 //! meter; the lock holder; the publish pre-check; the milestone dates the calendar computes from the intake). Editing and validation work offline; `prep_draft` needs the model.
@@ -14,12 +19,13 @@ use pactwise_prep::{
     ArtifactKind, Content, DismissError, DraftProgress, Drafter, Intake, MilestoneKind, Package, RunBudget, StepError,
 };
 use pactwise_store::OrgScope;
-use pactwise_store::prep::{GateViolation, LockInfo, PackageRow};
+use pactwise_store::prep::{GateViolation, LockInfo, PackageRow, ServiceLease};
+use pactwise_sync::lease::LeaseOutcome;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// How long an edit lease lasts; every action that edits renews it.
-pub const PREP_LEASE_MINUTES: i64 = 30;
+/// How long an edit lease lasts; every action that edits renews it (the sync service's default too).
+pub const PREP_LEASE_MINUTES: i64 = pactwise_sync::lease::LEASE_MINUTES;
 
 fn lease() -> chrono::Duration {
     chrono::Duration::minutes(PREP_LEASE_MINUTES)
@@ -52,15 +58,36 @@ pub struct PrepLock {
     pub held_by_me: bool,
     pub expires_at: chrono::DateTime<chrono::Utc>,
     pub expired: bool,
+    /// The lease is held on the organization's sync service (one editor across all its desktops).
+    pub on_service: bool,
 }
 
-fn lock_view(scope: &OrgScope, lock: LockInfo) -> PrepLock {
+fn lock_view(scope: &OrgScope, lock: LockInfo, on_service: bool) -> PrepLock {
     PrepLock {
         held_by_me: lock.holder == scope.user(),
         holder_name: lock.holder_name,
         expires_at: lock.expires_at,
         expired: lock.expired,
+        on_service,
     }
+}
+
+fn service_lease(lease: &pactwise_sync::lease::LeaseView) -> ServiceLease {
+    ServiceLease {
+        holder: lease.holder,
+        holder_name: lease.holder_name.clone(),
+        acquired_at: lease.acquired_at,
+        expires_at: lease.expires_at,
+    }
+}
+
+fn offline_lease_error(e: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::SyncUnavailable,
+        format!(
+            "the sync service cannot be reached ({e}), and this desktop holds no live edit lease for this package, so              another person may be editing it; edit it again when the service can be reached"
+        ),
+    )
 }
 
 /// A milestone date computed in code from the intake's timeline (business-day calendar, the intake's holidays).
@@ -153,7 +180,7 @@ fn parse_package(row: &PackageRow) -> Result<Package, ApiError> {
     })
 }
 
-fn view(scope: &OrgScope, row: PackageRow, lock: Option<LockInfo>) -> Result<PrepView, ApiError> {
+fn view(scope: &OrgScope, row: PackageRow, lock: Option<LockInfo>, on_service: bool) -> Result<PrepView, ApiError> {
     let package = parse_package(&row)?;
     let precheck = pactwise_prep::precheck(&package.artifacts).iter().map(PublishViolation::from).collect();
     let milestone_preview = package
@@ -171,7 +198,7 @@ fn view(scope: &OrgScope, row: PackageRow, lock: Option<LockInfo>) -> Result<Pre
         version: row.version,
         status: row.status,
         package,
-        lock: lock.map(|l| lock_view(scope, l)),
+        lock: lock.map(|l| lock_view(scope, l, on_service)),
         precheck,
         milestone_preview,
         updated_at: row.updated_at,
@@ -191,9 +218,91 @@ pub fn parse_artifact(text: &str) -> Result<ArtifactKind, ApiError> {
 impl Api {
     async fn prep_view(&self, scope: &OrgScope, id: &str) -> Result<PrepView, ApiError> {
         let (s, id) = (scope.clone(), id.to_string());
-        let (row, lock) =
-            self.db.call(move |store| Ok((store.prep().get(&s, &id)?, store.prep().lock(&s, &id)?))).await?;
-        view(scope, row, lock)
+        let (row, lock, syncs) = self
+            .db
+            .call(move |store| {
+                Ok((store.prep().get(&s, &id)?, store.prep().lock(&s, &id)?, store.sync_log().org_syncs(&s)?))
+            })
+            .await?;
+        view(scope, row, lock, syncs)
+    }
+
+    /// Takes or renews the caller's edit lease (`take_over`: another person's expired one). For an organization
+    /// that syncs, the sync service decides and its answer is kept here (a refusal names the holder and the
+    /// expiry); when it cannot be reached, a lease this desktop holds that has not expired still lets the caller
+    /// edit, and anything else is refused with what to do. For one that does not sync, the store decides.
+    pub(crate) async fn prep_take_lease(
+        &self,
+        scope: &OrgScope,
+        id: &str,
+        take_over: bool,
+    ) -> Result<LockInfo, ApiError> {
+        let (s, id_owned) = (scope.clone(), id.to_string());
+        self.db.call(move |store| store.prep().get(&s, &id_owned)).await?;
+        let http = match self.members_service(scope).await {
+            Ok(Some(http)) => http,
+            Ok(None) => {
+                let (s, id) = (scope.clone(), id.to_string());
+                return Ok(self.db.call(move |store| store.prep().acquire_lock(&s, &id, lease(), take_over)).await?);
+            }
+            // Signed in, but this device's token cannot be read: as offline, the lease held here decides.
+            Err(e) => return self.offline_lease(scope, id, take_over, &e.message).await,
+        };
+        if !pactwise_store::prep::can_prepare_packages(scope.role()) {
+            return Err(pactwise_store::StoreError::Forbidden { role: scope.role() }.into());
+        }
+        let package = uuid::Uuid::parse_str(id)
+            .map_err(|_| ApiError::new(ErrorCode::NotFound, "no such package in your organization"))?;
+        let answer = http.take_lease(package, take_over).await;
+        let (s, id_owned) = (scope.clone(), id.to_string());
+        let keep = |lease: Option<ServiceLease>| async move {
+            self.db.call(move |store| store.prep().adopt_lease(&s, &id_owned, lease.as_ref())).await
+        };
+        match answer {
+            Ok(LeaseOutcome::Granted(granted)) => {
+                keep(Some(service_lease(&granted.lease))).await?;
+                if granted.grant != pactwise_sync::lease::LeaseGrantKind::Renewed {
+                    // The service logged the new holder: the next round brings it (and a take-over's audit) here.
+                    self.sync_slot.wake();
+                }
+            }
+            Ok(LeaseOutcome::Refused { message, lease }) => {
+                keep(Some(service_lease(&lease))).await?;
+                return Err(ApiError::new(ErrorCode::PackageLocked, message));
+            }
+            Err(e) if e.code() == ErrorCode::SyncUnavailable => {
+                return self.offline_lease(scope, id, take_over, &e.to_string()).await;
+            }
+            Err(e) => return Err(ApiError::new(e.code(), e.to_string())),
+        }
+        let (s, id) = (scope.clone(), id.to_string());
+        self.db
+            .call(move |store| store.prep().lock(&s, &id)?.ok_or(pactwise_store::StoreError::NotFound))
+            .await
+            .map_err(Into::into)
+    }
+
+    /// The service cannot be asked: only a lease this desktop holds that has not expired lets the caller edit
+    /// (`pactwise_rules::prep::lease::may_edit`); a take-over waits for the service.
+    async fn offline_lease(
+        &self,
+        scope: &OrgScope,
+        id: &str,
+        take_over: bool,
+        why: &str,
+    ) -> Result<LockInfo, ApiError> {
+        let (s, id) = (scope.clone(), id.to_string());
+        let now = self.clock.now();
+        let lock = self.db.call(move |store| store.prep().lock(&s, &id)).await?;
+        let held = lock.as_ref().map(|l| pactwise_rules::prep::lease::Lease {
+            holder: l.holder,
+            acquired_at: l.acquired_at,
+            expires_at: l.expires_at,
+        });
+        match lock {
+            Some(l) if !take_over && pactwise_rules::prep::lease::may_edit(held.as_ref(), scope.user(), now) => Ok(l),
+            _ => Err(offline_lease_error(why)),
+        }
     }
 
     /// Loads the package under the caller's (renewed) lease, changes it with `change`, and saves it.
@@ -203,12 +312,12 @@ impl Api {
         id: &str,
         change: impl FnOnce(&mut Package) -> Result<(), ApiError> + Send + 'static,
     ) -> Result<PrepView, ApiError> {
+        self.prep_take_lease(scope, id, false).await?;
         let (s, id_owned) = (scope.clone(), id.to_string());
         let result = self
             .db
             .call(move |store| {
                 let row = store.prep().get(&s, &id_owned)?;
-                store.prep().acquire_lock(&s, &id_owned, lease())?;
                 let mut package = match parse_package(&row) {
                     Ok(p) => p,
                     Err(e) => return Ok(Err(e)),
@@ -235,6 +344,10 @@ impl Api {
             .db
             .call(move |store| store.prep().create(&s, &package.title.clone(), &package.to_json(), lease()))
             .await?;
+        // For an organization that syncs the lease is the service's; offline, the creator's lease here stands.
+        if let Err(e) = self.prep_take_lease(scope, &id, false).await {
+            tracing::info!(package = %id, "the new package's lease stays this desktop's for now: {}", e.message);
+        }
         self.prep_view(scope, &id).await
     }
 
@@ -259,14 +372,25 @@ impl Api {
         self.prep_view(scope, id).await
     }
 
-    /// Takes (or renews) the edit lease; refused while another person's lease is live.
-    pub async fn prep_lock(&self, scope: &OrgScope, id: &str) -> Result<PrepLock, ApiError> {
-        let (s, id) = (scope.clone(), id.to_string());
-        let lock = self.db.call(move |store| store.prep().acquire_lock(&s, &id, lease())).await?;
-        Ok(lock_view(scope, lock))
+    /// Takes (or renews) the edit lease; refused while another person's lease is live, and for another person's
+    /// expired lease unless `take_over` (then taken over and audited).
+    pub async fn prep_lock(&self, scope: &OrgScope, id: &str, take_over: bool) -> Result<PrepLock, ApiError> {
+        let lock = self.prep_take_lease(scope, id, take_over).await?;
+        let s = scope.clone();
+        let syncs = self.db.call(move |store| store.sync_log().org_syncs(&s)).await?;
+        Ok(lock_view(scope, lock, syncs))
     }
 
+    /// Gives the caller's lease back (on the sync service too when the organization syncs and it can be reached).
     pub async fn prep_release(&self, scope: &OrgScope, id: &str) -> Result<(), ApiError> {
+        if let Some(http) = self.members_service(scope).await.ok().flatten()
+            && let Ok(package) = uuid::Uuid::parse_str(id)
+        {
+            match http.release_lease(package).await {
+                Ok(()) => self.sync_slot.wake(),
+                Err(e) => tracing::info!(package = %id, "the lease stays on the service until it expires: {e}"),
+            }
+        }
         let (s, id) = (scope.clone(), id.to_string());
         Ok(self.db.call(move |store| store.prep().release_lock(&s, &id)).await?)
     }
@@ -319,13 +443,13 @@ impl Api {
         resume: bool,
         progress: &(dyn Fn(DraftProgress) + Send + Sync),
     ) -> Result<PrepView, ApiError> {
+        self.prep_take_lease(scope, id, false).await?;
         let (s, id_owned) = (scope.clone(), id.to_string());
         let catalog = crate::review::catalog().map_err(|e| e.message);
         let (row, grounding) = self
             .db
             .call(move |store| {
                 let row = store.prep().get(&s, &id_owned)?;
-                store.prep().acquire_lock(&s, &id_owned, lease())?;
                 let intake: Option<Intake> =
                     serde_json::from_value(row.package["artifacts"]["intake"]["content"].clone()).ok();
                 let grounding = intake

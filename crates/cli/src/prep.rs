@@ -73,10 +73,13 @@ pub enum PrepCommand {
         #[arg(long)]
         reason: String,
     },
-    /// Take (or renew) the edit lock; another person's lock can be taken over once it has expired
+    /// Take (or renew) the edit lock; another person's lock can be taken over (--take-over) once it has expired
     Lock {
         #[arg(value_name = "ID")]
         id: String,
+        /// Take over another person's expired lock (audited)
+        #[arg(long)]
+        take_over: bool,
     },
     /// Publish through the store's gate (every artifact approved, every rule passing)
     Publish {
@@ -225,8 +228,8 @@ pub async fn run(api: &Api, scope: &OrgScope, command: PrepCommand) -> Result<Ou
             }
             Ok(view_outcome(api.prep_dismiss_finding(scope, &id, finding - 1, reason).await?))
         }
-        PrepCommand::Lock { id } => {
-            let lock = api.prep_lock(scope, &id).await?;
+        PrepCommand::Lock { id, take_over } => {
+            let lock = api.prep_lock(scope, &id, take_over).await?;
             let text = format!("You hold the edit lock until {}", lock.expires_at.format("%Y-%m-%d %H:%M UTC"));
             Ok(Outcome::ok(json!({ "lock": lock }), text))
         }

@@ -10,6 +10,7 @@
 //! | a contract's or a vendor's fields | every role but viewer |
 //! | an approval request | every role but viewer (who may *decide* a step is [`crate::approval`]'s rule) |
 //! | a workflow run's summary or approval step, a review report it assembled (published by the desktop the run lives on), a request to cancel a run | every role but viewer |
+//! | an RFP package (Prep Studio) | owner, admin, buyer |
 //!
 //! A setting key the table does not name is an owner/admin change: the strictest row is the default.
 //!
@@ -37,10 +38,13 @@ pub enum SharedChange<'a> {
     ApprovalRequest,
     /// A run's summary or one of its approval steps, published by the desktop that runs it.
     WorkflowRun,
+    /// An RFP package of Prep Studio (its content, title, publication).
+    PrepPackage,
 }
 
 const ADMINS: &[Role] = &[Role::Owner, Role::Admin];
 const MEMBERS: &[Role] = &[Role::Owner, Role::Admin, Role::Reviewer, Role::Buyer, Role::Approver];
+const PREPARERS: &[Role] = &[Role::Owner, Role::Admin, Role::Buyer];
 
 impl<'a> SharedChange<'a> {
     /// The change a synced record names: its model's stable wire name and its record id (a setting's key).
@@ -55,6 +59,7 @@ impl<'a> SharedChange<'a> {
             "vendor" => SharedChange::Vendor,
             "approval_decision" => SharedChange::ApprovalRequest,
             "run" | "approval_step" | "run_cancel" | "review_report" => SharedChange::WorkflowRun,
+            "prep_package" => SharedChange::PrepPackage,
             _ => return None,
         })
     }
@@ -70,6 +75,7 @@ impl<'a> SharedChange<'a> {
             | SharedChange::Vendor
             | SharedChange::ApprovalRequest
             | SharedChange::WorkflowRun => MEMBERS,
+            SharedChange::PrepPackage => PREPARERS,
         }
     }
 
@@ -86,6 +92,7 @@ impl<'a> SharedChange<'a> {
             SharedChange::Vendor => "change a vendor".into(),
             SharedChange::ApprovalRequest => "decide approvals".into(),
             SharedChange::WorkflowRun => "run workflows".into(),
+            SharedChange::PrepPackage => "prepare RFP packages".into(),
         }
     }
 }
@@ -111,8 +118,13 @@ pub fn check(role: Role, change: SharedChange<'_>) -> Result<(), RoleRefusal> {
     if allowed.contains(&role) {
         return Ok(());
     }
-    let who =
-        if allowed == ADMINS { "an owner or admin".to_string() } else { "a member who is not a viewer".to_string() };
+    let who = if allowed == ADMINS {
+        "an owner or admin".to_string()
+    } else if allowed == PREPARERS {
+        "an owner, admin or buyer".to_string()
+    } else {
+        "a member who is not a viewer".to_string()
+    };
     Err(RoleRefusal {
         role,
         message: format!("your role ({role}) cannot {}; ask {who} of the organization", change.describe()),

@@ -33,6 +33,11 @@ pub enum StoreError {
     OwnRequest,
     #[error("{holder} is editing this package until {until}; it can be taken over after that")]
     Locked { holder: String, until: chrono::DateTime<chrono::Utc> },
+    #[error(
+        "{holder}'s edit lease on this package expired at {expired_at}; take it over to edit (Prep Studio's Take \
+         over, or `pactwise prep lock ID --take-over`)"
+    )]
+    LeaseExpired { holder: String, expired_at: chrono::DateTime<chrono::Utc> },
     #[error("take the package's edit lock first (`pactwise prep lock ID`, or open it in Prep Studio)")]
     LeaseRequired,
     #[error("the package changed since it was read (version {expected}, now {found}); reload it and try again")]
@@ -55,7 +60,9 @@ impl StoreError {
             StoreError::Conflict(_) => ErrorCode::Conflict,
             StoreError::Invalid(_) => ErrorCode::InvalidInput,
             StoreError::FourEyes | StoreError::OwnRequest => ErrorCode::Forbidden,
-            StoreError::Locked { .. } | StoreError::LeaseRequired => ErrorCode::PackageLocked,
+            StoreError::Locked { .. } | StoreError::LeaseExpired { .. } | StoreError::LeaseRequired => {
+                ErrorCode::PackageLocked
+            }
             StoreError::EditConflict { .. } | StoreError::AlreadyPublished => ErrorCode::EditConflict,
             StoreError::PublishRefused { .. } => ErrorCode::PublishBlocked,
         }

@@ -24,6 +24,7 @@ mod passages;
 mod platform;
 mod platform_credential;
 pub mod prep;
+mod prep_sync;
 mod reviews;
 mod runs;
 mod scope;
@@ -64,6 +65,9 @@ pub use passages::{
 pub use platform::{Platform, SessionOrg};
 pub use platform_credential::{PlatformCredential, PlatformWorker};
 pub use prep::Prep;
+pub use prep_sync::{
+    MAX_PACKAGE_BYTES, PREP_PACKAGE_FIELDS, PREP_PACKAGE_MODEL, RemoteLease, check_prep_package_fields,
+};
 pub use reviews::{
     ContractRow, Correction, FinalVendor, Finalization, NewCorrection, QueueRow, Reviews, StageRow, Vendor,
     VendorDecision, normalized_vendor_name,

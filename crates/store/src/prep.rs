@@ -9,22 +9,30 @@
 //! requirements, priceable pricing lines, and the six milestones in order on business days. The store never trusts
 //! the caller's copy. Publishing needs the buyer's own session (role owner, admin or buyer) and no other editor's
 //! live lease.
+//!
+//! The edit lease is decided by `pactwise_rules::prep::lease::decide`: here ([`Prep::acquire_lock`]) for an
+//! organization that does not sync; for one that syncs the sync service decides with the same rule and `prep_locks`
+//! keeps what it last answered ([`Prep::adopt_lease`]), so a save — online or offline — needs the caller's own
+//! lease that has not expired. Packages of a syncing organization travel to its other desktops
+//! (`crate::prep_sync`).
 
 use crate::audit::append_audit;
 use crate::time::{from_sql, from_sql_opt, to_sql};
 use crate::{OrgScope, Store, StoreError};
 use chrono::{DateTime, Utc};
 use pactwise_domain::{Role, UserId};
+use pactwise_rules::prep::lease::{self as lease_rule, Lease, LeaseRefusal};
 use pactwise_rules::prep::{content_hash, publish_gate, stored_artifacts};
+use pactwise_rules::roles;
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use pactwise_rules::prep::{GateViolation, PublishRule};
 
-/// Who may draft and publish packages.
+/// Who may draft and publish packages (the role table's row for RFP packages).
 pub fn can_prepare_packages(role: Role) -> bool {
-    matches!(role, Role::Owner | Role::Admin | Role::Buyer)
+    roles::check(role, roles::SharedChange::PrepPackage).is_ok()
 }
 
 /// A stored package.
@@ -51,6 +59,21 @@ pub struct LockInfo {
     pub expires_at: DateTime<Utc>,
     /// The lease had expired when it was read (anyone may take it over).
     pub expired: bool,
+}
+
+impl LockInfo {
+    fn rule(&self) -> Lease {
+        Lease { holder: self.holder, acquired_at: self.acquired_at, expires_at: self.expires_at }
+    }
+}
+
+/// A lease as the sync service answered it, kept here for display and for saves made offline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceLease {
+    pub holder: UserId,
+    pub holder_name: String,
+    pub acquired_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
 }
 
 /// One model call of a drafting run.
@@ -114,6 +137,7 @@ impl<'s> Prep<'s> {
             params![id, scope.org().to_string(), scope.user().to_string(), now, to_sql(now_t + lease)],
         )?;
         append_audit(&tx, scope, &now, "prep.create", "prep_package", Some(&id), &serde_json::json!({"title": title}))?;
+        crate::prep_sync::package_changed_in(self.store, &tx, scope, &id, crate::prep_sync::ALL_FIELDS)?;
         tx.commit()?;
         Ok(id)
     }
@@ -186,10 +210,12 @@ impl<'s> Prep<'s> {
         }
         let now = to_sql(self.store.clock().now());
         let tx = self.store.conn().unchecked_transaction()?;
+        let title = package.get("title").and_then(Value::as_str).filter(|t| !t.trim().is_empty());
         let changed = tx.execute(
-            "UPDATE prep_packages SET package_json = ?3, version = version + 1, updated_at = ?4
+            "UPDATE prep_packages SET package_json = ?3, version = version + 1, updated_at = ?4,
+                 title = COALESCE(?6, title)
              WHERE id = ?1 AND org_id = ?2 AND version = ?5 AND deleted_at IS NULL",
-            params![id, scope.org().to_string(), package.to_string(), now, read_version],
+            params![id, scope.org().to_string(), package.to_string(), now, read_version, title],
         )?;
         if changed != 1 {
             return Err(StoreError::EditConflict { expected: read_version, found: current.version });
@@ -203,14 +229,20 @@ impl<'s> Prep<'s> {
             Some(id),
             &serde_json::json!({"version": read_version + 1}),
         )?;
+        crate::prep_sync::package_changed_in(self.store, &tx, scope, id, &["title", "package"])?;
         tx.commit()?;
         Ok(read_version + 1)
     }
 
     fn require_own_lease(&self, scope: &OrgScope, id: &str) -> Result<(), StoreError> {
-        match self.lock(scope, id)? {
-            Some(lock) if lock.holder == scope.user() && !lock.expired => Ok(()),
-            Some(lock) if !lock.expired => Err(StoreError::Locked { holder: lock.holder_name, until: lock.expires_at }),
+        let lock = self.lock(scope, id)?;
+        if lease_rule::may_edit(lock.as_ref().map(LockInfo::rule).as_ref(), scope.user(), self.store.clock().now()) {
+            return Ok(());
+        }
+        match lock {
+            Some(lock) if !lock.expired && lock.holder != scope.user() => {
+                Err(StoreError::Locked { holder: lock.holder_name, until: lock.expires_at })
+            }
             _ => Err(StoreError::LeaseRequired),
         }
     }
@@ -242,27 +274,49 @@ impl<'s> Prep<'s> {
         }))
     }
 
-    /// Takes (or renews) the edit lease for `lease` from now. Refused with `Locked` while another person's lease
-    /// is live; an expired lease is taken over (and the takeover audited).
-    pub fn acquire_lock(&self, scope: &OrgScope, id: &str, lease: chrono::Duration) -> Result<LockInfo, StoreError> {
+    /// Takes (or renews) the edit lease for `lease` from now, as `pactwise_rules::prep::lease::decide` says: refused
+    /// with `Locked` while another person's lease is live, with `LeaseExpired` for another person's expired lease
+    /// unless `take_over` (then taken over, and audited with the previous holder and when their lease expired). For
+    /// an organization that does not sync; one that syncs asks the sync service and keeps its answer with
+    /// [`Prep::adopt_lease`].
+    pub fn acquire_lock(
+        &self,
+        scope: &OrgScope,
+        id: &str,
+        lease: chrono::Duration,
+        take_over: bool,
+    ) -> Result<LockInfo, StoreError> {
         Self::require_preparer(scope)?;
         let previous = self.lock(scope, id)?;
-        if let Some(lock) = &previous
-            && lock.holder != scope.user()
-            && !lock.expired
-        {
-            return Err(StoreError::Locked { holder: lock.holder_name.clone(), until: lock.expires_at });
-        }
         let now_t = self.store.clock().now();
+        let decided =
+            lease_rule::decide(previous.as_ref().map(LockInfo::rule).as_ref(), scope.user(), take_over, now_t, lease);
+        let (grant, granted) = match decided {
+            Ok(granted) => granted,
+            Err(LeaseRefusal::Held { lease }) => {
+                let holder = previous.map(|p| p.holder_name).unwrap_or_default();
+                return Err(StoreError::Locked { holder, until: lease.expires_at });
+            }
+            Err(LeaseRefusal::ExpiredTakeOverNeeded { lease }) => {
+                let holder = previous.map(|p| p.holder_name).unwrap_or_default();
+                return Err(StoreError::LeaseExpired { holder, expired_at: lease.expires_at });
+            }
+        };
         let now = to_sql(now_t);
         let tx = self.store.conn().unchecked_transaction()?;
         tx.execute(
             "INSERT INTO prep_locks (package_id, org_id, holder, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT (package_id) DO UPDATE SET holder = excluded.holder, acquired_at = excluded.acquired_at,
                  expires_at = excluded.expires_at",
-            params![id, scope.org().to_string(), scope.user().to_string(), now, to_sql(now_t + lease)],
+            params![
+                id,
+                scope.org().to_string(),
+                scope.user().to_string(),
+                to_sql(granted.acquired_at),
+                to_sql(granted.expires_at)
+            ],
         )?;
-        if let Some(lock) = previous.filter(|l| l.holder != scope.user()) {
+        if let lease_rule::LeaseGrant::TakenOver { previous } = grant {
             append_audit(
                 &tx,
                 scope,
@@ -270,11 +324,23 @@ impl<'s> Prep<'s> {
                 "prep.lock_taken_over",
                 "prep_package",
                 Some(id),
-                &serde_json::json!({"previous_holder": lock.holder.to_string(), "expired_at": to_sql(lock.expires_at)}),
+                &serde_json::json!({"previous_holder": previous.holder.to_string(), "expired_at": to_sql(previous.expires_at)}),
             )?;
         }
         tx.commit()?;
         self.lock(scope, id)?.ok_or(StoreError::NotFound)
+    }
+
+    /// Keeps the lease the sync service answered for a package of a syncing organization (`None`: nobody holds
+    /// it): shown in Prep Studio, and what a save checks when the service cannot be reached. No audit here: the
+    /// service logs take-overs and every desktop audits them from its log.
+    pub fn adopt_lease(&self, scope: &OrgScope, id: &str, lease: Option<&ServiceLease>) -> Result<(), StoreError> {
+        self.get(scope, id)?;
+        let tx = self.store.conn().unchecked_transaction()?;
+        let now = to_sql(self.store.clock().now());
+        crate::prep_sync::write_lock_in(&tx, &scope.org().to_string(), id, lease, &now)?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// Gives the lease back (only its holder can).
@@ -391,6 +457,7 @@ impl<'s> Prep<'s> {
             Some(id),
             &serde_json::json!({"version": row.version, "hash": content_hash(&row.package)}),
         )?;
+        crate::prep_sync::package_changed_in(self.store, &tx, scope, id, &["package", "published"])?;
         tx.commit()?;
         self.get(scope, id)
     }

@@ -430,6 +430,12 @@ impl<'s> SyncLog<'s> {
         Ok((rows.collect::<Result<_, _>>()?, total as u64))
     }
 
+    /// Does the scope's organization sync (signed in now, or before)? Then its packages' edit leases are the
+    /// sync service's.
+    pub fn org_syncs(&self, scope: &OrgScope) -> Result<bool, StoreError> {
+        org_syncs(self.store.conn(), &scope.org().to_string())
+    }
+
     /// The organization's sync state; the first call creates it with `new_node_id` (this install's HLC node).
     pub fn state(&self, scope: &OrgScope, new_node_id: impl FnOnce() -> String) -> Result<SyncState, StoreError> {
         let org = scope.org().to_string();

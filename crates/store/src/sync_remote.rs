@@ -177,7 +177,12 @@ fn check_correction(c: &RemoteCorrection) -> Result<(), StoreError> {
 }
 
 /// A user row for someone known only through sync (their id is the sync service's user id).
-fn ensure_user(tx: &Transaction<'_>, user: UserId, name_hint: Option<&str>, now: &str) -> Result<(), StoreError> {
+pub(crate) fn ensure_user(
+    tx: &Transaction<'_>,
+    user: UserId,
+    name_hint: Option<&str>,
+    now: &str,
+) -> Result<(), StoreError> {
     let id = user.to_string();
     let name = name_hint
         .map(str::trim)

@@ -35,7 +35,7 @@ fn the_lease_shows_its_holder_refuses_others_until_it_expires_and_can_then_be_ta
     let lock = store.prep().lock(&bo, &id).unwrap().unwrap();
     assert_eq!(lock.holder_name, "Ana");
     assert!(!lock.expired);
-    match store.prep().acquire_lock(&bo, &id, Duration::minutes(15)) {
+    match store.prep().acquire_lock(&bo, &id, Duration::minutes(15), false) {
         Err(StoreError::Locked { holder, until }) => {
             assert_eq!(holder, "Ana");
             assert_eq!(until, clock.now_for_test() + Duration::minutes(15));
@@ -46,14 +46,24 @@ fn the_lease_shows_its_holder_refuses_others_until_it_expires_and_can_then_be_ta
 
     // Ana renews her own lease; Bo still waits.
     clock.advance(Duration::minutes(10));
-    store.prep().acquire_lock(&ana, &id, Duration::minutes(15)).unwrap();
+    store.prep().acquire_lock(&ana, &id, Duration::minutes(15), false).unwrap();
     clock.advance(Duration::minutes(10));
-    assert!(matches!(store.prep().acquire_lock(&bo, &id, Duration::minutes(15)), Err(StoreError::Locked { .. })));
+    assert!(matches!(
+        store.prep().acquire_lock(&bo, &id, Duration::minutes(15), false),
+        Err(StoreError::Locked { .. })
+    ));
+    // Asking to take over a live lease changes nothing: it is never taken over before it expires.
+    assert!(matches!(store.prep().acquire_lock(&bo, &id, Duration::minutes(15), true), Err(StoreError::Locked { .. })));
 
-    // After expiry Bo takes over; Ana's save is refused and the takeover is audited.
+    // After expiry Bo must say he takes over; then Ana's save is refused and the takeover is audited.
     clock.advance(Duration::minutes(6));
     assert!(store.prep().lock(&bo, &id).unwrap().unwrap().expired);
-    let taken = store.prep().acquire_lock(&bo, &id, Duration::minutes(15)).unwrap();
+    match store.prep().acquire_lock(&bo, &id, Duration::minutes(15), false) {
+        Err(e @ StoreError::LeaseExpired { .. }) => assert!(e.to_string().contains("Ana's edit lease"), "{e}"),
+        other => panic!("expected LeaseExpired, got {other:?}"),
+    }
+    assert!(!store.audit().list(&bo).unwrap().iter().any(|e| e.action == "prep.lock_taken_over"));
+    let taken = store.prep().acquire_lock(&bo, &id, Duration::minutes(15), true).unwrap();
     assert_eq!(taken.holder_name, "Bo");
     assert!(matches!(store.prep().save(&ana, &id, 1, &json!({"x": 1})), Err(StoreError::Locked { .. })));
     assert_eq!(store.prep().save(&bo, &id, 1, &json!({"x": 1})).unwrap(), 2);
@@ -82,7 +92,7 @@ fn another_organization_sees_no_package_and_viewers_cannot_prepare() {
     let viewer = member_of(&store, acme, "Vi", Role::Viewer);
     let id = store.prep().create(&ana, "Fleet", &json!({"artifacts": {}}), Duration::minutes(15)).unwrap();
     assert!(matches!(store.prep().get(&eve, &id), Err(StoreError::NotFound)));
-    assert!(matches!(store.prep().acquire_lock(&eve, &id, Duration::minutes(5)), Err(StoreError::NotFound)));
+    assert!(matches!(store.prep().acquire_lock(&eve, &id, Duration::minutes(5), false), Err(StoreError::NotFound)));
     assert!(matches!(store.prep().publish(&eve, &id), Err(StoreError::NotFound)));
     assert!(store.prep().list(&eve).unwrap().is_empty());
     assert!(matches!(

@@ -53,6 +53,8 @@ pub struct ServerConfig {
     pub code_ttl: chrono::Duration,
     /// How often the service looks for approval steps past their escalation time ([`crate::steps::sweep`]).
     pub escalation_sweep: Duration,
+    /// How long an RFP package's edit lease lasts from its last take or renewal (the lease routes).
+    pub lease_ttl: chrono::Duration,
 }
 
 impl std::fmt::Debug for MetricsTokenRedacted<'_> {
@@ -76,6 +78,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("wait_limits", &self.wait_limits)
             .field("code_ttl", &self.code_ttl)
             .field("escalation_sweep", &self.escalation_sweep)
+            .field("lease_ttl", &self.lease_ttl)
             .finish()
     }
 }
@@ -93,6 +96,7 @@ impl Default for ServerConfig {
             wait_limits: WaitLimits::default(),
             code_ttl: chrono::Duration::days(7),
             escalation_sweep: Duration::from_secs(15),
+            lease_ttl: chrono::Duration::minutes(pactwise_sync::lease::LEASE_MINUTES),
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod admin;
 pub mod auth;
 pub mod drain;
 pub mod http;
+pub mod leases;
 pub mod listen;
 pub mod members;
 pub mod metrics;
@@ -32,9 +33,9 @@ pub use storage::{Actor, StorageError, SyncStorage};
 
 use std::sync::Arc;
 
-/// The service's HTTP routes over `state` (`/api/v1`, with the members routes, `/health`, `/metrics`).
+/// The service's HTTP routes over `state` (`/api/v1`, with the members and lease routes, `/health`, `/metrics`).
 pub fn router(state: AppState) -> axum::Router {
-    http::router_with(state, members::routes())
+    http::router_with(state, members::routes().merge(leases::routes()))
 }
 
 /// Open storage from a database URL: `sqlite:PATH` (or a plain path) or `postgres://…`.

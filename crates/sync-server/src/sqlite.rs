@@ -3,12 +3,13 @@
 
 use crate::steps::{self, Opening, StepTables};
 use crate::storage::{
-    Actor, Counts, DeviceRecord, Login, MemberChanged, MemberOp, StorageError, StoredMember, SyncStorage,
-    check_member_op, db_json, member_change, parse_role, parse_roles, parse_ts, parse_uuid, refuse_change, roles_text,
-    to_json, ts,
+    self as leases, Actor, Counts, DeviceRecord, LeaseAudit, LeaseTake, Login, MemberChanged, MemberOp, StorageError,
+    StoredLease, StoredMember, SyncStorage, check_member_op, db_json, member_change, parse_role, parse_roles, parse_ts,
+    parse_uuid, refuse_change, roles_text, to_json, ts,
 };
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, Role, UserId};
+use pactwise_sync::lease::LeaseEvent;
 use pactwise_sync::members::{Member, OpenCode};
 use pactwise_sync::wire::{Change, PullResponse, PushRequest, PushResponse, PushResult, ServerChange};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -121,6 +122,25 @@ CREATE TABLE IF NOT EXISTS member_codes (
     used_at TEXT,
     PRIMARY KEY (org_id, user_id)
 );
+-- RFP packages' edit leases (one per package and organization) and their audit.
+CREATE TABLE IF NOT EXISTS prep_leases (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    package_id TEXT NOT NULL,
+    holder TEXT NOT NULL REFERENCES users(id),
+    acquired_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    PRIMARY KEY (org_id, package_id)
+);
+CREATE TABLE IF NOT EXISTS lease_audit (
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    package_id TEXT NOT NULL,
+    at TEXT NOT NULL,
+    action TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    previous_holder TEXT,
+    previous_expires_at TEXT
+);
+CREATE INDEX IF NOT EXISTS lease_audit_package ON lease_audit (org_id, package_id, at);
 "#;
 
 /// Columns added after the first release (a database made before gets them at open).
@@ -701,6 +721,139 @@ impl SyncStorage for SqliteStorage {
             password_hash: password_hash.to_string(),
         }))
     }
+
+    fn lease(&self, org: OrgId, package: Uuid) -> Result<Option<StoredLease>, StorageError> {
+        let conn = self.reader();
+        read_lease(&conn, &org.to_string(), &package.to_string())
+    }
+
+    fn take_lease(
+        &self,
+        actor: &Actor,
+        package: Uuid,
+        take_over: bool,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> Result<LeaseTake, StorageError> {
+        let mut conn = self.writer();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let (org, pkg) = (actor.org.to_string(), package.to_string());
+        let current = read_lease(&tx, &org, &pkg)?;
+        let name: String = tx.query_row(
+            "SELECT COALESCE(display_name, email) FROM users WHERE id = ?1 AND org_id = ?2",
+            params![actor.user.to_string(), &org],
+            |r| r.get(0),
+        )?;
+        let plan = match leases::plan_take(current.as_ref(), actor.user, &name, take_over, now, ttl) {
+            Ok(plan) => plan,
+            Err(refused) => return Ok(refused),
+        };
+        tx.execute(
+            "INSERT INTO prep_leases (org_id, package_id, holder, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (org_id, package_id) DO UPDATE SET holder = excluded.holder,
+                 acquired_at = excluded.acquired_at, expires_at = excluded.expires_at",
+            params![&org, &pkg, actor.user.to_string(), ts(plan.lease.acquired_at), ts(plan.lease.expires_at)],
+        )?;
+        let seq = match &plan.event {
+            Some(event) => Some(log_lease_event(&tx, actor, package, event, now)?),
+            None => None,
+        };
+        tx.commit()?;
+        Ok(LeaseTake::Granted { grant: plan.grant, lease: plan.lease, seq })
+    }
+
+    fn release_lease(&self, actor: &Actor, package: Uuid, now: DateTime<Utc>) -> Result<Option<u64>, StorageError> {
+        let mut conn = self.writer();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let (org, pkg) = (actor.org.to_string(), package.to_string());
+        let Some(lease) = read_lease(&tx, &org, &pkg)?.filter(|l| l.holder == actor.user) else { return Ok(None) };
+        tx.execute("DELETE FROM prep_leases WHERE org_id = ?1 AND package_id = ?2", params![&org, &pkg])?;
+        let seq = log_lease_event(&tx, actor, package, &leases::release_event(&lease), now)?;
+        tx.commit()?;
+        Ok(Some(seq))
+    }
+
+    fn lease_audit(&self, org: OrgId, package: Uuid) -> Result<Vec<LeaseAudit>, StorageError> {
+        let conn = self.reader();
+        let rows: Vec<AuditRow> = conn
+            .prepare_cached(
+                "SELECT at, action, actor, previous_holder, previous_expires_at FROM lease_audit
+                 WHERE org_id = ?1 AND package_id = ?2 ORDER BY at, rowid",
+            )?
+            .query_map(params![org.to_string(), package.to_string()], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        rows.into_iter()
+            .map(|(at, action, actor, previous, previous_expires)| {
+                Ok(LeaseAudit {
+                    at: parse_ts(&at)?,
+                    action,
+                    actor: UserId::from_uuid(parse_uuid(&actor)?),
+                    previous_holder: previous.as_deref().map(parse_uuid).transpose()?.map(UserId::from_uuid),
+                    previous_expires_at: previous_expires.as_deref().map(parse_ts).transpose()?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// A `lease_audit` row as stored: at, action, actor, previous holder, when their lease expired.
+type AuditRow = (String, String, String, Option<String>, Option<String>);
+
+fn read_lease(conn: &Connection, org: &str, package: &str) -> Result<Option<StoredLease>, StorageError> {
+    let row: Option<(String, String, String, String)> = conn
+        .prepare_cached(
+            "SELECT l.holder, COALESCE(u.display_name, u.email), l.acquired_at, l.expires_at FROM prep_leases l
+             JOIN users u ON u.id = l.holder WHERE l.org_id = ?1 AND l.package_id = ?2",
+        )?
+        .query_row(params![org, package], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    row.map(|(holder, name, acquired, expires)| leases::parse_lease(&holder, name, &acquired, &expires)).transpose()
+}
+
+/// The audit row and the organization's log entry of a lease event, inside the caller's transaction.
+fn log_lease_event(
+    tx: &rusqlite::Transaction<'_>,
+    actor: &Actor,
+    package: Uuid,
+    event: &LeaseEvent,
+    now: DateTime<Utc>,
+) -> Result<u64, StorageError> {
+    let (org, pkg, at) = (actor.org.to_string(), package.to_string(), ts(now));
+    tx.execute(
+        "INSERT INTO lease_audit (org_id, package_id, at, action, actor, previous_holder, previous_expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            &org,
+            &pkg,
+            &at,
+            leases::audit_action(event.event),
+            actor.user.to_string(),
+            event.previous_holder.map(|u| u.to_string()),
+            event.previous_expires_at.map(ts)
+        ],
+    )?;
+    let seq =
+        tx.query_row("SELECT last_seq FROM organizations WHERE id = ?1", [&org], |r| r.get::<_, i64>(0))? as u64 + 1;
+    let change = leases::lease_change(package, event, now, seq);
+    tx.execute(
+        "INSERT INTO changes (org_id, seq, change_id, model, record_id, change_json, author, device_id, received_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            &org,
+            seq as i64,
+            change.id.to_string(),
+            change.model.as_str(),
+            &pkg,
+            to_json(&change)?,
+            actor.user.to_string(),
+            actor.device.to_string(),
+            &at
+        ],
+    )?;
+    tx.execute("UPDATE organizations SET last_seq = ?2 WHERE id = ?1", params![&org, seq as i64])?;
+    Ok(seq)
 }
 
 /// The step tables inside a push's transaction.

@@ -4,7 +4,9 @@
 
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, Role, UserId};
+use pactwise_rules::prep::lease::{self as rule, Lease, LeaseGrant, LeaseRefusal};
 use pactwise_rules::roles;
+use pactwise_sync::lease::{LeaseEvent, LeaseEventKind, LeaseGrantKind, LeaseView};
 use pactwise_sync::members::{Member, MemberFields, OpenCode};
 use pactwise_sync::wire::{Change, ChangeBody, ErrorDetail, PullResponse, PushRequest, PushResponse};
 use pactwise_sync::{Hlc, SyncedModel};
@@ -151,6 +153,24 @@ pub trait SyncStorage: Send + Sync + 'static {
         password_hash: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<Login>, StorageError>;
+
+    /// The organization's lease on `package`, if someone holds one (expired or not; a released one is gone).
+    fn lease(&self, org: OrgId, package: Uuid) -> Result<Option<StoredLease>, StorageError>;
+    /// Takes or renews the actor's lease, decided by [`plan_take`] over the stored lease by the
+    /// service's clock `now`, in one transaction with its audit row and, for a new holder, its `prep_lease` event
+    /// in the organization's log (`seq`).
+    fn take_lease(
+        &self,
+        actor: &Actor,
+        package: Uuid,
+        take_over: bool,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> Result<LeaseTake, StorageError>;
+    /// Releases the actor's own lease (audited and logged); None when they held none.
+    fn release_lease(&self, actor: &Actor, package: Uuid, now: DateTime<Utc>) -> Result<Option<u64>, StorageError>;
+    /// The service's audit of the organization's lease on `package`, oldest first.
+    fn lease_audit(&self, org: OrgId, package: Uuid) -> Result<Vec<LeaseAudit>, StorageError>;
 }
 
 /// A change to an organization's members, as the members routes ask for it (the organization is the actor's).
@@ -328,4 +348,154 @@ pub(crate) fn page(
     changes.truncate(limit as usize);
     let next_cursor = changes.last().map(|c| c.seq).unwrap_or(since);
     pactwise_sync::wire::PullResponse { changes, next_cursor, has_more }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// RFP packages' edit leases (the lease routes): the decision over the stored lease and what it writes, for both
+// backends.
+
+/// A lease as a backend stores it, with its holder's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredLease {
+    pub holder: UserId,
+    pub holder_name: String,
+    pub acquired_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+impl StoredLease {
+    fn rule(&self) -> Lease {
+        Lease { holder: self.holder, acquired_at: self.acquired_at, expires_at: self.expires_at }
+    }
+
+    pub fn view(&self, package: Uuid, now: DateTime<Utc>) -> LeaseView {
+        LeaseView {
+            package_id: package,
+            holder: self.holder,
+            holder_name: self.holder_name.clone(),
+            acquired_at: self.acquired_at,
+            expires_at: self.expires_at,
+            expired: self.rule().expired(now),
+        }
+    }
+}
+
+/// A take's outcome, as a backend returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseTake {
+    Granted { grant: LeaseGrantKind, lease: StoredLease, seq: Option<u64> },
+    Refused { refusal: LeaseRefusal, lease: StoredLease },
+}
+
+/// One row of the service's lease audit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseAudit {
+    pub at: DateTime<Utc>,
+    /// `taken`, `taken_over` or `released`.
+    pub action: String,
+    pub actor: UserId,
+    pub previous_holder: Option<UserId>,
+    pub previous_expires_at: Option<DateTime<Utc>>,
+}
+
+/// What a backend writes for a take, decided by the one rule: the lease to store, and for a new holder the event
+/// (its audit row and its log entry).
+pub struct TakePlan {
+    pub grant: LeaseGrantKind,
+    pub lease: StoredLease,
+    pub event: Option<LeaseEvent>,
+}
+
+/// Decides a take over the stored lease (`pactwise_rules::prep::lease::decide`, by the service's clock `now`).
+pub fn plan_take(
+    current: Option<&StoredLease>,
+    asker: UserId,
+    asker_name: &str,
+    take_over: bool,
+    now: DateTime<Utc>,
+    ttl: chrono::Duration,
+) -> Result<TakePlan, LeaseTake> {
+    let decided = rule::decide(current.map(StoredLease::rule).as_ref(), asker, take_over, now, ttl);
+    let (grant, lease) = match decided {
+        Ok(granted) => granted,
+        Err(refusal) => {
+            let lease = current.cloned().expect("a refusal names a lease someone holds");
+            return Err(LeaseTake::Refused { refusal, lease });
+        }
+    };
+    let stored = StoredLease {
+        holder: asker,
+        holder_name: asker_name.to_string(),
+        acquired_at: lease.acquired_at,
+        expires_at: lease.expires_at,
+    };
+    let event = |event, previous: Option<&StoredLease>| LeaseEvent {
+        event,
+        holder: asker,
+        holder_name: asker_name.to_string(),
+        acquired_at: stored.acquired_at,
+        expires_at: stored.expires_at,
+        previous_holder: previous.map(|p| p.holder),
+        previous_holder_name: previous.map(|p| p.holder_name.clone()),
+        previous_expires_at: previous.map(|p| p.expires_at),
+    };
+    let (grant, event) = match grant {
+        LeaseGrant::Taken => (LeaseGrantKind::Taken, Some(event(LeaseEventKind::Taken, None))),
+        LeaseGrant::Renewed => (LeaseGrantKind::Renewed, None),
+        LeaseGrant::TakenOver { .. } => (LeaseGrantKind::TakenOver, Some(event(LeaseEventKind::TakenOver, current))),
+    };
+    Ok(TakePlan { grant, lease: stored, event })
+}
+
+/// The release event of the caller's lease.
+pub fn release_event(lease: &StoredLease) -> LeaseEvent {
+    LeaseEvent {
+        event: LeaseEventKind::Released,
+        holder: lease.holder,
+        holder_name: lease.holder_name.clone(),
+        acquired_at: lease.acquired_at,
+        expires_at: lease.expires_at,
+        previous_holder: None,
+        previous_holder_name: None,
+        previous_expires_at: None,
+    }
+}
+
+/// The service-authored log entry of a lease event (record id: the package), stamped by the service's clock.
+pub fn lease_change(package: Uuid, event: &LeaseEvent, now: DateTime<Utc>, seq: u64) -> Change {
+    Change {
+        id: Uuid::now_v7(),
+        model: SyncedModel::PrepLease,
+        record_id: package.to_string(),
+        hlc: Hlc {
+            wall_ms: u64::try_from(now.timestamp_millis()).unwrap_or(0),
+            counter: (seq % u64::from(u32::MAX)) as u32,
+            node: Uuid::nil(),
+        },
+        body: ChangeBody::Event { event: event.to_event() },
+    }
+}
+
+/// The audit action of an event.
+pub fn audit_action(event: LeaseEventKind) -> &'static str {
+    match event {
+        LeaseEventKind::Taken => "taken",
+        LeaseEventKind::TakenOver => "taken_over",
+        LeaseEventKind::Released => "released",
+    }
+}
+
+/// A stored lease as the backends read it (the holder's name: display name, else email).
+pub fn parse_lease(
+    holder: &str,
+    holder_name: String,
+    acquired_at: &str,
+    expires_at: &str,
+) -> Result<StoredLease, StorageError> {
+    Ok(StoredLease {
+        holder: UserId::from_uuid(parse_uuid(holder)?),
+        holder_name,
+        acquired_at: parse_ts(acquired_at)?,
+        expires_at: parse_ts(expires_at)?,
+    })
 }

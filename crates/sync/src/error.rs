@@ -49,6 +49,7 @@ impl SyncError {
                 "forbidden" => ErrorCode::Forbidden,
                 "not_found" => ErrorCode::NotFound,
                 "resource_limit" => ErrorCode::ResourceLimit,
+                "package_locked" => ErrorCode::PackageLocked,
                 _ => ErrorCode::InvalidInput,
             },
             SyncError::BlobCorrupt { .. } | SyncError::BlobTooLarge { .. } => ErrorCode::FileCorrupt,

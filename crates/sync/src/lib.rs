@@ -16,6 +16,7 @@ pub mod client;
 pub mod error;
 pub mod hlc;
 pub mod http;
+pub mod lease;
 pub mod machine;
 pub mod members;
 pub mod memory;

@@ -47,6 +47,11 @@ pub enum SyncedModel {
     /// A contract review report a run assembled, published once by the run's desktop (append-only); its sign-off is
     /// the run's approval step, decided by a request the service stamps.
     ReviewReport,
+    /// An RFP package of Prep Studio: its title, content, creation and publication as last-writer-wins fields
+    /// (only the holder of the package's edit lease on the sync service writes it).
+    PrepPackage,
+    /// A package's edit lease was taken, taken over or released: written only by the service, never by a desktop.
+    PrepLease,
 }
 
 /// How concurrent changes to one model are reconciled.
@@ -61,7 +66,7 @@ pub enum ConflictRule {
 }
 
 impl SyncedModel {
-    pub const ALL: [SyncedModel; 13] = [
+    pub const ALL: [SyncedModel; 15] = [
         SyncedModel::Document,
         SyncedModel::Contract,
         SyncedModel::Vendor,
@@ -75,6 +80,8 @@ impl SyncedModel {
         SyncedModel::Member,
         SyncedModel::ApprovalEscalation,
         SyncedModel::ReviewReport,
+        SyncedModel::PrepPackage,
+        SyncedModel::PrepLease,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -92,6 +99,8 @@ impl SyncedModel {
             SyncedModel::Member => "member",
             SyncedModel::ApprovalEscalation => "approval_escalation",
             SyncedModel::ReviewReport => "review_report",
+            SyncedModel::PrepPackage => "prep_package",
+            SyncedModel::PrepLease => "prep_lease",
         }
     }
 
@@ -103,12 +112,14 @@ impl SyncedModel {
             | SyncedModel::Setting
             | SyncedModel::Run
             | SyncedModel::ApprovalStep
-            | SyncedModel::Member => ConflictRule::LastWriterWins,
+            | SyncedModel::Member
+            | SyncedModel::PrepPackage => ConflictRule::LastWriterWins,
             SyncedModel::ReviewCorrection
             | SyncedModel::AuditEntry
             | SyncedModel::RunCancel
             | SyncedModel::ApprovalEscalation
-            | SyncedModel::ReviewReport => ConflictRule::AppendOnly,
+            | SyncedModel::ReviewReport
+            | SyncedModel::PrepLease => ConflictRule::AppendOnly,
             SyncedModel::ApprovalDecision => ConflictRule::ServerChecked,
         }
     }

@@ -75,8 +75,8 @@ export const commands = {
 	prepList: () => typedError<PrepSummary[], ApiError>(__TAURI_INVOKE("prep_list")),
 	/**  A package with its six artifacts, findings, run and budget, lock holder, pre-check and milestone dates. */
 	prepShow: (id: string) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_show", { id })),
-	/**  Takes (or renews, or takes over once expired) the package's edit lease. */
-	prepLock: (id: string) => typedError<PrepLock, ApiError>(__TAURI_INVOKE("prep_lock", { id })),
+	/**  Takes or renews the package's edit lease; `take_over` takes over another person's expired one. */
+	prepLock: (id: string, takeOver: boolean) => typedError<PrepLock, ApiError>(__TAURI_INVOKE("prep_lock", { id, takeOver })),
 	/**  Gives the edit lease back. */
 	prepRelease: (id: string) => typedError<null, ApiError>(__TAURI_INVOKE("prep_release", { id })),
 	/**  A person's edit of one artifact (validated at once; downstream artifacts become stale). */
@@ -2384,6 +2384,8 @@ export type PrepLock = {
 	held_by_me: boolean,
 	expires_at: string,
 	expired: boolean,
+	/**  The lease is held on the organization's sync service (one editor across all its desktops). */
+	on_service: boolean,
 };
 
 /**  Progress of a Prep Studio drafting run, sent before each step while `prep_draft` runs. */

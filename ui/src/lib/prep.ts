@@ -157,6 +157,8 @@ export function advice(code: ErrorCode, message: string): { text: string; reload
       return { text: "The content changed since you saw it. It was reloaded: review it again, then approve.", reload: true };
     case "publish_blocked":
       return { text: `Not published: ${message}`, reload: true };
+    case "sync_unavailable":
+      return { text: `Not saved: ${message}. Your change is still in the editor.`, reload: false };
     case "model_unavailable":
       return { text: `The model cannot be reached now: ${message} Editing and validation still work offline.`, reload: false };
     case "budget_exhausted":

@@ -120,6 +120,18 @@ enum Op {
         step: String,
         outcome: RequestOutcome,
     },
+    /// An RFP package's synced fields, each taken if it wins last-writer-wins here.
+    PrepPackage {
+        id: String,
+        hlc: String,
+        author: UserId,
+        fields: BTreeMap<String, Value>,
+    },
+    /// The service's word on a package's edit lease (taken, taken over, released).
+    PrepLease {
+        id: String,
+        lease: pactwise_store::RemoteLease,
+    },
     /// Not applied on the desktop (a model it does not keep yet, or a malformed change); marked applied.
     Skip,
 }
@@ -183,6 +195,57 @@ fn decode(remote: &ServerChange) -> Op {
                 hlc: change.hlc.to_sortable(),
                 author: remote.author,
                 fields: fields.clone(),
+            }
+        }
+        (SyncedModel::PrepPackage, ChangeBody::Fields { fields }) => {
+            if Uuid::parse_str(&change.record_id).is_err() {
+                return skip("bad package id");
+            }
+            if let Err(e) = pactwise_store::check_prep_package_fields(fields) {
+                return skip(&e.to_string());
+            }
+            // The whole package must read as Prep Studio's package (findings, warnings, the drafting run too).
+            if let Some(package) = fields.get("package")
+                && let Err(e) = serde_json::from_value::<pactwise_prep::Package>(package.clone())
+            {
+                return skip(&format!("not an RFP package: {e}"));
+            }
+            Op::PrepPackage {
+                id: change.record_id.clone(),
+                hlc: change.hlc.to_sortable(),
+                author: remote.author,
+                fields: fields.clone(),
+            }
+        }
+        (SyncedModel::PrepLease, ChangeBody::Event { event }) => {
+            if Uuid::parse_str(&change.record_id).is_err() {
+                return skip("bad package id");
+            }
+            match pactwise_sync::lease::LeaseEvent::from_event(event) {
+                // The service writes these for the token's user: the holder is the change's author.
+                Ok(e) if e.holder == remote.author => Op::PrepLease {
+                    id: change.record_id.clone(),
+                    lease: pactwise_store::RemoteLease {
+                        event: match e.event {
+                            pactwise_sync::lease::LeaseEventKind::Taken => "taken",
+                            pactwise_sync::lease::LeaseEventKind::TakenOver => "taken_over",
+                            pactwise_sync::lease::LeaseEventKind::Released => "released",
+                        }
+                        .to_string(),
+                        lease: pactwise_store::prep::ServiceLease {
+                            holder: e.holder,
+                            holder_name: e.holder_name,
+                            acquired_at: e.acquired_at,
+                            expires_at: e.expires_at,
+                        },
+                        previous: e
+                            .previous_holder
+                            .zip(e.previous_expires_at)
+                            .map(|(user, at)| (user, e.previous_holder_name, at)),
+                    },
+                },
+                Ok(_) => skip("a lease event whose holder is not its author"),
+                Err(why) => skip(&why),
             }
         }
         (SyncedModel::ReviewCorrection, ChangeBody::Event { event }) => {
@@ -462,6 +525,20 @@ impl LocalReplica for StoreReplica {
                                 records = true;
                                 a.vendor(&id, author, &taken)
                             }
+                            Op::PrepPackage { id, hlc, author, fields } => {
+                                let mut taken = BTreeMap::new();
+                                for (field, value) in fields {
+                                    if a.take_field("prep_package", &id, &field, &hlc)? {
+                                        taken.insert(field, value);
+                                    }
+                                }
+                                if taken.is_empty() {
+                                    continue;
+                                }
+                                a.ensure_user(author, None)?;
+                                a.prep_package(&id, author, &taken)
+                            }
+                            Op::PrepLease { id, lease } => a.prep_lease(&id, &lease),
                             Op::Correction { correction, user_name } => {
                                 a.ensure_user(correction.user, user_name.as_deref())?;
                                 a.correction(&correction).map(|applied| {

@@ -386,6 +386,26 @@ fn milestones(artifacts: &Artifacts) -> Vec<Violation> {
 // ---------------------------------------------------------------------------------------------------------------
 // The publish gate.
 
+/// Is an approval bound to `hash` still an approval of `content`? The one test of a hash-bound approval: the gate
+/// runs it, and so does a desktop receiving a package another desktop changed ([`stale_approvals`]).
+fn approval_holds(hash: &str, content: &Value) -> bool {
+    hash == content_hash(content)
+}
+
+/// The artifacts whose approval no longer holds: approved, but bound to a hash that is not their content's (or with
+/// no content at all). A package from another desktop shows these as needing approval again.
+pub fn stale_approvals(artifacts: &Artifacts) -> Vec<ArtifactKind> {
+    ArtifactKind::ALL
+        .into_iter()
+        .filter(|kind| match artifacts.state(*kind) {
+            ArtifactState::Approved { hash } => {
+                artifacts.content_json(*kind).is_none_or(|content| !approval_holds(hash, &content))
+            }
+            _ => false,
+        })
+        .collect()
+}
+
 /// The publish gate: every rule the package breaks (empty when it may be published). Each artifact must have
 /// content and an approval bound to the hash of that content; then the content rules run on the whole package (an
 /// artifact without content counts as empty: no criteria is not 100 %, no milestones are six missing ones). Pure:
@@ -399,7 +419,7 @@ pub fn publish_gate(artifacts: &Artifacts) -> Vec<GateViolation> {
             continue;
         };
         match artifacts.state(kind) {
-            ArtifactState::Approved { hash } if *hash == content_hash(&content) => {}
+            ArtifactState::Approved { hash } if approval_holds(hash, &content) => {}
             ArtifactState::Approved { .. } => out.push(GateViolation::new(
                 PublishRule::ApprovalOutdated,
                 kind,

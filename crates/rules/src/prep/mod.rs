@@ -8,6 +8,7 @@ pub mod artifact;
 pub mod calendar;
 pub mod gate;
 pub mod hash;
+pub mod lease;
 
 pub use artifact::{
     ArtifactKind, ArtifactState, Artifacts, Criteria, Criterion, Intake, Measure, Milestone, MilestoneKind, Milestones,
@@ -17,8 +18,8 @@ pub use artifact::{
 pub use calendar::{BusinessCalendar, is_business_day, milestone_dates, milestones_with_rationales};
 pub use gate::{
     GateViolation, OPEN_AMOUNT_MARKERS, PublishRule, RULE_INTAKE_INCOMPLETE, RULE_MILESTONE_NOT_COMPUTED,
-    RULE_SCOPE_INCOMPLETE, RULE_UNKNOWN_NEED, WEIGHT_TOTAL_BP, has_open_amount_marker, publish_gate, stored_artifacts,
-    validate,
+    RULE_SCOPE_INCOMPLETE, RULE_UNKNOWN_NEED, WEIGHT_TOTAL_BP, has_open_amount_marker, publish_gate, stale_approvals,
+    stored_artifacts, validate,
 };
 pub use hash::{content_hash, hash_content};
 

@@ -9,7 +9,9 @@ use pactwise_sync::machine::MachineConfig;
 use pactwise_sync::members::{Member, OpenCode};
 use pactwise_sync::wire::{PullResponse, PushRequest, PushResponse};
 use pactwise_sync::{DeviceToken, HttpApi, LocalReplica, MemoryReplica, SyncClient, SyncedModel};
-use pactwise_sync_server::storage::{Actor, Counts, DeviceRecord, Login, MemberChanged, MemberOp, StorageError};
+use pactwise_sync_server::storage::{
+    Actor, Counts, DeviceRecord, LeaseAudit, LeaseTake, Login, MemberChanged, MemberOp, StorageError, StoredLease,
+};
 use pactwise_sync_server::{AppState, SyncStorage};
 use serde_json::json;
 use std::future::Future;
@@ -130,6 +132,29 @@ impl SyncStorage for Stalling {
         now: DateTime<Utc>,
     ) -> Result<Option<Login>, StorageError> {
         self.inner.redeem_code(org, email, code, password, now)
+    }
+
+    fn lease(&self, org: OrgId, package: Uuid) -> Result<Option<StoredLease>, StorageError> {
+        self.inner.lease(org, package)
+    }
+
+    fn take_lease(
+        &self,
+        actor: &Actor,
+        package: Uuid,
+        take_over: bool,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> Result<LeaseTake, StorageError> {
+        self.inner.take_lease(actor, package, take_over, now, ttl)
+    }
+
+    fn release_lease(&self, actor: &Actor, package: Uuid, now: DateTime<Utc>) -> Result<Option<u64>, StorageError> {
+        self.inner.release_lease(actor, package, now)
+    }
+
+    fn lease_audit(&self, org: OrgId, package: Uuid) -> Result<Vec<LeaseAudit>, StorageError> {
+        self.inner.lease_audit(org, package)
     }
 }
 

@@ -10,6 +10,7 @@ mod convergence;
 mod faults;
 mod fuzz;
 mod isolation;
+mod leases;
 mod malformed;
 mod members;
 mod push;
