@@ -279,6 +279,10 @@ impl Api {
             .call(move |store| {
                 let scope = store.sessions().open(scope.session())?;
                 let step = id.to_string();
+                // This desktop's own runs and steps go out before a decision on one of them: a step decided on the
+                // desktop it lives on before it was ever synced must reach the service and the other desktops
+                // ahead of its decision, or they would see the step closed without knowing who decided.
+                crate::sync::publish::publish(store, &scope)?;
                 let request =
                     store.shared_runs().request_decision(&scope, &step, decision, &reason, choice.as_deref())?;
                 let mine = request_view(&request);

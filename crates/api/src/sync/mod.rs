@@ -21,7 +21,7 @@
 
 mod encoding;
 mod files;
-mod publish;
+pub(crate) mod publish;
 mod replica;
 mod tokens;
 
