@@ -95,25 +95,43 @@ impl Desktop {
     }
 }
 
+/// Ann's and Bob's desktops of one organization; Ann's has run the report on the six-page NDA against the fake
+/// model, and it waits for its sign-off; nothing has synced yet.
+struct Scene {
+    _server: FakeModelServer,
+    service: Service,
+    tmp: tempfile::TempDir,
+    ann: Desktop,
+    bob: Desktop,
+    document: DocumentId,
+    view: pactwise_api::ReportView,
+}
+
+impl Scene {
+    async fn report_awaiting_sign_off() -> Scene {
+        let mut script: FakeScript =
+            serde_json::from_str(&std::fs::read_to_string(fixture("fake-model.json")).unwrap()).unwrap();
+        script.api_key = Some(KEY.into());
+        let server = FakeModelServer::start(script).await.unwrap();
+        let service = Service::start().await;
+        let tmp = tempfile::tempdir().unwrap();
+        let ann = desktop(&service, tmp.path(), "alpha", "ann@alpha.example", Some(&server)).await;
+        let bob = desktop(&service, tmp.path(), "alpha", "bob@alpha.example", None).await;
+        let imported = ann
+            .api
+            .import_documents(&ann.scope, vec![fixture("nda-six-pages.txt")], ImportOptions::default(), &|_| {})
+            .await
+            .unwrap();
+        let document: DocumentId = imported.imported[0].document.id;
+        let view = ann.api.start_report(&ann.scope, document, ReportOptions::default()).await.unwrap();
+        assert_eq!(view.status, ReportStatus::AwaitingSignOff, "{view:?}");
+        Scene { _server: server, service, tmp, ann, bob, document, view }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_report_assembled_on_one_desktop_is_signed_off_on_another_and_the_service_stamps_it() {
-    let mut script: FakeScript =
-        serde_json::from_str(&std::fs::read_to_string(fixture("fake-model.json")).unwrap()).unwrap();
-    script.api_key = Some(KEY.into());
-    let server = FakeModelServer::start(script).await.unwrap();
-    let service = Service::start().await;
-    let tmp = tempfile::tempdir().unwrap();
-    let ann = desktop(&service, tmp.path(), "alpha", "ann@alpha.example", Some(&server)).await;
-    let bob = desktop(&service, tmp.path(), "alpha", "bob@alpha.example", None).await;
-
-    let imported = ann
-        .api
-        .import_documents(&ann.scope, vec![fixture("nda-six-pages.txt")], ImportOptions::default(), &|_| {})
-        .await
-        .unwrap();
-    let document: DocumentId = imported.imported[0].document.id;
-    let view = ann.api.start_report(&ann.scope, document, ReportOptions::default()).await.unwrap();
-    assert_eq!(view.status, ReportStatus::AwaitingSignOff, "{view:?}");
+    let Scene { _server, service, tmp, ann, bob, document, view } = Scene::report_awaiting_sign_off().await;
     let on_ann = view.report.clone().unwrap();
     ann.sync().await;
     bob.sync().await;
@@ -168,21 +186,7 @@ async fn reports_from_another_device_are_kept_once_and_their_clauses_checked_on_
     use pactwise_sync::wire::{ChangeBody, PushRequest, SignInRequest};
     use pactwise_sync::{Change, DeviceToken, Hlc, HttpApi, SyncedModel};
     use serde_json::json;
-    let mut script: FakeScript =
-        serde_json::from_str(&std::fs::read_to_string(fixture("fake-model.json")).unwrap()).unwrap();
-    script.api_key = Some(KEY.into());
-    let server = FakeModelServer::start(script).await.unwrap();
-    let service = Service::start().await;
-    let tmp = tempfile::tempdir().unwrap();
-    let ann = desktop(&service, tmp.path(), "alpha", "ann@alpha.example", Some(&server)).await;
-    let bob = desktop(&service, tmp.path(), "alpha", "bob@alpha.example", None).await;
-    let imported = ann
-        .api
-        .import_documents(&ann.scope, vec![fixture("nda-six-pages.txt")], ImportOptions::default(), &|_| {})
-        .await
-        .unwrap();
-    let document = imported.imported[0].document.id;
-    let view = ann.api.start_report(&ann.scope, document, ReportOptions::default()).await.unwrap();
+    let Scene { _server, service, tmp: _tmp, ann, bob, document, view } = Scene::report_awaiting_sign_off().await;
     let real = serde_json::to_value(view.report.clone().unwrap()).unwrap();
     ann.sync().await;
     bob.sync().await;
@@ -232,4 +236,28 @@ async fn reports_from_another_device_are_kept_once_and_their_clauses_checked_on_
     assert!(suspicious.shown_clauses().iter().all(|c| c.text != invented), "never shown");
     assert!(suspicious.rejected.iter().any(|r| r.text == invented && r.reason == "quote_not_found"));
     assert!(bob.api.sync_status().await.unwrap().last_error.is_none());
+}
+
+/// The desktop a report lives on signs it off before it ever synced: its step goes out ahead of the decision, so the
+/// service stamps a step it knows and the other desktop shows who signed off (the request used to go out first; the
+/// other desktop skipped the stamp of an unknown step and then saw the step closed with nobody named).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_signed_off_on_its_own_desktop_before_any_sync_shows_its_signer_on_the_other() {
+    let Scene { _server, service: _service, tmp: _tmp, ann, bob, view, .. } = Scene::report_awaiting_sign_off().await;
+    ann.api.sign_off_report(&ann.scope, view.run, Decision::Approve, "Signed at once".into()).await.unwrap();
+    for _ in 0..3 {
+        ann.sync().await;
+        bob.sync().await;
+    }
+    let home = ann.api.report(&ann.scope, view.run).await.unwrap();
+    let there = bob.api.report(&bob.scope, view.run).await.unwrap();
+    assert_eq!(
+        (home.status, there.status),
+        (ReportStatus::SignedOff, ReportStatus::SignedOff),
+        "Bob's desktop: its sign-off {:?}",
+        there.sign_off
+    );
+    let (a, b) = (home.sign_off.unwrap(), there.sign_off.expect("Bob's desktop knows who signed off"));
+    assert_eq!((a.by.as_str(), a.reason.as_str()), ("ann@alpha.example", "Signed at once"));
+    assert_eq!((&b.by, b.at, &b.reason), (&a.by, a.at, &a.reason), "the service's one stamp on both desktops");
 }
