@@ -74,7 +74,7 @@ describe("App frame", () => {
     render(App);
     await fireEvent.keyDown(window, { key: "?" });
     const dialog = await screen.findByRole("dialog", { name: "Keyboard shortcuts" });
-    expect(dialog.textContent).toContain("Alt+1 … Alt+8");
+    expect(dialog.textContent).toContain("Alt+1 … Alt+9");
     await fireEvent.keyDown(dialog, { key: "Escape" });
     await waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
   });
