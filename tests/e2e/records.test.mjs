@@ -45,7 +45,11 @@ function wordsOnly(text, what) {
 }
 
 test("usage, the audit log with its CSV, a stage log and earlier answers are found in the app", async (t) => {
-  if (!endpoint) return t.skip("run.sh sets PACTWISE_MODEL_ENDPOINT for the app and the CLI");
+  if (!endpoint) {
+    // Under CI a missing prerequisite fails with its reason; it never passes by skipping.
+    if (process.env.CI === "true") throw new Error("PACTWISE_MODEL_ENDPOINT is not set: run the test through tests/e2e/run.sh");
+    return t.skip("run.sh sets PACTWISE_MODEL_ENDPOINT for the app and the CLI");
+  }
   // The demo organization, read offline (no key yet).
   pactwise(["demo", "--json"]);
 

@@ -20,6 +20,7 @@ struct Service {
     endpoint: String,
     _dir: tempfile::TempDir,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Service {
@@ -37,10 +38,13 @@ impl Service {
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
         let state = AppState::new(storage, clock, ServerConfig::default());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(pactwise_sync_server::serve(listener, state, async move {
-            let _ = stopped.await;
-        }));
-        Service { endpoint, _dir: dir, stop: Some(stop) }
+        let task = tokio::spawn(async move {
+            let _ = pactwise_sync_server::serve(listener, state, async move {
+                let _ = stopped.await;
+            })
+            .await;
+        });
+        Service { endpoint, _dir: dir, stop: Some(stop), task: Some(task) }
     }
 
     fn sign_in(&self, org: &str, email: &str) -> SignInInput {
@@ -50,6 +54,15 @@ impl Service {
     fn stop(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
+        }
+    }
+
+    /// Stops the service and returns once it has: its listener is closed and every connection drained, so no
+    /// kept-alive connection answers after this.
+    async fn stopped(&mut self) {
+        self.stop();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
         }
     }
 }
@@ -189,8 +202,7 @@ async fn two_people_editing_one_package_on_two_desktops_take_turns_through_the_s
     }
 
     // Offline: Bob still holds a live lease here and may edit; Ann holds none and is told what to do.
-    service.stop();
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    service.stopped().await;
     let mut offline = edited.clone();
     offline.brief = format!("{} Written offline.", edited.brief);
     bob.api.prep_edit(&bob.scope, &id, Content::Intake(offline)).await.unwrap();
