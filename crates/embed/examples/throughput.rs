@@ -1,0 +1,36 @@
+//! Passages embedded per second on this machine: `throughput DIR [LIMIT]` embeds ~500-character pieces of the
+//! `.txt` files in DIR (a CUAD folder's `full_contract_txt`), sorted by name, and prints the rate.
+
+use pactwise_embed::Embedder;
+use std::time::Instant;
+
+fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let dir = args.next().ok_or_else(|| anyhow::anyhow!("usage: throughput DIR [LIMIT]"))?;
+    let limit: usize = args.next().map(|l| l.parse()).transpose()?.unwrap_or(2000);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    let mut pieces = Vec::new();
+    'files: for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "txt")) {
+        let text = std::fs::read_to_string(f)?;
+        let chars: Vec<char> = text.chars().collect();
+        for piece in chars.chunks(500) {
+            pieces.push(piece.iter().collect::<String>());
+            if pieces.len() >= limit {
+                break 'files;
+            }
+        }
+    }
+    let embedder = Embedder::load_default()?;
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let start = Instant::now();
+    let vectors = embedder.embed(&refs)?;
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "{} passages of ~500 characters in {secs:.1} s: {:.0} passages/s ({} threads)",
+        vectors.len(),
+        vectors.len() as f64 / secs,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    Ok(())
+}

