@@ -35,7 +35,11 @@ afterEach(async (t) => {
 });
 
 test("a report runs on a contract against the fake model, is opened and is signed off", async (t) => {
-  if (!endpoint) return t.skip("run.sh sets PACTWISE_MODEL_ENDPOINT for the app");
+  if (!endpoint) {
+    // Under CI a missing prerequisite fails with its reason; it never passes by skipping.
+    if (process.env.CI === "true") throw new Error("PACTWISE_MODEL_ENDPOINT is not set: run the test through tests/e2e/run.sh");
+    return t.skip("run.sh sets PACTWISE_MODEL_ENDPOINT for the app");
+  }
   fake = await startFakeModel(path.join(fixtures, "fake-model.json"));
   pactwise(["settings", "api-key"], "sk-ant-e2e-fake-key");
   keyStored = true;

@@ -3,7 +3,8 @@ import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import App from "../src/App.svelte";
 import AssistantPanel from "../src/views/AssistantPanel.svelte";
 import { DOC, callsOf, installWorkflowBackend } from "./workflowBackend";
-import { charCount, splitAtRange } from "../src/lib/assistant";
+import { charCount, passageSegments, splitAtRange } from "../src/lib/assistant";
+import PassageView from "../src/views/PassageView.svelte";
 import type { Citation } from "../src/lib/bindings";
 
 describe("Assistant panel", () => {
@@ -74,7 +75,54 @@ describe("Assistant panel", () => {
   });
 });
 
+describe("Cited passage", () => {
+  it("highlights only the supporting sentence, shades the rest of the passage, and w shows the whole passage", async () => {
+    const backend = installWorkflowBackend();
+    const citation: Citation = {
+      marker: "C1",
+      kind: "contract",
+      document: DOC,
+      precedent: null,
+      title: "supply-agreement-acme.txt",
+      page: 1,
+      start: 0,
+      end: 43,
+      excerpt: backend.pageText,
+      label: null,
+      supporting: [{ start: 10, end: 34 }],
+    };
+    render(PassageView, { citation, onclose: () => {} });
+    const marks = await screen.findAllByTestId("passage-highlight");
+    expect(marks.map((m) => m.textContent)).toEqual(["Governing law: New York."]);
+    expect(screen.getAllByTestId("passage-context").map((c) => c.textContent)).toEqual(["Preamble. ", " The end."]);
+    expect(screen.getByTestId("passage-explain").textContent).toContain("sentences that support [C1]");
+    await fireEvent.keyDown(window, { key: "w" });
+    await waitFor(() =>
+      expect(screen.getAllByTestId("passage-highlight").map((m) => m.textContent)).toEqual([backend.pageText]),
+    );
+    expect(screen.getByTestId("passage-toggle").textContent).toContain("Show only the supporting sentences");
+  });
+});
+
 describe("assistant helpers", () => {
+  it("cuts a page around the passage and its supporting sentences", () => {
+    const text = "Head. One. Two. Three. Tail.";
+    expect(passageSegments(text, 6, 22, [{ start: 11, end: 15 }])).toEqual([
+      { text: "Head. ", kind: "page" },
+      { text: "One. ", kind: "passage" },
+      { text: "Two.", kind: "support" },
+      { text: " Three.", kind: "passage" },
+      { text: " Tail.", kind: "page" },
+    ]);
+    // No supporting sentences: the passage is the support; ranges outside the passage are clipped away.
+    expect(passageSegments(text, 6, 10, [])).toEqual([
+      { text: "Head. ", kind: "page" },
+      { text: "One.", kind: "support" },
+      { text: " Two. Three. Tail.", kind: "page" },
+    ]);
+    expect(passageSegments(text, 6, 10, [{ start: 20, end: 30 }])[1]).toEqual({ text: "One.", kind: "support" });
+  });
+
   it("counts and splits by Unicode characters, as the backend's offsets do", () => {
     expect(charCount("né€😀")).toBe(4);
     expect(splitAtRange("a😀bcd", 1, 3)).toEqual({ before: "a", cited: "😀b", after: "cd" });

@@ -221,6 +221,7 @@ describe("earlier assistant answers", () => {
     end: 80,
     excerpt: "Northwind shall pay each undisputed invoice within forty-five (45) days",
     label: null,
+    supporting: [],
   };
 
   it("lists the person's questions with citations that open the page, searches and pages", async () => {

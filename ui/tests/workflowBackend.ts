@@ -202,6 +202,7 @@ export function answer(extra: Partial<Answer> = {}): Answer {
         end: 24,
         excerpt: "Governing law:",
         label: null,
+        supporting: [],
       },
       {
         marker: "M1",
@@ -214,6 +215,7 @@ export function answer(extra: Partial<Answer> = {}): Answer {
         end: 10,
         excerpt: "Delaware",
         label: "market example",
+        supporting: [],
       },
     ],
     contracts: [],

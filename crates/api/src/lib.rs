@@ -257,7 +257,8 @@ impl Api {
         );
         let db = Db::spawn(store);
         let parts = ApiParts {
-            assistant: pactwise_assistant::Assistant::new(db.clone(), client.clone(), clock.clone()),
+            assistant: pactwise_assistant::Assistant::new(db.clone(), client.clone(), clock.clone())
+                .with_embedder(Arc::new(pactwise_embed::LazyEmbedder::new(pactwise_embed::default_model_dir()))),
             clock,
             reports_in_flight: Arc::default(),
             db,

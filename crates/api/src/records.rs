@@ -459,6 +459,11 @@ fn earlier_answer(entry: pactwise_store::HistoryEntry) -> EarlierAnswer {
                 end: c.end,
                 excerpt: c.excerpt,
                 label: (kind == CitationKind::Precedent).then(|| "market example".to_string()),
+                supporting: c
+                    .supporting
+                    .iter()
+                    .map(|(start, end)| pactwise_assistant::support::TextRange { start: *start, end: *end })
+                    .collect(),
             }
         })
         .collect();

@@ -7,6 +7,7 @@
 pub mod chunk;
 pub mod corpus;
 pub mod query;
+pub mod support;
 mod tools;
 
 pub use tools::{Retrieval, TOOL_NAMES, allowlist, markers_in};
@@ -82,6 +83,9 @@ pub struct Citation {
     pub excerpt: String,
     /// "market example" for precedents.
     pub label: Option<String>,
+    /// The sentences of the passage that support the answer (page ranges inside `start..end`, chosen by code in
+    /// `support`); the UI highlights these and keeps the whole passage one click away.
+    pub supporting: Vec<support::TextRange>,
 }
 
 /// A contract a structured lookup drew on.
@@ -172,11 +176,44 @@ pub struct Assistant {
     model: Arc<ModelClient>,
     clock: Arc<dyn Clock>,
     limiter: RateLimiter,
+    embedder: Option<Arc<pactwise_embed::LazyEmbedder>>,
 }
 
 impl Assistant {
     pub fn new(db: Db, model: Arc<ModelClient>, clock: Arc<dyn Clock>) -> Self {
-        Assistant { db, model, clock, limiter: RateLimiter::new(QUESTIONS_PER_MINUTE) }
+        Assistant { db, model, clock, limiter: RateLimiter::new(QUESTIONS_PER_MINUTE), embedder: None }
+    }
+
+    /// Supporting sentences are chosen by meaning with the local embedding model (by shared words without it).
+    pub fn with_embedder(mut self, embedder: Arc<pactwise_embed::LazyEmbedder>) -> Self {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// Each citation's supporting sentences, on a blocking thread (the model is CPU-bound).
+    async fn choose_support(&self, answer: &str, question: &str, citations: Vec<Citation>) -> Vec<Citation> {
+        let embedder = self.embedder.clone();
+        let (answer, question) = (answer.to_owned(), question.to_owned());
+        let fallback = citations.clone();
+        let work = tokio::task::spawn_blocking(move || {
+            let model = embedder.and_then(|e| e.get().ok());
+            citations
+                .into_iter()
+                .map(|mut c| {
+                    let claim = support::claim_for(&answer, &c.marker);
+                    c.supporting =
+                        support::supporting_sentences(&c.excerpt, c.start, &claim, &question, model.as_deref());
+                    c
+                })
+                .collect::<Vec<_>>()
+        });
+        match work.await {
+            Ok(cited) => cited,
+            Err(e) => {
+                tracing::warn!(error = %e, "supporting sentences could not be chosen; whole passages are cited");
+                fallback
+            }
+        }
     }
 
     /// Answers one question. Earlier questions of the session are stored but never sent to the model.
@@ -232,6 +269,7 @@ impl Assistant {
             }
             Ok(o) => {
                 let (text, citations) = retrieval.cite(&o.answer);
+                let citations = self.choose_support(&text, question, citations).await;
                 let contracts = retrieval.named_contracts();
                 let stored: Vec<StoredCitation> = citations
                     .iter()
@@ -246,6 +284,7 @@ impl Assistant {
                         start: c.start,
                         end: c.end,
                         excerpt: c.excerpt.clone(),
+                        supporting: c.supporting.iter().map(|r| (r.start, r.end)).collect(),
                     })
                     .collect();
                 let record = NewAnswer {

@@ -253,6 +253,7 @@ impl Retrieval {
                 end: hit.end,
                 excerpt: hit.text.clone(),
                 label: None,
+                supporting: Vec::new(),
             });
             let _ = writeln!(
                 out,
@@ -362,6 +363,7 @@ impl Retrieval {
                 end: hit.end,
                 excerpt: hit.text.clone(),
                 label: Some("market example".into()),
+                supporting: Vec::new(),
             });
             let _ = writeln!(
                 out,

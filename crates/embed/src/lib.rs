@@ -169,6 +169,32 @@ impl Embedder {
     }
 }
 
+/// The process's one embedder, loaded on first use (loading reads and checks ~90 MB, so nothing loads it before it
+/// is needed) and kept; a failed load is kept too, so its reason is given every time without reading again.
+#[derive(Debug)]
+pub struct LazyEmbedder {
+    dir: PathBuf,
+    loaded: std::sync::OnceLock<Result<std::sync::Arc<Embedder>, String>>,
+}
+
+impl LazyEmbedder {
+    pub fn new(dir: PathBuf) -> Self {
+        LazyEmbedder { dir, loaded: std::sync::OnceLock::new() }
+    }
+
+    /// The embedder, or why there is none (in people's words).
+    pub fn get(&self) -> Result<std::sync::Arc<Embedder>, String> {
+        self.loaded
+            .get_or_init(|| {
+                Embedder::load(&self.dir).map(std::sync::Arc::new).map_err(|e| {
+                    tracing::warn!(error = %e, "the local embedding model is not available");
+                    e.to_string()
+                })
+            })
+            .clone()
+    }
+}
+
 /// The dot product of two vectors of the same length (the cosine similarity for unit vectors).
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()

@@ -39,6 +39,8 @@ pub struct HistoryCitation {
     pub start: u32,
     pub end: u32,
     pub excerpt: String,
+    /// The supporting sentences' ranges; empty for answers from before they were chosen, or a damaged row.
+    pub supporting: Vec<(u32, u32)>,
 }
 
 /// The most entries one page may hold.
@@ -102,7 +104,7 @@ impl<'s> AssistantHistory<'s> {
         }
         let mut cites = conn.prepare_cached(
             "SELECT c.kind, d.id, CASE WHEN c.kind = 'contract' THEN d.name ELSE p.title END, c.precedent_id, c.page,
-                    c.start_char, c.end_char, c.excerpt
+                    c.start_char, c.end_char, c.excerpt, c.supporting
              FROM assistant_citations c
              LEFT JOIN documents d ON d.id = c.document_id AND d.org_id = ?2 AND d.deleted_at IS NULL
              LEFT JOIN precedents p ON p.id = c.precedent_id
@@ -119,10 +121,18 @@ impl<'s> AssistantHistory<'s> {
                     r.get::<_, u32>(5)?,
                     r.get::<_, u32>(6)?,
                     r.get::<_, String>(7)?,
+                    r.get::<_, Option<String>>(8)?,
                 ))
             })?;
             for row in rows {
-                let (kind, document, title, precedent, page, start, end, excerpt) = row?;
+                let (kind, document, title, precedent, page, start, end, excerpt, supporting) = row?;
+                // Ranges outside the passage (a damaged row) are dropped: the passage itself is then the support.
+                let supporting: Vec<(u32, u32)> = supporting
+                    .and_then(|s| serde_json::from_str::<Vec<(u32, u32)>>(&s).ok())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|(s, e)| start <= *s && s < e && *e <= end)
+                    .collect();
                 entry.citations.push(HistoryCitation {
                     kind,
                     document: document.and_then(|d| d.parse().ok()),
@@ -132,6 +142,7 @@ impl<'s> AssistantHistory<'s> {
                     start,
                     end,
                     excerpt,
+                    supporting,
                 });
             }
         }

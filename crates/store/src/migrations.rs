@@ -24,6 +24,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0017_vendor_records", include_str!("../migrations/0017_vendor_records.sql")),
     ("0018_shared_repository", include_str!("../migrations/0018_shared_repository.sql")),
     ("0019_records_indexes", include_str!("../migrations/0019_records_indexes.sql")),
+    ("0020_citation_support", include_str!("../migrations/0020_citation_support.sql")),
 ];
 
 /// The schema version this build writes.

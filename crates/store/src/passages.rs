@@ -81,6 +81,8 @@ pub struct StoredCitation {
     pub start: u32,
     pub end: u32,
     pub excerpt: String,
+    /// The sentences that support the answer, as `(start, end)` character ranges of the page; empty: the passage.
+    pub supporting: Vec<(u32, u32)>,
 }
 
 /// A question and what came of it.
@@ -319,7 +321,7 @@ impl<'s> Passages<'s> {
         for (ordinal, c) in answer.citations.iter().enumerate() {
             tx.execute(
                 "INSERT INTO assistant_citations (message_id, ordinal, kind, document_id, precedent_id, page,
-                     start_char, end_char, excerpt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                     start_char, end_char, excerpt, supporting) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     id,
                     ordinal as i64,
@@ -329,7 +331,9 @@ impl<'s> Passages<'s> {
                     c.page,
                     c.start,
                     c.end,
-                    c.excerpt
+                    c.excerpt,
+                    (!c.supporting.is_empty())
+                        .then(|| serde_json::to_string(&c.supporting).unwrap_or_else(|_| "[]".into()))
                 ],
             )?;
         }

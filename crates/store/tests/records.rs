@@ -108,3 +108,31 @@ fn history_is_the_askers_own_and_spending_is_what_the_role_may_see() {
     assert_eq!(store.usage().spend_by_month(&bob, 12).unwrap()[0].cost_micros, 20);
     assert_eq!(store.usage().spend_by_purpose(&ann, from, to).unwrap()[0].cost_micros, 30);
 }
+
+#[test]
+fn a_citations_supporting_sentences_come_back_and_a_damaged_or_older_row_falls_back_to_the_passage() {
+    use pactwise_store::StoredCitation;
+    let store = store();
+    let acme = org(&store, "Acme");
+    let ann = join(&store, acme, "Ann", Role::Admin);
+    let doc =
+        NewDocument { name: "msa.pdf".into(), media_type: MediaType::Pdf, size: 10, content_hash: "c".repeat(64) };
+    let document = store.documents().record(&ann, &doc).unwrap().0.id;
+    let cite = |supporting: Vec<(u32, u32)>| StoredCitation {
+        kind: "contract".into(),
+        document: Some(document),
+        precedent: None,
+        page: Some(3),
+        start: 100,
+        end: 600,
+        excerpt: "…".into(),
+        supporting,
+    };
+    let mut with = answer("Is liability capped?");
+    // In the passage, in page order; the second range runs past the passage's end (as a damaged row would).
+    with.citations = vec![cite(vec![(220, 310)]), cite(vec![(120, 150), (590, 700)]), cite(Vec::new())];
+    store.passages().record_answer(&ann, &with).unwrap();
+    let entry = store.assistant_history().page(&ann, None, None, 10).unwrap().remove(0);
+    let supporting: Vec<Vec<(u32, u32)>> = entry.citations.iter().map(|c| c.supporting.clone()).collect();
+    assert_eq!(supporting, vec![vec![(220, 310)], vec![(120, 150)], vec![]]);
+}

@@ -34,3 +34,47 @@ export function splitAtRange(text: string, start: number, end: number): { before
   const e = Math.max(s, Math.min(end, chars.length));
   return { before: chars.slice(0, s).join(""), cited: chars.slice(s, e).join(""), after: chars.slice(e).join("") };
 }
+
+/** A piece of a page: outside the cited passage, inside it, or one of its supporting sentences. */
+export type PassageSegment = { text: string; kind: "page" | "passage" | "support" };
+
+/**
+ * A page's text cut into segments around the cited passage `start..end` and its supporting sentences (page ranges
+ * inside the passage, in order; Unicode scalar offsets, ends exclusive). With no supporting sentences, the passage
+ * itself is the support. Adjacent pieces of the same kind are never split.
+ */
+export function passageSegments(
+  text: string,
+  start: number,
+  end: number,
+  supporting: { start: number; end: number }[],
+): PassageSegment[] {
+  const chars = Array.from(text);
+  const clamp = (n: number) => Math.max(0, Math.min(n, chars.length));
+  const s = clamp(start);
+  const e = Math.max(s, clamp(end));
+  const support = supporting
+    .map((r) => ({ start: Math.max(s, clamp(r.start)), end: Math.min(e, clamp(r.end)) }))
+    .filter((r) => r.start < r.end)
+    .sort((a, b) => a.start - b.start);
+  const ranges = support.length > 0 ? support : [{ start: s, end: e }];
+  const out: PassageSegment[] = [];
+  const push = (from: number, to: number, kind: PassageSegment["kind"]) => {
+    if (from >= to) return;
+    const piece = chars.slice(from, to).join("");
+    const last = out[out.length - 1];
+    if (last && last.kind === kind) last.text += piece;
+    else out.push({ text: piece, kind });
+  };
+  push(0, s, "page");
+  let at = s;
+  for (const r of ranges) {
+    const from = Math.max(at, r.start);
+    push(at, from, "passage");
+    push(from, r.end, "support");
+    at = Math.max(at, r.end);
+  }
+  push(at, e, "passage");
+  push(e, chars.length, "page");
+  return out;
+}

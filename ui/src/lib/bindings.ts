@@ -669,6 +669,11 @@ export type Citation_Deserialize = {
 	excerpt: string,
 	/**  "market example" for precedents. */
 	label?: string | null,
+	/**
+	 *  The sentences of the passage that support the answer (page ranges inside `start..end`, chosen by code in
+	 *  `support`); the UI highlights these and keeps the whole passage one click away.
+	 */
+	supporting: TextRange[],
 };
 
 /**  A citation: a passage retrieved in this request and referred to by the answer. */
@@ -687,6 +692,11 @@ export type Citation_Serialize = {
 	excerpt: string,
 	/**  "market example" for precedents. */
 	label: string | null,
+	/**
+	 *  The sentences of the passage that support the answer (page ranges inside `start..end`, chosen by code in
+	 *  `support`); the UI highlights these and keeps the whole passage one click away.
+	 */
+	supporting: TextRange[],
 };
 
 export type ClauseRow = ClauseRow_Serialize | ClauseRow_Deserialize;
@@ -3616,6 +3626,12 @@ export type TaskView_Serialize = {
 	priority: number,
 	payload: Value,
 	scheduled_at: string | null,
+};
+
+/**  A character range of a page's text, `[start, end)`, as the UI's text layer counts (Unicode scalars). */
+export type TextRange = {
+	start: number,
+	end: number,
 };
 
 /**  A run of characters on one line (usually a word), placed on the page: what the text layer draws. */
