@@ -49,6 +49,13 @@ pub struct RecordsChangedEvent {
     pub rounds: u64,
 }
 
+/// How far meaning-based search is prepared (vectors computed in the background after an import): the Contracts and
+/// Assistant areas show it in words.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+pub struct SemanticProgressEvent {
+    pub status: pactwise_api::SemanticStatus,
+}
+
 /// Runs or approvals changed without the window asking (the engine's work loop moved runs or escalated an
 /// approval, or a sync round brought runs, steps or decisions from other desktops — then both counts are 0): the
 /// Runs area and the inbox reload.
@@ -632,6 +639,7 @@ async fn switch_organization(state: State<'_, AppState>, org: String) -> Result<
         .map_err(|_| ApiError::new(ErrorCode::InvalidInput, format!("{org:?} is not an organization id")))?;
     let scope = api.switch_organization(&scope, org).await?;
     state.set_scope(scope.clone()).await;
+    api.wake_semantic_search();
     api.session_info(&scope).await
 }
 
@@ -835,6 +843,14 @@ async fn assistant_history(
     api.assistant_history(&scope, search, cursor, None).await
 }
 
+/// How far meaning-based search is prepared for the organization.
+#[tauri::command]
+#[specta::specta]
+async fn semantic_status(state: State<'_, AppState>) -> Result<pactwise_api::SemanticStatus, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.semantic_status(&scope).await
+}
+
 /// The commands and events the UI may use; also what the TypeScript bindings are generated from.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
@@ -924,12 +940,14 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             export_audit_csv,
             stage_log,
             assistant_history,
+            semantic_status,
         ])
         .events(tauri_specta::collect_events![
             ImportProgressEvent,
             PrepProgressEvent,
             RunsChangedEvent,
-            RecordsChangedEvent
+            RecordsChangedEvent,
+            SemanticProgressEvent
         ])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.
         .dangerously_cast_bigints_to_number()

@@ -83,6 +83,32 @@ fn start_work_loop(api: &Api, app: tauri::AppHandle) {
     });
 }
 
+/// Prepares meaning-based search in the background: at start, then whenever an import added passages (or the
+/// organization changed), for the session's organization at that moment; progress goes to the window.
+fn start_semantic_search(api: &Api, app: tauri::AppHandle) {
+    use tauri::Manager;
+    use tauri_specta::Event;
+    let api = api.clone();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            let current = match &app.state::<AppState>().opened {
+                Ok((_, scope)) => scope.read().await.clone(),
+                Err(_) => return,
+            };
+            let emit = |status: &pactwise_api::SemanticStatus| {
+                if let Err(e) = (commands::SemanticProgressEvent { status: status.clone() }).emit(&app) {
+                    tracing::warn!(error = %e, "could not tell the window how far meaning-based search is");
+                }
+            };
+            match api.prepare_semantic_search(&current, emit).await {
+                Ok(status) => tracing::info!(ready = status.ready, done = status.done, "meaning-based search prepared"),
+                Err(e) => tracing::warn!(code = %e.code, "meaning-based search was not prepared: {}", e.message),
+            }
+            api.semantic_wake().await;
+        }
+    });
+}
+
 /// Finishes the imports a stopped app left behind (a document without its review, or without its pages).
 async fn resume_imports(api: &Api, scope: &OrgScope) {
     match api.resume_imports(scope).await {
@@ -206,6 +232,7 @@ pub fn run() {
                 let scope = tauri::async_runtime::block_on(async { scope.read().await.clone() });
                 let api = api.clone();
                 start_work_loop(&api, app.handle().clone());
+                start_semantic_search(&api, app.handle().clone());
                 tauri::async_runtime::spawn(async move {
                     resume_imports(&api, &scope).await;
                     start_sync(&api).await

@@ -29,16 +29,22 @@ impl Api {
     /// Indexes a document's pages for retrieval unless they are indexed already.
     pub(crate) async fn ensure_passages(&self, scope: &OrgScope, id: DocumentId) -> Result<(), ApiError> {
         let s = scope.clone();
-        self.db
+        let written = self
+            .db
             .call(move |store| {
                 if store.passages().is_indexed(&s, id)? {
-                    return Ok(());
+                    return Ok(false);
                 }
-                let Some(doc) = store.pages().load(&s, id)? else { return Ok(()) };
+                let Some(doc) = store.pages().load(&s, id)? else { return Ok(false) };
                 let passages = chunk::chunk_pages(&doc.pages);
-                store.passages().replace(&s, id, &passages)
+                store.passages().replace(&s, id, &passages)?;
+                Ok(!passages.is_empty())
             })
             .await?;
+        if written {
+            // New passages lack vectors: the background preparation of meaning-based search picks them up.
+            self.wake_semantic_search();
+        }
         Ok(())
     }
 

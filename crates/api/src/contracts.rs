@@ -332,6 +332,7 @@ impl Api {
             expiring_within_days: query.expiring_within_days,
             notice_within_days: query.notice_within_days,
             search: query.search,
+            meaning_matches: Vec::new(),
             sort: match query.order {
                 ContractOrder::Name => ContractSort::Name,
                 ContractOrder::ExpiresOn => ContractSort::ExpiresOn,
@@ -341,8 +342,18 @@ impl Api {
             offset: query.offset,
             limit,
         };
-        let s = scope.clone();
-        let page = self.db.call(move |store| store.contracts().list(&s, &filter)).await?;
+        let (s, retriever) = (scope.clone(), self.retriever.clone());
+        let page = self
+            .db
+            .call(move |store| {
+                let mut filter = filter;
+                // Contracts whose text means what was searched are listed with those that contain its words.
+                if let Some(search) = filter.search.as_deref().filter(|q| !q.trim().is_empty()) {
+                    filter.meaning_matches = retriever.documents_by_meaning(store, &s, search, 50)?;
+                }
+                store.contracts().list(&s, &filter)
+            })
+            .await?;
         let catalog = catalog()?;
         Ok(Page {
             items: page.rows.into_iter().map(|r| row(r, &catalog)).collect(),

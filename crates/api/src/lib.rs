@@ -23,6 +23,7 @@ mod report;
 mod review;
 mod run_words;
 mod runs;
+mod search;
 mod session;
 mod shared_runs;
 mod sync;
@@ -62,6 +63,8 @@ pub use pactwise_pipeline::{Stage, Thresholds};
 pub use pactwise_prep::{
     ArtifactKind, ArtifactState, Content, DraftProgress, FindingStatus, Intake, Package, RunBudget, RunStatus, RunStep,
 };
+pub use pactwise_retrieval::Mode as SearchMode;
+pub use pactwise_retrieval::eval::{RetrievalReport, table as retrieval_table};
 pub use pactwise_rules::vendors::Identifier as VendorIdentifier;
 pub use pactwise_store::{HealthThresholds, OrgScope};
 pub use prep::{
@@ -89,6 +92,7 @@ pub use runs::{
     ApprovalView, BenchReport, CancelOutcome, DecisionOutcome, GraphSummary, RequestState, RequestView, RunDetail,
     RunEventView, RunView, TaskView, bench_engine, parse_approval_id, parse_run_id, workflow_graphs,
 };
+pub use search::{SearchHit, SearchResults, SemanticStatus, eval_retrieval};
 pub use session::{BringOverReport, Membership, SessionInfo};
 pub use sync::{
     CodeSignInInput, KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop,
@@ -204,6 +208,11 @@ pub struct ApiParts {
     /// One extractor per process: pdfium is bound once and OCR workers are reused across documents.
     extractor: Arc<pactwise_extract::Extractor>,
     assistant: pactwise_assistant::Assistant,
+    /// Hybrid retrieval for every search (assistant, Prep Studio, Contracts, CLI), with the process's embedding model.
+    retriever: Arc<pactwise_retrieval::Retriever>,
+    /// One preparation of meaning-based search at a time, and its wake-up after an import (`search.rs`).
+    semantic_lock: Arc<tokio::sync::Mutex<()>>,
+    semantic_wake: Arc<tokio::sync::Notify>,
     /// Time for Prep Studio's drafting runs (their time budget) and sync.
     clock: Arc<dyn Clock>,
     /// Documents whose report this process is driving now.
@@ -256,9 +265,15 @@ impl Api {
                 .map_err(|e| ApiError::new(e.code(), e.to_string()))?,
         );
         let db = Db::spawn(store);
+        let retriever = Arc::new(pactwise_retrieval::Retriever::new(Arc::new(pactwise_embed::LazyEmbedder::new(
+            pactwise_embed::default_model_dir(),
+        ))));
         let parts = ApiParts {
             assistant: pactwise_assistant::Assistant::new(db.clone(), client.clone(), clock.clone())
-                .with_embedder(Arc::new(pactwise_embed::LazyEmbedder::new(pactwise_embed::default_model_dir()))),
+                .with_retriever(retriever.clone()),
+            retriever,
+            semantic_lock: Arc::default(),
+            semantic_wake: Arc::default(),
             clock,
             reports_in_flight: Arc::default(),
             db,

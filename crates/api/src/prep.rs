@@ -446,6 +446,7 @@ impl Api {
         self.prep_take_lease(scope, id, false).await?;
         let (s, id_owned) = (scope.clone(), id.to_string());
         let catalog = crate::review::catalog().map_err(|e| e.message);
+        let retriever = self.retriever.clone();
         let (row, grounding) = self
             .db
             .call(move |store| {
@@ -453,7 +454,14 @@ impl Api {
                 let intake: Option<Intake> =
                     serde_json::from_value(row.package["artifacts"]["intake"]["content"].clone()).ok();
                 let grounding = intake
-                    .map(|i| pactwise_prep::grounding::gather(store, catalog.as_deref().map_err(Clone::clone), &i))
+                    .map(|i| {
+                        pactwise_prep::grounding::gather(
+                            store,
+                            &retriever,
+                            catalog.as_deref().map_err(Clone::clone),
+                            &i,
+                        )
+                    })
                     .unwrap_or_default();
                 Ok((row, grounding))
             })

@@ -4,9 +4,8 @@
 //! request, the per-user rate limit and the stored questions and answers. The organization always comes from the
 //! caller's `OrgScope`; nothing the model says can change it.
 
-pub mod chunk;
 pub mod corpus;
-pub mod query;
+pub use pactwise_retrieval::{chunk, query};
 pub mod support;
 mod tools;
 
@@ -176,27 +175,31 @@ pub struct Assistant {
     model: Arc<ModelClient>,
     clock: Arc<dyn Clock>,
     limiter: RateLimiter,
-    embedder: Option<Arc<pactwise_embed::LazyEmbedder>>,
+    retriever: Arc<pactwise_retrieval::Retriever>,
 }
 
 impl Assistant {
     pub fn new(db: Db, model: Arc<ModelClient>, clock: Arc<dyn Clock>) -> Self {
-        Assistant { db, model, clock, limiter: RateLimiter::new(QUESTIONS_PER_MINUTE), embedder: None }
+        let retriever = Arc::new(pactwise_retrieval::Retriever::new(Arc::new(pactwise_embed::LazyEmbedder::new(
+            pactwise_embed::default_model_dir(),
+        ))));
+        Assistant { db, model, clock, limiter: RateLimiter::new(QUESTIONS_PER_MINUTE), retriever }
     }
 
-    /// Supporting sentences are chosen by meaning with the local embedding model (by shared words without it).
-    pub fn with_embedder(mut self, embedder: Arc<pactwise_embed::LazyEmbedder>) -> Self {
-        self.embedder = Some(embedder);
+    /// The process's retriever (hybrid search; its embedding model also chooses supporting sentences by meaning, by
+    /// shared words without it).
+    pub fn with_retriever(mut self, retriever: Arc<pactwise_retrieval::Retriever>) -> Self {
+        self.retriever = retriever;
         self
     }
 
     /// Each citation's supporting sentences, on a blocking thread (the model is CPU-bound).
     async fn choose_support(&self, answer: &str, question: &str, citations: Vec<Citation>) -> Vec<Citation> {
-        let embedder = self.embedder.clone();
+        let embedder = self.retriever.lazy_embedder();
         let (answer, question) = (answer.to_owned(), question.to_owned());
         let fallback = citations.clone();
         let work = tokio::task::spawn_blocking(move || {
-            let model = embedder.and_then(|e| e.get().ok());
+            let model = embedder.get().ok();
             citations
                 .into_iter()
                 .map(|mut c| {
@@ -235,7 +238,7 @@ impl Assistant {
         }
         self.limiter.check(scope.user(), self.clock.now())?;
         let session = session.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
-        let retrieval = Retrieval::new(self.db.clone(), scope.clone());
+        let retrieval = Retrieval::new(self.db.clone(), scope.clone(), self.retriever.clone());
         let ctx = CallContext::new(scope.org(), Some(scope.user()), "assistant");
         let prompt = format!(
             "<question trust=\"untrusted\">\n{}\n</question>\nAnswer the question above using the tools.",

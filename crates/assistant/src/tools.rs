@@ -3,17 +3,18 @@
 //! sends. Inputs are validated against their schemas by the gateway before the executor sees them; unknown fields
 //! are refused, so no input can carry an organization.
 
-use crate::query::match_expression;
 use crate::{Citation, CitationKind, MAX_CITATIONS, NamedContract};
 use pactwise_domain::DocumentId;
 use pactwise_model::retry::BoxFuture;
 use pactwise_model::{ToolAllowlist, ToolDefinition, ToolExecutor, ToolFailure};
+use pactwise_retrieval::{Mode, Retriever};
 use pactwise_store::{Db, OrgScope};
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::fmt::Write as _;
+use std::sync::Arc;
 use std::sync::{LazyLock, Mutex};
 
 /// The tools offered to the model, and no others.
@@ -124,6 +125,7 @@ struct RequestState {
 pub struct Retrieval {
     db: Db,
     scope: OrgScope,
+    retriever: Arc<Retriever>,
     state: Mutex<RequestState>,
 }
 
@@ -151,8 +153,8 @@ pub fn markers_in(answer: &str) -> Vec<String> {
 }
 
 impl Retrieval {
-    pub fn new(db: Db, scope: OrgScope) -> Self {
-        Retrieval { db, scope, state: Mutex::new(RequestState::default()) }
+    pub fn new(db: Db, scope: OrgScope, retriever: Arc<Retriever>) -> Self {
+        Retrieval { db, scope, retriever, state: Mutex::new(RequestState::default()) }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, RequestState> {
@@ -212,31 +214,17 @@ impl Retrieval {
     }
 
     async fn search_text(&self, query: &str, document: Option<DocumentId>) -> Result<String, ToolFailure> {
-        let Some(expression) = match_expression(query) else {
-            return Err(ToolFailure("the query has no searchable words; use words that appear in contracts".into()));
-        };
-        let all_terms = crate::query::match_all_expression(query);
-        let scope = self.scope.clone();
-        // Passages with every term first (few, fast); then passages with any term to fill the list.
-        let hits = self
+        let (scope, retriever, query) = (self.scope.clone(), self.retriever.clone(), query.to_owned());
+        // Hybrid retrieval (words and meaning fused); the hits are re-read with the caller's scope.
+        let searched = self
             .db
-            .call(move |store| {
-                let passages = store.passages();
-                let mut hits = match &all_terms {
-                    Some(all) => passages.search(&scope, all, document, MAX_HITS)?,
-                    None => Vec::new(),
-                };
-                if hits.len() < MAX_HITS as usize {
-                    for hit in passages.search(&scope, &expression, document, MAX_HITS)? {
-                        if hits.len() < MAX_HITS as usize && !hits.iter().any(|h| h.id == hit.id) {
-                            hits.push(hit);
-                        }
-                    }
-                }
-                Ok(hits)
-            })
+            .call(move |store| retriever.search(store, &scope, &query, document, Mode::Hybrid, MAX_HITS as usize))
             .await
             .map_err(failure)?;
+        if !searched.searchable {
+            return Err(ToolFailure("the query has no searchable words; use words that appear in contracts".into()));
+        }
+        let hits = searched.hits;
         if hits.is_empty() {
             return Ok("No passages found in the organization's contracts.".into());
         }
@@ -339,14 +327,16 @@ impl Retrieval {
     }
 
     async fn search_precedents(&self, query: &str) -> Result<String, ToolFailure> {
-        let Some(expression) = match_expression(query) else {
-            return Err(ToolFailure("the query has no searchable words".into()));
-        };
-        let hits = self
+        let (retriever, query) = (self.retriever.clone(), query.to_owned());
+        let searched = self
             .db
-            .call(move |store| store.passages().search_precedents(&expression, MAX_HITS))
+            .call(move |store| retriever.search_precedents(store, &query, Mode::Hybrid, MAX_HITS as usize, false))
             .await
             .map_err(failure)?;
+        if !searched.searchable {
+            return Err(ToolFailure("the query has no searchable words".into()));
+        }
+        let hits = searched.hits;
         if hits.is_empty() {
             return Ok("No precedent found.".into());
         }

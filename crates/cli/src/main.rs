@@ -20,6 +20,7 @@ use pactwise_domain::{Document, ErrorCode, ItemStatus, Quote};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
 
 /// mimalloc instead of the system allocator, as in the desktop app: many small short-lived allocations (engine
 /// runs, pipeline stages, JSON) are about a tenth cheaper in `bench/engine.sh`.
@@ -185,6 +186,20 @@ enum Command {
         #[arg(long)]
         reason: String,
     },
+    /// Search the organization's contracts by words and meaning (no API key needed)
+    Search {
+        #[arg(value_name = "QUERY")]
+        query: String,
+        /// Only inside this document (its id, from `pactwise list`)
+        #[arg(long, value_name = "ID")]
+        document: Option<String>,
+        /// bm25 (words), dense (meaning) or hybrid (both, the default)
+        #[arg(long, default_value = "hybrid", value_parser = |s: &str| s.parse::<pactwise_api::SearchMode>())]
+        mode: pactwise_api::SearchMode,
+        /// At most this many passages
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+    },
     /// Ask the Contract Assistant about the organization's contracts (needs an API key; answers cite passages)
     Ask {
         #[arg(value_name = "QUESTION")]
@@ -249,6 +264,18 @@ enum EvalCommand {
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
     },
+    /// Recall@3 and MRR within a contract, nDCG@10 across the portfolio, for words, meaning and both (the 41 category
+    /// descriptions as queries); latency, embedding speed, index size
+    Retrieval {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Only the first N contracts of labels.jsonl
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// The benchmark's own store, kept between runs (its vectors are the embedding cache)
+        #[arg(long, value_name = "DIR", default_value = "/var/cache/pactwise/retrieval-eval")]
+        store: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -302,6 +329,19 @@ fn eval_cuad(dir: &std::path::Path, limit: Option<usize>) -> Result<Outcome, Api
     let json = serde_json::to_value(&report).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
     let text = output::eval_text(&json);
     Ok(Outcome::ok(json, text))
+}
+
+fn eval_retrieval(dir: &std::path::Path, store: &std::path::Path, limit: Option<usize>) -> Result<Outcome, ApiError> {
+    let mut last = String::new();
+    let report = pactwise_api::eval_retrieval(dir, store, limit, &mut |step, done, total| {
+        let line = format!("{step}: {}%", (done * 100).checked_div(total).unwrap_or(100));
+        if line != last {
+            eprintln!("{line}");
+            last = line;
+        }
+    })?;
+    let json = serde_json::to_value(&report).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+    Ok(Outcome::ok(json, pactwise_api::retrieval_table(&report)))
 }
 
 fn parse_stage(text: &str) -> Result<pactwise_api::Stage, ApiError> {
@@ -401,6 +441,10 @@ async fn run(cli: Cli) -> Result<Outcome, ApiError> {
         // Scoring reads the folder and keeps nothing: no data directory needed.
         return eval_cuad(dir, *limit);
     }
+    if let Command::Eval { what: EvalCommand::Retrieval { dir, limit, store } } = &cli.command {
+        // The benchmark keeps its own store: no data directory needed.
+        return eval_retrieval(dir, store, *limit);
+    }
     if let Command::Extract { file, password, max_pages } = cli.command {
         // Extraction keeps nothing: no data directory needed.
         let request = pactwise_api::ExtractRequest { password, max_pages };
@@ -495,6 +539,21 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                     };
                     let review = api.review_file(&scope, &file, mode).await?;
                     Ok(output::review_outcome(&review))
+                }
+                Command::Search { query, document, mode, limit } => {
+                    if mode != pactwise_api::SearchMode::Bm25 {
+                        // Vectors the desktop has not computed yet are computed here first (kept for next time).
+                        let last = std::sync::atomic::AtomicU32::new(0);
+                        api.prepare_semantic_search(&scope, |s| {
+                            let step = s.done / 100 + 1;
+                            if !s.ready && !s.unavailable && last.swap(step, Ordering::Relaxed) != step {
+                                eprintln!("{}", s.message);
+                            }
+                        })
+                        .await?;
+                    }
+                    let found = api.search_passages(&scope, &query, document.as_deref(), mode, limit).await?;
+                    Ok(output::search_outcome(&found))
                 }
                 Command::Ask { question, session } => {
                     let answer = api.ask(&scope, &question, session).await?;

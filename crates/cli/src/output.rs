@@ -202,6 +202,19 @@ pub fn answer_outcome(answer: &pactwise_api::Answer) -> Outcome {
     Outcome::ok(serde_json::to_value(answer).unwrap_or_default(), lines.join("\n"))
 }
 
+/// Search results in words: where each passage is (document, page) and its text, the notes first.
+pub fn search_outcome(found: &pactwise_api::SearchResults) -> Outcome {
+    let mut lines: Vec<String> = found.notes.iter().map(|n| format!("Note: {n}")).collect();
+    if found.hits.is_empty() {
+        lines.push("No passages found.".into());
+    }
+    for hit in &found.hits {
+        let excerpt: String = hit.excerpt.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(240).collect();
+        lines.push(format!("{}, page {}:\n  {}", clean(&hit.document), hit.page, clean(&excerpt)));
+    }
+    Outcome::ok(serde_json::to_value(found).unwrap_or_default(), lines.join("\n"))
+}
+
 /// The CUAD evaluation as text: figures per category, then the totals.
 pub fn eval_text(report: &Value) -> String {
     let mut lines = Vec::new();

@@ -325,7 +325,7 @@ async fn grounding_excludes_competitors_bid_text_and_shows_failed_retrieval_as_a
     let mut i = intake();
     i.checklist_type = Some("saas".into());
     let catalog = pactwise_checklists::Catalog::load().unwrap();
-    let g = grounding::gather(&store, Ok(&catalog), &i);
+    let g = grounding::gather(&store, &pactwise_retrieval::Retriever::words_only(), Ok(&catalog), &i);
     assert!(g.warnings.is_empty(), "{:?}", g.warnings);
     let precedents = g.precedents.as_ref().unwrap().text.clone();
     assert!(precedents.contains("thirty seconds"));
@@ -334,10 +334,10 @@ async fn grounding_excludes_competitors_bid_text_and_shows_failed_retrieval_as_a
 
     // Unknown type and a library that failed to load: visible warnings, drafting goes on without them.
     i.checklist_type = Some("no_such_type".into());
-    let g = grounding::gather(&store, Ok(&catalog), &i);
+    let g = grounding::gather(&store, &pactwise_retrieval::Retriever::words_only(), Ok(&catalog), &i);
     assert!(g.warnings[0].contains("no contract type \"no_such_type\""), "{:?}", g.warnings);
     i.checklist_type = Some("saas".into());
-    let g = grounding::gather(&store, Err("disk error".into()), &i);
+    let g = grounding::gather(&store, &pactwise_retrieval::Retriever::words_only(), Err("disk error".into()), &i);
     assert!(g.warnings[0].contains("could not be loaded (disk error)"), "{:?}", g.warnings);
 
     // The warnings reach the package the buyer sees.

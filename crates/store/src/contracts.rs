@@ -74,6 +74,9 @@ pub struct ContractFilter {
     pub notice_within_days: Option<u32>,
     /// Words to find in the name, counterparty or extracted values (every word must match, the last as a prefix).
     pub search: Option<String>,
+    /// Contracts whose text matches `search` by meaning (chosen by the caller's retrieval, at most 50): listed too,
+    /// under every other filter.
+    pub meaning_matches: Vec<DocumentId>,
     pub sort: ContractSort,
     pub offset: u32,
     /// Rows per page (1 to [`MAX_PAGE`]).
@@ -239,8 +242,20 @@ impl<'s> Contracts<'s> {
             }
         }
         if let Some(query) = f.search.as_deref().and_then(fts_query) {
-            sql.push_str(" AND c.document_id IN (SELECT document_id FROM contracts_fts WHERE contracts_fts MATCH ?)");
+            let by_meaning: Vec<&DocumentId> = f.meaning_matches.iter().take(50).collect();
+            if by_meaning.is_empty() {
+                sql.push_str(
+                    " AND c.document_id IN (SELECT document_id FROM contracts_fts WHERE contracts_fts MATCH ?)",
+                );
+            } else {
+                sql.push_str(&format!(
+                    " AND (c.document_id IN (SELECT document_id FROM contracts_fts WHERE contracts_fts MATCH ?) \
+                     OR c.document_id IN ({}))",
+                    vec!["?"; by_meaning.len()].join(", ")
+                ));
+            }
             args.push(SqlValue::Text(query));
+            args.extend(by_meaning.into_iter().map(|d| SqlValue::Text(d.to_string())));
         }
         Ok((sql, args))
     }

@@ -20,6 +20,7 @@ mod error;
 pub mod members;
 mod migrations;
 mod pages;
+mod passage_vectors;
 mod passages;
 mod platform;
 mod platform_credential;
@@ -59,6 +60,9 @@ pub use error::StoreError;
 pub use migrations::SCHEMA_VERSION;
 pub use pactwise_domain::ImportOutcome;
 pub use pages::{PageTexts, Pages};
+pub use passage_vectors::{
+    PassageRange, PassageToEmbed, StoredPrecedentVector, StoredVector, VectorProgress, VectorStamp,
+};
 pub use passages::{
     ContractOverview, NewAnswer, NewPassage, NewPrecedent, PassageHit, Passages, PrecedentHit, StoredCitation,
 };

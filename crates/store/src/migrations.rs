@@ -25,6 +25,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0018_shared_repository", include_str!("../migrations/0018_shared_repository.sql")),
     ("0019_records_indexes", include_str!("../migrations/0019_records_indexes.sql")),
     ("0020_citation_support", include_str!("../migrations/0020_citation_support.sql")),
+    ("0021_passage_embeddings", include_str!("../migrations/0021_passage_embeddings.sql")),
 ];
 
 /// The schema version this build writes.
@@ -516,6 +517,40 @@ mod tests {
             )
             .unwrap();
         assert!(plan.contains("audit_log_by_org_actor"), "{plan}");
+    }
+
+    #[test]
+    fn passages_of_the_previous_schema_are_kept_lack_vectors_and_take_them_with_them_when_deleted() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0021_passage_embeddings").unwrap() as u32;
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+        migrate_to(&mut conn, before).unwrap();
+        conn.execute_batch(
+            "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't0');
+             INSERT INTO users (id, display_name, created_at) VALUES ('u1', 'Ann', 't0');
+             INSERT INTO documents (id, org_id, name, media_type, size, content_hash, created_by, created_at)
+             VALUES ('d1', 'o1', 'a.pdf', 'pdf', 1, printf('%.64c', 'a'), 'u1', 't0');
+             INSERT INTO passages (id, org_id, document_id, page, start_char, end_char, text, org_token, doc_token)
+             VALUES (7, 'o1', 'd1', 1, 0, 4, 'term', 'o1', 'd1');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let lacking: u32 = conn
+            .query_row(
+                "SELECT count(*) FROM passages p LEFT JOIN passage_vectors v ON v.passage_id = p.id WHERE v.passage_id IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(lacking, 1);
+        conn.execute(
+            "INSERT INTO passage_vectors (passage_id, org_id, model_id, vector) VALUES (7, 'o1', 'm', x'00')",
+            [],
+        )
+        .unwrap();
+        conn.execute("DELETE FROM passages WHERE id = 7", []).unwrap();
+        let left: u32 = conn.query_row("SELECT count(*) FROM passage_vectors", [], |r| r.get(0)).unwrap();
+        assert_eq!(left, 0, "a vector goes with its passage");
     }
 
     #[test]

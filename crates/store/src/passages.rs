@@ -111,6 +111,10 @@ impl<'s> Passages<'s> {
         Passages { store }
     }
 
+    pub(crate) fn conn(&self) -> &'s rusqlite::Connection {
+        self.store.conn()
+    }
+
     /// Replaces a document's passages (one transaction). The document must be the organization's and live.
     pub fn replace(&self, scope: &OrgScope, id: DocumentId, passages: &[NewPassage]) -> Result<(), StoreError> {
         scope.require_document_editor()?;

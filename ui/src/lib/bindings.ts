@@ -146,6 +146,8 @@ export const commands = {
 	exportAuditCsv: (query: AuditQuery_Deserialize, path: string) => typedError<ExportedAudit, ApiError>(__TAURI_INVOKE("export_audit_csv", { query, path })),
 	stageLog: (id: DocumentId) => typedError<StageLogEntry_Serialize[], ApiError>(__TAURI_INVOKE("stage_log", { id })),
 	assistantHistory: (search: string | null, cursor: string | null) => typedError<HistoryPage_Serialize, ApiError>(__TAURI_INVOKE("assistant_history", { search, cursor })),
+	/**  How far meaning-based search is prepared for the organization. */
+	semanticStatus: () => typedError<SemanticStatus, ApiError>(__TAURI_INVOKE("semantic_status")),
 };
 
 /** Events */
@@ -154,6 +156,7 @@ export const events = {
 	prepProgressEvent: makeEvent<PrepProgressEvent, PrepProgressEvent>("prep-progress-event"),
 	recordsChangedEvent: makeEvent<RecordsChangedEvent, RecordsChangedEvent>("records-changed-event"),
 	runsChangedEvent: makeEvent<RunsChangedEvent, RunsChangedEvent>("runs-changed-event"),
+	semanticProgressEvent: makeEvent<SemanticProgressEvent, SemanticProgressEvent>("semantic-progress-event"),
 };
 
 /* Types */
@@ -3356,6 +3359,26 @@ export type Section = {
 	/**  snake_case, unique within the type; the middle part of its items' ids. */
 	id: string,
 	name: string,
+};
+
+/**
+ *  How far meaning-based search is prepared (vectors computed in the background after an import): the Contracts and
+ *  Assistant areas show it in words.
+ */
+export type SemanticProgressEvent = {
+	status: SemanticStatus,
+};
+
+/**  How far meaning-based search is prepared for the organization. */
+export type SemanticStatus = {
+	/**  Every live passage has a vector of the installed model. */
+	ready: boolean,
+	/**  The model could not be loaded (the message says why and what to do). */
+	unavailable: boolean,
+	done: number,
+	total: number,
+	/**  In people's words, e.g. "Preparing meaning-based search: 120 of 400 passages". */
+	message: string,
 };
 
 /**  Who is signed in, where. Sent to the UI for the frame's header. */

@@ -78,7 +78,12 @@ pub async fn replay(fixture: &Fixture) -> anyhow::Result<GoldenResult> {
     let acme = org(&store, "Buyer org");
     let buyer = member(&store, acme, "Buyer", Role::Buyer);
     let catalog = pactwise_checklists::Catalog::load().map_err(|e| e.to_string());
-    let grounding = pactwise_prep::grounding::gather(&store, catalog.as_ref().map_err(Clone::clone), &fixture.intake);
+    let grounding = pactwise_prep::grounding::gather(
+        &store,
+        &pactwise_retrieval::Retriever::words_only(),
+        catalog.as_ref().map_err(Clone::clone),
+        &fixture.intake,
+    );
 
     let mut package = Package::new(fixture.intake.clone());
     plan(&mut package, fixture.budget);

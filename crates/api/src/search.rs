@@ -1,0 +1,228 @@
+//! Search over the organization's contracts as a user action (`pactwise search`), and the background work that
+//! prepares meaning-based search: sentence-embedding vectors for every passage still lacking one, computed in
+//! batches on a blocking thread (the store is only touched to read the batch and to save it), with progress.
+
+use crate::{Api, ApiError};
+use pactwise_domain::{DocumentId, ErrorCode};
+use pactwise_retrieval::Mode;
+use pactwise_store::OrgScope;
+use serde::{Deserialize, Serialize};
+
+/// Passages embedded per batch (about a second of work on two cores).
+const BATCH: u32 = 32;
+
+/// One passage found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct SearchHit {
+    pub document_id: String,
+    pub document: String,
+    pub page: u32,
+    pub start: u32,
+    pub end: u32,
+    pub excerpt: String,
+}
+
+/// What a search found, which retrieval ran and what a person should know about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct SearchResults {
+    /// "bm25", "dense" or "hybrid": the retrieval that ran.
+    pub mode: String,
+    pub hits: Vec<SearchHit>,
+    /// In people's words (meaning-based search unavailable and why, how far it is prepared, a cut query).
+    pub notes: Vec<String>,
+}
+
+/// How far meaning-based search is prepared for the organization.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct SemanticStatus {
+    /// Every live passage has a vector of the installed model.
+    pub ready: bool,
+    /// The model could not be loaded (the message says why and what to do).
+    pub unavailable: bool,
+    pub done: u32,
+    pub total: u32,
+    /// In people's words, e.g. "Preparing meaning-based search: 120 of 400 passages".
+    pub message: String,
+}
+
+impl SemanticStatus {
+    fn from_progress(done: u32, total: u32) -> Self {
+        let ready = done >= total;
+        let message = if ready {
+            "Meaning-based search is ready.".to_owned()
+        } else {
+            format!("Preparing meaning-based search: {done} of {total} passages")
+        };
+        SemanticStatus { ready, unavailable: false, done, total, message }
+    }
+
+    fn unavailable(reason: String) -> Self {
+        SemanticStatus {
+            ready: false,
+            unavailable: true,
+            done: 0,
+            total: 0,
+            message: format!("Meaning-based search is unavailable ({reason}); search matches words only."),
+        }
+    }
+}
+
+impl Api {
+    /// Searches the organization's live contracts (or one of them) with the chosen retrieval.
+    pub async fn search_passages(
+        &self,
+        scope: &OrgScope,
+        query: &str,
+        document: Option<&str>,
+        mode: Mode,
+        limit: usize,
+    ) -> Result<SearchResults, ApiError> {
+        let document: Option<DocumentId> = match document {
+            Some(d) => Some(d.trim().parse().map_err(|_| {
+                ApiError::new(
+                    ErrorCode::InvalidInput,
+                    format!("{d:?} is not a document id; copy it from `pactwise list`"),
+                )
+            })?),
+            None => None,
+        };
+        if query.trim().is_empty() {
+            return Err(ApiError::new(ErrorCode::InvalidInput, "the search is empty: give words to look for"));
+        }
+        let (s, q, retriever) = (scope.clone(), query.to_owned(), self.retriever.clone());
+        let searched =
+            self.db.call(move |store| retriever.search(store, &s, &q, document, mode, limit.clamp(1, 50))).await?;
+        Ok(SearchResults {
+            mode: searched.mode.name().to_owned(),
+            hits: searched
+                .hits
+                .into_iter()
+                .map(|h| SearchHit {
+                    document_id: h.document.to_string(),
+                    document: h.document_name,
+                    page: h.page,
+                    start: h.start,
+                    end: h.end,
+                    excerpt: h.text,
+                })
+                .collect(),
+            notes: searched.notes,
+        })
+    }
+
+    /// How far meaning-based search is prepared for the organization (loads the model if it is not loaded).
+    pub async fn semantic_status(&self, scope: &OrgScope) -> Result<SemanticStatus, ApiError> {
+        let retriever = self.retriever.clone();
+        let embedder = match tokio::task::spawn_blocking(move || retriever.embedder()).await {
+            Ok(Ok(e)) => e,
+            Ok(Err(reason)) => return Ok(SemanticStatus::unavailable(reason)),
+            Err(e) => return Ok(SemanticStatus::unavailable(e.to_string())),
+        };
+        let (s, model) = (scope.clone(), embedder.model_id().to_owned());
+        let p = self.db.call(move |store| store.passages().vector_progress(&s, &model)).await?;
+        Ok(SemanticStatus::from_progress(p.done, p.total))
+    }
+
+    /// Computes vectors for every passage of the organization (and of the precedent corpus) still lacking one, in
+    /// batches, telling `on_progress` after each. One preparation runs at a time per process; a second call waits and
+    /// then finds what the first left. Without the model, returns the status that says why (nothing fails).
+    pub async fn prepare_semantic_search(
+        &self,
+        scope: &OrgScope,
+        on_progress: impl Fn(&SemanticStatus) + Send,
+    ) -> Result<SemanticStatus, ApiError> {
+        let _one_at_a_time = self.semantic_lock.lock().await;
+        let retriever = self.retriever.clone();
+        let embedder = match tokio::task::spawn_blocking(move || retriever.embedder()).await {
+            Ok(Ok(e)) => e,
+            Ok(Err(reason)) => {
+                let status = SemanticStatus::unavailable(reason);
+                on_progress(&status);
+                return Ok(status);
+            }
+            Err(e) => return Err(ApiError::new(ErrorCode::Internal, format!("the embedding model did not load: {e}"))),
+        };
+        let model = embedder.model_id().to_owned();
+        let span = tracing::info_span!("prepare_semantic_search");
+        let _enter = span.enter();
+        drop(_enter);
+        // The organization's passages, then the precedent corpus's.
+        for precedents in [false, true] {
+            loop {
+                let (s, m) = (scope.clone(), model.clone());
+                let todo = self
+                    .db
+                    .call(move |store| {
+                        let passages = store.passages();
+                        if precedents {
+                            passages.precedents_lacking_vectors(&m, 0, BATCH)
+                        } else {
+                            passages.lacking_vectors(&s, &m, 0, BATCH)
+                        }
+                    })
+                    .await?;
+                if todo.is_empty() {
+                    break;
+                }
+                let e = embedder.clone();
+                let count = todo.len();
+                let vectors = tokio::task::spawn_blocking(move || pactwise_retrieval::vectors_for(&e, &todo))
+                    .await
+                    .map_err(|e| ApiError::new(ErrorCode::Internal, format!("embedding stopped: {e}")))?
+                    .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+                tracing::debug!(passages = count, precedents, "embedded a batch");
+                let (s, m) = (scope.clone(), model.clone());
+                let progress = self
+                    .db
+                    .call(move |store| {
+                        let passages = store.passages();
+                        if precedents {
+                            passages.save_precedent_vectors(&m, &vectors)?;
+                        } else {
+                            passages.save_vectors(&s, &m, &vectors)?;
+                        }
+                        passages.vector_progress(&s, &m)
+                    })
+                    .await?;
+                on_progress(&SemanticStatus::from_progress(progress.done, progress.total));
+            }
+        }
+        let status = self.semantic_status(scope).await?;
+        on_progress(&status);
+        Ok(status)
+    }
+
+    /// Wakes the background preparation (after an import, or when the session's organization changed): see
+    /// [`Api::semantic_wake`].
+    pub fn wake_semantic_search(&self) {
+        self.semantic_wake.notify_one();
+    }
+
+    /// Resolves when passages may lack vectors (an import added some); the desktop then calls
+    /// [`Api::prepare_semantic_search`].
+    pub async fn semantic_wake(&self) {
+        self.semantic_wake.notified().await
+    }
+}
+
+/// The retrieval benchmark on a CUAD folder (`pactwise eval retrieval`): its store (and so its vectors, the
+/// embedding cache) lives in `store_dir`, kept between runs.
+pub fn eval_retrieval(
+    dir: &std::path::Path,
+    store_dir: &std::path::Path,
+    limit: Option<usize>,
+    progress: &mut dyn FnMut(&str, usize, usize),
+) -> Result<pactwise_retrieval::eval::RetrievalReport, ApiError> {
+    let retriever = pactwise_retrieval::Retriever::new(std::sync::Arc::new(pactwise_embed::LazyEmbedder::new(
+        pactwise_embed::default_model_dir(),
+    )));
+    pactwise_retrieval::eval::run(dir, store_dir, &retriever, limit, progress).map_err(|e| {
+        ApiError::new(
+            ErrorCode::InvalidInput,
+            format!(
+                "{e}; give a CUAD folder with contracts/*.txt, labels.jsonl and category_descriptions.csv \
+                 (e.g. ../shared/data/cuad)"
+            ),
+        )
+    })
+}

@@ -1,0 +1,148 @@
+//! The in-memory dense index: every stored vector of one organization (or of the precedent corpus) in one flat int8
+//! matrix with a scale per row, so a query reads no vector from SQLite. Built from the store when what the store
+//! holds changes (`VectorStamp`); a damaged row is left out and reported so it is computed again.
+
+use pactwise_domain::DocumentId;
+use pactwise_embed::{DIMENSIONS, Quantized};
+use pactwise_store::{VectorProgress, VectorStamp};
+use std::collections::HashMap;
+
+/// One organization's (or the corpus's) vectors of one model.
+#[derive(Debug, Default)]
+pub struct DenseIndex {
+    pub(crate) model_id: String,
+    pub(crate) stamp: VectorStamp,
+    /// How many of the live passages had a vector when the index was read.
+    pub(crate) coverage: Option<VectorProgress>,
+    ids: Vec<i64>,
+    documents: Vec<Option<DocumentId>>,
+    scales: Vec<f32>,
+    values: Vec<i8>,
+    by_document: HashMap<DocumentId, Vec<u32>>,
+}
+
+impl DenseIndex {
+    /// Builds the index from stored rows `(passage, document, bytes)` in passage order (as the store reads them);
+    /// returns it with the ids of damaged rows.
+    pub fn build(
+        model_id: &str,
+        stamp: VectorStamp,
+        coverage: Option<VectorProgress>,
+        rows: impl IntoIterator<Item = (i64, Option<DocumentId>, Vec<u8>)>,
+    ) -> (DenseIndex, Vec<i64>) {
+        let mut index = DenseIndex { model_id: model_id.to_owned(), stamp, coverage, ..DenseIndex::default() };
+        let mut damaged = Vec::new();
+        for (id, document, bytes) in rows {
+            match Quantized::from_bytes(&bytes) {
+                Ok(q) => {
+                    let row = index.ids.len() as u32;
+                    index.ids.push(id);
+                    index.documents.push(document);
+                    index.scales.push(q.scale);
+                    index.values.extend_from_slice(&q.values);
+                    if let Some(d) = document {
+                        index.by_document.entry(d).or_default().push(row);
+                    }
+                }
+                Err(_) => damaged.push(id),
+            }
+        }
+        (index, damaged)
+    }
+
+    /// The document of an indexed passage.
+    pub fn document_of(&self, passage: i64) -> Option<DocumentId> {
+        let row = self.ids.binary_search(&passage).ok()?;
+        self.documents[row]
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Memory held by the vectors and their ids, in bytes.
+    pub fn size_bytes(&self) -> usize {
+        self.values.len() + self.scales.len() * 4 + self.ids.len() * 8
+    }
+
+    fn score(&self, row: usize, query: &[f32]) -> f32 {
+        let values = &self.values[row * DIMENSIONS..(row + 1) * DIMENSIONS];
+        let mut sum = 0f32;
+        for (v, q) in values.iter().zip(query) {
+            sum += *v as f32 * q;
+        }
+        sum * self.scales[row]
+    }
+
+    /// The `k` passages most similar to `query` (a unit vector), best first, optionally within one document.
+    pub fn top(&self, query: &[f32], document: Option<DocumentId>, k: usize) -> Vec<(i64, f32)> {
+        if query.len() != DIMENSIONS || k == 0 {
+            return Vec::new();
+        }
+        let mut scored: Vec<(f32, usize)> = match document {
+            Some(d) => self
+                .by_document
+                .get(&d)
+                .map(|rows| rows.iter().map(|r| (self.score(*r as usize, query), *r as usize)).collect())
+                .unwrap_or_default(),
+            None => (0..self.ids.len()).map(|r| (self.score(r, query), r)).collect(),
+        };
+        let order = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(self.ids[a.1].cmp(&self.ids[b.1]));
+        if scored.len() > k {
+            scored.select_nth_unstable_by(k - 1, order);
+            scored.truncate(k);
+        }
+        scored.sort_by(order);
+        scored.into_iter().map(|(s, r)| (self.ids[r], s)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(axis: usize) -> Vec<f32> {
+        let mut v = vec![0.0; DIMENSIONS];
+        v[axis] = 1.0;
+        v
+    }
+
+    fn row(id: i64, doc: Option<DocumentId>, v: &[f32]) -> (i64, Option<DocumentId>, Vec<u8>) {
+        (id, doc, Quantized::from_vector(v).to_bytes())
+    }
+
+    #[test]
+    fn the_nearest_rows_come_first_and_a_document_filter_keeps_its_own() {
+        let a = DocumentId::new();
+        let b = DocumentId::new();
+        let mut mixed = unit(0);
+        mixed[1] = 1.0;
+        let norm = 2f32.sqrt();
+        mixed.iter_mut().for_each(|x| *x /= norm);
+        let (index, damaged) = DenseIndex::build(
+            "m",
+            VectorStamp::default(),
+            None,
+            vec![
+                row(1, Some(a), &unit(0)),
+                row(2, Some(b), &mixed),
+                row(3, Some(a), &unit(2)),
+                (4, Some(b), vec![1, 2]),
+            ],
+        );
+        assert_eq!(damaged, vec![4], "a damaged row is reported, not indexed");
+        assert_eq!(index.len(), 3);
+        let top = index.top(&unit(0), None, 2);
+        assert_eq!(top.iter().map(|t| t.0).collect::<Vec<_>>(), vec![1, 2]);
+        assert!((top[0].1 - 1.0).abs() < 0.01 && (top[1].1 - 1.0 / norm).abs() < 0.01);
+        let in_a = index.top(&unit(1), Some(a), 5);
+        assert_eq!(in_a.iter().map(|t| t.0).collect::<Vec<_>>().len(), 2, "only document a's rows");
+        assert!(in_a.iter().all(|(id, _)| *id == 1 || *id == 3));
+        assert!(index.top(&[0.0; 3], None, 5).is_empty(), "a vector of the wrong size finds nothing");
+        assert_eq!(index.size_bytes(), 3 * (DIMENSIONS + 4 + 8));
+    }
+}

@@ -1,0 +1,464 @@
+//! Retrieval, one home for every search the product runs over text: the passages a document is cut into
+//! (`chunk`), the safe FTS5 query (`query`), the in-memory dense index of stored sentence-embedding vectors
+//! (`dense`), and [`Retriever`], which runs BM25 and dense search and fuses them by reciprocal rank fusion (k = 60).
+//! Organization, document and deletion scoping are re-checked in SQL on the final hits, whatever index produced
+//! them. When no vector can be used (model not installed, vectors still being computed) search is BM25 alone and the
+//! outcome says why. The benchmark over a CUAD folder is `eval`.
+
+pub mod chunk;
+mod dense;
+pub mod eval;
+pub mod query;
+
+pub use dense::DenseIndex;
+
+use pactwise_domain::DocumentId;
+use pactwise_embed::{Embedder, LazyEmbedder, Quantized};
+use pactwise_store::{OrgScope, PassageHit, PassageToEmbed, PrecedentHit, Store, StoreError, VectorProgress};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// The `k` of reciprocal rank fusion: a hit's fused score is the sum over lists of 1 / (k + rank).
+pub const RRF_K: f64 = 60.0;
+/// Hits taken from each list before fusing.
+pub const CANDIDATES: usize = 50;
+/// A query is cut to this many characters.
+pub const MAX_QUERY_CHARS: usize = 2_000;
+/// The similarity (cosine, 0 to 1 for related text) a passage needs for its contract to count as matching a search
+/// by meaning in a filtered list (the Contracts area), where a ranking alone would list every contract.
+pub const MEANING_MATCH: f32 = 0.5;
+/// Query vectors kept (the same question asked again is not embedded again).
+const QUERY_CACHE: usize = 512;
+
+/// Which retrieval runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Words only (FTS5 BM25).
+    Bm25,
+    /// Meaning only (sentence-embedding vectors).
+    Dense,
+    /// Both, fused.
+    #[default]
+    Hybrid,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 3] = [Mode::Bm25, Mode::Dense, Mode::Hybrid];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Bm25 => "bm25",
+            Mode::Dense => "dense",
+            Mode::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "bm25" | "words" => Ok(Mode::Bm25),
+            "dense" | "meaning" => Ok(Mode::Dense),
+            "hybrid" => Ok(Mode::Hybrid),
+            other => Err(format!("{other:?} is not a search mode: use bm25, dense or hybrid")),
+        }
+    }
+}
+
+/// What a search found, the retrieval that actually ran, and what a person should know about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Searched<H> {
+    pub hits: Vec<H>,
+    /// The retrieval that ran (BM25 when meaning-based search could not).
+    pub mode: Mode,
+    /// In people's words: why meaning-based search did not run, how far it covers, a cut query.
+    pub notes: Vec<String>,
+    /// False when the query had nothing to search for (only common words or punctuation).
+    pub searchable: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RetrievalError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("meaning-based search is unavailable: {0}")]
+    Unavailable(String),
+    #[error("the passages could not be embedded: {0}")]
+    Embed(#[from] pactwise_embed::EmbedError),
+}
+
+/// Which vectors an index holds.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Corpus {
+    Organization(String),
+    Precedents,
+}
+
+/// Hybrid retrieval for the process: one per `Api`, shared by the assistant, Prep Studio, the Contracts area and the
+/// CLI. Holds the lazily loaded embedding model, one dense index per organization (and one for the precedent
+/// corpus), each read again from the store when its vectors change, and recent query vectors.
+pub struct Retriever {
+    embedder: Arc<LazyEmbedder>,
+    indexes: Mutex<HashMap<Corpus, Arc<DenseIndex>>>,
+    queries: Mutex<HashMap<String, Arc<Vec<f32>>>>,
+}
+
+/// The query a search runs: trimmed, cut to [`MAX_QUERY_CHARS`], with a note when it was cut.
+fn prepare_query(query: &str, notes: &mut Vec<String>) -> String {
+    let trimmed = query.trim();
+    if trimmed.chars().count() > MAX_QUERY_CHARS {
+        notes.push(format!("The search was cut to its first {MAX_QUERY_CHARS} characters."));
+        trimmed.chars().take(MAX_QUERY_CHARS).collect()
+    } else {
+        trimmed.to_owned()
+    }
+}
+
+/// Reciprocal rank fusion of ranked id lists: best first; ties go to the better best rank, then the lower id.
+pub fn fuse(lists: &[&[i64]]) -> Vec<i64> {
+    let mut scores: HashMap<i64, (f64, usize)> = HashMap::new();
+    for list in lists {
+        for (rank, id) in list.iter().enumerate() {
+            let entry = scores.entry(*id).or_insert((0.0, usize::MAX));
+            entry.0 += 1.0 / (RRF_K + rank as f64 + 1.0);
+            entry.1 = entry.1.min(rank);
+        }
+    }
+    let mut fused: Vec<(i64, f64, usize)> = scores.into_iter().map(|(id, (s, r))| (id, s, r)).collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
+    fused.into_iter().map(|(id, _, _)| id).collect()
+}
+
+/// Vectors (stored form) for passages, by the given model.
+pub fn vectors_for(embedder: &Embedder, passages: &[PassageToEmbed]) -> Result<Vec<(i64, Vec<u8>)>, RetrievalError> {
+    let texts: Vec<&str> = passages.iter().map(|p| p.text.as_str()).collect();
+    let vectors = embedder.embed(&texts)?;
+    Ok(passages.iter().zip(vectors).map(|(p, v)| (p.id, Quantized::from_vector(&v).to_bytes())).collect())
+}
+
+impl Retriever {
+    pub fn new(embedder: Arc<LazyEmbedder>) -> Self {
+        Retriever { embedder, indexes: Mutex::new(HashMap::new()), queries: Mutex::new(HashMap::new()) }
+    }
+
+    /// A retriever without an embedding model: words only (BM25), each search noting why. For tests of other parts
+    /// and for tools that must not load the model.
+    pub fn words_only() -> Self {
+        Retriever::new(Arc::new(LazyEmbedder::new(std::path::PathBuf::from("/nonexistent/no-embedding-model"))))
+    }
+
+    /// The embedding model, loaded on first use (the reason in people's words when it cannot be).
+    pub fn embedder(&self) -> Result<Arc<Embedder>, String> {
+        self.embedder.get()
+    }
+
+    /// The shared lazy model, for callers that embed other text (the assistant's supporting sentences).
+    pub fn lazy_embedder(&self) -> Arc<LazyEmbedder> {
+        self.embedder.clone()
+    }
+
+    fn query_vector(&self, embedder: &Embedder, query: &str) -> Result<Arc<Vec<f32>>, RetrievalError> {
+        let key = format!("{}\u{0}{query}", embedder.model_id());
+        if let Some(v) = self.queries.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(v.clone());
+        }
+        let vector = Arc::new(embedder.embed_one(query)?);
+        let mut cache = self.queries.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= QUERY_CACHE {
+            cache.clear();
+        }
+        cache.insert(key, vector.clone());
+        Ok(vector)
+    }
+
+    /// The organization's dense index for `model_id`, read again from the store when its vectors changed. Damaged
+    /// rows are forgotten so the background work computes them again.
+    pub fn org_index(&self, store: &Store, scope: &OrgScope, model_id: &str) -> Result<Arc<DenseIndex>, StoreError> {
+        let passages = store.passages();
+        let stamp = passages.vector_stamp(scope, model_id)?;
+        let key = Corpus::Organization(scope.org().to_string());
+        if let Some(index) = self.indexes.lock().unwrap_or_else(|e| e.into_inner()).get(&key)
+            && index.model_id == model_id
+            && index.stamp == stamp
+        {
+            return Ok(index.clone());
+        }
+        let span = tracing::info_span!("dense_index_build", rows = stamp.rows);
+        let _enter = span.enter();
+        let coverage = passages.vector_progress(scope, model_id)?;
+        let rows = passages.load_vectors(scope, model_id)?.into_iter().map(|v| (v.passage, Some(v.document), v.bytes));
+        let (mut index, damaged) = DenseIndex::build(model_id, stamp, Some(coverage), rows);
+        if !damaged.is_empty() {
+            tracing::warn!(count = damaged.len(), "damaged stored vectors left out; they will be computed again");
+            passages.forget_vectors(scope, &damaged)?;
+            index.stamp = passages.vector_stamp(scope, model_id)?;
+            index.coverage = Some(passages.vector_progress(scope, model_id)?);
+        }
+        let index = Arc::new(index);
+        self.indexes.lock().unwrap_or_else(|e| e.into_inner()).insert(key, index.clone());
+        Ok(index)
+    }
+
+    fn precedent_index(&self, store: &Store, model_id: &str) -> Result<Arc<DenseIndex>, StoreError> {
+        let passages = store.passages();
+        let stamp = passages.precedent_vector_stamp(model_id)?;
+        if let Some(index) = self.indexes.lock().unwrap_or_else(|e| e.into_inner()).get(&Corpus::Precedents)
+            && index.model_id == model_id
+            && index.stamp == stamp
+        {
+            return Ok(index.clone());
+        }
+        let rows = passages.load_precedent_vectors(model_id)?.into_iter().map(|v| (v.passage, None, v.bytes));
+        let (mut index, damaged) = DenseIndex::build(model_id, stamp, None, rows);
+        if !damaged.is_empty() {
+            tracing::warn!(count = damaged.len(), "damaged precedent vectors left out; they will be computed again");
+            passages.forget_precedent_vectors(&damaged)?;
+            index.stamp = passages.precedent_vector_stamp(model_id)?;
+        }
+        let index = Arc::new(index);
+        self.indexes.lock().unwrap_or_else(|e| e.into_inner()).insert(Corpus::Precedents, index.clone());
+        Ok(index)
+    }
+
+    /// The dense ranking for a query, or the note saying why there is none.
+    fn dense_ranking(
+        &self,
+        query: &str,
+        index: impl FnOnce(&str) -> Result<Arc<DenseIndex>, StoreError>,
+        document: Option<DocumentId>,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<Vec<i64>>, StoreError> {
+        let embedder = match self.embedder.get() {
+            Ok(e) => e,
+            Err(reason) => {
+                notes.push(format!("Meaning-based search is unavailable ({reason}); these results match words only."));
+                return Ok(None);
+            }
+        };
+        let index = index(embedder.model_id())?;
+        if index.is_empty() {
+            let how_far =
+                index.coverage.map(|c| format!(" ({} of {} passages prepared)", c.done, c.total)).unwrap_or_default();
+            notes.push(format!(
+                "Meaning-based search is still being prepared{how_far}; these results match words only."
+            ));
+            return Ok(None);
+        }
+        if let Some(c) = index.coverage
+            && c.done < c.total
+        {
+            notes.push(format!("Meaning-based search covers {} of {} passages so far.", c.done, c.total));
+        }
+        let vector = match self.query_vector(&embedder, query) {
+            Ok(v) => v,
+            Err(e) => {
+                notes.push(format!("The search could not be read for meaning ({e}); these results match words only."));
+                return Ok(None);
+            }
+        };
+        Ok(Some(index.top(&vector, document, CANDIDATES).into_iter().map(|(id, _)| id).collect()))
+    }
+
+    /// Searches the organization's live contracts (optionally one document): BM25, dense or both fused. The final
+    /// hits are read back through the store with the caller's scope, so nothing of another organization or of a
+    /// deleted document is returned, whatever an index held.
+    pub fn search(
+        &self,
+        store: &Store,
+        scope: &OrgScope,
+        query: &str,
+        document: Option<DocumentId>,
+        mode: Mode,
+        limit: usize,
+    ) -> Result<Searched<PassageHit>, StoreError> {
+        let span = tracing::info_span!("retrieval_search", mode = mode.name(), document = document.is_some());
+        let _enter = span.enter();
+        let mut notes = Vec::new();
+        let query = prepare_query(query, &mut notes);
+        let Some(any_terms) = query::match_expression(&query) else {
+            notes.push(
+                "The search has no words to look for (only common words or punctuation): use words that appear in \
+                 contracts."
+                    .into(),
+            );
+            return Ok(Searched { hits: Vec::new(), mode, notes, searchable: false });
+        };
+        let passages = store.passages();
+        let bm25 = || -> Result<Vec<i64>, StoreError> {
+            // Passages with every term first, then passages with any term.
+            let mut ids: Vec<i64> = match query::match_all_expression(&query) {
+                Some(all) => passages.search(scope, &all, document, CANDIDATES as u32)?.iter().map(|h| h.id).collect(),
+                None => Vec::new(),
+            };
+            if ids.len() < CANDIDATES {
+                for hit in passages.search(scope, &any_terms, document, CANDIDATES as u32)? {
+                    if ids.len() < CANDIDATES && !ids.contains(&hit.id) {
+                        ids.push(hit.id);
+                    }
+                }
+            }
+            Ok(ids)
+        };
+        let (ranked, ran) = match mode {
+            Mode::Bm25 => (bm25()?, Mode::Bm25),
+            Mode::Dense | Mode::Hybrid => {
+                let dense =
+                    self.dense_ranking(&query, |model| self.org_index(store, scope, model), document, &mut notes)?;
+                match (mode, dense) {
+                    (Mode::Dense, Some(dense)) => (dense, Mode::Dense),
+                    (_, Some(dense)) => (fuse(&[&bm25()?, &dense]), Mode::Hybrid),
+                    (_, None) => (bm25()?, Mode::Bm25),
+                }
+            }
+        };
+        let ids: Vec<i64> = ranked.into_iter().take(limit).collect();
+        let hits = passages.passages_by_id(scope, &ids, document)?;
+        Ok(Searched { hits, mode: ran, notes, searchable: true })
+    }
+
+    /// The organization's live contracts with a passage at least [`MEANING_MATCH`] similar to `query`, best first,
+    /// at most `limit`; empty when meaning-based search cannot run (the list then matches words only).
+    pub fn documents_by_meaning(
+        &self,
+        store: &Store,
+        scope: &OrgScope,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<DocumentId>, StoreError> {
+        let mut notes = Vec::new();
+        let query = prepare_query(query, &mut notes);
+        if query::match_expression(&query).is_none() {
+            return Ok(Vec::new());
+        }
+        let Ok(embedder) = self.embedder.get() else { return Ok(Vec::new()) };
+        let index = self.org_index(store, scope, embedder.model_id())?;
+        let Ok(vector) = self.query_vector(&embedder, &query) else { return Ok(Vec::new()) };
+        let mut documents: Vec<DocumentId> = Vec::new();
+        for (id, similarity) in index.top(&vector, None, CANDIDATES * 4) {
+            if similarity < MEANING_MATCH {
+                break;
+            }
+            if let Some(d) = index.document_of(id)
+                && !documents.contains(&d)
+            {
+                documents.push(d);
+                if documents.len() == limit {
+                    break;
+                }
+            }
+        }
+        Ok(documents)
+    }
+
+    /// Searches the precedent corpus (never an organization's contracts), BM25, dense or both fused; with
+    /// `public_only`, only public texts (drafting's grounding).
+    pub fn search_precedents(
+        &self,
+        store: &Store,
+        query: &str,
+        mode: Mode,
+        limit: usize,
+        public_only: bool,
+    ) -> Result<Searched<PrecedentHit>, StoreError> {
+        let span = tracing::info_span!("retrieval_precedents", mode = mode.name());
+        let _enter = span.enter();
+        let mut notes = Vec::new();
+        let query = prepare_query(query, &mut notes);
+        let Some(any_terms) = query::match_expression(&query) else {
+            notes.push("The search has no words to look for (only common words or punctuation).".into());
+            return Ok(Searched { hits: Vec::new(), mode, notes, searchable: false });
+        };
+        let passages = store.passages();
+        let bm25 = || -> Result<Vec<i64>, StoreError> {
+            Ok(passages.search_precedents(&any_terms, CANDIDATES as u32)?.iter().map(|h| h.id).collect())
+        };
+        let (ranked, ran) = match mode {
+            Mode::Bm25 => (bm25()?, Mode::Bm25),
+            Mode::Dense | Mode::Hybrid => {
+                let dense = self.dense_ranking(&query, |model| self.precedent_index(store, model), None, &mut notes)?;
+                match (mode, dense) {
+                    (Mode::Dense, Some(dense)) => (dense, Mode::Dense),
+                    (_, Some(dense)) => (fuse(&[&bm25()?, &dense]), Mode::Hybrid),
+                    (_, None) => (bm25()?, Mode::Bm25),
+                }
+            }
+        };
+        // Over-fetch so that hits dropped by the final check (a competitor's bid) do not shorten the list.
+        let ids: Vec<i64> = ranked.into_iter().take(limit * 3).collect();
+        let mut hits = passages.precedents_by_id(&ids, public_only)?;
+        hits.truncate(limit);
+        Ok(Searched { hits, mode: ran, notes, searchable: true })
+    }
+
+    /// Computes and stores vectors for up to `batch` of the organization's passages still lacking one; returns how
+    /// far the organization is afterwards. `Ok(None)` when nothing was left to do.
+    pub fn embed_some(
+        &self,
+        store: &Store,
+        scope: &OrgScope,
+        batch: u32,
+    ) -> Result<Option<VectorProgress>, RetrievalError> {
+        let embedder = self.embedder.get().map_err(RetrievalError::Unavailable)?;
+        let passages = store.passages();
+        let todo = passages.lacking_vectors(scope, embedder.model_id(), 0, batch)?;
+        if todo.is_empty() {
+            return Ok(None);
+        }
+        let span = tracing::info_span!("embed_batch", passages = todo.len());
+        let _enter = span.enter();
+        let vectors = vectors_for(&embedder, &todo)?;
+        passages.save_vectors(scope, embedder.model_id(), &vectors)?;
+        Ok(Some(passages.vector_progress(scope, embedder.model_id())?))
+    }
+
+    /// Like [`Retriever::embed_some`], for the precedent corpus.
+    pub fn embed_some_precedents(&self, store: &Store, batch: u32) -> Result<bool, RetrievalError> {
+        let embedder = self.embedder.get().map_err(RetrievalError::Unavailable)?;
+        let passages = store.passages();
+        let todo = passages.precedents_lacking_vectors(embedder.model_id(), 0, batch)?;
+        if todo.is_empty() {
+            return Ok(false);
+        }
+        let vectors = vectors_for(&embedder, &todo)?;
+        passages.save_precedent_vectors(embedder.model_id(), &vectors)?;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusion_rewards_agreement_and_keeps_what_one_list_alone_found() {
+        let bm25 = [1, 2, 3];
+        let dense = [3, 4, 1];
+        let fused = fuse(&[&bm25, &dense]);
+        assert_eq!(fused[0], 1, "first and third beats any single list's first");
+        assert_eq!(fused[1], 3);
+        assert_eq!(fused.len(), 4);
+        assert!(fused.contains(&2) && fused.contains(&4));
+        assert_eq!(fuse(&[&[7, 8]]), vec![7, 8], "one list keeps its order");
+    }
+
+    #[test]
+    fn modes_parse_from_words_and_refuse_others_clearly() {
+        assert_eq!("Hybrid".parse::<Mode>(), Ok(Mode::Hybrid));
+        assert_eq!("bm25".parse::<Mode>(), Ok(Mode::Bm25));
+        assert!("fuzzy".parse::<Mode>().unwrap_err().contains("bm25, dense or hybrid"));
+    }
+
+    #[test]
+    fn a_long_query_is_cut_with_a_note() {
+        let mut notes = Vec::new();
+        let q = prepare_query(&"termination ".repeat(400), &mut notes);
+        assert_eq!(q.chars().count(), MAX_QUERY_CHARS);
+        assert_eq!(notes.len(), 1);
+        let mut none = Vec::new();
+        assert_eq!(prepare_query("  cap  ", &mut none), "cap");
+        assert!(none.is_empty());
+    }
+}
