@@ -34,19 +34,20 @@ if [ "${WITH_KEYRING_INSIDE:-}" = 1 ]; then
   if command -v secret-tool >/dev/null; then
     probe=(service pactwise-with-keyring probe "$$")
     # A daemon just started may not have its unlocked keyring ready for the first store on a busy machine (it then
-    # asks for a prompt it cannot show): the probe is tried a few times before the keychain counts as missing.
+    # asks for a prompt it cannot show; seen on a machine busy with builds): the probe is tried for about ten seconds
+    # before the keychain counts as missing.
     kept=0
-    for attempt in 1 2 3 4 5; do
+    for delay in 0.1 0.2 0.4 0.8 1 1.5 2 2 2; do
       if printf probe | secret-tool store --label=pactwise-with-keyring "${probe[@]}" 2>/dev/null &&
         [ "$(secret-tool lookup "${probe[@]}" 2>/dev/null)" = probe ]; then
         kept=1
         break
       fi
       printf pactwise-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1 || true
-      sleep "0.$attempt"
+      sleep "$delay"
     done
     if [ "$kept" != 1 ]; then
-      no_keychain "the Secret Service did not keep a secret (secret-tool store/lookup failed 5 times)"
+      no_keychain "the Secret Service did not keep a secret (secret-tool store/lookup failed 9 times over 10 s)"
     fi
     secret-tool clear "${probe[@]}" 2>/dev/null || true
   elif in_ci; then
