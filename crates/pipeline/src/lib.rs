@@ -12,6 +12,7 @@ pub mod evidence;
 pub mod gate;
 pub mod machine;
 pub mod model_path;
+pub mod embedding_cache;
 pub mod offline;
 pub mod stages;
 pub mod values;
