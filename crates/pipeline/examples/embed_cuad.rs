@@ -52,7 +52,8 @@ fn main() -> anyhow::Result<()> {
             break;
         }
         let path = dir.join("contracts").join(format!("{}.txt", record.contract));
-        let document = match extractor.extract_file(&path, &ExtractOptions { ocr: false, ..ExtractOptions::default() }) {
+        let document = match extractor.extract_file(&path, &ExtractOptions { ocr: false, ..ExtractOptions::default() })
+        {
             Ok(d) => d,
             Err(error) => {
                 eprintln!("{}: not read ({error})", record.contract);

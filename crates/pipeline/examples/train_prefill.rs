@@ -126,7 +126,10 @@ fn main() -> anyhow::Result<()> {
         n += 1;
         println!("{:<40} {tp:>4} {fp:>4} {fals:>4} {p:>6.3} {r:>6.3} {f1:>6.3}", cw.category);
     }
-    println!("classifier-alone presence macro-F1 on the held-out half: {:.3} over {n} categories", f1_sum / n.max(1) as f64);
+    println!(
+        "classifier-alone presence macro-F1 on the held-out half: {:.3} over {n} categories",
+        f1_sum / n.max(1) as f64
+    );
 
     if let Some(out) = out {
         let file = Weights {
@@ -153,7 +156,9 @@ fn main() -> anyhow::Result<()> {
 /// The model id the cache folder was filled for (the only model folder under `dir`).
 fn cache_model_id_file(dir: &Path) -> anyhow::Result<PathBuf> {
     let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("no embedding cache at {}: run embed_cuad first", dir.display()))? {
+    for entry in std::fs::read_dir(dir)
+        .with_context(|| format!("no embedding cache at {}: run embed_cuad first", dir.display()))?
+    {
         let path = entry?.path().join("model_id.txt");
         if path.exists() {
             found.push(path);

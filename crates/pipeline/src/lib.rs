@@ -7,12 +7,12 @@
 
 pub mod cuad_answers;
 pub mod driver;
+pub mod embedding_cache;
 pub mod eval;
 pub mod evidence;
 pub mod gate;
 pub mod machine;
 pub mod model_path;
-pub mod embedding_cache;
 pub mod offline;
 pub mod stages;
 pub mod values;
