@@ -359,6 +359,7 @@ impl Api {
             thresholds,
             own_names,
             concurrency: pactwise_model_concurrency(),
+            embedder: Some(self.retriever.lazy_embedder()),
         })
     }
 

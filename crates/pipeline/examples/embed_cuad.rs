@@ -1,5 +1,5 @@
-//! Fills the embedding cache with the vectors of every sentence the offline path sees in a labelled CUAD folder (the
-//! sentences of [`ContractIndex`], as the pre-fill's classifier reads them), so training and the evaluation never
+//! Fills the embedding cache with the vectors of every sentence the pre-fill's classifier reads in a labelled CUAD
+//! folder ([`learned::classifier_sentences`]: operative sentences of six words or more), so training and the evaluation never
 //! embed a sentence twice. Prints the cold time: contracts, sentences embedded, seconds, sentences per second. Run
 //! with `--release`:
 //!
@@ -12,7 +12,7 @@ use pactwise_embed::{DIMENSIONS, Embedder};
 use pactwise_extract::{ExtractConfig, ExtractOptions, Extractor};
 use pactwise_pipeline::embedding_cache::{EmbeddingCache, default_cache_dir};
 use pactwise_pipeline::eval;
-use pactwise_pipeline::offline::ContractIndex;
+use pactwise_pipeline::offline::{ContractIndex, learned};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -61,7 +61,10 @@ fn main() -> anyhow::Result<()> {
             }
         };
         let index = ContractIndex::build(&document.pages);
-        let mut texts: Vec<&str> = index.sentences().iter().map(|s| index.sentence_text(s)).collect();
+        let mut texts: Vec<&str> = learned::classifier_sentences(&index)
+            .into_iter()
+            .map(|i| index.sentence_text(&index.sentences()[i]))
+            .collect();
         seen += texts.len();
         texts.sort_unstable();
         texts.dedup();

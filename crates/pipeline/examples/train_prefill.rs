@@ -1,61 +1,59 @@
-//! Trains the pre-fill's sentence classifier: one logistic regression per CUAD clause category the checklists map to,
-//! over the 384-dimension sentence vector plus a bias, on the sentences of one half of a labelled CUAD folder (a
-//! sentence is positive for a category when it overlaps one of the category's labelled spans). Each category also
-//! gets a threshold on its best sentence's score, chosen on the training half for the contract-level presence F1.
-//! Deterministic: a fixed seed orders the passes. Reads vectors only from the embedding cache (fill it first with the
-//! `embed_cuad` example; sentences not in the cache are counted and left out). Then scores presence on the other half
-//! (the classifier alone, no rules) and prints the per-category table. Run with `--release`:
+//! Trains the pre-fill's sentence classifier (`crates/pipeline/src/offline/learned.rs`): one logistic regression per
+//! CUAD clause category the checklists map to, over the 384-dimension sentence vector plus a bias, on the
+//! classifier's sentences (operative text, [`learned::classifier_sentences`]) of a labelled CUAD folder. A sentence is
+//! positive for a category when it overlaps one of the category's labelled spans.
+//!
+//! Per category the training also chooses, on classifier scores it did not fit on (an inner 2-fold over the training
+//! contracts), the threshold on a contract's best sentence and how presence combines the rules and the classifier
+//! ([`Combine`]: rules, classifier, either, both), by the contract-level presence F1; then it fits on every training
+//! contract. Deterministic: a fixed seed orders the passes. Vectors come only from the embedding cache (fill it first
+//! with `embed_cuad`; sentences not cached are counted and left out).
+//!
+//! `--train even|odd` trains on that half (the `eval cuad --half` halves) and prints presence on the other half
+//! (rules alone, classifier alone, combined); `--train all` trains on both halves (the shipped weights). Run with
+//! `--release`:
 //!
 //! ```sh
-//! cargo run --release -p pactwise-pipeline --example train_prefill -- DIR --train even|odd [--out FILE]
+//! cargo run --release -p pactwise-pipeline --example train_prefill -- DIR --train even|odd|all [--out FILE]
 //!     [--cache DIR] [--epochs N] [--limit N]
 //! ```
 
 use anyhow::{Context, bail};
 use pactwise_checklists::Catalog;
+use pactwise_domain::ItemStatus;
 use pactwise_embed::DIMENSIONS;
 use pactwise_extract::{ExtractConfig, ExtractOptions, Extractor};
 use pactwise_pipeline::embedding_cache::{EmbeddingCache, default_cache_dir};
 use pactwise_pipeline::eval::{self, LabelRecord};
-use pactwise_pipeline::offline::ContractIndex;
-use serde::Serialize;
+use pactwise_pipeline::offline::learned::{self, CategoryWeights, ClassifierFile, Combine, QuoteFrom, sigmoid};
+use pactwise_pipeline::offline::{ContractIndex, clause_quote};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 const SEED: u64 = 0x5eed_2126;
+/// A combination with the classifier replaces the rules alone only when its out-of-fold presence F1 is higher by
+/// this much (a category has a few dozen contracts per inner fold: smaller gains are noise).
+const MIN_GAIN: f64 = 0.02;
 
-/// One contract's sentences: vectors and, per category (by index), whether the sentence overlaps a labelled span.
+/// One contract: its classifier sentences' vectors and, per category (by index), whether each sentence overlaps a
+/// labelled span, whether the contract holds the clause, and whether the rules alone call it present.
 struct Contract {
     name: String,
     vectors: Vec<Vec<f32>>,
     positive: Vec<Vec<bool>>,
-    /// Per category, whether the contract holds a labelled span.
     present: Vec<bool>,
-}
-
-#[derive(Serialize)]
-struct Weights {
-    embedding_model_id: String,
-    dimensions: usize,
-    seed: u64,
-    epochs: usize,
-    trained_on: String,
-    contracts: Vec<String>,
-    categories: Vec<CategoryWeights>,
-}
-
-#[derive(Serialize)]
-struct CategoryWeights {
-    category: String,
-    bias: f32,
-    threshold: f32,
-    weights: Vec<f32>,
+    rules: Vec<bool>,
+    /// Per sentence and category: whether the sentence's quote (its clause, as the pre-fill quotes it) overlaps a
+    /// labelled span.
+    quote_on_span: Vec<Vec<bool>>,
+    /// Per category: whether the rules' quote of a present item overlaps a labelled span.
+    rules_quote_on_span: Vec<bool>,
 }
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let mut dir: Option<PathBuf> = None;
-    let mut train: Option<usize> = None;
+    let mut train: Option<Option<usize>> = None;
     let mut out: Option<PathBuf> = None;
     let mut cache_dir = default_cache_dir();
     let mut epochs = 4usize;
@@ -64,9 +62,10 @@ fn main() -> anyhow::Result<()> {
         match arg.as_str() {
             "--train" => {
                 train = Some(match args.next().as_deref() {
-                    Some("even") => 0,
-                    Some("odd") => 1,
-                    _ => bail!("--train takes even or odd"),
+                    Some("even") => Some(0),
+                    Some("odd") => Some(1),
+                    Some("all") => None,
+                    _ => bail!("--train takes even, odd or all"),
                 })
             }
             "--out" => out = Some(args.next().context("--out needs a file")?.into()),
@@ -77,8 +76,8 @@ fn main() -> anyhow::Result<()> {
             other => bail!("unknown argument {other}"),
         }
     }
-    let dir = dir.context("usage: train_prefill DIR --train even|odd [--out FILE] [--cache DIR] [--epochs N]")?;
-    let train = train.context("--train even|odd is required")?;
+    let dir = dir.context("usage: train_prefill DIR --train even|odd|all [--out FILE] [--cache DIR] [--epochs N]")?;
+    let train = train.context("--train even|odd|all is required")?;
     let catalog = Catalog::load()?;
     let categories: Vec<String> = catalog
         .items()
@@ -94,9 +93,12 @@ fn main() -> anyhow::Result<()> {
     let half = |h: usize| -> Vec<&LabelRecord> {
         records.iter().enumerate().filter(|(i, _)| i % 2 == h).map(|(_, r)| r).take(limit).collect()
     };
-    let (train_records, test_records) = (half(train), half(1 - train));
-    let (train_set, missing_train) = load(&dir, &cache, &categories, &train_records);
-    let (test_set, missing_test) = load(&dir, &cache, &categories, &test_records);
+    let (train_records, test_records) = match train {
+        Some(h) => (half(h), half(1 - h)),
+        None => (records.iter().take(limit).collect(), Vec::new()),
+    };
+    let (train_set, missing_train) = load(&catalog, &dir, &cache, &categories, &train_records);
+    let (test_set, missing_test) = load(&catalog, &dir, &cache, &categories, &test_records);
     eprintln!(
         "train {} contracts ({} sentences not cached), test {} contracts ({} not cached)",
         train_set.len(),
@@ -105,44 +107,100 @@ fn main() -> anyhow::Result<()> {
         missing_test
     );
 
+    // Inner folds: every other training contract.
+    let inner: [Vec<&Contract>; 2] =
+        [0, 1].map(|f| train_set.iter().enumerate().filter(|(i, _)| i % 2 == f).map(|(_, k)| k).collect());
     let mut weights = Vec::with_capacity(categories.len());
     for (c, category) in categories.iter().enumerate() {
-        let (w, b) = fit(&train_set, c, epochs);
-        let threshold = best_threshold(&train_set, c, &w, b);
-        weights.push(CategoryWeights { category: category.clone(), bias: b, threshold, weights: w });
+        // Out-of-fold best sentences and scores, in the order of `inner[0]` then `inner[1]`.
+        let mut oof: Vec<(&Contract, (f32, usize))> = Vec::new();
+        for f in 0..2 {
+            let (w, b) = fit(&inner[1 - f], c, epochs);
+            oof.extend(inner[f].iter().map(|k| (*k, best_sentence(k, &w, b))));
+        }
+        let scores: Vec<(&Contract, f32)> = oof.iter().map(|(k, (s, _))| (*k, *s)).collect();
+        let (combine, threshold, f1) = choose(&scores, c);
+        // The quote of a clause both found: whichever lay on a labelled span more often.
+        let (mut rules_hits, mut classifier_hits) = (0usize, 0usize);
+        for (k, (s, j)) in &oof {
+            if k.rules[c] && *s >= threshold && combine.present(true, true) && !k.vectors.is_empty() {
+                rules_hits += usize::from(k.rules_quote_on_span[c]);
+                classifier_hits += usize::from(k.quote_on_span[*j][c]);
+            }
+        }
+        let quote = if classifier_hits > rules_hits { QuoteFrom::Classifier } else { QuoteFrom::Rules };
+        let all: Vec<&Contract> = train_set.iter().collect();
+        let (w, b) = fit(&all, c, epochs);
+        eprintln!(
+            "{category:<40} {combine:?} at {threshold:.2} (inner F1 {f1:.3}), quote from {quote:?} \
+             (on a span: rules {rules_hits}, classifier {classifier_hits})"
+        );
+        weights.push(CategoryWeights { category: category.clone(), combine, quote, threshold, bias: b, weights: w });
     }
 
-    println!("{:<40} {:>4} {:>4} {:>4} {:>6} {:>6} {:>6}", "category", "tp", "fp", "fn", "P", "R", "F1");
-    let (mut f1_sum, mut n) = (0.0, 0usize);
-    for (c, cw) in weights.iter().enumerate() {
-        let (tp, fp, fals) = presence_counts(&test_set, c, &cw.weights, cw.bias, cw.threshold);
-        if tp + fals == 0 {
-            continue;
+    if !test_set.is_empty() {
+        println!(
+            "{:<40} {:>8} {:>8} {:>8} {:>10} {:>5}",
+            "presence F1 on the other half", "rules", "classif.", "combined", "combine", "t"
+        );
+        let mut sums = [0.0f64; 3];
+        let mut n = 0usize;
+        for (c, cw) in weights.iter().enumerate() {
+            if !test_set.iter().any(|k| k.present[c]) {
+                continue;
+            }
+            let bests: Vec<f32> = test_set.iter().map(|k| best_score(k, &cw.weights, cw.bias)).collect();
+            let f1_of = |decide: &dyn Fn(&Contract, f32) -> bool| {
+                let (tp, fp, fals) = counts(test_set.iter().zip(&bests).map(|(k, &s)| (k.present[c], decide(k, s))));
+                ratio(2 * tp, 2 * tp + fp + fals)
+            };
+            let row = [
+                f1_of(&|k, _| k.rules[c]),
+                f1_of(&|_, s| s >= cw.threshold),
+                f1_of(&|k, s| cw.combine.present(k.rules[c], s >= cw.threshold)),
+            ];
+            for (sum, x) in sums.iter_mut().zip(row) {
+                *sum += x;
+            }
+            n += 1;
+            println!(
+                "{:<40} {:>8.3} {:>8.3} {:>8.3} {:>10} {:>5.2}",
+                cw.category,
+                row[0],
+                row[1],
+                row[2],
+                format!("{:?}", cw.combine),
+                cw.threshold
+            );
         }
-        let p = ratio(tp, tp + fp);
-        let r = ratio(tp, tp + fals);
-        let f1 = if p + r > 0.0 { 2.0 * p * r / (p + r) } else { 0.0 };
-        f1_sum += f1;
-        n += 1;
-        println!("{:<40} {tp:>4} {fp:>4} {fals:>4} {p:>6.3} {r:>6.3} {f1:>6.3}", cw.category);
+        let n = n.max(1) as f64;
+        println!(
+            "macro-F1 over {n} categories (presence from the classifier's sentences; eval_cuad --learned gives the \
+             review's figures): rules {:.3}, classifier {:.3}, combined {:.3}",
+            sums[0] / n,
+            sums[1] / n,
+            sums[2] / n
+        );
     }
-    println!(
-        "classifier-alone presence macro-F1 on the held-out half: {:.3} over {n} categories",
-        f1_sum / n.max(1) as f64
-    );
 
     if let Some(out) = out {
-        let file = Weights {
+        let trained_on = match train {
+            Some(0) => "CUAD dev split (../shared/data/cuad), even half (records 0, 2, 4, … of labels.jsonl)",
+            Some(_) => "CUAD dev split (../shared/data/cuad), odd half (records 1, 3, 5, … of labels.jsonl)",
+            None => "CUAD dev split (../shared/data/cuad), both halves (all records of labels.jsonl)",
+        };
+        let file = ClassifierFile {
             embedding_model_id: model_id,
             dimensions: DIMENSIONS,
             seed: SEED,
             epochs,
-            trained_on: format!("CUAD dev split, {} half", if train == 0 { "even" } else { "odd" }),
+            trained_on: trained_on.to_owned(),
             contracts: train_set.iter().map(|c| c.name.clone()).collect(),
             categories: weights
                 .into_iter()
                 .map(|mut w| {
                     w.weights.iter_mut().for_each(|x| *x = (*x * 1e4).round() / 1e4);
+                    w.bias = (w.bias * 1e4).round() / 1e4;
                     w
                 })
                 .collect(),
@@ -171,41 +229,70 @@ fn cache_model_id_file(dir: &Path) -> anyhow::Result<PathBuf> {
     }
 }
 
-fn load(dir: &Path, cache: &EmbeddingCache, categories: &[String], records: &[&LabelRecord]) -> (Vec<Contract>, usize) {
+fn load(
+    catalog: &Catalog,
+    dir: &Path,
+    cache: &EmbeddingCache,
+    categories: &[String],
+    records: &[&LabelRecord],
+) -> (Vec<Contract>, usize) {
     let extractor = Extractor::new(ExtractConfig::default());
     let mut out = Vec::new();
     let mut missing = 0;
     for record in records {
         let path = dir.join("contracts").join(format!("{}.txt", record.contract));
         let Ok(bytes) = std::fs::read(&path) else { continue };
+        // As the scorer reads the text (character offsets of the labels).
         let text = String::from_utf8_lossy(&bytes).replace("\r\n", "\n").replace('\r', "\n");
         let Ok(document) = extractor.extract_file(&path, &ExtractOptions { ocr: false, ..ExtractOptions::default() })
         else {
             continue;
         };
         let index = ContractIndex::build(&document.pages);
+        let review = eval::review_pages(catalog, document.pages);
+        let predicted = eval::predicted_categories(catalog, &review.findings);
         let mut contract = Contract {
             name: record.contract.clone(),
             vectors: Vec::new(),
             positive: Vec::new(),
             present: categories.iter().map(|c| record.clauses.get(c).is_some_and(|s| !s.is_empty())).collect(),
+            rules: categories.iter().map(|c| predicted.contains(c)).collect(),
+            quote_on_span: Vec::new(),
+            rules_quote_on_span: categories
+                .iter()
+                .map(|c| {
+                    review.findings.iter().any(|f| {
+                        catalog.item(&f.item_id).and_then(|i| i.cuad_category).is_some_and(|k| k.as_str() == c)
+                            && matches!(f.status, ItemStatus::Present | ItemStatus::Partial)
+                            && f.quote.as_ref().is_some_and(|q| on_span(&text, &q.text, record, c))
+                    })
+                })
+                .collect(),
         };
-        for sentence in index.sentences() {
-            let sentence_text = index.sentence_text(sentence);
+        for i in learned::classifier_sentences(&index) {
+            let sentence_text = index.sentence_text(&index.sentences()[i]);
             let Some(vector) = cache.get(sentence_text) else {
                 missing += 1;
                 continue;
             };
-            // Character offsets, as the labels (the scorer's rule for a quote on a labelled span).
-            let Some(byte_start) = text.find(sentence_text) else { continue };
-            let start = text[..byte_start].chars().count();
-            let end = start + sentence_text.chars().count();
-            let labels = categories
-                .iter()
-                .map(|c| {
-                    record.clauses.get(c).is_some_and(|spans| spans.iter().any(|s| s.start < end && start < s.end))
-                })
-                .collect();
+            let labels = match text.find(sentence_text) {
+                Some(byte_start) => {
+                    let start = text[..byte_start].chars().count();
+                    let end = start + sentence_text.chars().count();
+                    categories
+                        .iter()
+                        .map(|c| {
+                            record
+                                .clauses
+                                .get(c)
+                                .is_some_and(|spans| spans.iter().any(|s| s.start < end && start < s.end))
+                        })
+                        .collect()
+                }
+                None => vec![false; categories.len()],
+            };
+            let quote = clause_quote(&index, i);
+            contract.quote_on_span.push(categories.iter().map(|c| on_span(&text, &quote.text, record, c)).collect());
             contract.vectors.push(vector.to_vec());
             contract.positive.push(labels);
         }
@@ -214,8 +301,12 @@ fn load(dir: &Path, cache: &EmbeddingCache, categories: &[String], records: &[&L
     (out, missing)
 }
 
-fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + (-x).exp())
+/// Whether `quote` (found in the scorer's text) overlaps a labelled span of `category`, as the evaluation counts it.
+fn on_span(text: &str, quote: &str, record: &LabelRecord, category: &str) -> bool {
+    let Some(byte_start) = text.find(quote) else { return false };
+    let start = text[..byte_start].chars().count();
+    let end = start + quote.chars().count();
+    record.clauses.get(category).is_some_and(|spans| spans.iter().any(|s| s.start < end && start < s.end))
 }
 
 fn score(w: &[f32], b: f32, v: &[f32]) -> f32 {
@@ -223,7 +314,7 @@ fn score(w: &[f32], b: f32, v: &[f32]) -> f32 {
 }
 
 /// Weighted logistic regression by SGD with L2, the positives weighted up to balance the classes (capped at 50).
-fn fit(set: &[Contract], c: usize, epochs: usize) -> (Vec<f32>, f32) {
+fn fit(set: &[&Contract], c: usize, epochs: usize) -> (Vec<f32>, f32) {
     let mut samples: Vec<(usize, usize)> =
         set.iter().enumerate().flat_map(|(i, k)| (0..k.vectors.len()).map(move |j| (i, j))).collect();
     let positives = samples.iter().filter(|(i, j)| set[*i].positive[*j][c]).count();
@@ -262,19 +353,26 @@ fn shuffle<T>(items: &mut [T], state: &mut u64) {
 }
 
 fn best_score(k: &Contract, w: &[f32], b: f32) -> f32 {
-    k.vectors.iter().map(|v| sigmoid(score(w, b, v))).fold(0.0, f32::max)
+    best_sentence(k, w, b).0
 }
 
-fn presence_counts(set: &[Contract], c: usize, w: &[f32], b: f32, t: f32) -> (usize, usize, usize) {
-    let bests: Vec<f32> = set.iter().map(|k| best_score(k, w, b)).collect();
-    counts_at(set, c, &bests, t)
+/// The highest probability among a contract's sentences, and that sentence (the first among equals).
+fn best_sentence(k: &Contract, w: &[f32], b: f32) -> (f32, usize) {
+    let mut best = (0.0f32, 0usize);
+    for (j, v) in k.vectors.iter().enumerate() {
+        let p = sigmoid(score(w, b, v));
+        if p > best.0 {
+            best = (p, j);
+        }
+    }
+    best
 }
 
-fn counts_at(set: &[Contract], c: usize, bests: &[f32], t: f32) -> (usize, usize, usize) {
+/// (true positives, false positives, false negatives) over (truth, guess) pairs.
+fn counts(pairs: impl Iterator<Item = (bool, bool)>) -> (usize, usize, usize) {
     let (mut tp, mut fp, mut fals) = (0, 0, 0);
-    for (k, best) in set.iter().zip(bests) {
-        let guess = *best >= t;
-        match (k.present[c], guess) {
+    for (truth, guess) in pairs {
+        match (truth, guess) {
             (true, true) => tp += 1,
             (false, true) => fp += 1,
             (true, false) => fals += 1,
@@ -284,19 +382,34 @@ fn counts_at(set: &[Contract], c: usize, bests: &[f32], t: f32) -> (usize, usize
     (tp, fp, fals)
 }
 
-/// The threshold on the best sentence's score with the best presence F1 on the training set (ties: the higher).
-fn best_threshold(set: &[Contract], c: usize, w: &[f32], b: f32) -> f32 {
-    let bests: Vec<f32> = set.iter().map(|k| best_score(k, w, b)).collect();
-    let mut best = (f64::MIN, 0.5f32);
-    for step in 1..100 {
-        let t = step as f32 / 100.0;
-        let (tp, fp, fals) = counts_at(set, c, &bests, t);
-        let f1 = ratio(2 * tp, 2 * tp + fp + fals);
-        if f1 >= best.0 {
-            best = (f1, t);
+/// The combination and threshold with the best presence F1 over out-of-fold scores (another combination than the
+/// rules alone must gain [`MIN_GAIN`]; ties: the earlier combination of [`Combine::ALL`], then the higher threshold). The rules alone keep the classifier-alone best threshold, which
+/// then only decides when the classifier's sentence is the quote.
+fn choose(oof: &[(&Contract, f32)], c: usize) -> (Combine, f32, f64) {
+    let f1_at = |combine: Combine, t: f32| {
+        let (tp, fp, fals) = counts(oof.iter().map(|(k, s)| (k.present[c], combine.present(k.rules[c], *s >= t))));
+        ratio(2 * tp, 2 * tp + fp + fals)
+    };
+    let best_threshold = |combine: Combine| {
+        let mut best = (f64::MIN, 0.5f32);
+        for step in 5..100 {
+            let t = step as f32 / 100.0;
+            let f1 = f1_at(combine, t);
+            if f1 >= best.0 {
+                best = (f1, t);
+            }
+        }
+        best
+    };
+    let (_, classifier_t) = best_threshold(Combine::Classifier);
+    let mut chosen = (Combine::Rules, classifier_t, f1_at(Combine::Rules, classifier_t));
+    for combine in Combine::ALL.into_iter().skip(1) {
+        let (f1, t) = best_threshold(combine);
+        if f1 > chosen.2 + MIN_GAIN {
+            chosen = (combine, t, f1);
         }
     }
-    best.1
+    chosen
 }
 
 fn ratio(n: usize, d: usize) -> f64 {

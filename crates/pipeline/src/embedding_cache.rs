@@ -4,6 +4,7 @@
 //! each record the 32-byte sentence hash then the vector as little-endian `f32`. A record cut short (a run stopped
 //! mid-write) is ignored at load and overwritten by the next append. Not used by the app, only by eval and training.
 
+use crate::offline::learned::SentenceVectors;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -29,6 +30,7 @@ pub fn sentence_key(text: &str) -> [u8; 32] {
 
 /// Sentence vectors of one embedding model, loaded in memory, with new ones appended to the file.
 pub struct EmbeddingCache {
+    model_id: String,
     path: PathBuf,
     dims: usize,
     vectors: HashMap<[u8; 32], Vec<f32>>,
@@ -59,7 +61,12 @@ impl EmbeddingCache {
             vectors.insert(key, vector);
         }
         let end = (whole * record) as u64;
-        Ok(Self { path, dims, vectors, file, end })
+        Ok(Self { model_id: model_id.to_owned(), path, dims, vectors, file, end })
+    }
+
+    /// The embedding model whose vectors these are.
+    pub fn model_id(&self) -> &str {
+        &self.model_id
     }
 
     /// The vector of this sentence, if computed before.
@@ -137,5 +144,54 @@ mod tests {
             EmbeddingCache::open(dir.path(), "model-b", 3).unwrap().put_many(&["x"], vec![vec![1.0]]),
             Err(EmbeddingCacheError::Dimensions { got: 1, want: 3 })
         ));
+    }
+}
+
+/// Sentence vectors from the cache, the missing ones embedded by the model (when given) and added to it: what the
+/// evaluation and training read vectors through.
+pub struct CachedVectors {
+    cache: std::sync::Mutex<EmbeddingCache>,
+    embedder: Option<pactwise_embed::Embedder>,
+    model_id: String,
+}
+
+impl CachedVectors {
+    /// Vectors of `embedder`'s model from its cache under `dir`.
+    pub fn new(dir: &Path, embedder: pactwise_embed::Embedder) -> Result<Self, EmbeddingCacheError> {
+        let cache = EmbeddingCache::open(dir, embedder.model_id(), pactwise_embed::DIMENSIONS)?;
+        Ok(Self { model_id: embedder.model_id().to_owned(), cache: cache.into(), embedder: Some(embedder) })
+    }
+
+    /// Vectors from the cache alone (a sentence not in it is an error).
+    pub fn cache_only(cache: EmbeddingCache) -> Self {
+        Self { model_id: cache.model_id().to_owned(), cache: cache.into(), embedder: None }
+    }
+}
+
+impl SentenceVectors for CachedVectors {
+    fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    fn vectors(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        let mut cache =
+            self.cache.lock().map_err(|_| "the embedding cache is unusable after a failed write".to_owned())?;
+        let mut missing: Vec<&str> = texts.iter().copied().filter(|t| cache.get(t).is_none()).collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            let Some(embedder) = &self.embedder else {
+                return Err(format!(
+                    "{} sentences are not in the embedding cache; fill it with embed_cuad",
+                    missing.len()
+                ));
+            };
+            let vectors = embedder.embed(&missing).map_err(|e| e.to_string())?;
+            cache.put_many(&missing, vectors).map_err(|e| e.to_string())?;
+        }
+        texts
+            .iter()
+            .map(|t| cache.get(t).map(<[f32]>::to_vec).ok_or_else(|| "a vector went missing".to_owned()))
+            .collect()
     }
 }
