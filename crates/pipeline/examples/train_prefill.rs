@@ -15,7 +15,7 @@
 //!
 //! ```sh
 //! cargo run --release -p pactwise-pipeline --example train_prefill -- DIR --train even|odd|all [--out FILE]
-//!     [--cache DIR] [--epochs N] [--limit N]
+//!     [--cache DIR] [--epochs N] [--limit N] [--min-gain F1]
 //! ```
 
 use anyhow::{Context, bail};
@@ -32,7 +32,8 @@ use std::path::{Path, PathBuf};
 
 const SEED: u64 = 0x5eed_2126;
 /// A combination with the classifier replaces the rules alone only when its out-of-fold presence F1 is higher by
-/// this much (a category has a few dozen contracts per inner fold: smaller gains are noise).
+/// this much (a category has a few dozen contracts per inner fold: smaller gains are noise). `--min-gain` changes it
+/// (above 1: the rules alone decide presence everywhere, the classifier only offers quotes).
 const MIN_GAIN: f64 = 0.02;
 
 /// One contract: its classifier sentences' vectors and, per category (by index), whether each sentence overlaps a
@@ -58,6 +59,7 @@ fn main() -> anyhow::Result<()> {
     let mut cache_dir = default_cache_dir();
     let mut epochs = 4usize;
     let mut limit = usize::MAX;
+    let mut min_gain = MIN_GAIN;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--train" => {
@@ -72,6 +74,7 @@ fn main() -> anyhow::Result<()> {
             "--cache" => cache_dir = args.next().context("--cache needs a directory")?.into(),
             "--epochs" => epochs = args.next().context("--epochs needs a number")?.parse()?,
             "--limit" => limit = args.next().context("--limit needs a number")?.parse()?,
+            "--min-gain" => min_gain = args.next().context("--min-gain needs a number")?.parse()?,
             other if !other.starts_with("--") && dir.is_none() => dir = Some(other.into()),
             other => bail!("unknown argument {other}"),
         }
@@ -118,8 +121,7 @@ fn main() -> anyhow::Result<()> {
             let (w, b) = fit(&inner[1 - f], c, epochs);
             oof.extend(inner[f].iter().map(|k| (*k, best_sentence(k, &w, b))));
         }
-        let scores: Vec<(&Contract, f32)> = oof.iter().map(|(k, (s, _))| (*k, *s)).collect();
-        let (combine, threshold, f1) = choose(&scores, c);
+        let (combine, threshold, f1) = choose(&oof, c, min_gain);
         // The quote of a clause both found: whichever lay on a labelled span more often.
         let (mut rules_hits, mut classifier_hits) = (0usize, 0usize);
         for (k, (s, j)) in &oof {
@@ -382,18 +384,40 @@ fn counts(pairs: impl Iterator<Item = (bool, bool)>) -> (usize, usize, usize) {
     (tp, fp, fals)
 }
 
-/// The combination and threshold with the best presence F1 over out-of-fold scores (another combination than the
-/// rules alone must gain [`MIN_GAIN`]; ties: the earlier combination of [`Combine::ALL`], then the higher threshold). The rules alone keep the classifier-alone best threshold, which
-/// then only decides when the classifier's sentence is the quote.
-fn choose(oof: &[(&Contract, f32)], c: usize) -> (Combine, f32, f64) {
+/// The combination and threshold with the best presence F1 over out-of-fold scores. Another combination than the
+/// rules alone must gain [`MIN_GAIN`] of F1 and must not lower the share of present calls whose quote lies on a
+/// labelled span (issue 18's quote precision: the rules' quote where the rules found the clause, the classifier's best
+/// sentence where only it did). Ties: the earlier combination of [`Combine::ALL`], then the higher threshold. The rules
+/// alone keep the classifier-alone best threshold, which then only decides when the classifier's sentence may be the
+/// quote.
+fn choose(oof: &[(&Contract, (f32, usize))], c: usize, min_gain: f64) -> (Combine, f32, f64) {
     let f1_at = |combine: Combine, t: f32| {
-        let (tp, fp, fals) = counts(oof.iter().map(|(k, s)| (k.present[c], combine.present(k.rules[c], *s >= t))));
+        let (tp, fp, fals) = counts(oof.iter().map(|(k, (s, _))| (k.present[c], combine.present(k.rules[c], *s >= t))));
         ratio(2 * tp, 2 * tp + fp + fals)
     };
-    let best_threshold = |combine: Combine| {
+    let quote_precision_at = |combine: Combine, t: f32| {
+        let (mut called, mut on_span) = (0usize, 0usize);
+        for (k, (s, j)) in oof {
+            if !combine.present(k.rules[c], *s >= t) {
+                continue;
+            }
+            called += 1;
+            on_span += usize::from(if k.rules[c] {
+                k.rules_quote_on_span[c]
+            } else {
+                k.quote_on_span.get(*j).is_some_and(|q| q[c])
+            });
+        }
+        ratio(on_span, called)
+    };
+    let rules_quotes = quote_precision_at(Combine::Rules, 0.5);
+    let best_threshold = |combine: Combine, guard: bool| {
         let mut best = (f64::MIN, 0.5f32);
         for step in 5..100 {
             let t = step as f32 / 100.0;
+            if guard && quote_precision_at(combine, t) < rules_quotes {
+                continue;
+            }
             let f1 = f1_at(combine, t);
             if f1 >= best.0 {
                 best = (f1, t);
@@ -401,11 +425,11 @@ fn choose(oof: &[(&Contract, f32)], c: usize) -> (Combine, f32, f64) {
         }
         best
     };
-    let (_, classifier_t) = best_threshold(Combine::Classifier);
+    let (_, classifier_t) = best_threshold(Combine::Classifier, false);
     let mut chosen = (Combine::Rules, classifier_t, f1_at(Combine::Rules, classifier_t));
     for combine in Combine::ALL.into_iter().skip(1) {
-        let (f1, t) = best_threshold(combine);
-        if f1 > chosen.2 + MIN_GAIN {
+        let (f1, t) = best_threshold(combine, true);
+        if f1 > chosen.2 + min_gain {
             chosen = (combine, t, f1);
         }
     }

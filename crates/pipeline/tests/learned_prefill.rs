@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The sample: 12 contracts of 10–25 kB of text from both halves and eleven types (indices into `labels.jsonl`),
-/// small enough to embed in a debug build in about a minute.
+/// small enough to embed in a debug build in about a minute and a half on two shared cores.
 const SAMPLE: [&str; 12] = [
     "arconicrolledproductscorp-20191217-10-12b-ex-2-7-11923804-ex-2-7-trademark-license-agreement",
     "borrowmoneycom-inc-06-11-2020-ex-10-1-joint-venture-agreement",
@@ -31,10 +31,11 @@ const SAMPLE: [&str; 12] = [
     "rewalkroboticsltd-07-10-2014-ex-10-2-strategic-alliance-agreement",
 ];
 
-/// Floors on the sample, a little below what the shipped weights measure on it (bench/README.md, "Learned
-/// pre-fill"); the rules alone measure less on it, so losing the classifier fails too.
-const MIN_PRESENCE_MACRO_F1: f64 = 0.0;
-const MIN_EVIDENCE_QUOTE_PRECISION: f64 = 0.0;
+/// Floors on the sample, a little below what the rules with the shipped weights measure on it (0.762 and 0.828;
+/// the rules alone 0.761 and 0.825: the sample is in the shipped weights' training data, so this catches a
+/// regression, it does not measure quality; bench/README.md has the cross-validated figures).
+const MIN_PRESENCE_MACRO_F1: f64 = 0.74;
+const MIN_EVIDENCE_QUOTE_PRECISION: f64 = 0.80;
 
 const CONTRACT: &str = "MASTER SERVICES AGREEMENT\n\nThis Master Services Agreement is made between Alpha Ltd \
 (\"Customer\") and Beta Systems Inc. (\"Provider\").\n\n1. Services. Provider shall provide the services described \
@@ -105,7 +106,13 @@ fn a_fixed_cuad_sample_keeps_its_floor_with_the_classifier_and_invents_no_quote(
     let classifier = PrefillClassifier::shipped().expect("the shipped weights read");
     let learned = Learned { classifier, vectors: &embedder };
     let rules = eval::score(&catalog, &dir, &records, &mut |_, _| {});
-    let report = eval::score_with(&catalog, &dir, &records, Some(&learned), &mut |_, _| {});
+    // Findings the classifier decided or quoted (their reason says so): losing the classifier fails the test.
+    let mut learned_findings = 0usize;
+    let report = eval::score_with(&catalog, &dir, &records, Some(&learned), &mut |outcome, _| {
+        let findings = outcome.review.map(|r| r.findings.as_slice()).unwrap_or_default();
+        learned_findings +=
+            findings.iter().filter(|f| f.reason.as_deref().is_some_and(|r| r.contains("learned classifier"))).count();
+    });
     eprintln!(
         "sample of {}: presence macro-F1 {:.3} (rules alone {:.3}), evidence quote precision {:.3} (rules alone \
          {:.3}), invented {}, {:.1} s",
@@ -119,6 +126,7 @@ fn a_fixed_cuad_sample_keeps_its_floor_with_the_classifier_and_invents_no_quote(
     );
     assert_eq!((report.errors, report.learned_unused, report.missing_items), (0, 0, 0));
     assert_eq!(report.invented_quotes, 0);
+    assert!(learned_findings > 0, "the classifier took part in some findings");
     assert_eq!(report.rejected_quotes, 0, "the classifier's quotes are cut from their page too");
     assert!(report.presence_macro_f1 >= MIN_PRESENCE_MACRO_F1, "presence macro-F1 {:.3}", report.presence_macro_f1);
     assert!(
