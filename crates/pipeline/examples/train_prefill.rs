@@ -15,7 +15,7 @@
 //!
 //! ```sh
 //! cargo run --release -p pactwise-pipeline --example train_prefill -- DIR --train even|odd|all [--out FILE]
-//!     [--cache DIR] [--epochs N] [--limit N] [--min-gain F1]
+//!     [--cache DIR] [--epochs N] [--limit N] [--min-gain F1] [--combinations rules,classifier,either,both]
 //! ```
 
 use anyhow::{Context, bail};
@@ -60,6 +60,7 @@ fn main() -> anyhow::Result<()> {
     let mut epochs = 4usize;
     let mut limit = usize::MAX;
     let mut min_gain = MIN_GAIN;
+    let mut allowed: Vec<Combine> = Combine::ALL.to_vec();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--train" => {
@@ -75,6 +76,14 @@ fn main() -> anyhow::Result<()> {
             "--epochs" => epochs = args.next().context("--epochs needs a number")?.parse()?,
             "--limit" => limit = args.next().context("--limit needs a number")?.parse()?,
             "--min-gain" => min_gain = args.next().context("--min-gain needs a number")?.parse()?,
+            "--combinations" => {
+                let list = args.next().context("--combinations needs a list such as rules,either")?;
+                allowed = list
+                    .split(',')
+                    .map(|name| serde_json::from_value(serde_json::Value::String(name.trim().to_owned())))
+                    .collect::<Result<_, _>>()
+                    .context("--combinations takes rules, classifier, either, both")?;
+            }
             other if !other.starts_with("--") && dir.is_none() => dir = Some(other.into()),
             other => bail!("unknown argument {other}"),
         }
@@ -121,7 +130,7 @@ fn main() -> anyhow::Result<()> {
             let (w, b) = fit(&inner[1 - f], c, epochs);
             oof.extend(inner[f].iter().map(|k| (*k, best_sentence(k, &w, b))));
         }
-        let (combine, threshold, f1) = choose(&oof, c, min_gain);
+        let (combine, threshold, f1) = choose(&oof, c, min_gain, &allowed);
         // The quote of a clause both found: whichever lay on a labelled span more often.
         let (mut rules_hits, mut classifier_hits) = (0usize, 0usize);
         for (k, (s, j)) in &oof {
@@ -390,7 +399,7 @@ fn counts(pairs: impl Iterator<Item = (bool, bool)>) -> (usize, usize, usize) {
 /// sentence where only it did). Ties: the earlier combination of [`Combine::ALL`], then the higher threshold. The rules
 /// alone keep the classifier-alone best threshold, which then only decides when the classifier's sentence may be the
 /// quote.
-fn choose(oof: &[(&Contract, (f32, usize))], c: usize, min_gain: f64) -> (Combine, f32, f64) {
+fn choose(oof: &[(&Contract, (f32, usize))], c: usize, min_gain: f64, allowed: &[Combine]) -> (Combine, f32, f64) {
     let f1_at = |combine: Combine, t: f32| {
         let (tp, fp, fals) = counts(oof.iter().map(|(k, (s, _))| (k.present[c], combine.present(k.rules[c], *s >= t))));
         ratio(2 * tp, 2 * tp + fp + fals)
@@ -427,7 +436,7 @@ fn choose(oof: &[(&Contract, (f32, usize))], c: usize, min_gain: f64) -> (Combin
     };
     let (_, classifier_t) = best_threshold(Combine::Classifier, false);
     let mut chosen = (Combine::Rules, classifier_t, f1_at(Combine::Rules, classifier_t));
-    for combine in Combine::ALL.into_iter().skip(1) {
+    for combine in Combine::ALL.into_iter().skip(1).filter(|c| allowed.contains(c)) {
         let (f1, t) = best_threshold(combine, true);
         if f1 > chosen.2 + min_gain {
             chosen = (combine, t, f1);

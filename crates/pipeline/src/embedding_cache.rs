@@ -110,43 +110,6 @@ impl EmbeddingCache {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn vectors_come_back_by_model_and_sentence_and_a_cut_record_is_ignored() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut cache = EmbeddingCache::open(dir.path(), "model-a", 3).unwrap();
-        cache.put_many(&["One.", "Two."], vec![vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.5]]).unwrap();
-        drop(cache);
-
-        // A run stopped mid-write leaves part of a record at the end.
-        let file = dir.path().join(&hex::encode(Sha256::digest(b"model-a"))[..16]).join("vectors.bin");
-        let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
-        f.write_all(&[7u8; 20]).unwrap();
-        drop(f);
-
-        let mut cache = EmbeddingCache::open(dir.path(), "model-a", 3).unwrap();
-        assert_eq!(cache.len(), 2);
-        assert_eq!(cache.get("Two."), Some(&[0.0, 1.0, 0.5][..]));
-        assert_eq!(cache.get("Three."), None);
-        cache.put_many(&["Three."], vec![vec![0.0, 0.0, 1.0]]).unwrap();
-        drop(cache);
-        let cache = EmbeddingCache::open(dir.path(), "model-a", 3).unwrap();
-        assert_eq!(cache.len(), 3, "the cut record was overwritten, not kept");
-        assert_eq!(cache.get("Three."), Some(&[0.0, 0.0, 1.0][..]));
-
-        // Another model's vectors are a different cache.
-        let other = EmbeddingCache::open(dir.path(), "model-b", 3).unwrap();
-        assert!(other.is_empty());
-        assert!(matches!(
-            EmbeddingCache::open(dir.path(), "model-b", 3).unwrap().put_many(&["x"], vec![vec![1.0]]),
-            Err(EmbeddingCacheError::Dimensions { got: 1, want: 3 })
-        ));
-    }
-}
-
 /// Sentence vectors from the cache, the missing ones embedded by the model (when given) and added to it: what the
 /// evaluation and training read vectors through.
 pub struct CachedVectors {
@@ -193,5 +156,42 @@ impl SentenceVectors for CachedVectors {
             .iter()
             .map(|t| cache.get(t).map(<[f32]>::to_vec).ok_or_else(|| "a vector went missing".to_owned()))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_come_back_by_model_and_sentence_and_a_cut_record_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = EmbeddingCache::open(dir.path(), "model-a", 3).unwrap();
+        cache.put_many(&["One.", "Two."], vec![vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.5]]).unwrap();
+        drop(cache);
+
+        // A run stopped mid-write leaves part of a record at the end.
+        let file = dir.path().join(&hex::encode(Sha256::digest(b"model-a"))[..16]).join("vectors.bin");
+        let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+        f.write_all(&[7u8; 20]).unwrap();
+        drop(f);
+
+        let mut cache = EmbeddingCache::open(dir.path(), "model-a", 3).unwrap();
+        assert_eq!(cache.len(), 2);
+        assert_eq!(cache.get("Two."), Some(&[0.0, 1.0, 0.5][..]));
+        assert_eq!(cache.get("Three."), None);
+        cache.put_many(&["Three."], vec![vec![0.0, 0.0, 1.0]]).unwrap();
+        drop(cache);
+        let cache = EmbeddingCache::open(dir.path(), "model-a", 3).unwrap();
+        assert_eq!(cache.len(), 3, "the cut record was overwritten, not kept");
+        assert_eq!(cache.get("Three."), Some(&[0.0, 0.0, 1.0][..]));
+
+        // Another model's vectors are a different cache.
+        let other = EmbeddingCache::open(dir.path(), "model-b", 3).unwrap();
+        assert!(other.is_empty());
+        assert!(matches!(
+            EmbeddingCache::open(dir.path(), "model-b", 3).unwrap().put_many(&["x"], vec![vec![1.0]]),
+            Err(EmbeddingCacheError::Dimensions { got: 1, want: 3 })
+        ));
     }
 }
