@@ -102,6 +102,9 @@ describe("records helpers", () => {
     expect(gate.outcome).toBe("Sent to a person");
     expect(gate.why).not.toContain("red_flag");
     expect(gate.tokens).toBe("—");
+    const checklist = stageLine({ ...classify, stage: "checklist", status: "done", model: null, outcome: "rules_and_classifier", reason: null });
+    expect(checklist.outcome).toBe("The rules and the local clause classifier pre-filled the checklist (no model call)");
+    expect(checklist.why).toBeNull();
   });
 });
 

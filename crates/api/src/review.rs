@@ -359,6 +359,11 @@ impl Api {
             thresholds,
             own_names,
             concurrency: pactwise_model_concurrency(),
+            // The learned pre-fill is off in the product: 2-fold cross-validated on the CUAD dev split it does not beat
+            // the rules alone (bench/README.md, "Learned pre-fill") and it embeds every operative sentence of each
+            // contract (about 10 s a contract here). `eval_cuad --learned` measures it; pass
+            // `Some(self.retriever.lazy_embedder())` to turn it on once it helps.
+            embedder: None,
         })
     }
 

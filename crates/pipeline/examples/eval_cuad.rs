@@ -3,15 +3,20 @@
 //!
 //! ```sh
 //! cargo run --release -p pactwise-pipeline --example eval_cuad -- DIR [--checklists DIR] [--limit N]
-//!     [--half even|odd] [--dump FILE] [--json]
+//!     [--half even|odd] [--dump FILE] [--json] [--learned [--weights FILE] [--cache DIR]]
 //! ```
+//! `--learned` adds the pre-fill's learned classifier (the shipped weights, or `--weights FILE` from `train_prefill`)
+//! to the rules, its sentence vectors read from the embedding cache (`--cache`, default
+//! `/var/cache/pactwise/embed-cache`) and the missing ones embedded by the installed model and added to it.
 //! `--checklists` reads the library from a directory instead of the embedded one (to iterate on signals without a
 //! rebuild); `--half` keeps every other contract (tune on one half, check on the other); `--dump` writes one JSON line
 //! per contract with the categories predicted and labelled and the quotes.
 
 use anyhow::{Context, bail};
 use pactwise_checklists::Catalog;
+use pactwise_pipeline::embedding_cache::{CachedVectors, default_cache_dir};
 use pactwise_pipeline::eval;
+use pactwise_pipeline::offline::learned::{Learned, PrefillClassifier};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -23,6 +28,9 @@ fn main() -> anyhow::Result<()> {
     let mut half: Option<usize> = None;
     let mut dump: Option<PathBuf> = None;
     let mut json = false;
+    let mut learned = false;
+    let mut weights: Option<PathBuf> = None;
+    let mut cache_dir = default_cache_dir();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--checklists" => checklists = Some(args.next().context("--checklists needs a directory")?.into()),
@@ -36,6 +44,9 @@ fn main() -> anyhow::Result<()> {
             }
             "--dump" => dump = Some(args.next().context("--dump needs a file")?.into()),
             "--json" => json = true,
+            "--learned" => learned = true,
+            "--weights" => weights = Some(args.next().context("--weights needs a file")?.into()),
+            "--cache" => cache_dir = args.next().context("--cache needs a directory")?.into(),
             other if !other.starts_with("--") && dir.is_none() => dir = Some(other.into()),
             other => bail!("unknown argument {other}"),
         }
@@ -60,7 +71,17 @@ fn main() -> anyhow::Result<()> {
         Some(path) => Some(std::io::BufWriter::new(std::fs::File::create(path)?)),
         None => None,
     };
-    let report = eval::score(&catalog, &dir, &records, &mut |outcome, _text| {
+    let classifier = match &weights {
+        Some(path) => PrefillClassifier::from_json(&std::fs::read_to_string(path)?)?,
+        None => PrefillClassifier::shipped()?.clone(),
+    };
+    let vectors =
+        if learned { Some(CachedVectors::new(&cache_dir, pactwise_embed::Embedder::load_default()?)?) } else { None };
+    let learned = vectors.as_ref().map(|v| Learned { classifier: &classifier, vectors: v });
+    if let Some(l) = &learned {
+        eprintln!("with the learned classifier trained on: {}", l.classifier.file().trained_on);
+    }
+    let report = eval::score_with(&catalog, &dir, &records, learned.as_ref(), &mut |outcome, _text| {
         let Some(out) = out.as_mut() else { return };
         let Some(review) = outcome.review else { return };
         let truth: Vec<&String> =
@@ -109,7 +130,10 @@ fn main() -> anyhow::Result<()> {
     for m in &report.misclassified {
         println!("  misclassified {}: {} -> {}", m.contract, m.expected, m.predicted);
     }
-    println!("contracts {}, errors {}, missing items {}", report.contracts, report.errors, report.missing_items);
+    println!(
+        "contracts {}, errors {}, missing items {}, learned classifier unused {}",
+        report.contracts, report.errors, report.missing_items, report.learned_unused
+    );
     println!(
         "type accuracy {:.3}; presence macro-F1 {:.3}; quote precision {:.3} of {}; invented {}; rejected {}",
         report.type_accuracy,

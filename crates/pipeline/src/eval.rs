@@ -5,6 +5,7 @@
 //! values table: the extracted values against CUAD's normalised answers (see [`crate::cuad_answers`]).
 
 use crate::cuad_answers;
+use crate::offline::learned::Learned;
 use crate::offline::{self, ContractIndex};
 use pactwise_checklists::Catalog;
 use pactwise_domain::{
@@ -142,6 +143,8 @@ pub struct CuadReport {
     pub total_seconds: f64,
     pub median_ms_per_contract: f64,
     pub misclassified: Vec<Misclassified>,
+    /// Contracts on which the learned classifier was asked for but could not run (the rules alone answered).
+    pub learned_unused: usize,
 }
 
 /// What the offline review produced for one contract (what `pactwise review --offline` prints, in process).
@@ -151,19 +154,43 @@ pub struct OfflineReview {
     pub findings: Vec<ItemFinding>,
     pub rejected: Vec<RejectedExtraction>,
     pub extractions: Extractions,
+    /// Why the learned classifier was asked for but did not run (the rules alone answered).
+    pub learned_note: Option<String>,
 }
 
-/// Runs the offline review on pages: index, classify, evaluate, verify the quotes, extract the fields.
+/// Runs the offline review on pages by the rules alone: index, classify, evaluate, verify the quotes, extract the
+/// fields.
 pub fn review_pages(catalog: &Catalog, pages: Vec<Page>) -> OfflineReview {
+    review_pages_with(catalog, pages, None)
+}
+
+/// Runs the offline review on pages, with the learned classifier when given (the rules alone when it cannot run,
+/// saying why in [`OfflineReview::learned_note`]).
+pub fn review_pages_with(catalog: &Catalog, pages: Vec<Page>, learned: Option<&Learned<'_>>) -> OfflineReview {
     let index = ContractIndex::build(&pages);
     let classification = offline::classify(catalog, &index);
+    let (scores, learned_note) = match learned.map(|l| l.classifier.score_with(&index, l.vectors)) {
+        None => (None, None),
+        Some(Ok(scores)) => (Some(scores), None),
+        Some(Err(e)) => (None, Some(e.to_string())),
+    };
     let mut findings = match catalog.contract_type(&classification.type_id) {
-        Some(t) => offline::evaluate(catalog, t, &index),
+        Some(t) => offline::evaluate_with(catalog, t, &index, scores.as_ref()),
         None => Vec::new(),
     };
     let rejected = crate::stages::check_findings(catalog, &pages, &index, &mut findings);
     let extractions = offline::extract_fields(&index);
-    OfflineReview { pages, classification, findings, rejected, extractions }
+    OfflineReview { pages, classification, findings, rejected, extractions, learned_note }
+}
+
+/// The CUAD categories a review calls present: those with an item called present or partial.
+pub fn predicted_categories(catalog: &Catalog, findings: &[ItemFinding]) -> BTreeSet<String> {
+    findings
+        .iter()
+        .filter(|f| matches!(f.status, ItemStatus::Present | ItemStatus::Partial))
+        .filter_map(|f| catalog.item(&f.item_id).and_then(|i| i.cuad_category))
+        .map(|c| c.as_str().to_owned())
+        .collect()
 }
 
 /// Reads the label records of a CUAD folder.
@@ -193,6 +220,18 @@ pub fn cuad(catalog: &Catalog, dir: &Path, limit: Option<usize>) -> Result<CuadR
     Ok(score(catalog, dir, &records[..take], &mut |_, _| {}))
 }
 
+/// Scores the offline path with the learned classifier on the first `limit` contracts of a CUAD folder.
+pub fn cuad_learned(
+    catalog: &Catalog,
+    dir: &Path,
+    limit: Option<usize>,
+    learned: &Learned<'_>,
+) -> Result<CuadReport, EvalError> {
+    let records = read_labels(dir)?;
+    let take = limit.unwrap_or(records.len()).min(records.len());
+    Ok(score_with(catalog, dir, &records[..take], Some(learned), &mut |_, _| {}))
+}
+
 /// What one contract's review predicted, for inspecting a run.
 pub struct ContractOutcome<'a> {
     pub record: &'a LabelRecord,
@@ -201,14 +240,25 @@ pub struct ContractOutcome<'a> {
     pub predicted: &'a BTreeSet<String>,
 }
 
-/// Scores `records`, calling `inspect` with each contract's outcome (for tools that print details).
+/// Scores `records` by the rules alone, calling `inspect` with each contract's outcome (for tools that print details).
 pub fn score(
     catalog: &Catalog,
     dir: &Path,
     records: &[LabelRecord],
     inspect: &mut dyn FnMut(&ContractOutcome<'_>, &str),
 ) -> CuadReport {
-    let _span = tracing::info_span!("eval.cuad", contracts = records.len()).entered();
+    score_with(catalog, dir, records, None, inspect)
+}
+
+/// Scores `records`, with the learned classifier when given.
+pub fn score_with(
+    catalog: &Catalog,
+    dir: &Path,
+    records: &[LabelRecord],
+    learned: Option<&Learned<'_>>,
+    inspect: &mut dyn FnMut(&ContractOutcome<'_>, &str),
+) -> CuadReport {
+    let _span = tracing::info_span!("eval.cuad", contracts = records.len(), learned = learned.is_some()).entered();
     let item_categories: HashMap<&str, Option<CuadCategory>> =
         catalog.items().map(|i| (i.id.as_str(), i.cuad_category)).collect();
     let categories: Vec<String> = records.first().map(|r| r.clauses.keys().cloned().collect()).unwrap_or_default();
@@ -254,17 +304,19 @@ pub fn score(
         total_seconds: 0.0,
         median_ms_per_contract: 0.0,
         misclassified: Vec::new(),
+        learned_unused: 0,
     };
     let mut type_ok = 0usize;
     let mut per_contract_ms = Vec::with_capacity(records.len());
     let started = Instant::now();
-    let reviewed = review_all(catalog, dir, records);
+    let reviewed = review_all(catalog, dir, records, learned);
     for (record, outcome) in records.iter().zip(reviewed) {
         let Some((text, review, ms)) = outcome else {
             report.errors += 1;
             continue;
         };
         per_contract_ms.push(ms);
+        report.learned_unused += usize::from(review.learned_note.is_some());
 
         let predicted_type = catalog.contract_type(&review.classification.type_id);
         if predicted_type.and_then(|t| t.cuad_type).is_some_and(|c| c.as_str() == record.contract_type) {
@@ -281,7 +333,7 @@ pub fn score(
             report.missing_items += item_count.max(1).abs_diff(review.findings.len());
         }
 
-        let mut predicted = BTreeSet::new();
+        let predicted = predicted_categories(catalog, &review.findings);
         // Per category, the statuses its items were given.
         let mut statuses: HashMap<&str, HashSet<ItemStatus>> = HashMap::new();
         let normalized_text = scorer_norm(&text);
@@ -290,9 +342,6 @@ pub fn score(
             let positive = matches!(finding.status, ItemStatus::Present | ItemStatus::Partial);
             if let Some(c) = category {
                 statuses.entry(c.as_str()).or_default().insert(finding.status);
-            }
-            if positive && let Some(c) = category {
-                predicted.insert(c.as_str().to_owned());
             }
             let Some(quote) = &finding.quote else { continue };
             report.quotes += 1;
@@ -485,7 +534,12 @@ type Reviewed = (String, OfflineReview, f64);
 
 /// Reviews every contract (text as the scorer reads it, the offline review, and its milliseconds), on as many
 /// threads as the machine has cores (at most 8): contracts are independent, and the catalog is shared read-only.
-fn review_all(catalog: &Catalog, dir: &Path, records: &[LabelRecord]) -> Vec<Option<Reviewed>> {
+fn review_all(
+    catalog: &Catalog,
+    dir: &Path,
+    records: &[LabelRecord],
+    learned: Option<&Learned<'_>>,
+) -> Vec<Option<Reviewed>> {
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
     let mut results: Vec<(usize, Option<Reviewed>)> = std::thread::scope(|scope| {
@@ -497,7 +551,7 @@ fn review_all(catalog: &Catalog, dir: &Path, records: &[LabelRecord]) -> Vec<Opt
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(record) = records.get(i) else { break };
-                        done.push((i, review_one(catalog, &extractor, dir, record)));
+                        done.push((i, review_one(catalog, &extractor, dir, record, learned)));
                     }
                     done
                 })
@@ -509,7 +563,13 @@ fn review_all(catalog: &Catalog, dir: &Path, records: &[LabelRecord]) -> Vec<Opt
     results.into_iter().map(|(_, r)| r).collect()
 }
 
-fn review_one(catalog: &Catalog, extractor: &Extractor, dir: &Path, record: &LabelRecord) -> Option<Reviewed> {
+fn review_one(
+    catalog: &Catalog,
+    extractor: &Extractor,
+    dir: &Path,
+    record: &LabelRecord,
+    learned: Option<&Learned<'_>>,
+) -> Option<Reviewed> {
     let path = dir.join("contracts").join(format!("{}.txt", record.contract));
     // The scorer reads the text with universal newlines and replacement of invalid UTF-8.
     let bytes = std::fs::read(&path).ok()?;
@@ -517,7 +577,7 @@ fn review_one(catalog: &Catalog, extractor: &Extractor, dir: &Path, record: &Lab
     let started = Instant::now();
     match extractor.extract_file(&path, &ExtractOptions { ocr: false, ..ExtractOptions::default() }) {
         Ok(document) => {
-            let review = review_pages(catalog, document.pages);
+            let review = review_pages_with(catalog, document.pages, learned);
             Some((text, review, started.elapsed().as_secs_f64() * 1000.0))
         }
         Err(error) => {

@@ -7,6 +7,7 @@
 
 pub mod cuad_answers;
 pub mod driver;
+pub mod embedding_cache;
 pub mod eval;
 pub mod evidence;
 pub mod gate;

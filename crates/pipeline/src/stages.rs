@@ -43,6 +43,8 @@ pub struct Runner {
     /// The organization's own names and aliases: never the counterparty.
     pub own_names: Vec<String>,
     pub concurrency: usize,
+    /// The local embedding model, for the offline pre-fill's learned classifier (`None`: the rules alone answer).
+    pub embedder: Option<Arc<pactwise_embed::LazyEmbedder>>,
 }
 
 /// A person's confirmation or correction of one item, as the pipeline applies it.
@@ -292,7 +294,7 @@ impl Runner {
         }
         let mut status = StageStatus::Done;
         let mut reason = None;
-        let mut outcome = "rules".to_owned();
+        let outcome: String;
         let mut figures = CallFigures::default();
         let mut sections = Vec::new();
         let mut model_id = None;
@@ -312,7 +314,11 @@ impl Runner {
                         failed[0].reason.as_deref().unwrap_or("unknown")
                     ));
                     sections = result.sections;
-                    offline::evaluate(&self.catalog, contract_type, index)
+                    let (findings, note) = self.offline_findings(contract_type, index).await;
+                    if let (Some(r), Some(note)) = (reason.as_mut(), note) {
+                        r.push_str(&format!("; {note}"));
+                    }
+                    findings
                 } else {
                     outcome = "model".into();
                     if !failed.is_empty() {
@@ -327,7 +333,12 @@ impl Runner {
                     result.findings
                 }
             }
-            None => offline::evaluate(&self.catalog, contract_type, index),
+            None => {
+                let (findings, note) = self.offline_findings(contract_type, index).await;
+                outcome = if note.is_none() { "rules_and_classifier".into() } else { "rules".into() };
+                reason = note;
+                findings
+            }
         };
         let rejected = check_findings(&self.catalog, pages, index, &mut findings);
         let extractions = verified_extractions(pages, offline::extract_fields(index));
@@ -335,6 +346,47 @@ impl Runner {
         let output =
             ChecklistOutput { type_id: contract_type.id.clone(), findings, rejected, extractions, sections, summary };
         StageResult { status, model: model_id, figures, outcome, reason, output: to_json(&output) }
+    }
+
+    /// The offline pre-fill: the rules with the learned classifier over the sentences' embeddings, or the rules alone
+    /// with the reason (no embedding model given or installed, weights for another model, embedding failed).
+    /// Embedding runs on a blocking thread.
+    async fn offline_findings(
+        &self,
+        contract_type: &ContractType,
+        index: &offline::ContractIndex,
+    ) -> (Vec<ItemFinding>, Option<String>) {
+        use offline::learned::{LearnedError, PrefillClassifier};
+        let rules_only = |why: String| {
+            tracing::info!(reason = %why, "offline pre-fill by the rules alone");
+            (offline::evaluate(&self.catalog, contract_type, index), Some(why))
+        };
+        let Some(lazy) = self.embedder.clone() else {
+            return rules_only("no embedding model was given; the rules alone answered".into());
+        };
+        let classifier = match PrefillClassifier::shipped() {
+            Ok(c) => c,
+            Err(e) => return rules_only(e.to_string()),
+        };
+        let span = tracing::info_span!("stage", stage = "checklist.embed");
+        let texts = offline::learned::sentence_texts(index);
+        let trained_on = classifier.file().embedding_model_id.clone();
+        let embedded = tokio::task::spawn_blocking(move || {
+            let _enter = span.enter();
+            let embedder = lazy.get().map_err(LearnedError::NoEmbedder)?;
+            if embedder.model_id() != trained_on {
+                return Err(LearnedError::ModelMismatch { trained: trained_on, installed: embedder.model_id().into() });
+            }
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vectors = embedder.embed(&refs).map_err(|e| LearnedError::Embedding(e.to_string()))?;
+            Ok((embedder.model_id().to_owned(), vectors))
+        })
+        .await
+        .unwrap_or_else(|e| Err(LearnedError::Embedding(e.to_string())));
+        match embedded.and_then(|(model_id, vectors)| classifier.score(index, &model_id, &vectors)) {
+            Ok(scores) => (offline::evaluate_with(&self.catalog, contract_type, index, Some(&scores)), None),
+            Err(e) => rules_only(e.to_string()),
+        }
     }
 
     pub fn gate(

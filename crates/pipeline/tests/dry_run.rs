@@ -57,6 +57,7 @@ fn runner(s: &Setup, mode: Mode) -> Runner {
         thresholds: Thresholds::default(),
         own_names: vec!["Northwind Traders, Inc.".into()],
         concurrency: 2,
+        embedder: None,
     }
 }
 

@@ -27,6 +27,7 @@ fn runner() -> Runner {
         thresholds: Thresholds::default(),
         own_names: vec!["Northwind Traders, Inc.".into()],
         concurrency: 2,
+        embedder: None,
     }
 }
 

@@ -332,9 +332,7 @@ impl Retriever {
                     self.dense_ranking(&query, |model| self.org_index(store, scope, model), document, &mut notes)?;
                 match (mode, dense) {
                     (Mode::Dense, Some(dense)) => (dense, Mode::Dense),
-                    (_, Some(dense)) => {
-                        (fuse_weighted(&[(&bm25()?, 1.0), (&dense, self.dense_weight)]), Mode::Hybrid)
-                    }
+                    (_, Some(dense)) => (fuse_weighted(&[(&bm25()?, 1.0), (&dense, self.dense_weight)]), Mode::Hybrid),
                     (_, None) => (bm25()?, Mode::Bm25),
                 }
             }
@@ -406,9 +404,7 @@ impl Retriever {
                 let dense = self.dense_ranking(&query, |model| self.precedent_index(store, model), None, &mut notes)?;
                 match (mode, dense) {
                     (Mode::Dense, Some(dense)) => (dense, Mode::Dense),
-                    (_, Some(dense)) => {
-                        (fuse_weighted(&[(&bm25()?, 1.0), (&dense, self.dense_weight)]), Mode::Hybrid)
-                    }
+                    (_, Some(dense)) => (fuse_weighted(&[(&bm25()?, 1.0), (&dense, self.dense_weight)]), Mode::Hybrid),
                     (_, None) => (bm25()?, Mode::Bm25),
                 }
             }

@@ -72,6 +72,8 @@ function outcomeWords(stage: string, outcome: string | null | undefined): string
       return "The model pre-filled the checklist";
     case "checklist:rules":
       return "The rules pre-filled the checklist (no model call)";
+    case "checklist:rules_and_classifier":
+      return "The rules and the local clause classifier pre-filled the checklist (no model call)";
     case "checklist:rules_fallback":
       return "The rules pre-filled the checklist instead of the model";
     case "checklist:no_text":

@@ -16,6 +16,7 @@
 //! whole sentences cut from the page's own text, so they are on their page verbatim.
 
 use super::index::Place;
+use super::learned::{QuoteFrom, SentenceScores};
 use super::{ContractIndex, RULES_CONFIDENCE_CAP};
 use pactwise_checklists::{Catalog, CompiledCategorySignals, CompiledTopic};
 use pactwise_domain::{
@@ -38,6 +39,8 @@ const HEADING_CONFIDENCE: f32 = 0.3;
 /// A best supporting sentence scoring below this lies in a section about another topic and matches none of the
 /// item's own signals (see `best_sentence`): not evidence enough to quote as the clause.
 const WEAK_EVIDENCE_SCORE: f32 = 0.55;
+/// Confidence of a clause only the learned classifier found (the rules' signals did not match it).
+const LEARNED_CONFIDENCE: f32 = 0.35;
 /// A page of recognised text below this measured confidence cannot show that a clause is absent.
 const READABLE_OCR: f32 = 0.6;
 
@@ -49,9 +52,23 @@ pub struct Evidence {
     pub elsewhere: Vec<usize>,
 }
 
-/// Answers every item of `contract_type` from the index, in catalog order: exactly one finding per item.
+/// Answers every item of `contract_type` from the index by the rules alone, in catalog order: exactly one finding
+/// per item.
 pub fn evaluate(catalog: &Catalog, contract_type: &ContractType, index: &ContractIndex) -> Vec<ItemFinding> {
-    let _span = tracing::debug_span!("offline.evaluate", contract_type = %contract_type.id).entered();
+    evaluate_with(catalog, contract_type, index, None)
+}
+
+/// Answers every item of `contract_type` from the index, in catalog order, with the learned classifier's sentence
+/// scores when given: an item whose category the classifier knows is decided as [`learned_finding`] says.
+pub fn evaluate_with(
+    catalog: &Catalog,
+    contract_type: &ContractType,
+    index: &ContractIndex,
+    learned: Option<&SentenceScores>,
+) -> Vec<ItemFinding> {
+    let _span =
+        tracing::debug_span!("offline.evaluate", contract_type = %contract_type.id, learned = learned.is_some())
+            .entered();
     let mut evidence: HashMap<CuadCategory, Evidence> = HashMap::new();
     let unreadable = unreadable_pages(index);
     contract_type
@@ -62,7 +79,11 @@ pub fn evaluate(catalog: &Catalog, contract_type: &ContractType, index: &Contrac
             match category {
                 Some((c, signals)) => {
                     let found = evidence.entry(c).or_insert_with(|| category_evidence(signals, index));
-                    category_finding(catalog, item, c, found, index, &unreadable)
+                    let rules = category_finding(catalog, item, c, found, index, &unreadable);
+                    match learned {
+                        Some(scores) => learned_finding(item, c, rules, scores, index),
+                        None => rules,
+                    }
                 }
                 None => own_signals_finding(catalog, item, index),
             }
@@ -232,7 +253,7 @@ const CLAUSE_QUOTE_CHARS: usize = 700;
 /// The quote for a clause: the sentence, and the other sentences of the same numbered clause on the same page when
 /// the whole clause is short enough to read at once (a clause's operative words are often split over sentences: "The
 /// term is one year. It renews ..."). Still a span of the page's own text.
-fn clause_quote(index: &ContractIndex, i: usize) -> Quote {
+pub fn clause_quote(index: &ContractIndex, i: usize) -> Quote {
     let sentences = index.sentences();
     let place = index.place(i);
     let same = |j: usize| {
@@ -358,6 +379,72 @@ fn category_finding(
         None,
         format!("no sentence matched the {category} clause signals and the contract never mentions its topic"),
     )
+}
+
+/// The rules' finding for an item of a category the learned classifier knows, combined with the classifier's scores:
+///
+/// - presence is decided as the training chose for the category ([`super::learned::Combine`]: the rules, the classifier, either or
+///   both; the classifier says present when its best sentence reaches the category's threshold);
+/// - the quote of a clause only the classifier found is its best sentence with the rest of its numbered clause on the
+///   page, as the rules quote; of a clause the rules found, the rules' quote, or the classifier's when it reaches the
+///   threshold and the training chose it for the category ([`QuoteFrom`]: whichever landed on more labelled spans). The classifier only reads operative sentences
+///   ([`super::learned::classifier_sentences`]), and every quote still goes through the evidence checks and
+///   verification on its page after this;
+/// - a clause the rules found but the classifier does not, where the classifier decides, is left for a person with
+///   where the rules looked;
+/// - confidence stays under [`RULES_CONFIDENCE_CAP`].
+pub fn learned_finding(
+    item: &ChecklistItem,
+    category: CuadCategory,
+    rules: ItemFinding,
+    scores: &SentenceScores,
+    index: &ContractIndex,
+) -> ItemFinding {
+    let Some(model) = scores.category(category) else { return rules };
+    let rules_present = rules.status == ItemStatus::Present;
+    let best = scores.best(category).filter(|&(_, p)| p >= model.threshold);
+    let present = model.combine.present(rules_present, best.is_some());
+    match (present, best) {
+        (true, Some((sentence, p))) if rules_present && model.quote == QuoteFrom::Classifier => ItemFinding {
+            confidence: (rules.confidence + 0.05).min(RULES_CONFIDENCE_CAP),
+            quote: Some(clause_quote(index, sentence)),
+            reason: Some(format!(
+                "{}; the learned classifier chose the quote (probability {p:.2})",
+                rules.reason.as_deref().unwrap_or("the rules found it")
+            )),
+            ..rules
+        },
+        (true, _) if rules_present => {
+            let agrees = best.is_some();
+            ItemFinding {
+                confidence: if agrees { (rules.confidence + 0.05).min(RULES_CONFIDENCE_CAP) } else { rules.confidence },
+                reason: rules.reason.map(|r| if agrees { format!("{r}; the learned classifier agrees") } else { r }),
+                ..rules
+            }
+        }
+        (true, Some((sentence, p))) => finding(
+            item,
+            ItemStatus::Present,
+            LEARNED_CONFIDENCE,
+            Some(clause_quote(index, sentence)),
+            format!(
+                "the learned classifier found the {category} clause (probability {p:.2}); the rules' signals did not \
+                 match it, so check its wording"
+            ),
+        ),
+        (true, None) => rules,
+        (false, _) if rules_present => {
+            let page = rules.quote.as_ref().map_or(0, |q| q.page);
+            left_for_a_person(
+                item,
+                format!(
+                    "the {category} signals matched on page {page}, but the learned classifier scores no sentence as \
+                     such a clause; check whether it is one"
+                ),
+            )
+        }
+        (false, _) => rules,
+    }
 }
 
 /// The first sentence of substance that mentions the topic in the body of a section whose heading names the clause.

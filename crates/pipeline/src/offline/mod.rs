@@ -10,9 +10,10 @@ mod evaluate;
 mod fields;
 mod index;
 pub mod jurisdictions;
+pub mod learned;
 
 pub use classify::classify;
-pub use evaluate::{Evidence, category_evidence, evaluate};
+pub use evaluate::{Evidence, category_evidence, clause_quote, evaluate, evaluate_with, learned_finding};
 pub use fields::{extract_fields, governing_law, parties};
 pub use index::{ContractIndex, Place, Sentence};
 pub use jurisdictions::jurisdiction_in;

@@ -409,3 +409,147 @@ either party objects."
         Some(Value::Duration { number: 2, unit: DurationUnit::Year })
     );
 }
+
+mod learned_prefill {
+    use super::*;
+    use crate::offline::learned::{
+        CategoryWeights, ClassifierFile, Combine, LearnedError, PrefillClassifier, QuoteFrom, SentenceVectors,
+    };
+    use pactwise_domain::CuadCategory;
+
+    /// Sentence vectors made by rule for the test: the sentence naming a minimum quantity points one way, every other
+    /// sentence another.
+    struct MarkedVectors(&'static str);
+
+    impl SentenceVectors for MarkedVectors {
+        fn model_id(&self) -> &str {
+            self.0
+        }
+
+        fn vectors(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let mut v = vec![0.0; pactwise_embed::DIMENSIONS];
+                    v[usize::from(!t.contains("minimum quantity"))] = 1.0;
+                    v
+                })
+                .collect())
+        }
+    }
+
+    fn weights(category: CuadCategory, combine: Combine, first: f32, bias: f32) -> CategoryWeights {
+        let mut weights = vec![0.0; pactwise_embed::DIMENSIONS];
+        weights[0] = first;
+        CategoryWeights {
+            category: category.as_str().into(),
+            combine,
+            quote: QuoteFrom::Rules,
+            threshold: 0.5,
+            bias,
+            weights,
+        }
+    }
+
+    fn classifier(categories: Vec<CategoryWeights>) -> PrefillClassifier {
+        let file = ClassifierFile {
+            embedding_model_id: "test-model".into(),
+            dimensions: pactwise_embed::DIMENSIONS,
+            seed: 1,
+            epochs: 1,
+            trained_on: "the test".into(),
+            contracts: Vec::new(),
+            categories,
+        };
+        PrefillClassifier::from_json(&serde_json::to_string(&file).unwrap()).unwrap()
+    }
+
+    fn status_of(findings: &[pactwise_domain::ItemFinding], category: CuadCategory) -> Vec<ItemStatus> {
+        findings
+            .iter()
+            .filter(|f| CATALOG.item(&f.item_id).and_then(|i| i.cuad_category) == Some(category))
+            .map(|f| f.status)
+            .collect()
+    }
+
+    #[test]
+    fn the_classifier_adds_a_clause_the_rules_missed_and_holds_back_one_it_does_not_see_with_the_reason() {
+        let pages = pages(DISTRIBUTION);
+        let index = ContractIndex::build(&pages);
+        let distributor = CATALOG.contract_type("distributor").unwrap();
+        let rules = evaluate(&CATALOG, distributor, &index);
+        let categories: Vec<CuadCategory> = distributor.items.iter().filter_map(|i| i.cuad_category).collect();
+        // One category the rules call present, one they do not.
+        let found = *categories.iter().find(|&&c| status_of(&rules, c).contains(&ItemStatus::Present)).unwrap();
+        let missed = *categories.iter().find(|&&c| !status_of(&rules, c).contains(&ItemStatus::Present)).unwrap();
+
+        let classifier = classifier(vec![
+            // Sees nothing anywhere, and decides alone.
+            weights(found, Combine::Classifier, 0.0, -5.0),
+            // Sees the minimum-quantity sentence, and adds to the rules.
+            weights(missed, Combine::Either, 10.0, -5.0),
+        ]);
+        let scores = classifier.score_with(&index, &MarkedVectors("test-model")).unwrap();
+        let mut findings = evaluate_with(&CATALOG, distributor, &index, Some(&scores));
+        assert_eq!(findings.len(), rules.len(), "one finding per item still");
+
+        let held = findings.iter().find(|f| CATALOG.item(&f.item_id).and_then(|i| i.cuad_category) == Some(found));
+        let held = held.unwrap();
+        assert_eq!(held.status, ItemStatus::NotEvaluated);
+        assert!(held.reason.as_deref().unwrap().contains("learned classifier scores no sentence"), "{held:?}");
+
+        let added = findings.iter().find(|f| CATALOG.item(&f.item_id).and_then(|i| i.cuad_category) == Some(missed));
+        let added = added.unwrap();
+        assert_eq!(added.status, ItemStatus::Present);
+        assert!(added.confidence <= RULES_CONFIDENCE_CAP);
+        assert!(added.quote.as_ref().unwrap().text.contains("minimum quantity of 500 units"), "{added:?}");
+        assert!(added.reason.as_deref().unwrap().contains("learned classifier found"));
+
+        // The quote is the page's own text: verification keeps it.
+        let rejected = crate::stages::check_findings(&CATALOG, &pages, &index, &mut findings);
+        assert!(rejected.is_empty(), "{rejected:?}");
+
+        // Other categories are the rules' answers unchanged.
+        for (with, without) in findings.iter().zip(&rules) {
+            let category = CATALOG.item(&with.item_id).and_then(|i| i.cuad_category);
+            if category != Some(found) && category != Some(missed) {
+                assert_eq!(with.status, without.status, "{}", with.item_id);
+            }
+        }
+    }
+
+    #[test]
+    fn weights_for_another_embedding_model_or_of_the_wrong_size_are_refused() {
+        let index = ContractIndex::build(&pages(DISTRIBUTION));
+        let classifier = classifier(vec![weights(CuadCategory::AuditRights, Combine::Either, 1.0, 0.0)]);
+        let refused = classifier.score_with(&index, &MarkedVectors("another-model")).unwrap_err();
+        assert!(matches!(&refused, LearnedError::ModelMismatch { trained, installed }
+            if trained == "test-model" && installed == "another-model"));
+        assert!(refused.to_string().contains("the rules alone answer"));
+
+        let mut file = classifier.file().clone();
+        file.categories[0].weights.truncate(3);
+        let bad = PrefillClassifier::from_json(&serde_json::to_string(&file).unwrap()).unwrap_err();
+        assert!(bad.to_string().contains("Audit Rights"), "{bad}");
+        assert!(PrefillClassifier::from_json("{").is_err());
+    }
+
+    #[test]
+    fn the_shipped_weights_load_and_name_their_embedding_model_and_training_data() {
+        let shipped = PrefillClassifier::shipped().expect("the shipped weights read");
+        assert!(shipped.file().embedding_model_id.starts_with(pactwise_embed::MODEL_NAME));
+        assert!(shipped.file().trained_on.contains("CUAD"));
+        assert!(!shipped.file().contracts.is_empty());
+        assert!(shipped.file().categories.len() >= 30, "a regression per clause category");
+    }
+
+    #[test]
+    fn combining_follows_the_trained_choice() {
+        let table = [(Combine::Rules, [false, false, true, true]), (Combine::Classifier, [false, true, false, true])];
+        for (combine, expected) in table {
+            let got = [(false, false), (false, true), (true, false), (true, true)].map(|(r, c)| combine.present(r, c));
+            assert_eq!(got, expected, "{combine:?}");
+        }
+        assert!(Combine::Either.present(false, true) && !Combine::Both.present(false, true));
+    }
+}
