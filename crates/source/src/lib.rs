@@ -1,7 +1,10 @@
 //! PactWise Source's rules, one home for the service and the desktop: sealed envelopes (`envelope`), a tender's
-//! machine and deadlines (`tender`), and the evaluation's arithmetic (`evaluation`). Pure: no I/O, time passed in.
+//! machine and deadlines (`tender`), the evaluation's arithmetic (`evaluation`), the hash-chained audit trail
+//! (`audit`) and the OCDS release package (`ocds`). Pure: no I/O, time passed in.
 //! No model is involved anywhere here; no code scores, ranks or recommends a vendor (people score, code adds up).
 
+pub mod audit;
 pub mod envelope;
 pub mod evaluation;
+pub mod ocds;
 pub mod tender;
