@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 pub enum SourceAction {
     Published,
     Invited,
+    Joined,
     Viewed,
     Question,
     Answer,
@@ -28,6 +29,7 @@ impl SourceAction {
         match self {
             SourceAction::Published => "Tender published",
             SourceAction::Invited => "Vendor invited",
+            SourceAction::Joined => "Vendor accepted the invitation",
             SourceAction::Viewed => "Tender viewed by a vendor",
             SourceAction::Question => "Question asked",
             SourceAction::Answer => "Answer published",

@@ -55,6 +55,9 @@ pub struct ServerConfig {
     pub escalation_sweep: Duration,
     /// How long an RFP package's edit lease lasts from its last take or renewal (the lease routes).
     pub lease_ttl: chrono::Duration,
+    /// PactWise Source's key-wrapping key: the tenders' deadline keys are stored only sealed to it. Read from a file
+    /// outside the database at start (`--source-key-file`); without it the Source routes say Source is not set up.
+    pub source_wrapping_key: Option<Arc<pactwise_source::envelope::KeyPair>>,
 }
 
 impl std::fmt::Debug for MetricsTokenRedacted<'_> {
@@ -79,6 +82,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("code_ttl", &self.code_ttl)
             .field("escalation_sweep", &self.escalation_sweep)
             .field("lease_ttl", &self.lease_ttl)
+            .field("source_wrapping_key", &self.source_wrapping_key.as_ref().map(|_| "<set>"))
             .finish()
     }
 }
@@ -97,6 +101,7 @@ impl Default for ServerConfig {
             code_ttl: chrono::Duration::days(7),
             escalation_sweep: Duration::from_secs(15),
             lease_ttl: chrono::Duration::minutes(pactwise_sync::lease::LEASE_MINUTES),
+            source_wrapping_key: None,
         }
     }
 }

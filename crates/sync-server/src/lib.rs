@@ -23,6 +23,8 @@ pub mod metrics;
 pub mod notify;
 pub mod postgres;
 pub mod rate;
+pub mod source;
+pub mod source_store;
 pub mod sqlite;
 pub mod steps;
 pub mod storage;
@@ -35,7 +37,7 @@ use std::sync::Arc;
 
 /// The service's HTTP routes over `state` (`/api/v1`, with the members and lease routes, `/health`, `/metrics`).
 pub fn router(state: AppState) -> axum::Router {
-    http::router_with(state, members::routes().merge(leases::routes()))
+    http::router_with(state, members::routes().merge(leases::routes()).merge(source::routes()))
 }
 
 /// Open storage from a database URL: `sqlite:PATH` (or a plain path) or `postgres://…`.

@@ -193,6 +193,7 @@ impl SqliteStorage {
         }
         let writer = open_conn(path)?;
         writer.execute_batch(SCHEMA)?;
+        writer.execute_batch(crate::source_store::SCHEMA)?;
         upgrade(&writer)?;
         let readers = (0..4).map(|_| open_conn(path).map(Mutex::new)).collect::<Result<Vec<_>, _>>()?;
         Ok(Self { writer: Mutex::new(writer), readers, next_reader: Default::default() })
@@ -795,6 +796,55 @@ impl SyncStorage for SqliteStorage {
                 })
             })
             .collect()
+    }
+
+    fn source_commit(&self, change: &crate::source_store::SourceCommit) -> Result<(), StorageError> {
+        crate::source_store::commit(&mut self.writer(), change)
+    }
+
+    fn source_tender(&self, tender: Uuid) -> Result<Option<crate::source_store::TenderRow>, StorageError> {
+        crate::source_store::read_tender(&self.reader(), tender)
+    }
+
+    fn source_audit(&self, tender: Uuid) -> Result<Vec<pactwise_source::audit::AuditEntry>, StorageError> {
+        crate::source_store::audit(&self.reader(), tender)
+    }
+
+    fn source_envelopes(
+        &self,
+        tender: Uuid,
+        kind: &str,
+    ) -> Result<Vec<crate::source_store::EnvelopeRow>, StorageError> {
+        crate::source_store::envelopes(&self.reader(), tender, kind)
+    }
+
+    fn source_invitation(&self, token_hash: &str) -> Result<Option<crate::source_store::Invitation>, StorageError> {
+        crate::source_store::invitation(&self.reader(), token_hash)
+    }
+
+    fn source_vendor_by_email(&self, email: &str) -> Result<Option<crate::source_store::VendorAccount>, StorageError> {
+        crate::source_store::vendor_by_email(&self.reader(), email)
+    }
+
+    fn source_create_session(
+        &self,
+        token_hash: &str,
+        account: Uuid,
+        expires: DateTime<Utc>,
+    ) -> Result<(), StorageError> {
+        crate::source_store::create_session(&self.writer(), token_hash, account, expires)
+    }
+
+    fn source_session(&self, token_hash: &str) -> Result<Option<(Uuid, DateTime<Utc>)>, StorageError> {
+        crate::source_store::session(&self.reader(), token_hash)
+    }
+
+    fn source_participations(&self, account: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
+        crate::source_store::participations(&self.reader(), account)
+    }
+
+    fn source_participants(&self, tender: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
+        crate::source_store::participants(&self.reader(), tender)
     }
 }
 

@@ -12,6 +12,9 @@ use pactwise_sync::wire::{Change, ChangeBody, ErrorDetail, PullResponse, PushReq
 use pactwise_sync::{Hlc, SyncedModel};
 use uuid::Uuid;
 
+use crate::source_store::{self, EnvelopeRow, Invitation, SourceCommit, TenderRow, VendorAccount};
+use pactwise_source::audit::AuditEntry;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
     /// A unique value is taken (an organization's slug, a user's email in the organization).
@@ -171,6 +174,47 @@ pub trait SyncStorage: Send + Sync + 'static {
     fn release_lease(&self, actor: &Actor, package: Uuid, now: DateTime<Utc>) -> Result<Option<u64>, StorageError>;
     /// The service's audit of the organization's lease on `package`, oldest first.
     fn lease_audit(&self, org: OrgId, package: Uuid) -> Result<Vec<LeaseAudit>, StorageError>;
+
+    // PactWise Source (`crate::source`, rows in `crate::source_store`). The defaults answer that Source is not
+    // available on this backend; the SQLite backend implements them.
+    /// Writes one change to a tender and its appended rows in one transaction.
+    fn source_commit(&self, _change: &SourceCommit) -> Result<(), StorageError> {
+        Err(source_store::unavailable())
+    }
+    /// A tender by id, whatever its organization: callers check the organization (buyers) or the participation
+    /// (vendors) before showing anything.
+    fn source_tender(&self, _tender: Uuid) -> Result<Option<TenderRow>, StorageError> {
+        Err(source_store::unavailable())
+    }
+    fn source_audit(&self, _tender: Uuid) -> Result<Vec<AuditEntry>, StorageError> {
+        Err(source_store::unavailable())
+    }
+    fn source_envelopes(&self, _tender: Uuid, _kind: &str) -> Result<Vec<EnvelopeRow>, StorageError> {
+        Err(source_store::unavailable())
+    }
+    fn source_invitation(&self, _token_hash: &str) -> Result<Option<Invitation>, StorageError> {
+        Err(source_store::unavailable())
+    }
+    fn source_vendor_by_email(&self, _email: &str) -> Result<Option<VendorAccount>, StorageError> {
+        Err(source_store::unavailable())
+    }
+    fn source_create_session(
+        &self,
+        _token_hash: &str,
+        _account: Uuid,
+        _expires: DateTime<Utc>,
+    ) -> Result<(), StorageError> {
+        Err(source_store::unavailable())
+    }
+    fn source_session(&self, _token_hash: &str) -> Result<Option<(Uuid, DateTime<Utc>)>, StorageError> {
+        Err(source_store::unavailable())
+    }
+    fn source_participations(&self, _account: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
+        Err(source_store::unavailable())
+    }
+    fn source_participants(&self, _tender: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
+        Err(source_store::unavailable())
+    }
 }
 
 /// A change to an organization's members, as the members routes ask for it (the organization is the actor's).

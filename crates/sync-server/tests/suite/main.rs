@@ -17,3 +17,4 @@ mod push;
 mod repository;
 mod security;
 mod service;
+mod source;

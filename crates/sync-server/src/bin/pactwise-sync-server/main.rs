@@ -35,6 +35,15 @@ enum Command {
         /// A bearer token that opens /metrics to peers not on this computer (else /metrics answers loopback only).
         #[arg(long, env = "PACTWISE_SYNC_METRICS_TOKEN", value_name = "TOKEN", hide_env_values = true)]
         metrics_token: Option<String>,
+        /// PactWise Source's key-wrapping key: a file holding 64 hex characters (made by `source-key`), kept apart
+        /// from the database and readable only by the service. Without it the Source routes say Source is not set up.
+        #[arg(long, env = "PACTWISE_SOURCE_KEY_FILE", value_name = "FILE")]
+        source_key_file: Option<std::path::PathBuf>,
+    },
+    /// Write a new PactWise Source key-wrapping key to FILE (created with mode 0600; an existing file is kept).
+    SourceKey {
+        #[arg(value_name = "FILE")]
+        file: std::path::PathBuf,
     },
     /// Create organizations and users.
     Admin {
@@ -98,7 +107,21 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
-        Command::Serve { listen, database, tls_cert, tls_key, metrics_token } => {
+        Command::SourceKey { file } => {
+            use std::io::Write as _;
+            use std::os::unix::fs::OpenOptionsExt as _;
+            let key = pactwise_source::envelope::KeyPair::generate();
+            let mut out = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&file)
+                .with_context(|| format!("creating {} (an existing key is never overwritten)", file.display()))?;
+            writeln!(out, "{}", hex::encode(key.secret_bytes())).context("writing the key")?;
+            println!("{}", serde_json::json!({"file": file, "public_key": key.public()}));
+            Ok(())
+        }
+        Command::Serve { listen, database, tls_cert, tls_key, metrics_token, source_key_file } => {
             let tls = match (tls_cert, tls_key) {
                 (Some(cert), Some(key)) => Some(load_tls(&cert, &key).context("loading the TLS certificate and key")?),
                 _ => None,
@@ -107,7 +130,18 @@ fn main() -> Result<()> {
             if metrics_token.as_ref().is_some_and(|t| t.len() < 16) {
                 bail!("the metrics token must be at least 16 characters");
             }
-            let config = ServerConfig { metrics_token, ..ServerConfig::default() };
+            let source_wrapping_key = match source_key_file {
+                Some(path) => {
+                    let text = std::fs::read_to_string(&path)
+                        .with_context(|| format!("reading the Source key file {}", path.display()))?;
+                    let bytes = hex::decode(text.trim()).context("the Source key file holds 64 hex characters")?;
+                    let key = pactwise_source::envelope::KeyPair::from_secret(&bytes)
+                        .map_err(|e| anyhow::anyhow!("the Source key file: {e}"))?;
+                    Some(Arc::new(key))
+                }
+                None => None,
+            };
+            let config = ServerConfig { metrics_token, source_wrapping_key, ..ServerConfig::default() };
             // Opened before the runtime starts: the PostgreSQL client blocks on a small runtime of its own.
             let storage = open_storage(&database).context("opening the database")?;
             runtime.block_on(run_server(&listen, storage, tls, config))

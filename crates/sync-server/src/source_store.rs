@@ -1,0 +1,425 @@
+//! What PactWise Source keeps, as rows, and its SQLite tables. A tender is one row whose state (the machine of
+//! `pactwise_source::tender`) is a JSON document updated under a version check; everything else is appended: the
+//! audit trail (hash-chained), the sealed envelopes (ciphertext only), invitations, vendor accounts and sessions.
+//! Every change to a tender and its appended rows is one transaction ([`SourceCommit`]).
+//!
+//! In this version Source runs on the SQLite backend only; on PostgreSQL its routes answer that it is not available
+//! (the trait's default methods), rather than store anything.
+
+use chrono::{DateTime, Utc};
+use pactwise_domain::{OrgId, UserId};
+use pactwise_source::audit::AuditEntry;
+use rusqlite::{Connection, OptionalExtension, params};
+use uuid::Uuid;
+
+use crate::storage::{StorageError, db_json, parse_ts, parse_uuid, to_json, ts};
+
+pub(crate) const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS source_tenders (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations(id),
+    version INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    title TEXT NOT NULL,
+    requested_by TEXT NOT NULL REFERENCES users(id),
+    approved_by TEXT REFERENCES users(id),
+    published_hash TEXT NOT NULL,
+    artifacts_json TEXT NOT NULL,
+    opening_key TEXT NOT NULL,
+    deadline_key TEXT NOT NULL,
+    deadline_key_wrapped BLOB NOT NULL,
+    machine_json TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS source_audit (
+    tender_id TEXT NOT NULL REFERENCES source_tenders(id),
+    seq INTEGER NOT NULL,
+    entry_json TEXT NOT NULL,
+    PRIMARY KEY (tender_id, seq)
+);
+CREATE TABLE IF NOT EXISTS source_vendor_accounts (
+    id TEXT PRIMARY KEY,
+    email TEXT NOT NULL UNIQUE,
+    password_hash TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS source_vendor_sessions (
+    token_hash TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES source_vendor_accounts(id),
+    expires_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS source_invitations (
+    token_hash TEXT PRIMARY KEY,
+    tender_id TEXT NOT NULL REFERENCES source_tenders(id),
+    vendor_name TEXT NOT NULL,
+    email TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    used_at TEXT,
+    account_id TEXT REFERENCES source_vendor_accounts(id)
+);
+CREATE TABLE IF NOT EXISTS source_participants (
+    tender_id TEXT NOT NULL REFERENCES source_tenders(id),
+    account_id TEXT NOT NULL REFERENCES source_vendor_accounts(id),
+    vendor_name TEXT NOT NULL,
+    PRIMARY KEY (tender_id, account_id)
+);
+CREATE TABLE IF NOT EXISTS source_envelopes (
+    tender_id TEXT NOT NULL REFERENCES source_tenders(id),
+    account_id TEXT NOT NULL REFERENCES source_vendor_accounts(id),
+    submission INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    part TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    sealed BLOB NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (tender_id, account_id, submission, kind, part)
+);
+"#;
+
+/// A tender as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TenderRow {
+    pub id: Uuid,
+    pub org: OrgId,
+    pub version: u64,
+    /// `awaiting_approval` (a second member must approve the publication) or `published`.
+    pub status: String,
+    pub title: String,
+    pub requested_by: UserId,
+    pub approved_by: Option<UserId>,
+    pub published_hash: String,
+    pub artifacts_json: String,
+    /// The buyer's opening key (public half, hex).
+    pub opening_key: String,
+    /// The tender's deadline key (public half, hex; empty until published).
+    pub deadline_key: String,
+    /// The deadline key's secret half, sealed to the service's key-wrapping key (empty until published).
+    pub deadline_key_wrapped: Vec<u8>,
+    /// `pactwise_source::tender::Tender` as JSON.
+    pub machine_json: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A vendor's account (vendors do not belong to an organization; they see only the tenders they joined).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VendorAccount {
+    pub id: Uuid,
+    pub email: String,
+    pub password_hash: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invitation {
+    pub token_hash: String,
+    pub tender: Uuid,
+    pub vendor_name: String,
+    pub email: String,
+    pub used: bool,
+}
+
+/// One sealed part of a submission: ciphertext only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvelopeRow {
+    pub tender: Uuid,
+    pub account: Uuid,
+    pub submission: u32,
+    /// `technical` or `price`.
+    pub kind: String,
+    pub part: String,
+    /// What the inspection found (pages, size), shown to the buyer before opening; never content.
+    pub summary: String,
+    pub sealed: Vec<u8>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Everything one change to a tender writes, in one transaction: the tender's new row (its `version` must still be
+/// `expected_version` in the database, else nothing is written: [`StorageError::Conflict`]), then the appended rows.
+#[derive(Debug, Clone, Default)]
+pub struct SourceCommit {
+    pub expected_version: Option<u64>,
+    pub tender: Option<TenderRow>,
+    pub audit: Vec<AuditEntry>,
+    pub envelopes: Vec<EnvelopeRow>,
+    pub invitation: Option<Invitation>,
+    /// An invitation accepted: its token hash and the vendor account that joined.
+    pub accepted: Option<(String, Uuid, String)>,
+    pub new_account: Option<VendorAccount>,
+}
+
+pub(crate) fn unavailable() -> StorageError {
+    StorageError::Forbidden(
+        "PactWise Source is not available on this server's database backend yet; run the service on SQLite to use it"
+            .into(),
+    )
+}
+
+fn tender_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<[Option<String>; 12]> {
+    let mut out: [Option<String>; 12] = Default::default();
+    for (index, slot) in out.iter_mut().enumerate() {
+        *slot = row.get(index)?;
+    }
+    Ok(out)
+}
+
+const TENDER_COLUMNS: &str = "id, org_id, version, status, title, requested_by, approved_by, published_hash, \
+                              artifacts_json, opening_key, deadline_key, machine_json, deadline_key_wrapped, created_at";
+
+pub(crate) fn read_tender(conn: &Connection, tender: Uuid) -> Result<Option<TenderRow>, StorageError> {
+    let found = conn
+        .query_row(
+            "SELECT id, org_id, CAST(version AS TEXT), status, title, requested_by, approved_by, published_hash, \
+             artifacts_json, opening_key, deadline_key, machine_json, deadline_key_wrapped, created_at \
+             FROM source_tenders WHERE id = ?1",
+            params![tender.to_string()],
+            |row| Ok((tender_from_row(row)?, row.get::<_, Vec<u8>>(12)?, row.get::<_, String>(13)?)),
+        )
+        .optional()?;
+    let Some((text, wrapped, created_at)) = found else { return Ok(None) };
+    let field = |index: usize| text[index].clone().unwrap_or_default();
+    Ok(Some(TenderRow {
+        id: parse_uuid(&field(0))?,
+        org: OrgId::from_uuid(parse_uuid(&field(1))?),
+        version: field(2).parse().map_err(|_| StorageError::Database("a tender's version is not a number".into()))?,
+        status: field(3),
+        title: field(4),
+        requested_by: UserId::from_uuid(parse_uuid(&field(5))?),
+        approved_by: text[6].as_deref().map(parse_uuid).transpose()?.map(UserId::from_uuid),
+        published_hash: field(7),
+        artifacts_json: field(8),
+        opening_key: field(9),
+        deadline_key: field(10),
+        machine_json: field(11),
+        deadline_key_wrapped: wrapped,
+        created_at: parse_ts(&created_at)?,
+    }))
+}
+
+pub(crate) fn commit(conn: &mut Connection, change: &SourceCommit) -> Result<(), StorageError> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    if let Some(row) = &change.tender {
+        match change.expected_version {
+            None => {
+                tx.execute(
+                    &format!(
+                        "INSERT INTO source_tenders ({TENDER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+                         ?11, ?12, ?13, ?14)"
+                    ),
+                    params![
+                        row.id.to_string(),
+                        row.org.to_string(),
+                        row.version as i64,
+                        row.status,
+                        row.title,
+                        row.requested_by.to_string(),
+                        row.approved_by.map(|u| u.to_string()),
+                        row.published_hash,
+                        row.artifacts_json,
+                        row.opening_key,
+                        row.deadline_key,
+                        row.machine_json,
+                        row.deadline_key_wrapped,
+                        ts(row.created_at),
+                    ],
+                )?;
+            }
+            Some(expected) => {
+                let changed = tx.execute(
+                    "UPDATE source_tenders SET version = ?1, status = ?2, approved_by = ?3, deadline_key = ?4, \
+                     deadline_key_wrapped = ?5, machine_json = ?6 WHERE id = ?7 AND org_id = ?8 AND version = ?9",
+                    params![
+                        row.version as i64,
+                        row.status,
+                        row.approved_by.map(|u| u.to_string()),
+                        row.deadline_key,
+                        row.deadline_key_wrapped,
+                        row.machine_json,
+                        row.id.to_string(),
+                        row.org.to_string(),
+                        expected as i64,
+                    ],
+                )?;
+                if changed != 1 {
+                    return Err(StorageError::Conflict("a newer change to this tender".into()));
+                }
+            }
+        }
+    }
+    if let Some(account) = &change.new_account {
+        tx.execute(
+            "INSERT INTO source_vendor_accounts (id, email, password_hash, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![account.id.to_string(), account.email, account.password_hash, ts(Utc::now())],
+        )?;
+    }
+    if let Some(invitation) = &change.invitation {
+        tx.execute(
+            "INSERT INTO source_invitations (token_hash, tender_id, vendor_name, email, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                invitation.token_hash,
+                invitation.tender.to_string(),
+                invitation.vendor_name,
+                invitation.email,
+                ts(Utc::now())
+            ],
+        )?;
+    }
+    if let Some((token_hash, account, vendor_name)) = &change.accepted {
+        let used = tx.execute(
+            "UPDATE source_invitations SET used_at = ?1, account_id = ?2 WHERE token_hash = ?3 AND used_at IS NULL",
+            params![ts(Utc::now()), account.to_string(), token_hash],
+        )?;
+        if used != 1 {
+            return Err(StorageError::Conflict("an accepted invitation".into()));
+        }
+        let tender: String =
+            tx.query_row("SELECT tender_id FROM source_invitations WHERE token_hash = ?1", params![token_hash], |r| {
+                r.get(0)
+            })?;
+        tx.execute(
+            "INSERT INTO source_participants (tender_id, account_id, vendor_name) VALUES (?1, ?2, ?3)",
+            params![tender, account.to_string(), vendor_name],
+        )?;
+    }
+    for entry in &change.audit {
+        let tender = change
+            .tender
+            .as_ref()
+            .map(|t| t.id)
+            .ok_or_else(|| StorageError::Database("audit without tender".into()))?;
+        tx.execute(
+            "INSERT INTO source_audit (tender_id, seq, entry_json) VALUES (?1, ?2, ?3)",
+            params![tender.to_string(), entry.seq as i64, to_json(entry)?],
+        )?;
+    }
+    for envelope in &change.envelopes {
+        tx.execute(
+            "INSERT INTO source_envelopes (tender_id, account_id, submission, kind, part, summary, sealed, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                envelope.tender.to_string(),
+                envelope.account.to_string(),
+                envelope.submission,
+                envelope.kind,
+                envelope.part,
+                envelope.summary,
+                envelope.sealed,
+                ts(envelope.created_at),
+            ],
+        )?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+pub(crate) fn audit(conn: &Connection, tender: Uuid) -> Result<Vec<AuditEntry>, StorageError> {
+    let rows: Vec<String> = conn
+        .prepare_cached("SELECT entry_json FROM source_audit WHERE tender_id = ?1 ORDER BY seq")?
+        .query_map(params![tender.to_string()], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    rows.iter().map(|row| db_json(row)).collect()
+}
+
+pub(crate) fn envelopes(conn: &Connection, tender: Uuid, kind: &str) -> Result<Vec<EnvelopeRow>, StorageError> {
+    type Raw = (String, i64, String, String, Vec<u8>, String);
+    let rows: Vec<Raw> = conn
+        .prepare_cached(
+            "SELECT account_id, submission, part, summary, sealed, created_at FROM source_envelopes \
+             WHERE tender_id = ?1 AND kind = ?2 ORDER BY account_id, submission, part",
+        )?
+        .query_map(params![tender.to_string(), kind], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    rows.into_iter()
+        .map(|(account, submission, part, summary, sealed, created_at)| {
+            Ok(EnvelopeRow {
+                tender,
+                account: parse_uuid(&account)?,
+                submission: u32::try_from(submission).unwrap_or(0),
+                kind: kind.to_owned(),
+                part,
+                summary,
+                sealed,
+                created_at: parse_ts(&created_at)?,
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn invitation(conn: &Connection, token_hash: &str) -> Result<Option<Invitation>, StorageError> {
+    let found: Option<(String, String, String, Option<String>)> = conn
+        .query_row(
+            "SELECT tender_id, vendor_name, email, used_at FROM source_invitations WHERE token_hash = ?1",
+            params![token_hash],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .optional()?;
+    found
+        .map(|(tender, vendor_name, email, used)| {
+            Ok(Invitation {
+                token_hash: token_hash.to_owned(),
+                tender: parse_uuid(&tender)?,
+                vendor_name,
+                email,
+                used: used.is_some(),
+            })
+        })
+        .transpose()
+}
+
+pub(crate) fn vendor_by_email(conn: &Connection, email: &str) -> Result<Option<VendorAccount>, StorageError> {
+    let found: Option<(String, String, String)> = conn
+        .query_row(
+            "SELECT id, email, password_hash FROM source_vendor_accounts WHERE email = ?1",
+            params![email],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    found.map(|(id, email, password_hash)| Ok(VendorAccount { id: parse_uuid(&id)?, email, password_hash })).transpose()
+}
+
+pub(crate) fn create_session(
+    conn: &Connection,
+    token_hash: &str,
+    account: Uuid,
+    expires: DateTime<Utc>,
+) -> Result<(), StorageError> {
+    conn.execute(
+        "INSERT INTO source_vendor_sessions (token_hash, account_id, expires_at) VALUES (?1, ?2, ?3)",
+        params![token_hash, account.to_string(), ts(expires)],
+    )?;
+    Ok(())
+}
+
+pub(crate) fn session(conn: &Connection, token_hash: &str) -> Result<Option<(Uuid, DateTime<Utc>)>, StorageError> {
+    let found: Option<(String, String)> = conn
+        .query_row(
+            "SELECT account_id, expires_at FROM source_vendor_sessions WHERE token_hash = ?1",
+            params![token_hash],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    found.map(|(account, expires)| Ok((parse_uuid(&account)?, parse_ts(&expires)?))).transpose()
+}
+
+/// The tenders a vendor account joined, with the name it joined under.
+pub(crate) fn participations(conn: &Connection, account: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
+    let rows: Vec<(String, String)> = conn
+        .prepare_cached(
+            "SELECT tender_id, vendor_name FROM source_participants WHERE account_id = ?1 ORDER BY tender_id",
+        )?
+        .query_map(params![account.to_string()], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    rows.into_iter().map(|(tender, name)| Ok((parse_uuid(&tender)?, name))).collect()
+}
+
+/// The vendors that joined a tender: account and name.
+pub(crate) fn participants(conn: &Connection, tender: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
+    let rows: Vec<(String, String)> = conn
+        .prepare_cached(
+            "SELECT account_id, vendor_name FROM source_participants WHERE tender_id = ?1 ORDER BY vendor_name",
+        )?
+        .query_map(params![tender.to_string()], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    rows.into_iter().map(|(account, name)| Ok((parse_uuid(&account)?, name))).collect()
+}

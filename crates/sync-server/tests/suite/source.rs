@@ -1,0 +1,273 @@
+//! PactWise Source on the service (SQLite backend): a tender published by one member and approved by another,
+//! vendors invited by single-use links, submissions inspected and sealed, nothing readable in the database before
+//! the deadline, late submissions refused, technical envelopes opened after the deadline and read only with the
+//! buyer's opening key, another organization seeing nothing, and a hash-chained audit trail. On PostgreSQL, Source
+//! says it is not available and stores nothing.
+
+use crate::common::*;
+use base64::Engine as _;
+use chrono::{Duration, NaiveDate};
+use pactwise_domain::Role;
+use pactwise_inspect::corpus::PdfBuilder;
+use pactwise_rules::prep::{
+    ArtifactKind, ArtifactState, Artifacts, Criteria, Intake, Milestones, Pricing, Requirements, Scope, content_hash,
+    milestones_with_rationales,
+};
+use pactwise_source::envelope::{self, EnvelopeContext, EnvelopeKind, KeyPair};
+use pactwise_sync_server::ServerConfig;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+fn from<T: serde::de::DeserializeOwned>(value: Value) -> T {
+    serde_json::from_value(value).expect("a test artifact deserialises")
+}
+
+/// A package whose six artifacts are valid and approved, published on `publication`.
+fn approved_artifacts(publication: NaiveDate) -> Artifacts {
+    let intake: Intake = from(json!({
+        "title": "Fleet telematics", "buyer": "City of Northbridge", "brief": "GPS tracking for 120 vehicles.",
+        "needs": [{"id": "N1", "text": "Live vehicle positions"}], "category": "services", "currency": "EUR",
+        "budget_ceiling_minor": 18000000,
+        "timeline": {"publication": publication, "question_days": 5, "submission_days": 15, "evaluation_days": 10,
+                     "award_days": 5, "contract_start_days": 10},
+        "holidays": []
+    }));
+    let mut a = Artifacts::default();
+    a.milestones.content =
+        Some(Milestones { items: milestones_with_rationales(&intake, |_| Some("Enough time.".into())) });
+    a.intake.content = Some(intake);
+    a.scope.content = Some(from::<Scope>(json!({
+        "summary": "Telematics for 120 vehicles.", "in_scope": ["Devices"], "out_of_scope": ["Repairs"],
+        "deliverables": ["Installed devices"], "need_ids": ["N1"]
+    })));
+    a.requirements.content = Some(from::<Requirements>(json!({"items": [
+        {"code": "R-01", "text": "EU hosting", "kind": "mandatory", "need_ids": [], "measure": null},
+        {"code": "R-02", "text": "Position updates", "kind": "scored", "need_ids": ["N1"],
+         "measure": {"metric": "update interval", "threshold": "<= 30 s", "verification": "test"}}
+    ]})));
+    a.criteria.content = Some(from::<Criteria>(json!({"criteria": [
+        {"id": "C1", "name": "Tracking", "description": "Tracking quality", "weight_bp": 10000, "requirement_codes": ["R-02"]}
+    ]})));
+    a.pricing.content = Some(from::<Pricing>(json!({"currency": "EUR", "lines": [
+        {"code": "P-01", "description": "Device", "unit": "vehicle", "quantity": 120, "basis": "per_unit", "open_amount": false}
+    ]})));
+    for kind in ArtifactKind::ALL {
+        let hash = content_hash(&a.content_json(kind).expect("content"));
+        let (state, stamp) = (ArtifactState::Approved { hash: hash.clone() }, Some(hash));
+        match kind {
+            ArtifactKind::Intake => (a.intake.state, a.intake.content_hash) = (state, stamp),
+            ArtifactKind::Scope => (a.scope.state, a.scope.content_hash) = (state, stamp),
+            ArtifactKind::Requirements => (a.requirements.state, a.requirements.content_hash) = (state, stamp),
+            ArtifactKind::Criteria => (a.criteria.state, a.criteria.content_hash) = (state, stamp),
+            ArtifactKind::Pricing => (a.pricing.state, a.pricing.content_hash) = (state, stamp),
+            ArtifactKind::Milestones => (a.milestones.state, a.milestones.content_hash) = (state, stamp),
+        }
+    }
+    a
+}
+
+struct Call<'a> {
+    http: reqwest::Client,
+    server: &'a TestServer,
+}
+
+impl Call<'_> {
+    async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
+        let response =
+            self.http.post(self.server.url(path)).bearer_auth(token).json(&body).send().await.expect("the request");
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn get(&self, path: &str, token: &str) -> (u16, Value) {
+        let response = self.http.get(self.server.url(path)).bearer_auth(token).send().await.expect("the request");
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+const MARKERS: [&str; 3] = ["ZEBRA-ANSWER-7781", "SECRET-NOTE-4411", "ZEBRA-ANSWER-SECOND"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sealed_tender_from_publication_to_opening_on_sqlite() {
+    let (fresh, db_path) = fresh_at(Backend::Sqlite);
+    let clock = fixed_clock();
+    let alpha = org(fresh.storage.as_ref(), clock.as_ref(), "alpha", &[Role::Buyer, Role::Buyer]);
+    let charlie = org(fresh.storage.as_ref(), clock.as_ref(), "charlie", &[Role::Buyer]);
+    let config = ServerConfig { source_wrapping_key: Some(Arc::new(KeyPair::generate())), ..generous() };
+    let server = TestServer::start(fresh.storage.clone(), clock.clone(), config).await;
+    let call = Call { http: reqwest::Client::new(), server: &server };
+    let (ann, bob, other) = (&alpha.tokens[0], &alpha.tokens[1], &charlie.tokens[0]);
+    let opening = KeyPair::generate(); // the buyer's desktop keeps the secret half
+    let artifacts = approved_artifacts(start_time().date_naive() + Duration::days(1));
+
+    // Ann asks to publish; the gate and the deadlines are the service's; she cannot approve it herself.
+    let request = json!({
+        "title": "Fleet telematics", "artifacts": artifacts, "opening_key": opening.public(),
+        "closing_time": "17:00", "utc_offset_minutes": 60
+    });
+    let (status, tender) = call.post("/api/v1/source/tenders", ann, request.clone()).await;
+    assert_eq!(status, 201, "{tender}");
+    assert_eq!(tender["status"], "awaiting_approval");
+    let id = tender["id"].as_str().unwrap().to_owned();
+    let (status, body) = call.post(&format!("/api/v1/source/tenders/{id}/approve"), ann, json!({})).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("second member"));
+    let mut unapproved = request.clone();
+    unapproved["artifacts"]["pricing"]["state"] = json!({"status": "valid"});
+    let (status, body) = call.post("/api/v1/source/tenders", ann, unapproved).await;
+    assert_eq!(status, 400, "{body}");
+    let (status, tender) = call.post(&format!("/api/v1/source/tenders/{id}/approve"), bob, json!({})).await;
+    assert_eq!(status, 200, "{tender}");
+    assert_eq!(tender["status"], "published");
+    let submissions_close: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(tender["deadlines"]["submissions_close"].clone()).unwrap();
+    assert_eq!(submissions_close.format("%H:%M").to_string(), "16:00", "17:00 at UTC+1");
+
+    // Another organization's buyer sees nothing of it.
+    for path in [format!("/api/v1/source/tenders/{id}"), format!("/api/v1/source/tenders/{id}/audit")] {
+        assert_eq!(call.get(&path, other).await.0, 404);
+    }
+    let (status, _) = call
+        .post(
+            &format!("/api/v1/source/tenders/{id}/invitations"),
+            other,
+            json!({"vendor_name": "Mallory", "email": "m@example.org"}),
+        )
+        .await;
+    assert_eq!(status, 404);
+
+    // Invitations: single-use links.
+    let (status, invitation) = call
+        .post(
+            &format!("/api/v1/source/tenders/{id}/invitations"),
+            ann,
+            json!({"vendor_name": "Acme Telematics Ltd", "email": "bids@acme.example"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{invitation}");
+    let token = invitation["token"].as_str().unwrap().to_owned();
+    let accept = json!({"token": token, "email": "bids@acme.example", "password": "acme-password-1"});
+    let (status, session) = call.post("/api/v1/source/vendor/accept", "", accept.clone()).await;
+    assert_eq!(status, 200, "{session}");
+    let acme = session["token"].as_str().unwrap().to_owned();
+    assert_eq!(call.post("/api/v1/source/vendor/accept", "", accept).await.0, 403, "a link works once");
+    let (_, mine) = call.get("/api/v1/source/vendor/tenders", &acme).await;
+    assert_eq!(mine.as_array().unwrap().len(), 1);
+    assert_eq!(mine[0]["joined_as"], "Acme Telematics Ltd");
+
+    // A hostile file refuses the whole submission, with the reason, and stores nothing.
+    let hostile = PdfBuilder::new(1).catalog_entry("/OpenAction << /S /JavaScript /JS (app.alert(1)) >>").build();
+    let submission = |answer: &str, files: Value| json!({"answers": {"R-01": answer}, "files": files, "prices": {"currency": "EUR", "unit_prices": {"P-01": "123.45"}}});
+    let path = format!("/api/v1/source/vendor/tenders/{id}/submission");
+    let (status, body) = call
+        .post(&path, &acme, submission(MARKERS[0], json!([{"name": "offer.pdf", "content_base64": b64(&hostile)}])))
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["problems"][0]["code"], "pdf_javascript");
+    assert_eq!(call.get(&format!("/api/v1/source/tenders/{id}"), ann).await.1["submissions"], 0);
+    let (status, body) = call
+        .post(
+            &path,
+            &acme,
+            json!({"answers": {}, "files": [], "prices": {"currency": "USD", "unit_prices": {"P-01": "12,5"}}}),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["problems"].as_array().unwrap().len(), 2, "{body}");
+
+    // A submission, then a replacement: the last counts, both are kept, the count is visible, the content is not.
+    let files = json!([
+        {"name": "offer.pdf", "content_base64": b64(&PdfBuilder::new(2).build())},
+        {"name": "notes.txt", "content_base64": b64(format!("Our note: {}", MARKERS[1]).as_bytes())}
+    ]);
+    let (status, first) = call.post(&path, &acme, submission(MARKERS[0], files.clone())).await;
+    assert_eq!(status, 201, "{first}");
+    clock.advance(Duration::hours(1));
+    let (status, second) = call.post(&path, &acme, submission(MARKERS[2], files)).await;
+    assert_eq!((status, second["submission"].as_u64()), (201, Some(2)), "{second}");
+    assert_eq!(second["files"][0][1], "2 pages");
+    let (_, status_now) = call.get(&format!("/api/v1/source/tenders/{id}"), ann).await;
+    assert_eq!(status_now["submissions"], 1);
+    let (status, body) =
+        call.post(&format!("/api/v1/source/tenders/{id}/open"), ann, json!({"kind": "technical"})).await;
+    assert_eq!(status, 400, "{body}");
+
+    // Before the deadline the database holds no plaintext of any envelope (the file, its WAL, every row).
+    let mut stored = std::fs::read(&db_path).unwrap();
+    stored.extend(std::fs::read(format!("{db_path}-wal")).unwrap_or_default());
+    for marker in MARKERS.iter().chain(["123.45", "Our note"].iter()) {
+        assert!(!stored.windows(marker.len()).any(|w| w == marker.as_bytes()), "{marker} readable in the database");
+    }
+    let connection = rusqlite::Connection::open(&db_path).unwrap();
+    let sealed: i64 = connection.query_row("SELECT COUNT(*) FROM source_envelopes", [], |r| r.get(0)).unwrap();
+    assert_eq!(sealed, 8, "answers, two files and prices, twice");
+
+    // One second after the deadline: late is late; the technical envelopes open, for the buyer's key only.
+    let late = submissions_close - start_time() - Duration::hours(1) + Duration::seconds(1);
+    clock.advance(late);
+    let (status, body) = call.post(&path, &acme, submission("late", json!([]))).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("late submission"));
+    let (status, opened) =
+        call.post(&format!("/api/v1/source/tenders/{id}/open"), ann, json!({"kind": "technical"})).await;
+    assert_eq!(status, 200, "{opened}");
+    let parts = opened["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 3, "the last submission's answers and two files: {opened}");
+    let published_hash = status_now["published_hash"].as_str().unwrap();
+    let vendor_id = parts[0]["vendor_account"].as_str().unwrap();
+    for part in parts {
+        assert_eq!(part["submission"], 2);
+        let name = part["part"].as_str().unwrap();
+        let sealed =
+            base64::engine::general_purpose::STANDARD.decode(part["sealed_for_opening_key"].as_str().unwrap()).unwrap();
+        let context = EnvelopeContext {
+            tender_id: &id,
+            vendor_id,
+            kind: EnvelopeKind::Technical,
+            submission: 2,
+            published_hash,
+            part: name,
+        };
+        let plain = envelope::open(&sealed, &context, &opening).expect("the buyer's key opens it");
+        if name == "answers.json" {
+            assert!(String::from_utf8_lossy(&plain).contains(MARKERS[2]));
+        }
+        if name == "notes.txt" {
+            assert!(String::from_utf8_lossy(&plain).contains(MARKERS[1]));
+        }
+        // The service's own layer is gone, but without the buyer's key the part stays closed.
+        assert!(envelope::open(&sealed, &context, &KeyPair::generate()).is_err());
+    }
+    let (status, body) = call.post(&format!("/api/v1/source/tenders/{id}/open"), ann, json!({"kind": "price"})).await;
+    assert_eq!(status, 400, "price opens only after the technical evaluation is locked: {body}");
+
+    // The trail: every event in order, chained and verified.
+    let (_, trail) = call.get(&format!("/api/v1/source/tenders/{id}/audit"), ann).await;
+    assert_eq!(trail["verified"], true, "{trail}");
+    let actions: Vec<&str> =
+        trail["entries"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["published", "invited", "joined", "submission", "replacement", "opening"]);
+    assert!(!trail.to_string().contains(MARKERS[0]), "the trail never holds content");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_source_says_it_is_not_available_and_stores_nothing() {
+    let fresh = fresh(Backend::Postgres);
+    let clock = fixed_clock();
+    let alpha = org(fresh.storage.as_ref(), clock.as_ref(), "alpha", &[Role::Buyer]);
+    let config = ServerConfig { source_wrapping_key: Some(Arc::new(KeyPair::generate())), ..generous() };
+    let server = TestServer::start(fresh.storage.clone(), clock.clone(), config).await;
+    let call = Call { http: reqwest::Client::new(), server: &server };
+    let request = json!({
+        "title": "Fleet telematics", "artifacts": approved_artifacts(start_time().date_naive() + Duration::days(1)),
+        "opening_key": KeyPair::generate().public(), "closing_time": "17:00", "utc_offset_minutes": 0
+    });
+    let (status, body) = call.post("/api/v1/source/tenders", &alpha.tokens[0], request).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("not available"), "{body}");
+}
