@@ -676,19 +676,26 @@ static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
 /// of this Agreement is ...", "The term of the Services shall ...". Such sentences are read first.
 static TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?\s+(shall|will|is|commences?|continues?|expires?|begins?|ends?)\b",
+        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?(\s*,[^,.;]{1,60},)?\s+(shall|will|is|commences?|continues?|expires?|begins?|ends?)\b",
     )
 });
 /// The words that put an end date after them: "until", "expire on", "terminating on".
 static END_CUE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(until|through|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?)\s+(on\s+)?(the\s+)?((earlier|later|sooner|first)\s+(of|to\s+occur\s+of)\s*:?\s*(\(?[a-z0-9]{1,3}\)\s*)?)?$",
+        r"\b(until|through|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?|(in\s+no\s+event\s+|not\s+|no\s+)later\s+than)\s+(on\s+)?(the\s+)?((earlier|later|sooner|first)\s+(of|to\s+occur\s+of)\s*:?\s*(\(?[a-z0-9]{1,3}\)\s*)?)?$",
     )
 });
 /// A period that measures the term: "for five (5) years", "a period of one year", "three (3) years from".
 static TERM_PERIOD_CUE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\b(for|of|be|is|ending|end|expire|terminate|date)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?$",
+    )
+});
+/// An end date a renewal or an extension reaches, not the initial term's: "if the parties renew, the term shall be
+/// extended by one further year, up to and including 28 February 2001".
+static EXTENDED_TO: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"((shall|will|may|is|are)\s+(be\s+)?(renewed|extended)|(exercises?|exercised)\s+(\w+\s+){0,3}(right|option)\s+to\s+(renew|extend)|renewal\s+(term|period)\s+(shall|will))",
     )
 });
 /// A renewal or extension before a period: "renewal or extension for one year" is not the initial term.
@@ -767,6 +774,7 @@ fn expiration(
         let dates = values::dates(text);
         if let Some((r, end)) = dates.iter().find(|(r, _)| END_CUE.is_match(&text[..r.start]))
             && about_the_term(r.end)
+            && !EXTENDED_TO.is_match(&text[..r.start])
         {
             return Some(extracted(index, iso(*end).display(), Some(iso(*end)), sentence));
         }
