@@ -544,6 +544,34 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
             date_in_zones(index, &[Zone::SignatureBlock, Zone::Operative], Some(&SIGNED_ON))
                 .map(|(page, range, date)| dated(index, page, range, date))
         })
+        .or_else(|| dated_as_of_the_effective_date(index))
+        .or_else(|| {
+            // Else the date the parties wrote where they sign ("Rome, 2 April 2020", "Date: 5/17/12"): running lines
+            // (filing stamps, fax headers) are never in the signature block.
+            date_in_zones(index, &[Zone::SignatureBlock], None)
+                .map(|(page, range, date)| dated(index, page, range, date))
+        })
+}
+
+/// The agreement is made "as of the Effective Date" ...
+static AS_OF_THE_EFFECTIVE_DATE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(made|entered\s+into|executed|dated|signed)\b[^.;]{0,40}\bas\s+of\s+the\s+effective\s+date\b")
+});
+/// ... and the Effective Date is defined as a date: "\"Effective Date\" shall mean December 5, 2014".
+static EFFECTIVE_DATE_MEANS: LazyLock<Regex> =
+    LazyLock::new(|| ci(r#"["“]?\beffective\s+date\b["”]?\s+(shall\s+)?(means?|is|shall\s+be)\s+[^.;]{0,20}$"#));
+
+/// An agreement made or signed "as of the Effective Date" bears the date the contract defines as its Effective Date.
+fn dated_as_of_the_effective_date(index: &ContractIndex) -> Option<Extracted> {
+    let texts = || index.sentences().iter().enumerate().filter(|(i, _)| index.place(*i).is_quotable());
+    texts().find(|(_, s)| AS_OF_THE_EFFECTIVE_DATE.is_match(index.sentence_text(s)))?;
+    texts().find_map(|(_, sentence)| {
+        let text = index.sentence_text(sentence);
+        let (_, date) = values::dates(text)
+            .into_iter()
+            .find(|(r, _)| EFFECTIVE_DATE_MEANS.is_match(&text[..floor_boundary(text, r.start)]))?;
+        Some(extracted(index, iso(date).display(), Some(iso(date)), sentence))
+    })
 }
 
 /// A sentence that dates this agreement itself: "THIS CONTENT LICENSE AGREEMENT (the \"Agreement\") is made as of
@@ -695,7 +723,7 @@ static TERM_PERIOD_CUE: LazyLock<Regex> = LazyLock::new(|| {
 /// extended by one further year, up to and including 28 February 2001".
 static EXTENDED_TO: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"((shall|will|may|is|are)\s+(be\s+)?(renewed|extended)|(exercises?|exercised)\s+(\w+\s+){0,3}(right|option)\s+to\s+(renew|extend)|renewal\s+(term|period)\s+(shall|will))",
+        r"\b((shall|will|may|is|are)\s+(be\s+)?(renewed|extended)|(exercises?|exercised)\s+(\w+\s+){0,3}(right|option)\s+to\s+(renew|extend)|renewal\s+(term|period)\s+(shall|will))\b",
     )
 });
 /// A renewal or extension before a period: "renewal or extension for one year" is not the initial term.

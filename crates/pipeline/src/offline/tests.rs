@@ -606,3 +606,19 @@ terminated as set out herein, shall continue up to and including March 31, 2012.
     let fields = extract_fields(&ContractIndex::build(&pages(extended)));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2012-03-31".into() }));
 }
+
+#[test]
+fn an_agreement_dated_only_where_it_is_signed_or_as_of_its_defined_effective_date_has_that_date() {
+    let signed = "SUPPLY AGREEMENT\n\nBetween Maple Foods Inc. (\"Buyer\") and Nettle Farms Ltd. (\"Seller\").\n\n\
+1. Supply. Seller shall supply the goods listed in the order.\n\n2. Price. Buyer shall pay within thirty days.\n\n\
+IN WITNESS WHEREOF, the parties have signed this agreement.\n\nOslo, 7 October 2021\nMaple Foods Inc.    Nettle Farms Ltd.";
+    let fields = extract_fields(&ContractIndex::build(&pages(signed)));
+    assert_eq!(fields.agreement_date.and_then(|d| d.normalized), Some(Value::Date { iso: "2021-10-07".into() }));
+
+    let defined = "SUPPLY AGREEMENT\n\nThis Supply Agreement is between Maple Foods Inc. (\"Buyer\") and Nettle Farms \
+Ltd. (\"Seller\").\n\n1. Definitions\n1.1 \"Goods\" shall mean the goods listed in the order form.\n1.2 \"Effective Date\" \
+shall mean August 9, 2016.\n\n2. Supply. Seller shall supply the Goods.\n\nIN WITNESS WHEREOF, the parties have \
+executed this Agreement as of the Effective Date.\n\nMaple Foods Inc.    Nettle Farms Ltd.";
+    let fields = extract_fields(&ContractIndex::build(&pages(defined)));
+    assert_eq!(fields.agreement_date.and_then(|d| d.normalized), Some(Value::Date { iso: "2016-08-09".into() }));
+}
