@@ -622,3 +622,30 @@ executed this Agreement as of the Effective Date.\n\nMaple Foods Inc.    Nettle 
     let fields = extract_fields(&ContractIndex::build(&pages(defined)));
     assert_eq!(fields.agreement_date.and_then(|d| d.normalized), Some(Value::Date { iso: "2016-08-09".into() }));
 }
+
+#[test]
+fn a_term_named_by_dates_an_abbreviated_agreement_or_a_lasting_condition_is_read() {
+    let head = "JOINT VENTURE AGREEMENT\n\nThis Joint Venture Agreement (the \"JVA\") is made as of March 2, 2017 by \
+and between Olive Tools Inc. (\"Olive\") and Pine Works LLC (\"Pine\").\n\n1. Purpose. The parties shall develop a \
+tool line together.\n\n2. Duration. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    assert_eq!(
+        read("The venture is a fixed venture beginning April 1, 2017 and ending June 30th, 2018."),
+        Some(Value::Date { iso: "2018-06-30".into() })
+    );
+    assert_eq!(
+        read(
+            "This JVA shall expire upon the earlier of (i) the second anniversary of the date hereof and (ii) a sale of Pine."
+        ),
+        Some(Value::Date { iso: "2019-03-02".into() })
+    );
+    assert_eq!(
+        read(
+            "This Agreement shall continue in full force and effect for so long as both parties hold shares of the venture."
+        ),
+        Some(Value::Perpetual)
+    );
+}
