@@ -10,7 +10,8 @@
 //! `/var/cache/pactwise/embed-cache`) and the missing ones embedded by the installed model and added to it.
 //! `--checklists` reads the library from a directory instead of the embedded one (to iterate on signals without a
 //! rebuild); `--half` keeps every other contract (tune on one half, check on the other); `--dump` writes one JSON line
-//! per contract with the categories predicted and labelled and the quotes.
+//! per contract with the categories predicted and labelled and the quotes, each with its item's status and reason,
+//! where it sits (page, zones, section number, headings, a definition) and where its category's labelled spans sit.
 
 use anyhow::{Context, bail};
 use pactwise_checklists::Catalog;
