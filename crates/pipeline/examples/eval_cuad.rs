@@ -10,7 +10,8 @@
 //! `/var/cache/pactwise/embed-cache`) and the missing ones embedded by the installed model and added to it.
 //! `--checklists` reads the library from a directory instead of the embedded one (to iterate on signals without a
 //! rebuild); `--half` keeps every other contract (tune on one half, check on the other); `--dump` writes one JSON line
-//! per contract with the categories predicted and labelled and the quotes.
+//! per contract with the categories predicted and labelled and the quotes, each with its item's status and reason,
+//! where it sits (page, zones, section number, headings, a definition) and where its category's labelled spans sit.
 
 use anyhow::{Context, bail};
 use pactwise_checklists::Catalog;
@@ -86,13 +87,43 @@ fn main() -> anyhow::Result<()> {
         let Some(review) = outcome.review else { return };
         let truth: Vec<&String> =
             outcome.record.clauses.iter().filter(|(_, spans)| !spans.is_empty()).map(|(c, _)| c).collect();
+        let structure = pactwise_structure::DocumentStructure::build(&review.pages);
+        // Where a span of text sits (for reading the errors): zones, section number, headings, heading, definition.
+        let place_of = |page: u32, text: &str| -> serde_json::Value {
+            let Some(p) = review.pages.iter().find(|p| p.number == page) else { return serde_json::Value::Null };
+            let Some(range) = pactwise_pipeline::verify::locate(&p.text, text) else { return serde_json::Value::Null };
+            let place = structure.place(page, range);
+            serde_json::json!({
+                "page": page,
+                "zones": place.zones,
+                "section": place.section.and_then(|s| s.label.clone()),
+                "headings": place.section.map(|s| structure.headings_of(s)),
+                "in_heading": place.in_heading,
+                "definition": place.definition,
+            })
+        };
+        let locate_anywhere = |text: &str| -> serde_json::Value {
+            let probe: String = text.chars().take(120).collect();
+            for p in &review.pages {
+                if pactwise_pipeline::verify::locate(&p.text, &probe).is_some() {
+                    return place_of(p.number, &probe);
+                }
+            }
+            serde_json::Value::Null
+        };
         let quotes: Vec<serde_json::Value> = review
             .findings
             .iter()
             .filter(|f| f.quote.is_some())
             .map(|f| {
                 let category = catalog.item(&f.item_id).and_then(|i| i.cuad_category).map(|c| c.as_str());
-                serde_json::json!({"item": f.item_id, "category": category, "quote": f.quote.as_ref().map(|q| &q.text)})
+                let quote = f.quote.as_ref().expect("filtered");
+                let spans: Vec<serde_json::Value> = category
+                    .and_then(|c| outcome.record.clauses.get(c))
+                    .map(|spans| spans.iter().map(|s| locate_anywhere(&s.text)).collect())
+                    .unwrap_or_default();
+                serde_json::json!({"item": f.item_id, "category": category, "quote": quote.text,
+                    "status": f.status, "reason": f.reason, "place": place_of(quote.page, &quote.text), "label_places": spans})
             })
             .collect();
         let findings: Vec<serde_json::Value> = review

@@ -45,7 +45,7 @@ const ORDINAL_SUFFIX: &str = r"(?:st|nd|rd|th|s\s?t|n\s?d|r\s?d|t\s?h)?";
 
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     ci(&format!(
-        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}\s*,?\s+(?P<y1>\d{{4}})|(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:day\s+of[\s_-]+)?(?P<m2>{MONTH_PATTERN})\s*,?\s+(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}}))\b"
+        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}\s*,?\s+(?P<y1>\d{{4}})|(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?P<m2>{MONTH_PATTERN})\s*,?\s+(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}}))\b"
     ))
 });
 
@@ -335,6 +335,7 @@ mod tests {
         assert_eq!(iso("on the 1s t day of July, 2017"), ["2017-07-01"]);
         assert_eq!(iso("signed 4-30-21 at noon"), ["2021-04-30"]);
         assert_eq!(iso("Nov. 07, 2011"), ["2011-11-07"]);
+        assert_eq!(iso("shall commence on the 2nd of   May, 2009, and"), ["2009-05-02"]);
         assert!(iso("call 555-12-3456").is_empty(), "not a month and day");
     }
 

@@ -20,7 +20,7 @@ pub use numbering::{SectionNumber, parse_section_number};
 pub use xref::is_bare_cross_reference;
 
 /// Bumped whenever the rules change, so stored structures are recomputed.
-pub const STRUCTURE_VERSION: u32 = 2;
+pub const STRUCTURE_VERSION: u32 = 3;
 
 /// What part of the document a line belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]

@@ -2,6 +2,8 @@
 
 use crate::Zone;
 use pactwise_domain::Page;
+use regex::Regex;
+use std::sync::LazyLock;
 
 /// One non-empty line while the structure is being read.
 pub(crate) struct WorkLine<'p> {
@@ -89,9 +91,43 @@ pub(crate) fn split(pages: &[Page]) -> WorkDoc<'_> {
 /// they were): it is read as the lines the runs separate.
 const LOST_BREAKS: usize = 300;
 
+/// A line longer than this is a page or more whose line breaks were lost (no runs of spaces mark them): it is cut
+/// where a numbered section starts after the end of a sentence, so the sections in it are read as sections.
+const RUN_TOGETHER: usize = 1_000;
+
+/// A numbered section starting inside a run-together line: the end of a sentence, then "4." or "4.1" (or "4.1.2")
+/// and a capital ("... of this Agreement. 4. Term. This Agreement ...", "... hereunder. 3.1 Purchase Orders.").
+static INLINE_SECTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"[.;:"\u{201D})]\s+(\d{1,2}\.(?:\d{1,2}(?:\.\d{1,2})?\.?)?)\s+[A-Z]"#).expect("valid pattern")
+});
+
 /// The byte ranges of the lines inside one line of text: itself, or for a long line with runs of three or more
-/// spaces, the pieces between those runs.
+/// spaces, the pieces between those runs; and a run-together line cut where its numbered sections start.
 fn pieces(raw: &str) -> Vec<std::ops::Range<usize>> {
+    spaced_pieces(raw).into_iter().flat_map(|piece| section_pieces(raw, piece)).collect()
+}
+
+/// A piece longer than [`RUN_TOGETHER`] cut before each numbered section that starts inside it.
+fn section_pieces(raw: &str, piece: std::ops::Range<usize>) -> Vec<std::ops::Range<usize>> {
+    if piece.len() <= RUN_TOGETHER {
+        return vec![piece];
+    }
+    let text = &raw[piece.clone()];
+    let mut out = Vec::new();
+    let mut start = piece.start;
+    for c in INLINE_SECTION.captures_iter(text) {
+        let at = piece.start + c.get(1).map_or(0, |m| m.start());
+        if at > start {
+            out.push(start..at);
+            start = at;
+        }
+    }
+    out.push(start..piece.end);
+    out
+}
+
+/// The pieces of a long line with runs of three or more spaces (lost line breaks), else the line itself.
+fn spaced_pieces(raw: &str) -> Vec<std::ops::Range<usize>> {
     if raw.trim().len() <= LOST_BREAKS || !raw.trim().contains("   ") {
         return std::iter::once(0..raw.len()).collect();
     }
@@ -203,6 +239,26 @@ mod tests {
         assert_eq!(texts[..3], ["Exhibit 10.1", "SUPPLY AGREEMENT", "This Agreement is made between A and B."]);
         assert_eq!(&text[doc.lines[1].start..doc.lines[1].end], "SUPPLY AGREEMENT");
         assert!(texts[3].starts_with("1. Term."));
+    }
+
+    #[test]
+    fn a_run_together_page_is_cut_where_its_numbered_sections_start() {
+        let filler = "The parties shall cooperate in good faith on every matter under this agreement. ".repeat(12);
+        let text = format!(
+            "SUPPLY AGREEMENT This Agreement is made between A and B. 1. Supply. {filler}2. Term. This Agreement runs \
+             for two years, under Section 3. 2.1 Renewal. It renews for one year at a time. The fee is $2.5 million."
+        );
+        let pages = [Page::plain(1, text.clone())];
+        let doc = split(&pages);
+        let texts: Vec<&str> = doc.lines.iter().map(|l| l.text).collect();
+        assert_eq!(texts.len(), 4, "{texts:?}");
+        assert_eq!(texts[0], "SUPPLY AGREEMENT This Agreement is made between A and B.");
+        assert!(texts[1].starts_with("1. Supply.") && texts[2].starts_with("2. Term."));
+        assert_eq!(texts[3], "2.1 Renewal. It renews for one year at a time. The fee is $2.5 million.");
+        assert_eq!(&text[doc.lines[3].start..doc.lines[3].end], texts[3]);
+        // A line of ordinary length is never cut.
+        let short = [Page::plain(1, "This Agreement is made between A and B. 1. Supply. A supplies B.")];
+        assert_eq!(split(&short).lines.len(), 1);
     }
 
     #[test]

@@ -544,6 +544,34 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
             date_in_zones(index, &[Zone::SignatureBlock, Zone::Operative], Some(&SIGNED_ON))
                 .map(|(page, range, date)| dated(index, page, range, date))
         })
+        .or_else(|| dated_as_of_the_effective_date(index))
+        .or_else(|| {
+            // Else the date the parties wrote where they sign ("Rome, 2 April 2020", "Date: 5/17/12"): running lines
+            // (filing stamps, fax headers) are never in the signature block.
+            date_in_zones(index, &[Zone::SignatureBlock], None)
+                .map(|(page, range, date)| dated(index, page, range, date))
+        })
+}
+
+/// The agreement is made "as of the Effective Date" ...
+static AS_OF_THE_EFFECTIVE_DATE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(made|entered\s+into|executed|dated|signed)\b[^.;]{0,40}\bas\s+of\s+the\s+effective\s+date\b")
+});
+/// ... and the Effective Date is defined as a date: "\"Effective Date\" shall mean December 5, 2014".
+static EFFECTIVE_DATE_MEANS: LazyLock<Regex> =
+    LazyLock::new(|| ci(r#"["“]?\beffective\s+date\b["”]?\s+(shall\s+)?(means?|is|shall\s+be)\s+[^.;]{0,20}$"#));
+
+/// An agreement made or signed "as of the Effective Date" bears the date the contract defines as its Effective Date.
+fn dated_as_of_the_effective_date(index: &ContractIndex) -> Option<Extracted> {
+    let texts = || index.sentences().iter().enumerate().filter(|(i, _)| index.place(*i).is_quotable());
+    texts().find(|(_, s)| AS_OF_THE_EFFECTIVE_DATE.is_match(index.sentence_text(s)))?;
+    texts().find_map(|(_, sentence)| {
+        let text = index.sentence_text(sentence);
+        let (_, date) = values::dates(text)
+            .into_iter()
+            .find(|(r, _)| EFFECTIVE_DATE_MEANS.is_match(&text[..floor_boundary(text, r.start)]))?;
+        Some(extracted(index, iso(date).display(), Some(iso(date)), sentence))
+    })
 }
 
 /// A sentence that dates this agreement itself: "THIS CONTENT LICENSE AGREEMENT (the \"Agreement\") is made as of
@@ -661,7 +689,7 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
 
 static TERM_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r#"["“](term|initial\s+term|contract\s+period|agreement\s+period)["”]\s+(shall\s+)?means?\b|\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|this\s+(\w+\s+){0,2}agreement\s+(shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude))"#,
+        r#"["“](term|initial\s+term|contract\s+period|agreement\s+period)["”]\s+(shall\s+)?means?\b|\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|this\s+(\w+\s+){0,2}agreement\s+(shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude)|(?-i:\b[Tt]his\s+[A-Z]{2,5})\s+(shall|will)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude)|\b(beginning|commencing|starting)\s+(on\s+)?[^.;]{0,40}\d{4}\s*,?\s+and\s+(ending|expiring|terminating)\b)"#,
     )
 });
 static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b"));
@@ -676,19 +704,26 @@ static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
 /// of this Agreement is ...", "The term of the Services shall ...". Such sentences are read first.
 static TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?\s+(shall|will|is|commences?|continues?|expires?|begins?|ends?)\b",
+        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|(?-i:[Tt]his\s+[A-Z]{2,5})|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?(\s*,[^,.;]{1,60},)?\s+(shall|will|is|commences?|continues?|expires?|begins?|ends?)\b",
     )
 });
 /// The words that put an end date after them: "until", "expire on", "terminating on".
 static END_CUE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(until|through|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?)\s+(on\s+)?(the\s+)?((earlier|later|sooner|first)\s+(of|to\s+occur\s+of)\s*:?\s*(\(?[a-z0-9]{1,3}\)\s*)?)?$",
+        r"\b(until|through|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?|(in\s+no\s+event\s+|not\s+|no\s+)later\s+than)\s+(on\s+)?(the\s+)?((earlier|later|sooner|first)\s+(of|to\s+occur\s+of)\s*:?\s*(\(?[a-z0-9]{1,3}\)\s*)?)?$",
     )
 });
 /// A period that measures the term: "for five (5) years", "a period of one year", "three (3) years from".
 static TERM_PERIOD_CUE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\b(for|of|be|is|ending|end|expire|terminate|date)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?$",
+    )
+});
+/// An end date a renewal or an extension reaches, not the initial term's: "if the parties renew, the term shall be
+/// extended by one further year, up to and including 28 February 2001".
+static EXTENDED_TO: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b((shall|will|may|is|are)\s+(be\s+)?(renewed|extended)|(exercises?|exercised)\s+(\w+\s+){0,3}(right|option)\s+to\s+(renew|extend)|renewal\s+(term|period)\s+(shall|will))\b",
     )
 });
 /// A renewal or extension before a period: "renewal or extension for one year" is not the initial term.
@@ -713,7 +748,7 @@ static ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| {
 });
 static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\bperpetu\w*|\bindefinite\w*|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
+        r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\bperpetu\w*|\bindefinite\w*|\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective)\s+(\w+\s+){0,2}for\s+so\s+long\s+as\b|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
     )
 });
 static END_OF_YEAR: LazyLock<Regex> = LazyLock::new(|| {
@@ -767,6 +802,7 @@ fn expiration(
         let dates = values::dates(text);
         if let Some((r, end)) = dates.iter().find(|(r, _)| END_CUE.is_match(&text[..r.start]))
             && about_the_term(r.end)
+            && !EXTENDED_TO.is_match(&text[..r.start])
         {
             return Some(extracted(index, iso(*end).display(), Some(iso(*end)), sentence));
         }

@@ -553,3 +553,99 @@ mod learned_prefill {
         assert!(Combine::Either.present(false, true) && !Combine::Both.present(false, true));
     }
 }
+
+#[test]
+fn a_renewal_mentioned_only_in_passing_outside_the_term_is_left_for_a_person_not_quoted() {
+    // The only sentence the Renewal Term signals match sits in a pricing section and carries one signal: a passing
+    // mention, not the renewal clause.
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of April 4, 2022 by and between Gale \
+Optics Inc. (\"Supplier\") and Heron Trading LLC (\"Distributor\").\n\n1. Appointment. Supplier appoints Distributor \
+as its distributor of the Products in the Territory.\n\n2. Pricing. The prices in Exhibit A are reviewed by \
+the parties on a year-to-year basis and change only by written amendment.\n\n3. Governing Law. This Agreement shall be \
+governed by the laws of the State of Ohio.";
+    let distributor = CATALOG.contract_type("distributor").unwrap();
+    let findings = evaluate(&CATALOG, distributor, &ContractIndex::build(&pages(text)));
+    let renewal: Vec<_> = distributor
+        .items
+        .iter()
+        .zip(&findings)
+        .filter(|(item, _)| item.cuad_category.is_some_and(|c| c.as_str() == "Renewal Term"))
+        .map(|(_, f)| f)
+        .collect();
+    assert!(!renewal.is_empty());
+    for finding in renewal {
+        assert_eq!(finding.status, ItemStatus::NotEvaluated, "{finding:?}");
+        assert!(finding.quote.is_none());
+        assert!(finding.reason.as_deref().is_some_and(|r| r.contains("passing mention") && r.contains("Pricing")));
+    }
+    // The same words in the term's own section are the clause.
+    let in_home =
+        text.replace("2. Pricing. The prices in Exhibit A are reviewed", "2. Term. This Agreement is renewed");
+    let findings = evaluate(&CATALOG, distributor, &ContractIndex::build(&pages(&in_home)));
+    assert!(
+        distributor.items.iter().zip(&findings).any(|(item, f)| {
+            item.cuad_category.is_some_and(|c| c.as_str() == "Renewal Term") && f.status == ItemStatus::Present
+        }),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn an_outer_limit_on_the_term_is_its_end_and_an_extension_s_end_date_is_not() {
+    let capped = "LICENSE AGREEMENT\n\nThis License Agreement is made as of May 1, 2011 by and between Ivy Games Inc. \
+(\"Licensor\") and Juniper Media LLC (\"Licensee\").\n\n1. Term. This Agreement shall terminate three (3) years after \
+the launch of the first licensed title, but in no event later than June 30, 2015.";
+    let fields = extract_fields(&ContractIndex::build(&pages(capped)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2015-06-30".into() }));
+
+    let extended = "SERVICES AGREEMENT\n\nThis Services Agreement is made as of January 5, 2011 by and between Kite \
+Data Ltd. (\"Provider\") and Larch Press Inc. (\"Customer\").\n\n1. Services. Provider shall host the Customer's \
+archive.\n\n2. Renewal. If the Customer exercises its right to renew, the term of the Services shall be extended by \
+one further year, up to and including March 31, 2013.\n\n3. Term. The initial term of the Services, unless \
+terminated as set out herein, shall continue up to and including March 31, 2012.";
+    let fields = extract_fields(&ContractIndex::build(&pages(extended)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2012-03-31".into() }));
+}
+
+#[test]
+fn an_agreement_dated_only_where_it_is_signed_or_as_of_its_defined_effective_date_has_that_date() {
+    let signed = "SUPPLY AGREEMENT\n\nBetween Maple Foods Inc. (\"Buyer\") and Nettle Farms Ltd. (\"Seller\").\n\n\
+1. Supply. Seller shall supply the goods listed in the order.\n\n2. Price. Buyer shall pay within thirty days.\n\n\
+IN WITNESS WHEREOF, the parties have signed this agreement.\n\nOslo, 7 October 2021\nMaple Foods Inc.    Nettle Farms Ltd.";
+    let fields = extract_fields(&ContractIndex::build(&pages(signed)));
+    assert_eq!(fields.agreement_date.and_then(|d| d.normalized), Some(Value::Date { iso: "2021-10-07".into() }));
+
+    let defined = "SUPPLY AGREEMENT\n\nThis Supply Agreement is between Maple Foods Inc. (\"Buyer\") and Nettle Farms \
+Ltd. (\"Seller\").\n\n1. Definitions\n1.1 \"Goods\" shall mean the goods listed in the order form.\n1.2 \"Effective Date\" \
+shall mean August 9, 2016.\n\n2. Supply. Seller shall supply the Goods.\n\nIN WITNESS WHEREOF, the parties have \
+executed this Agreement as of the Effective Date.\n\nMaple Foods Inc.    Nettle Farms Ltd.";
+    let fields = extract_fields(&ContractIndex::build(&pages(defined)));
+    assert_eq!(fields.agreement_date.and_then(|d| d.normalized), Some(Value::Date { iso: "2016-08-09".into() }));
+}
+
+#[test]
+fn a_term_named_by_dates_an_abbreviated_agreement_or_a_lasting_condition_is_read() {
+    let head = "JOINT VENTURE AGREEMENT\n\nThis Joint Venture Agreement (the \"JVA\") is made as of March 2, 2017 by \
+and between Olive Tools Inc. (\"Olive\") and Pine Works LLC (\"Pine\").\n\n1. Purpose. The parties shall develop a \
+tool line together.\n\n2. Duration. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    assert_eq!(
+        read("The venture is a fixed venture beginning April 1, 2017 and ending June 30th, 2018."),
+        Some(Value::Date { iso: "2018-06-30".into() })
+    );
+    assert_eq!(
+        read(
+            "This JVA shall expire upon the earlier of (i) the second anniversary of the date hereof and (ii) a sale of Pine."
+        ),
+        Some(Value::Date { iso: "2019-03-02".into() })
+    );
+    assert_eq!(
+        read(
+            "This Agreement shall continue in full force and effect for so long as both parties hold shares of the venture."
+        ),
+        Some(Value::Perpetual)
+    );
+}
