@@ -82,6 +82,31 @@ pub struct Tender {
     /// How many times the deadlines were extended.
     pub extensions: u32,
     pub awarded_to: Option<String>,
+    /// Each extension as announced, oldest first (the tender's public record lists them).
+    #[serde(default)]
+    pub extension_log: Vec<ExtensionRecord>,
+    /// The award as a person made it.
+    #[serde(default)]
+    pub award: Option<AwardRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ExtensionRecord {
+    pub at: DateTime<Utc>,
+    /// The deadlines it replaced.
+    pub from: Deadlines,
+    pub to: Deadlines,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AwardRecord {
+    pub vendor: String,
+    pub reason: String,
+    pub at: DateTime<Utc>,
+    /// The awarded price total and currency, as the buyer's desktop computed it from the price envelope.
+    #[serde(default)]
+    pub price: Option<(String, String)>,
 }
 
 /// What may happen to a tender.
@@ -114,6 +139,7 @@ pub enum Event {
     Award {
         vendor: String,
         reason: String,
+        at: DateTime<Utc>,
     },
 }
 
@@ -171,7 +197,15 @@ pub enum Refused {
 
 impl Tender {
     pub fn new(deadlines: Deadlines) -> Self {
-        Tender { phase: Phase::Open, deadlines, vendors: BTreeMap::new(), extensions: 0, awarded_to: None }
+        Tender {
+            phase: Phase::Open,
+            deadlines,
+            vendors: BTreeMap::new(),
+            extensions: 0,
+            awarded_to: None,
+            extension_log: Vec::new(),
+            award: None,
+        }
     }
 
     /// The service may unwrap the tender's deadline key only from the submission deadline on.
@@ -228,6 +262,7 @@ pub fn step(tender: &Tender, event: Event) -> Result<(Tender, Vec<Command>), Ref
             }
             next.deadlines = to;
             next.extensions += 1;
+            next.extension_log.push(ExtensionRecord { at, from: tender.deadlines, to, reason: reason.clone() });
             vec![Command::AnnounceExtension { to, reason }]
         }
         Event::OpenTechnical { at } => {
@@ -251,7 +286,7 @@ pub fn step(tender: &Tender, event: Event) -> Result<(Tender, Vec<Command>), Ref
             next.phase = Phase::PriceOpened;
             vec![Command::ReleasePrice]
         }
-        Event::Award { vendor, reason } => {
+        Event::Award { vendor, reason, at } => {
             in_phase(Phase::PriceOpened)?;
             if reason.trim().is_empty() {
                 return Err(Refused::AwardWithoutReason);
@@ -261,6 +296,7 @@ pub fn step(tender: &Tender, event: Event) -> Result<(Tender, Vec<Command>), Ref
             }
             next.phase = Phase::Awarded;
             next.awarded_to = Some(vendor.clone());
+            next.award = Some(AwardRecord { vendor: vendor.clone(), reason: reason.clone(), at, price: None });
             vec![Command::RecordAward { vendor, reason }]
         }
     };
@@ -324,15 +360,19 @@ mod tests {
         let (tender, commands) = step(&tender, Event::OpenPrice).unwrap();
         assert_eq!(commands, vec![Command::ReleasePrice]);
         assert_eq!(
-            step(&tender, Event::Award { vendor: "acme".into(), reason: " ".into() }).unwrap_err(),
+            step(&tender, Event::Award { vendor: "acme".into(), reason: " ".into(), at: at(18, 0, 0) }).unwrap_err(),
             Refused::AwardWithoutReason
         );
         assert_eq!(
-            step(&tender, Event::Award { vendor: "globex".into(), reason: "cheapest".into() }).unwrap_err(),
+            step(&tender, Event::Award { vendor: "globex".into(), reason: "cheapest".into(), at: at(18, 0, 0) })
+                .unwrap_err(),
             Refused::AwardToNonBidder
         );
-        let (tender, _) =
-            step(&tender, Event::Award { vendor: "acme".into(), reason: "Best technical score".into() }).unwrap();
+        let (tender, _) = step(
+            &tender,
+            Event::Award { vendor: "acme".into(), reason: "Best technical score".into(), at: at(18, 0, 0) },
+        )
+        .unwrap();
         assert_eq!(tender.awarded_to.as_deref(), Some("acme"));
     }
 

@@ -51,6 +51,15 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/source/tenders/{id}/invitations", post(invite))
         .route("/source/tenders/{id}/open", post(open_envelopes))
         .route("/source/tenders/{id}/audit", get(audit_trail))
+        .route("/source/tenders/{id}/questions", get(buyer_questions))
+        .route("/source/tenders/{id}/questions/{question}/answer", post(answer_question))
+        .route("/source/tenders/{id}/extension", post(extend))
+        .route("/source/tenders/{id}/scores", post(record_score))
+        .route("/source/tenders/{id}/lock", post(lock_technical))
+        .route("/source/tenders/{id}/evaluation", get(evaluation))
+        .route("/source/tenders/{id}/award", post(award))
+        .route("/source/tenders/{id}/ocds", get(ocds_record))
+        .route("/source/vendor/tenders/{id}/questions", get(vendor_questions).post(ask))
         .route("/source/vendor/accept", post(accept_invitation))
         .route("/source/vendor/sign-in", post(vendor_sign_in))
         .route("/source/vendor/tenders", get(vendor_tenders))
@@ -117,6 +126,9 @@ pub struct PublicationRequest {
     pub closing_time: String,
     /// The buyer's time zone as minutes east of UTC.
     pub utc_offset_minutes: i32,
+    /// The package's OCDS tender release (Prep Studio's export), kept for the tender's public record.
+    #[serde(default)]
+    pub tender_release: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -184,7 +196,8 @@ async fn request_publication(
         created_at: now,
     };
     let status = status_of(&row, &tender, 0);
-    let commit = SourceCommit { tender: Some(row), ..SourceCommit::default() };
+    let tender_release = request.tender_release.as_ref().map(serde_json::Value::to_string);
+    let commit = SourceCommit { tender: Some(row), tender_release, ..SourceCommit::default() };
     blocking(&state, move |s| s.source_commit(&commit)).await?;
     Ok((StatusCode::CREATED, Json(status)))
 }
@@ -844,4 +857,513 @@ fn public_key(hex_text: &str) -> Result<PublicKey, ApiError> {
     let bytes: [u8; 32] =
         bytes.try_into().map_err(|_| ApiError::Internal("a stored tender key is not 32 bytes".into()))?;
     Ok(PublicKey(bytes))
+}
+
+/// The points a score may have: 0 to 10.
+pub const MAX_POINTS: u32 = 10;
+
+async fn vendor_row(state: &AppState, vendor: &Vendor, id: Uuid) -> Result<(TenderRow, Tender, String), ApiError> {
+    let row = blocking(state, move |s| s.source_tender(id))
+        .await?
+        .ok_or_else(|| ApiError::NotFound("no such tender".into()))?;
+    let tender = machine(&row)?;
+    if row.status != "published" || !tender.vendors.contains_key(&vendor.account.to_string()) {
+        return Err(ApiError::NotFound("no such tender".into()));
+    }
+    let account = vendor.account;
+    let names = blocking(state, move |s| s.source_participants(id)).await?;
+    let name = names.into_iter().find(|(a, _)| *a == account).map(|(_, n)| n).unwrap_or_default();
+    Ok((row, tender, name))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct AskRequest {
+    pub question: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PublishedQuestion {
+    pub id: Uuid,
+    pub question: String,
+    pub answer: Option<String>,
+    pub answered_at: Option<DateTime<Utc>>,
+    /// Shown to the asker only: the answer is published to every vendor without the asker's name.
+    pub mine: bool,
+    /// Shown to the buyer only.
+    pub asked_by: Option<String>,
+}
+
+/// `POST /source/vendor/tenders/{id}/questions`: before the questions deadline.
+async fn ask(
+    State(state): State<AppState>,
+    vendor: Vendor,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Json<AskRequest>, JsonRejection>,
+) -> Result<(StatusCode, Json<PublishedQuestion>), ApiError> {
+    let id = tender_id(path)?;
+    let Json(request) = body.map_err(json_rejection)?;
+    let text = request.question.trim();
+    if text.is_empty() || text.chars().count() > 4000 {
+        return Err(ApiError::InvalidInput("write the question in at most 4,000 characters".into()));
+    }
+    let (mut row, tender, name) = vendor_row(&state, &vendor, id).await?;
+    let now = state.0.clock.now();
+    let (next, _) =
+        tender::step(&tender, Event::Ask { vendor: vendor.account.to_string(), at: now }).map_err(refused)?;
+    let question = crate::source_store::Question {
+        id: Uuid::new_v4(),
+        tender: id,
+        account: vendor.account,
+        question: text.to_owned(),
+        asked_at: now,
+        answer: None,
+        answered_at: None,
+    };
+    let expected = row.version;
+    row.version += 1;
+    row.machine_json = machine_json(&next)?;
+    let entry = next_audit(&state, &row, &name, SourceAction::Question, &format!("{name} asked a question")).await?;
+    let shown = PublishedQuestion {
+        id: question.id,
+        question: question.question.clone(),
+        answer: None,
+        answered_at: None,
+        mine: true,
+        asked_by: None,
+    };
+    let commit = SourceCommit {
+        expected_version: Some(expected),
+        tender: Some(row),
+        audit: vec![entry],
+        question: Some(question),
+        ..Default::default()
+    };
+    blocking(&state, move |s| s.source_commit(&commit)).await?;
+    Ok((StatusCode::CREATED, Json(shown)))
+}
+
+/// `GET /source/vendor/tenders/{id}/questions`: every answered question (no asker), and the vendor's own.
+async fn vendor_questions(
+    State(state): State<AppState>,
+    vendor: Vendor,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<Vec<PublishedQuestion>>, ApiError> {
+    let id = tender_id(path)?;
+    vendor_row(&state, &vendor, id).await?;
+    let all = blocking(&state, move |s| s.source_questions(id)).await?;
+    Ok(Json(
+        all.into_iter()
+            .filter(|q| q.answer.is_some() || q.account == vendor.account)
+            .map(|q| PublishedQuestion {
+                mine: q.account == vendor.account,
+                id: q.id,
+                question: q.question,
+                answer: q.answer,
+                answered_at: q.answered_at,
+                asked_by: None,
+            })
+            .collect(),
+    ))
+}
+
+async fn buyer_questions(
+    State(state): State<AppState>,
+    actor: Actor,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<Vec<PublishedQuestion>>, ApiError> {
+    let id = tender_id(path)?;
+    own_tender(&state, &actor, id).await?;
+    let all = blocking(&state, move |s| s.source_questions(id)).await?;
+    let names: BTreeMap<Uuid, String> =
+        blocking(&state, move |s| s.source_participants(id)).await?.into_iter().collect();
+    Ok(Json(
+        all.into_iter()
+            .map(|q| PublishedQuestion {
+                asked_by: names.get(&q.account).cloned(),
+                id: q.id,
+                question: q.question,
+                answer: q.answer,
+                answered_at: q.answered_at,
+                mine: false,
+            })
+            .collect(),
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct AnswerRequest {
+    pub answer: String,
+}
+
+/// `POST /source/tenders/{id}/questions/{question}/answer`: published to every vendor, without the asker's name.
+async fn answer_question(
+    State(state): State<AppState>,
+    actor: Actor,
+    path: Result<Path<(String, String)>, PathRejection>,
+    body: Result<Json<AnswerRequest>, JsonRejection>,
+) -> Result<Json<PublishedQuestion>, ApiError> {
+    let Path((id, question)) = path.map_err(|_| ApiError::NotFound("no such question".into()))?;
+    let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound("no such tender".into()))?;
+    let question = Uuid::parse_str(&question).map_err(|_| ApiError::NotFound("no such question".into()))?;
+    let Json(request) = body.map_err(json_rejection)?;
+    roles::check(actor.role, roles::SharedChange::PrepPackage).map_err(|r| ApiError::Forbidden(r.message))?;
+    let text = request.answer.trim().to_owned();
+    if text.is_empty() || text.chars().count() > 8000 {
+        return Err(ApiError::InvalidInput("write the answer in at most 8,000 characters".into()));
+    }
+    let mut row = own_tender(&state, &actor, id).await?;
+    if machine(&row)?.phase != Phase::Open {
+        return Err(ApiError::InvalidInput("questions can be answered only while the tender is open".into()));
+    }
+    let asked = blocking(&state, move |s| s.source_questions(id)).await?;
+    let found =
+        asked.into_iter().find(|q| q.id == question).ok_or_else(|| ApiError::NotFound("no such question".into()))?;
+    if found.answer.is_some() {
+        return Err(ApiError::InvalidInput("this question has an answer already".into()));
+    }
+    let now = state.0.clock.now();
+    let expected = row.version;
+    row.version += 1;
+    let entry =
+        next_audit(&state, &row, &member_name(&actor), SourceAction::Answer, "an answer published to every vendor")
+            .await?;
+    let commit = SourceCommit {
+        expected_version: Some(expected),
+        tender: Some(row),
+        audit: vec![entry],
+        answer: Some((question, text.clone(), now)),
+        ..Default::default()
+    };
+    blocking(&state, move |s| s.source_commit(&commit)).await?;
+    Ok(Json(PublishedQuestion {
+        id: question,
+        question: found.question,
+        answer: Some(text),
+        answered_at: Some(now),
+        mine: false,
+        asked_by: None,
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ExtensionRequest {
+    pub questions_close: DateTime<Utc>,
+    pub submissions_close: DateTime<Utc>,
+    pub reason: String,
+}
+
+/// `POST /source/tenders/{id}/extension`: later deadlines with a reason, before the submission deadline; every
+/// vendor sees them at once (their tender list carries the deadlines).
+async fn extend(
+    State(state): State<AppState>,
+    actor: Actor,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Json<ExtensionRequest>, JsonRejection>,
+) -> Result<Json<TenderStatus>, ApiError> {
+    let id = tender_id(path)?;
+    let Json(request) = body.map_err(json_rejection)?;
+    roles::check(actor.role, roles::SharedChange::PrepPackage).map_err(|r| ApiError::Forbidden(r.message))?;
+    let mut row = own_tender(&state, &actor, id).await?;
+    let tender = machine(&row)?;
+    let to = Deadlines { questions_close: request.questions_close, submissions_close: request.submissions_close };
+    let reason = request.reason.trim().to_owned();
+    let (next, _) = tender::step(&tender, Event::Extend { to, reason: reason.clone(), at: state.0.clock.now() })
+        .map_err(refused)?;
+    let expected = row.version;
+    row.version += 1;
+    row.machine_json = machine_json(&next)?;
+    let details = format!(
+        "questions until {}, submissions until {}: {reason}",
+        to.questions_close.format("%Y-%m-%d %H:%M UTC"),
+        to.submissions_close.format("%Y-%m-%d %H:%M UTC")
+    );
+    let entry = next_audit(&state, &row, &member_name(&actor), SourceAction::Extension, &details).await?;
+    let joined = blocking(&state, move |s| s.source_participants(id)).await?.len();
+    let status = status_of(&row, &next, joined);
+    let commit =
+        SourceCommit { expected_version: Some(expected), tender: Some(row), audit: vec![entry], ..Default::default() };
+    blocking(&state, move |s| s.source_commit(&commit)).await?;
+    Ok(Json(status))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ScoreRequest {
+    pub vendor_account: Uuid,
+    pub criterion_id: String,
+    pub points: u32,
+    pub reason: String,
+}
+
+fn criteria_of(row: &TenderRow) -> Result<pactwise_rules::prep::Criteria, ApiError> {
+    let artifacts: Artifacts =
+        serde_json::from_str(&row.artifacts_json).map_err(|e| ApiError::Internal(e.to_string()))?;
+    artifacts.criteria.content.ok_or_else(|| ApiError::Internal("a published tender without criteria".into()))
+}
+
+/// The vendors whose last submission counts, in the order they joined the tender's list (by name): never ranked.
+fn bidders(tender: &Tender) -> Vec<String> {
+    tender.vendors.iter().filter(|(_, n)| **n > 0).map(|(v, _)| v.clone()).collect()
+}
+
+fn as_scores(stored: &[crate::source_store::StoredScore]) -> Vec<pactwise_source::evaluation::Score> {
+    stored
+        .iter()
+        .map(|s| pactwise_source::evaluation::Score {
+            vendor: s.account.to_string(),
+            criterion_id: s.criterion_id.clone(),
+            evaluator: s.evaluator.to_string(),
+            points: s.points,
+            reason: s.reason.clone(),
+        })
+        .collect()
+}
+
+/// `POST /source/tenders/{id}/scores`: a member scores one vendor on one criterion, by hand, with a reason, while
+/// the technical envelopes are open and not locked. The member's later score replaces their earlier one.
+async fn record_score(
+    State(state): State<AppState>,
+    actor: Actor,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Json<ScoreRequest>, JsonRejection>,
+) -> Result<StatusCode, ApiError> {
+    let id = tender_id(path)?;
+    let Json(request) = body.map_err(json_rejection)?;
+    roles::check(actor.role, roles::SharedChange::PrepPackage).map_err(|r| ApiError::Forbidden(r.message))?;
+    let mut row = own_tender(&state, &actor, id).await?;
+    let tender = machine(&row)?;
+    if tender.phase != Phase::TechnicalOpened {
+        return Err(ApiError::InvalidInput(
+            "scores are recorded after the technical envelopes open and before the evaluation is locked".into(),
+        ));
+    }
+    if tender.vendors.get(&request.vendor_account.to_string()).copied().unwrap_or(0) == 0 {
+        return Err(ApiError::InvalidInput("that vendor did not submit".into()));
+    }
+    let criteria = criteria_of(&row)?;
+    let score = pactwise_source::evaluation::Score {
+        vendor: request.vendor_account.to_string(),
+        criterion_id: request.criterion_id.clone(),
+        evaluator: actor.user.to_string(),
+        points: request.points,
+        reason: request.reason.trim().to_owned(),
+    };
+    pactwise_source::evaluation::check_score(&criteria, &score, MAX_POINTS)
+        .map_err(|e| ApiError::InvalidInput(e.to_string()))?;
+    let account = request.vendor_account;
+    let names: BTreeMap<Uuid, String> =
+        blocking(&state, move |s| s.source_participants(id)).await?.into_iter().collect();
+    let expected = row.version;
+    row.version += 1;
+    let details = format!(
+        "{} scored {} on {}: {}/{MAX_POINTS}",
+        member_name(&actor),
+        names.get(&account).cloned().unwrap_or_default(),
+        request.criterion_id,
+        request.points
+    );
+    let entry = next_audit(&state, &row, &member_name(&actor), SourceAction::Score, &details).await?;
+    let stored = crate::source_store::StoredScore {
+        tender: id,
+        account,
+        criterion_id: score.criterion_id,
+        evaluator: actor.user,
+        points: score.points,
+        reason: score.reason,
+        scored_at: state.0.clock.now(),
+    };
+    let commit = SourceCommit {
+        expected_version: Some(expected),
+        tender: Some(row),
+        audit: vec![entry],
+        score: Some(stored),
+        ..Default::default()
+    };
+    blocking(&state, move |s| s.source_commit(&commit)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /source/tenders/{id}/lock`: every criterion of every bidder scored with a reason, then the technical
+/// evaluation is locked and the price envelopes may open.
+async fn lock_technical(
+    State(state): State<AppState>,
+    actor: Actor,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<TenderStatus>, ApiError> {
+    let id = tender_id(path)?;
+    roles::check(actor.role, roles::SharedChange::PrepPackage).map_err(|r| ApiError::Forbidden(r.message))?;
+    let mut row = own_tender(&state, &actor, id).await?;
+    let tender = machine(&row)?;
+    let criteria = criteria_of(&row)?;
+    let stored = blocking(&state, move |s| s.source_scores(id)).await?;
+    let names: BTreeMap<Uuid, String> =
+        blocking(&state, move |s| s.source_participants(id)).await?.into_iter().collect();
+    let unscored: Vec<String> =
+        pactwise_source::evaluation::unscored(&criteria, &bidders(&tender), &as_scores(&stored))
+            .iter()
+            .map(|v| Uuid::parse_str(v).ok().and_then(|u| names.get(&u).cloned()).unwrap_or_else(|| v.clone()))
+            .collect();
+    let (next, _) = tender::step(&tender, Event::LockTechnical { unscored }).map_err(refused)?;
+    let expected = row.version;
+    row.version += 1;
+    row.machine_json = machine_json(&next)?;
+    let entry =
+        next_audit(&state, &row, &member_name(&actor), SourceAction::Score, "technical evaluation locked").await?;
+    let status = status_of(&row, &next, names.len());
+    let commit =
+        SourceCommit { expected_version: Some(expected), tender: Some(row), audit: vec![entry], ..Default::default() };
+    blocking(&state, move |s| s.source_commit(&commit)).await?;
+    Ok(Json(status))
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct VendorResult {
+    pub vendor: String,
+    pub vendor_account: Uuid,
+    /// Out of 100, rounded to two decimals for people (the arithmetic is exact).
+    pub technical_total: String,
+    /// Per criterion: id, mean points, weighted share (rounded for people).
+    pub criteria: Vec<(String, String, String)>,
+}
+
+/// `GET /source/tenders/{id}/evaluation`: the weighted technical totals, once locked; vendors in name order, not
+/// ranked. Price totals are computed on the buyer's desktop from the opened price envelopes (the service never
+/// reads them).
+async fn evaluation(
+    State(state): State<AppState>,
+    actor: Actor,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<Vec<VendorResult>>, ApiError> {
+    let id = tender_id(path)?;
+    let row = own_tender(&state, &actor, id).await?;
+    let tender = machine(&row)?;
+    if matches!(tender.phase, Phase::Open | Phase::TechnicalOpened) {
+        return Err(ApiError::InvalidInput("the totals are shown once the technical evaluation is locked".into()));
+    }
+    let criteria = criteria_of(&row)?;
+    let stored = blocking(&state, move |s| s.source_scores(id)).await?;
+    let names: BTreeMap<Uuid, String> =
+        blocking(&state, move |s| s.source_participants(id)).await?.into_iter().collect();
+    let mut vendors = bidders(&tender);
+    vendors.sort_by_key(|v| Uuid::parse_str(v).ok().and_then(|u| names.get(&u).cloned()).unwrap_or_default());
+    let totals = pactwise_source::evaluation::technical_totals(&criteria, &vendors, &as_scores(&stored), MAX_POINTS)
+        .map_err(ApiError::InvalidInput)?;
+    let shown = |d| pactwise_source::evaluation::shown(d, 2);
+    Ok(Json(
+        totals
+            .into_iter()
+            .map(|t| {
+                let account = Uuid::parse_str(&t.vendor).unwrap_or_default();
+                VendorResult {
+                    vendor: names.get(&account).cloned().unwrap_or_default(),
+                    vendor_account: account,
+                    technical_total: shown(t.total),
+                    criteria: t
+                        .criteria
+                        .into_iter()
+                        .map(|c| (c.criterion_id, shown(c.mean_points), shown(c.weighted)))
+                        .collect(),
+                }
+            })
+            .collect(),
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct AwardRequest {
+    pub vendor_account: Uuid,
+    pub reason: String,
+    /// The awarded price total as the buyer's desktop computed it from the opened price envelope, for the public
+    /// record; a decimal string and the tender's currency.
+    #[serde(default)]
+    pub price_total: Option<(String, String)>,
+}
+
+/// `POST /source/tenders/{id}/award`: a person's decision with a reason, after the price envelopes opened.
+async fn award(
+    State(state): State<AppState>,
+    actor: Actor,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Json<AwardRequest>, JsonRejection>,
+) -> Result<Json<TenderStatus>, ApiError> {
+    let id = tender_id(path)?;
+    let Json(request) = body.map_err(json_rejection)?;
+    roles::check(actor.role, roles::SharedChange::PrepPackage).map_err(|r| ApiError::Forbidden(r.message))?;
+    let mut row = own_tender(&state, &actor, id).await?;
+    let tender = machine(&row)?;
+    let now = state.0.clock.now();
+    let reason = request.reason.trim().to_owned();
+    let event = Event::Award { vendor: request.vendor_account.to_string(), reason: reason.clone(), at: now };
+    let (mut next, _) = tender::step(&tender, event).map_err(refused)?;
+    if let Some((amount, currency)) = &request.price_total {
+        if pactwise_source::evaluation::parse_amount(amount).is_none() || currency.trim().len() != 3 {
+            return Err(ApiError::InvalidInput("the price total is an amount and a three-letter currency".into()));
+        }
+        if let Some(record) = next.award.as_mut() {
+            record.price = Some((amount.trim().to_owned(), currency.trim().to_ascii_uppercase()));
+        }
+    }
+    let names: BTreeMap<Uuid, String> =
+        blocking(&state, move |s| s.source_participants(id)).await?.into_iter().collect();
+    let expected = row.version;
+    row.version += 1;
+    row.machine_json = machine_json(&next)?;
+    let name = names.get(&request.vendor_account).cloned().unwrap_or_default();
+    let entry =
+        next_audit(&state, &row, &member_name(&actor), SourceAction::Award, &format!("awarded to {name}: {reason}"))
+            .await?;
+    let status = status_of(&row, &next, names.len());
+    let commit =
+        SourceCommit { expected_version: Some(expected), tender: Some(row), audit: vec![entry], ..Default::default() };
+    blocking(&state, move |s| s.source_commit(&commit)).await?;
+    Ok(Json(status))
+}
+
+/// `GET /source/tenders/{id}/ocds`: the tender's OCDS 1.1 release package (published tender, extensions, number of
+/// tenderers once closed, award).
+async fn ocds_record(
+    State(state): State<AppState>,
+    actor: Actor,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let id = tender_id(path)?;
+    let row = own_tender(&state, &actor, id).await?;
+    let tender = machine(&row)?;
+    let release = blocking(&state, move |s| s.source_tender_release(id)).await?.ok_or_else(|| {
+        ApiError::InvalidInput("this tender was published without its OCDS release; publish it from Prep Studio".into())
+    })?;
+    let release: serde_json::Value = serde_json::from_str(&release).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let trail = blocking(&state, move |s| s.source_audit(id)).await?;
+    let published_at = trail.iter().find(|e| e.action == SourceAction::Published).map_or(row.created_at, |e| e.at);
+    let names: BTreeMap<Uuid, String> =
+        blocking(&state, move |s| s.source_participants(id)).await?.into_iter().collect();
+    let first_deadlines = tender.extension_log.first().map_or(tender.deadlines, |e| e.from);
+    let extensions: Vec<pactwise_source::ocds::Extension> = tender
+        .extension_log
+        .iter()
+        .map(|e| pactwise_source::ocds::Extension { at: e.at, to: e.to, reason: e.reason.clone() })
+        .collect();
+    let closed = !matches!(tender.phase, Phase::Open);
+    let award = tender.award.as_ref().map(|a| {
+        let account = Uuid::parse_str(&a.vendor).unwrap_or_default();
+        pactwise_source::ocds::Award {
+            at: a.at,
+            supplier_id: format!("vendor-{account}"),
+            supplier_name: names.get(&account).cloned().unwrap_or_default(),
+            reason: a.reason.clone(),
+            value: a.price.as_ref().and_then(|(amount, currency)| {
+                pactwise_source::evaluation::parse_amount(amount).map(|value| (value, currency.clone()))
+            }),
+        }
+    });
+    let record = pactwise_source::ocds::TenderRecord {
+        tender_release: &release,
+        published_at,
+        deadlines: first_deadlines,
+        extensions: &extensions,
+        tenderers: closed.then(|| tender.submission_count()),
+        award,
+        publisher: &actor.org_name,
+        uri: &format!("urn:pactwise:tender:{id}"),
+    };
+    Ok(Json(pactwise_source::ocds::release_package(&record, state.0.clock.now())))
 }

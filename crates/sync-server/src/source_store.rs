@@ -63,6 +63,29 @@ CREATE TABLE IF NOT EXISTS source_participants (
     vendor_name TEXT NOT NULL,
     PRIMARY KEY (tender_id, account_id)
 );
+CREATE TABLE IF NOT EXISTS source_questions (
+    id TEXT PRIMARY KEY,
+    tender_id TEXT NOT NULL REFERENCES source_tenders(id),
+    account_id TEXT NOT NULL REFERENCES source_vendor_accounts(id),
+    question TEXT NOT NULL,
+    asked_at TEXT NOT NULL,
+    answer TEXT,
+    answered_at TEXT
+);
+CREATE TABLE IF NOT EXISTS source_scores (
+    tender_id TEXT NOT NULL REFERENCES source_tenders(id),
+    account_id TEXT NOT NULL REFERENCES source_vendor_accounts(id),
+    criterion_id TEXT NOT NULL,
+    evaluator TEXT NOT NULL REFERENCES users(id),
+    points INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    scored_at TEXT NOT NULL,
+    PRIMARY KEY (tender_id, account_id, criterion_id, evaluator)
+);
+CREATE TABLE IF NOT EXISTS source_releases (
+    tender_id TEXT PRIMARY KEY REFERENCES source_tenders(id),
+    release_json TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS source_envelopes (
     tender_id TEXT NOT NULL REFERENCES source_tenders(id),
     account_id TEXT NOT NULL REFERENCES source_vendor_accounts(id),
@@ -144,6 +167,37 @@ pub struct SourceCommit {
     /// An invitation accepted: its token hash and the vendor account that joined.
     pub accepted: Option<(String, Uuid, String)>,
     pub new_account: Option<VendorAccount>,
+    pub question: Option<Question>,
+    /// A question answered: its id and the answer.
+    pub answer: Option<(Uuid, String, DateTime<Utc>)>,
+    /// A score recorded (replacing the same evaluator's earlier score of that vendor and criterion).
+    pub score: Option<StoredScore>,
+    /// The package's OCDS tender release, kept from publication for the tender's record.
+    pub tender_release: Option<String>,
+}
+
+/// A vendor's question; the answer is published to every vendor of the tender without the asker's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    pub id: Uuid,
+    pub tender: Uuid,
+    pub account: Uuid,
+    pub question: String,
+    pub asked_at: DateTime<Utc>,
+    pub answer: Option<String>,
+    pub answered_at: Option<DateTime<Utc>>,
+}
+
+/// An evaluator's score, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredScore {
+    pub tender: Uuid,
+    pub account: Uuid,
+    pub criterion_id: String,
+    pub evaluator: UserId,
+    pub points: u32,
+    pub reason: String,
+    pub scored_at: DateTime<Utc>,
 }
 
 pub(crate) fn unavailable() -> StorageError {
@@ -278,6 +332,49 @@ pub(crate) fn commit(conn: &mut Connection, change: &SourceCommit) -> Result<(),
         tx.execute(
             "INSERT INTO source_participants (tender_id, account_id, vendor_name) VALUES (?1, ?2, ?3)",
             params![tender, account.to_string(), vendor_name],
+        )?;
+    }
+    if let Some(question) = &change.question {
+        tx.execute(
+            "INSERT INTO source_questions (id, tender_id, account_id, question, asked_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                question.id.to_string(),
+                question.tender.to_string(),
+                question.account.to_string(),
+                question.question,
+                ts(question.asked_at)
+            ],
+        )?;
+    }
+    if let Some((id, answer, at)) = &change.answer {
+        let changed = tx.execute(
+            "UPDATE source_questions SET answer = ?1, answered_at = ?2 WHERE id = ?3 AND answer IS NULL",
+            params![answer, ts(*at), id.to_string()],
+        )?;
+        if changed != 1 {
+            return Err(StorageError::Conflict("an answer to this question".into()));
+        }
+    }
+    if let Some(score) = &change.score {
+        tx.execute(
+            "INSERT INTO source_scores (tender_id, account_id, criterion_id, evaluator, points, reason, scored_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (tender_id, account_id, criterion_id, evaluator) \
+             DO UPDATE SET points = excluded.points, reason = excluded.reason, scored_at = excluded.scored_at",
+            params![
+                score.tender.to_string(),
+                score.account.to_string(),
+                score.criterion_id,
+                score.evaluator.to_string(),
+                score.points,
+                score.reason,
+                ts(score.scored_at)
+            ],
+        )?;
+    }
+    if let (Some(release), Some(tender)) = (&change.tender_release, &change.tender) {
+        tx.execute(
+            "INSERT INTO source_releases (tender_id, release_json) VALUES (?1, ?2)",
+            params![tender.id.to_string(), release],
         )?;
     }
     for entry in &change.audit {
@@ -422,4 +519,64 @@ pub(crate) fn participants(conn: &Connection, tender: Uuid) -> Result<Vec<(Uuid,
         .query_map(params![tender.to_string()], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
     rows.into_iter().map(|(account, name)| Ok((parse_uuid(&account)?, name))).collect()
+}
+
+pub(crate) fn questions(conn: &Connection, tender: Uuid) -> Result<Vec<Question>, StorageError> {
+    type Raw = (String, String, String, String, Option<String>, Option<String>);
+    let rows: Vec<Raw> = conn
+        .prepare_cached(
+            "SELECT id, account_id, question, asked_at, answer, answered_at FROM source_questions \
+             WHERE tender_id = ?1 ORDER BY asked_at, id",
+        )?
+        .query_map(params![tender.to_string()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    rows.into_iter()
+        .map(|(id, account, question, asked_at, answer, answered_at)| {
+            Ok(Question {
+                id: parse_uuid(&id)?,
+                tender,
+                account: parse_uuid(&account)?,
+                question,
+                asked_at: parse_ts(&asked_at)?,
+                answer,
+                answered_at: answered_at.as_deref().map(parse_ts).transpose()?,
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn scores(conn: &Connection, tender: Uuid) -> Result<Vec<StoredScore>, StorageError> {
+    type Raw = (String, String, String, i64, String, String);
+    let rows: Vec<Raw> = conn
+        .prepare_cached(
+            "SELECT account_id, criterion_id, evaluator, points, reason, scored_at FROM source_scores \
+             WHERE tender_id = ?1 ORDER BY account_id, criterion_id, evaluator",
+        )?
+        .query_map(params![tender.to_string()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    rows.into_iter()
+        .map(|(account, criterion_id, evaluator, points, reason, scored_at)| {
+            Ok(StoredScore {
+                tender,
+                account: parse_uuid(&account)?,
+                criterion_id,
+                evaluator: UserId::from_uuid(parse_uuid(&evaluator)?),
+                points: u32::try_from(points).unwrap_or(0),
+                reason,
+                scored_at: parse_ts(&scored_at)?,
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn tender_release(conn: &Connection, tender: Uuid) -> Result<Option<String>, StorageError> {
+    Ok(conn
+        .query_row("SELECT release_json FROM source_releases WHERE tender_id = ?1", params![tender.to_string()], |r| {
+            r.get(0)
+        })
+        .optional()?)
 }

@@ -846,6 +846,18 @@ impl SyncStorage for SqliteStorage {
     fn source_participants(&self, tender: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
         crate::source_store::participants(&self.reader(), tender)
     }
+
+    fn source_questions(&self, tender: Uuid) -> Result<Vec<crate::source_store::Question>, StorageError> {
+        crate::source_store::questions(&self.reader(), tender)
+    }
+
+    fn source_scores(&self, tender: Uuid) -> Result<Vec<crate::source_store::StoredScore>, StorageError> {
+        crate::source_store::scores(&self.reader(), tender)
+    }
+
+    fn source_tender_release(&self, tender: Uuid) -> Result<Option<String>, StorageError> {
+        crate::source_store::tender_release(&self.reader(), tender)
+    }
 }
 
 /// A `lease_audit` row as stored: at, action, actor, previous holder, when their lease expired.

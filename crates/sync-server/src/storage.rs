@@ -215,6 +215,15 @@ pub trait SyncStorage: Send + Sync + 'static {
     fn source_participants(&self, _tender: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
         Err(source_store::unavailable())
     }
+    fn source_questions(&self, _tender: Uuid) -> Result<Vec<source_store::Question>, StorageError> {
+        Err(source_store::unavailable())
+    }
+    fn source_scores(&self, _tender: Uuid) -> Result<Vec<source_store::StoredScore>, StorageError> {
+        Err(source_store::unavailable())
+    }
+    fn source_tender_release(&self, _tender: Uuid) -> Result<Option<String>, StorageError> {
+        Err(source_store::unavailable())
+    }
 }
 
 /// A change to an organization's members, as the members routes ask for it (the organization is the actor's).

@@ -28,7 +28,7 @@ fn approved_artifacts(publication: NaiveDate) -> Artifacts {
         "title": "Fleet telematics", "buyer": "City of Northbridge", "brief": "GPS tracking for 120 vehicles.",
         "needs": [{"id": "N1", "text": "Live vehicle positions"}], "category": "services", "currency": "EUR",
         "budget_ceiling_minor": 18000000,
-        "timeline": {"publication": publication, "question_days": 5, "submission_days": 15, "evaluation_days": 10,
+        "timeline": {"publication": publication, "question_days": 2, "submission_days": 5, "evaluation_days": 10,
                      "award_days": 5, "contract_start_days": 10},
         "holidays": []
     }));
@@ -64,6 +64,30 @@ fn approved_artifacts(publication: NaiveDate) -> Artifacts {
         }
     }
     a
+}
+
+fn tender_release() -> Value {
+    json!({
+        "ocid": "ocds-pwdesk-pkg-1", "id": "pkg-1-tender-v1", "date": "2026-03-01T08:00:00Z", "tag": ["tender"],
+        "initiationType": "tender", "language": "en",
+        "parties": [{"id": "buyer", "name": "City of Northbridge", "roles": ["buyer", "procuringEntity"]}],
+        "buyer": {"id": "buyer", "name": "City of Northbridge"},
+        "tender": {"id": "pkg-1-tender", "title": "Fleet telematics", "status": "planned", "procurementMethod": "open",
+                   "submissionMethod": ["electronicSubmission"],
+                   "enquiryPeriod": {"startDate": "2026-03-02T00:00:00Z"}, "tenderPeriod": {"startDate": "2026-03-02T00:00:00Z"}}
+    })
+}
+
+struct LocalSchemas(Value);
+
+impl jsonschema::Retrieve for LocalSchemas {
+    fn retrieve(&self, uri: &jsonschema::Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        if uri.as_str().ends_with("/release-schema.json") {
+            Ok(self.0.clone())
+        } else {
+            Err(format!("{uri} is not in the shared OCDS folder").into())
+        }
+    }
 }
 
 struct Call<'a> {
@@ -108,7 +132,7 @@ async fn a_sealed_tender_from_publication_to_opening_on_sqlite() {
     // Ann asks to publish; the gate and the deadlines are the service's; she cannot approve it herself.
     let request = json!({
         "title": "Fleet telematics", "artifacts": artifacts, "opening_key": opening.public(),
-        "closing_time": "17:00", "utc_offset_minutes": 60
+        "closing_time": "17:00", "utc_offset_minutes": 60, "tender_release": tender_release()
     });
     let (status, tender) = call.post("/api/v1/source/tenders", ann, request.clone()).await;
     assert_eq!(status, 201, "{tender}");
@@ -159,6 +183,50 @@ async fn a_sealed_tender_from_publication_to_opening_on_sqlite() {
     let (_, mine) = call.get("/api/v1/source/vendor/tenders", &acme).await;
     assert_eq!(mine.as_array().unwrap().len(), 1);
     assert_eq!(mine[0]["joined_as"], "Acme Telematics Ltd");
+    let (_, invitation) = call
+        .post(
+            &format!("/api/v1/source/tenders/{id}/invitations"),
+            ann,
+            json!({"vendor_name": "Globex Fleet", "email": "tenders@globex.example"}),
+        )
+        .await;
+    let accept =
+        json!({"token": invitation["token"], "email": "tenders@globex.example", "password": "globex-password-1"});
+    let (_, session) = call.post("/api/v1/source/vendor/accept", "", accept).await;
+    let globex = session["token"].as_str().unwrap().to_owned();
+
+    // A question: answered to every vendor, the asker's name only for the buyer.
+    let questions = format!("/api/v1/source/vendor/tenders/{id}/questions");
+    let (status, asked) =
+        call.post(&questions, &acme, json!({"question": "Is a 60 s update interval acceptable?"})).await;
+    assert_eq!(status, 201, "{asked}");
+    let (_, seen) = call.get(&questions, &globex).await;
+    assert_eq!(seen.as_array().unwrap().len(), 0, "unanswered questions are the asker's only");
+    let (_, listed) = call.get(&format!("/api/v1/source/tenders/{id}/questions"), ann).await;
+    assert_eq!(listed[0]["asked_by"], "Acme Telematics Ltd");
+    let answer_path = format!("/api/v1/source/tenders/{id}/questions/{}/answer", asked["id"].as_str().unwrap());
+    let (status, _) = call.post(&answer_path, ann, json!({"answer": "No: at most 30 s (R-02)."})).await;
+    assert_eq!(status, 200);
+    let (_, seen) = call.get(&questions, &globex).await;
+    assert_eq!(seen[0]["answer"], "No: at most 30 s (R-02).");
+    assert_eq!((seen[0]["mine"].as_bool(), seen[0]["asked_by"].is_null()), (Some(false), true));
+    assert_eq!(call.get(&questions, &acme).await.1[0]["mine"], true);
+
+    // An extension, later and with a reason; every vendor sees it.
+    let first_close = submissions_close;
+    let submissions_close = first_close + Duration::days(2);
+    let extension = json!({
+        "questions_close": tender["deadlines"]["questions_close"], "submissions_close": submissions_close,
+        "reason": "Site visit moved"
+    });
+    let (status, body) = call.post(&format!("/api/v1/source/tenders/{id}/extension"), ann, extension).await;
+    assert_eq!(status, 200, "{body}");
+    let (_, mine) = call.get("/api/v1/source/vendor/tenders", &globex).await;
+    assert_eq!(
+        serde_json::from_value::<chrono::DateTime<chrono::Utc>>(mine[0]["deadlines"]["submissions_close"].clone())
+            .unwrap(),
+        submissions_close
+    );
 
     // A hostile file refuses the whole submission, with the reason, and stores nothing.
     let hostile = PdfBuilder::new(1).catalog_entry("/OpenAction << /S /JavaScript /JS (app.alert(1)) >>").build();
@@ -191,8 +259,12 @@ async fn a_sealed_tender_from_publication_to_opening_on_sqlite() {
     let (status, second) = call.post(&path, &acme, submission(MARKERS[2], files)).await;
     assert_eq!((status, second["submission"].as_u64()), (201, Some(2)), "{second}");
     assert_eq!(second["files"][0][1], "2 pages");
+    let globex_files = json!([{"name": "offer.pdf", "content_base64": b64(&PdfBuilder::new(1).build())}]);
+    let globex_offer = json!({"answers": {"R-01": "Hosted in Frankfurt"}, "files": globex_files,
+                               "prices": {"currency": "EUR", "unit_prices": {"P-01": "99.90"}}});
+    assert_eq!(call.post(&path, &globex, globex_offer).await.0, 201);
     let (_, status_now) = call.get(&format!("/api/v1/source/tenders/{id}"), ann).await;
-    assert_eq!(status_now["submissions"], 1);
+    assert_eq!(status_now["submissions"], 2);
     let (status, body) =
         call.post(&format!("/api/v1/source/tenders/{id}/open"), ann, json!({"kind": "technical"})).await;
     assert_eq!(status, 400, "{body}");
@@ -205,7 +277,7 @@ async fn a_sealed_tender_from_publication_to_opening_on_sqlite() {
     }
     let connection = rusqlite::Connection::open(&db_path).unwrap();
     let sealed: i64 = connection.query_row("SELECT COUNT(*) FROM source_envelopes", [], |r| r.get(0)).unwrap();
-    assert_eq!(sealed, 8, "answers, two files and prices, twice");
+    assert_eq!(sealed, 11, "Acme: answers, two files and prices, twice; Globex: answers, a file, prices");
 
     // One second after the deadline: late is late; the technical envelopes open, for the buyer's key only.
     let late = submissions_close - start_time() - Duration::hours(1) + Duration::seconds(1);
@@ -216,8 +288,10 @@ async fn a_sealed_tender_from_publication_to_opening_on_sqlite() {
     let (status, opened) =
         call.post(&format!("/api/v1/source/tenders/{id}/open"), ann, json!({"kind": "technical"})).await;
     assert_eq!(status, 200, "{opened}");
-    let parts = opened["parts"].as_array().unwrap();
-    assert_eq!(parts.len(), 3, "the last submission's answers and two files: {opened}");
+    let parts: Vec<&Value> =
+        opened["parts"].as_array().unwrap().iter().filter(|p| p["vendor"] == "Acme Telematics Ltd").collect();
+    assert_eq!(parts.len(), 3, "Acme's last submission: answers and two files: {opened}");
+    assert_eq!(opened["parts"].as_array().unwrap().len(), 5);
     let published_hash = status_now["published_hash"].as_str().unwrap();
     let vendor_id = parts[0]["vendor_account"].as_str().unwrap();
     for part in parts {
@@ -246,12 +320,108 @@ async fn a_sealed_tender_from_publication_to_opening_on_sqlite() {
     let (status, body) = call.post(&format!("/api/v1/source/tenders/{id}/open"), ann, json!({"kind": "price"})).await;
     assert_eq!(status, 400, "price opens only after the technical evaluation is locked: {body}");
 
+    // People score by hand with reasons; the lock waits for every criterion of every bidder.
+    let globex_id =
+        opened["parts"].as_array().unwrap().iter().find(|p| p["vendor"] == "Globex Fleet").unwrap()["vendor_account"]
+            .clone();
+    let scores = format!("/api/v1/source/tenders/{id}/scores");
+    let score = |vendor: Value, points: u32| json!({"vendor_account": vendor, "criterion_id": "C1", "points": points, "reason": "Meets R-02 as written"});
+    assert_eq!(call.post(&scores, ann, score(json!(vendor_id), 8)).await.0, 204);
+    assert_eq!(call.post(&scores, bob, score(json!(vendor_id), 7)).await.0, 204);
+    let (status, body) = call
+        .post(&scores, ann, json!({"vendor_account": globex_id, "criterion_id": "C1", "points": 11, "reason": "x"}))
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = call.post(&format!("/api/v1/source/tenders/{id}/lock"), ann, json!({})).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("Globex Fleet"), "{body}");
+    assert_eq!(call.post(&scores, ann, score(globex_id.clone(), 6)).await.0, 204);
+    assert_eq!(call.post(&format!("/api/v1/source/tenders/{id}/lock"), ann, json!({})).await.0, 200);
+    let (_, totals) = call.get(&format!("/api/v1/source/tenders/{id}/evaluation"), ann).await;
+    assert_eq!(totals[0]["vendor"], "Acme Telematics Ltd");
+    assert_eq!(totals[0]["technical_total"], "75.00", "(8 + 7) / 2 / 10 × 100");
+    assert_eq!(totals[1]["technical_total"], "60.00");
+
+    // Prices open now; the buyer's desktop reads them and adds up with the same rule.
+    let (status, opened) = call.post(&format!("/api/v1/source/tenders/{id}/open"), ann, json!({"kind": "price"})).await;
+    assert_eq!(status, 200, "{opened}");
+    let pricing: pactwise_rules::prep::Pricing =
+        serde_json::from_value(request["artifacts"]["pricing"]["content"].clone()).unwrap();
+    let mut totals = std::collections::BTreeMap::new();
+    for part in opened["parts"].as_array().unwrap() {
+        let sealed =
+            base64::engine::general_purpose::STANDARD.decode(part["sealed_for_opening_key"].as_str().unwrap()).unwrap();
+        let vendor = part["vendor_account"].as_str().unwrap();
+        let submission = part["submission"].as_u64().unwrap() as u32;
+        let context = EnvelopeContext {
+            tender_id: &id,
+            vendor_id: vendor,
+            kind: EnvelopeKind::Price,
+            submission,
+            published_hash,
+            part: "prices.json",
+        };
+        let offer: pactwise_source::evaluation::PriceOffer =
+            serde_json::from_slice(&envelope::open(&sealed, &context, &opening).unwrap()).unwrap();
+        let total = pactwise_source::evaluation::price_total(&pricing, &offer).unwrap();
+        totals.insert(part["vendor"].as_str().unwrap().to_owned(), total.total.to_string());
+    }
+    assert_eq!(totals["Acme Telematics Ltd"], "14814.00");
+    assert_eq!(totals["Globex Fleet"], "11988.00");
+
+    // The award is a person's, with a reason; the public record validates as OCDS.
+    let (status, body) = call
+        .post(&format!("/api/v1/source/tenders/{id}/award"), ann, json!({"vendor_account": vendor_id, "reason": "Higher technical total within the budget", "price_total": ["14814.00", "EUR"]}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, record) = call.get(&format!("/api/v1/source/tenders/{id}/ocds"), ann).await;
+    assert_eq!(status, 200, "{record}");
+    let tags: Vec<&str> =
+        record["releases"].as_array().unwrap().iter().map(|r| r["tag"][0].as_str().unwrap()).collect();
+    assert_eq!(tags, ["tender", "tenderAmendment", "tenderUpdate", "award"]);
+    assert_eq!(record["releases"][2]["tender"]["numberOfTenderers"], 2);
+    assert_eq!(record["releases"][3]["awards"][0]["value"]["amount"], 14814.0);
+    if let Some(folder) = pactwise_testkit::shared_data("ocds/schema") {
+        let read = |name: &str| -> Value {
+            serde_json::from_str(&std::fs::read_to_string(folder.join(name)).unwrap()).unwrap()
+        };
+        let validator = jsonschema::options()
+            .with_retriever(LocalSchemas(read("release-schema.json")))
+            .build(&read("release-package-schema.json"))
+            .unwrap();
+        let errors: Vec<String> =
+            validator.iter_errors(&record).map(|e| format!("{}: {e}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+
     // The trail: every event in order, chained and verified.
     let (_, trail) = call.get(&format!("/api/v1/source/tenders/{id}/audit"), ann).await;
     assert_eq!(trail["verified"], true, "{trail}");
     let actions: Vec<&str> =
         trail["entries"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
-    assert_eq!(actions, ["published", "invited", "joined", "submission", "replacement", "opening"]);
+    assert_eq!(
+        actions,
+        [
+            "published",
+            "invited",
+            "joined",
+            "invited",
+            "joined",
+            "question",
+            "answer",
+            "extension",
+            "submission",
+            "replacement",
+            "submission",
+            "opening",
+            "score",
+            "score",
+            "score",
+            "score",
+            "opening",
+            "award"
+        ]
+    );
     assert!(!trail.to_string().contains(MARKERS[0]), "the trail never holds content");
 }
 
