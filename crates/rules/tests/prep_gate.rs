@@ -38,6 +38,8 @@ fn intake() -> Intake {
             contract_start_days: 10,
         },
         holidays: vec![d(2027, 1, 6)],
+        country: None,
+        contact: None,
         checklist_type: None,
     }
 }

@@ -102,9 +102,18 @@ pub struct Intake {
     #[serde(default)]
     pub budget_ceiling_minor: Option<u64>,
     pub timeline: Timeline,
-    /// Non-working days besides weekends.
+    /// The organization's own non-working days besides weekends (and besides the country's public holidays).
     #[serde(default)]
     pub holidays: Vec<NaiveDate>,
+    /// The buyer's country, ISO 3166-1 alpha-2 (e.g. `DE`): its public holidays are not business days either
+    /// (`calendar::PUBLIC_HOLIDAY_COUNTRIES` lists those known). None: weekends and `holidays` only. Left out of the
+    /// JSON when none, so the content hash of an intake written before this field existed does not change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+    /// Who answers vendors' questions, as printed on the RFP (a name and an email address). None: the RFP says a
+    /// contact is still to be added. Left out of the JSON when none, like `country`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact: Option<String>,
     /// A contract type of the checklist library to ground requirements in (e.g. `saas_subscription`).
     #[serde(default)]
     pub checklist_type: Option<String>,

@@ -15,7 +15,10 @@ pub use artifact::{
     Need, PriceBasis, Pricing, PricingLine, PromptStamp, Requirement, RequirementKind, Requirements, Scope, Slot,
     SlotError, SlotView, Timeline, Verification, Violation,
 };
-pub use calendar::{BusinessCalendar, is_business_day, milestone_dates, milestones_with_rationales};
+pub use calendar::{
+    BusinessCalendar, DEADLINE_TIME_UTC, PUBLIC_HOLIDAY_COUNTRIES, PublicHolidays, UnknownCountry, deadline_at,
+    is_business_day, milestone_dates, milestones_with_rationales,
+};
 pub use gate::{
     GateViolation, OPEN_AMOUNT_MARKERS, PublishRule, RULE_INTAKE_INCOMPLETE, RULE_MILESTONE_NOT_COMPUTED,
     RULE_SCOPE_INCOMPLETE, RULE_UNKNOWN_NEED, WEIGHT_TOTAL_BP, has_open_amount_marker, publish_gate, stale_approvals,
@@ -38,6 +41,8 @@ pub(crate) mod tests_support {
             budget_ceiling_minor: Some(25_000_000),
             timeline,
             holidays: vec![],
+            country: None,
+            contact: None,
             checklist_type: None,
         }
     }
