@@ -485,3 +485,29 @@ impl Artifacts {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::prep::hash::hash_content;
+
+    #[test]
+    fn an_intake_without_country_or_contact_serialises_as_before_so_its_hash_and_approval_stay() {
+        let mut intake = crate::prep::tests_support::intake_with(super::Timeline {
+            publication: chrono::NaiveDate::from_ymd_opt(2027, 1, 4).unwrap(),
+            question_days: 5,
+            submission_days: 10,
+            evaluation_days: 5,
+            award_days: 5,
+            contract_start_days: 5,
+        });
+        let json = serde_json::to_value(&intake).unwrap();
+        assert!(json.get("country").is_none() && json.get("contact").is_none(), "{json}");
+        // A package stored before the fields existed reads back with none of them, with the same hash.
+        let read: super::Intake = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(read, intake);
+        assert_eq!(hash_content(&read), crate::prep::hash::content_hash(&json));
+        let before = hash_content(&intake);
+        intake.country = Some("DE".into());
+        assert_ne!(hash_content(&intake), before, "a country set is part of the approved content");
+    }
+}

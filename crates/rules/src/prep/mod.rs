@@ -1,6 +1,7 @@
 //! The RFP package's pure rules, in one home for Prep Studio (`pactwise-prep`) and the store: the six artifacts as
 //! typed content with their states, the content hash approvals are bound to, the business-day calendar of the
-//! milestones, the validators, and the one publish gate. The store reads what it stores into these types
+//! milestones (weekends, the country's public holidays, the organization's own), the words people read for each enum
+//! (`labels`), the validators, and the one publish gate. The store reads what it stores into these types
 //! ([`stored_artifacts`]) and calls the same [`publish_gate`] inside its transaction, so it stays authoritative
 //! with no copy of the rules.
 
@@ -8,6 +9,7 @@ pub mod artifact;
 pub mod calendar;
 pub mod gate;
 pub mod hash;
+pub mod labels;
 pub mod lease;
 
 pub use artifact::{
@@ -25,6 +27,7 @@ pub use gate::{
     stored_artifacts, validate,
 };
 pub use hash::{content_hash, hash_content};
+pub use labels::{Label, category_label, identifier_in};
 
 #[cfg(test)]
 pub(crate) mod tests_support {
