@@ -204,7 +204,10 @@ mod tests {
         for code in PUBLIC_HOLIDAY_COUNTRIES {
             assert!(PublicHolidays::of(code).unwrap().is_holiday(christmas), "{code}");
         }
-        assert!(PublicHolidays::of("US").unwrap().is_holiday(d(2026, 7, 3)), "4 July 2026 is a Saturday: observed Friday");
+        assert!(
+            PublicHolidays::of("US").unwrap().is_holiday(d(2026, 7, 3)),
+            "4 July 2026 is a Saturday: observed Friday"
+        );
         assert!(!PublicHolidays::of("DE").unwrap().is_holiday(d(2026, 7, 3)));
         assert!(PublicHolidays::of("DE").unwrap().is_holiday(d(2026, 10, 3)), "German Unity Day");
         assert!(!PublicHolidays::of("DE").unwrap().is_holiday(d(2026, 1, 6)), "Epiphany is kept by three states only");

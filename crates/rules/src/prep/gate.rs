@@ -231,9 +231,7 @@ fn milestone_rules(items: &[Milestone], artifacts: &Artifacts) -> Vec<GateViolat
         let date = found.first().map(|x| x.date);
         let problem = match (found.len(), date) {
             (0, _) => Some(format!("the {name} milestone is missing")),
-            (1, Some(d)) if !calendar.is_business_day(d) => {
-                Some(format!("the {name} date {d} is not a business day"))
-            }
+            (1, Some(d)) if !calendar.is_business_day(d) => Some(format!("the {name} date {d} is not a business day")),
             (1, Some(d)) if previous.is_some_and(|p| d <= p) => {
                 Some(format!("the {name} date {d} is not after the {} milestone", kinds[index - 1].as_str()))
             }
