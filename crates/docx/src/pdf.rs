@@ -244,10 +244,13 @@ fn lay_out(faces: &Faces, blocks: &[Block<'_>]) -> Vec<Vec<Mark>> {
         let height = style.line_height();
         let at_top = pages.last().is_none_or(Vec::is_empty);
         let before = if at_top { 0.0 } else { style.space_before };
-        // A heading keeps its first lines and those of the next block together on a page.
+        // A heading keeps its first lines and those of the next block together on a page; a short paragraph just
+        // before a table (its introduction) keeps with the table's header and first row.
+        let next = blocks.get(i + 1).map_or(0.0, lead);
         let needed = if style.keep_with_next {
-            let next = blocks.get(i + 1).map_or(0.0, |b| Style::of(b).line_height() * 2.0);
             before + height * lines.len().min(3) as f32 + next
+        } else if matches!(blocks.get(i + 1), Some(Block::Table(_))) && lines.len() <= 3 {
+            before + height * lines.len() as f32 + next
         } else {
             before + height * lines.len().min(2) as f32
         };
@@ -281,6 +284,16 @@ fn lay_out(faces: &Faces, blocks: &[Block<'_>]) -> Vec<Vec<Mark>> {
         }
     }
     pages
+}
+
+/// The room the start of `block` needs to be worth beginning on a page: two lines, or a table's header and first
+/// row (estimated at a line each).
+fn lead(block: &Block<'_>) -> f32 {
+    let style = Style::of(block);
+    match block {
+        Block::Table(_) => style.space_before + 2.0 * (style.line_height() + 2.0 * CELL_PAD),
+        _ => style.line_height() * 2.0,
+    }
 }
 
 /// Cell padding in a table, in points.
@@ -543,6 +556,19 @@ mod tests {
             assert!(all.contains(&format!("R-{i:02}")), "row {i} is placed");
         }
         assert_eq!(all.last().map(String::as_str), Some("After the table"));
+
+        // A table's short introduction at the foot of a page moves with the table.
+        let mut blocks = vec![Block::Title("RFP")];
+        let filler = vec!["A line of body text."; 39];
+        blocks.extend(filler.iter().map(|t| Block::Text(t)));
+        blocks.push(Block::Text("Answer each requirement below."));
+        blocks.push(Block::Table(&table));
+        let pages = lay_out(&faces, &blocks);
+        let page_of = |needle: &str| {
+            pages.iter().position(|p| p.iter().any(|m| matches!(m, Mark::Text { run, .. } if run.text == needle)))
+        };
+        assert_eq!(page_of("Answer each requirement below."), page_of("R-00"));
+        assert_eq!(page_of("Answer each requirement below."), Some(1), "the filler fills the first page");
         assert!(write(&[Block::Title("RFP"), Block::Table(&table)]).unwrap().starts_with(b"%PDF-"));
     }
 
