@@ -248,7 +248,12 @@ fn lay_out(faces: &Faces, blocks: &[Block<'_>]) -> Vec<Vec<Mark>> {
         // before a table (its introduction) keeps with the table's header and first row.
         let next = blocks.get(i + 1).map_or(0.0, lead);
         let needed = if style.keep_with_next {
-            before + height * lines.len().min(3) as f32 + next
+            // A heading over a table's introduction keeps with the table too.
+            let table = match (blocks.get(i + 1), blocks.get(i + 2)) {
+                (Some(Block::Text(_)), Some(table @ Block::Table(_))) => lead(table),
+                _ => 0.0,
+            };
+            before + height * lines.len().min(3) as f32 + next + table
         } else if matches!(blocks.get(i + 1), Some(Block::Table(_))) && lines.len() <= 3 {
             before + height * lines.len() as f32 + next
         } else {
@@ -569,6 +574,15 @@ mod tests {
         };
         assert_eq!(page_of("Answer each requirement below."), page_of("R-00"));
         assert_eq!(page_of("Answer each requirement below."), Some(1), "the filler fills the first page");
+        // And so does the heading above that introduction.
+        blocks.insert(blocks.len() - 2, Block::Heading("4. Requirements"));
+        blocks.drain(1..4);
+        let pages = lay_out(&faces, &blocks);
+        let page_of = |needle: &str| {
+            pages.iter().position(|p| p.iter().any(|m| matches!(m, Mark::Text { run, .. } if run.text == needle)))
+        };
+        assert_eq!(page_of("4. Requirements"), page_of("R-00"));
+        assert_eq!(page_of("4. Requirements"), page_of("Answer each requirement below."));
         assert!(write(&[Block::Title("RFP"), Block::Table(&table)]).unwrap().starts_with(b"%PDF-"));
     }
 
