@@ -249,11 +249,15 @@ fn lay_out(faces: &Faces, blocks: &[Block<'_>]) -> Vec<Vec<Mark>> {
         let next = blocks.get(i + 1).map_or(0.0, lead);
         let needed = if style.keep_with_next {
             // A heading over a table's introduction keeps with the table too.
-            let table = match (blocks.get(i + 1), blocks.get(i + 2)) {
-                (Some(Block::Text(_)), Some(table @ Block::Table(_))) => lead(table),
-                _ => 0.0,
+            let with_table = match (blocks.get(i + 1), blocks.get(i + 2)) {
+                (Some(intro @ Block::Text(t)), Some(table @ Block::Table(_))) => {
+                    let intro_style = Style::of(intro);
+                    let intro_lines = break_lines(faces, &[(t, false)], intro_style.size, MEASURE).len();
+                    Some(intro_style.space_before + intro_style.line_height() * intro_lines as f32 + lead(table))
+                }
+                _ => None,
             };
-            before + height * lines.len().min(3) as f32 + next + table
+            before + height * lines.len().min(3) as f32 + with_table.unwrap_or(next)
         } else if matches!(blocks.get(i + 1), Some(Block::Table(_))) && lines.len() <= 3 {
             before + height * lines.len() as f32 + next
         } else {
