@@ -1,5 +1,5 @@
 //! Writes plain, styled documents from one list of [`Block`]s (a title, headings, body text, labelled fields,
-//! indented quotes, bullets, page breaks), A4 with 2 cm margins, in two formats: DOCX (WordprocessingML parts in a
+//! indented quotes, bullets, tables with a header row repeated on every page, page breaks), A4 with 2 cm margins, in two formats: DOCX (WordprocessingML parts in a
 //! zip, one paragraph per block, built-in styles; [`write`]) and PDF (DejaVu Sans embedded, lines broken by the
 //! measured width of the text; [`pdf::write`]). The review memo and the contract review report (`api`) and the RFP
 //! export (`prep`) are written with it; reading DOCX is `extract`'s.
@@ -27,8 +27,38 @@ pub enum Block<'a> {
     Quote(&'a str),
     /// Indented, after a bullet sign.
     Bullet(&'a str),
+    /// A table of plain text cells with a header row.
+    Table(&'a Table),
     /// What follows starts on a new page.
     PageBreak,
+}
+
+/// A table: a header row (bold, repeated at the top of each page it runs onto) and body rows of plain text cells.
+/// `widths` are the columns' relative widths, one per header cell; a row with fewer cells is padded with empty ones
+/// and extra cells are dropped. An empty cell stays empty (a form's blank to fill in).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Table {
+    pub widths: Vec<u16>,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// The columns' widths in `total` units, proportional to `widths` (equal when they are missing or all zero).
+    pub fn column_widths(&self, total: f32) -> Vec<f32> {
+        let n = self.header.len();
+        let given: Vec<f32> = (0..n).map(|i| f32::from(self.widths.get(i).copied().unwrap_or(0))).collect();
+        let sum: f32 = given.iter().sum();
+        if sum <= 0.0 || given.contains(&0.0) {
+            return vec![total / n.max(1) as f32; n];
+        }
+        given.iter().map(|w| total * w / sum).collect()
+    }
+
+    /// A body row as exactly one cell per column.
+    pub fn cells<'t>(&self, row: &'t [String]) -> Vec<&'t str> {
+        (0..self.header.len()).map(|i| row.get(i).map_or("", String::as_str)).collect()
+    }
 }
 
 /// The text of one paragraph: every run of whitespace (line breaks, tabs, non-breaking spaces) becomes one space,
@@ -81,6 +111,10 @@ pub fn write(blocks: &[Block<'_>]) -> Result<Vec<u8>, DocxError> {
             Block::Quote(t) => ("Quote", run(t, false)),
             Block::Bullet(t) => ("ListBullet", run(&format!("• {}", one_line(t)), false)),
             Block::PageBreak => ("", "<w:r><w:br w:type=\"page\"/></w:r>".to_owned()),
+            Block::Table(table) => {
+                body.push_str(&table_xml(table, &run));
+                continue;
+            }
         };
         let style =
             if style.is_empty() { String::new() } else { format!("<w:pPr><w:pStyle w:val=\"{style}\"/></w:pPr>") };
@@ -141,6 +175,45 @@ pub fn write(blocks: &[Block<'_>]) -> Result<Vec<u8>, DocxError> {
         zip.finish().map_err(|e| failed(&e))?;
     }
     Ok(out.into_inner())
+}
+
+/// The width lines may take on A4 with 2 cm margins, in twentieths of a point.
+const TEXT_WIDTH_TWIPS: f32 = 11906.0 - 2.0 * 1134.0;
+
+/// A table as WordprocessingML: fixed layout over the text width, thin grey borders, the header row bold and
+/// repeated on every page, rows kept whole; an empty paragraph after it so the next block does not touch it.
+fn table_xml(table: &Table, run: &dyn Fn(&str, bool) -> String) -> String {
+    let widths: Vec<u32> = table.column_widths(TEXT_WIDTH_TWIPS).iter().map(|w| w.floor() as u32).collect();
+    let border = |side: &str| format!("<w:{side} w:val=\"single\" w:sz=\"4\" w:space=\"0\" w:color=\"808080\"/>");
+    let mut xml = format!(
+        "<w:tbl><w:tblPr><w:tblW w:w=\"{}\" w:type=\"dxa\"/><w:tblBorders>{}</w:tblBorders>\
+         <w:tblLayout w:type=\"fixed\"/><w:tblCellMar><w:left w:w=\"80\" w:type=\"dxa\"/>\
+         <w:right w:w=\"80\" w:type=\"dxa\"/></w:tblCellMar></w:tblPr><w:tblGrid>",
+        widths.iter().sum::<u32>(),
+        ["top", "left", "bottom", "right", "insideH", "insideV"].map(border).concat()
+    );
+    for w in &widths {
+        xml.push_str(&format!("<w:gridCol w:w=\"{w}\"/>"));
+    }
+    xml.push_str("</w:tblGrid>");
+    let row = |cells: &[&str], header: bool| {
+        let props =
+            if header { "<w:trPr><w:cantSplit/><w:tblHeader/></w:trPr>" } else { "<w:trPr><w:cantSplit/></w:trPr>" };
+        let mut tr = format!("<w:tr>{props}");
+        for (cell, w) in cells.iter().zip(&widths) {
+            let text = if cell.trim().is_empty() { String::new() } else { run(cell, header) };
+            tr.push_str(&format!("<w:tc><w:tcPr><w:tcW w:w=\"{w}\" w:type=\"dxa\"/></w:tcPr><w:p>{text}</w:p></w:tc>"));
+        }
+        tr.push_str("</w:tr>");
+        tr
+    };
+    let header: Vec<&str> = table.header.iter().map(String::as_str).collect();
+    xml.push_str(&row(&header, true));
+    for r in &table.rows {
+        xml.push_str(&row(&table.cells(r), false));
+    }
+    xml.push_str("</w:tbl><w:p/>");
+    xml
 }
 
 /// Text as XML character data (already on one line: [`one_line`]).
@@ -211,6 +284,26 @@ mod tests {
         assert!(document.contains("the Supplier shall indemnify the Customer; and hold it harmless"), "{document}");
         assert!(document.contains("first second"));
         assert!(!document.contains("shallindemnify") && !document.contains("Customer;and"));
+    }
+
+    #[test]
+    fn a_table_has_its_header_repeated_its_columns_sized_and_its_blank_cells_empty() {
+        let table = Table {
+            widths: vec![1, 3],
+            header: vec!["Item".into(), "Your answer".into()],
+            rows: vec![vec!["R-01 <EU> hosting".into()], vec!["R-02".into(), "yes".into(), "dropped".into()]],
+        };
+        let document =
+            part(&write(&[Block::Heading("Response form"), Block::Table(&table)]).unwrap(), "word/document.xml");
+        assert_eq!(document.matches("<w:tr>").count(), 3);
+        assert_eq!(document.matches("<w:tblHeader/>").count(), 1);
+        assert_eq!(document.matches("<w:tc>").count(), 6, "every row has one cell per column");
+        assert!(document.contains("<w:gridCol w:w=\"2409\"/><w:gridCol w:w=\"7228\"/>"), "{document}");
+        assert!(document.contains("R-01 &lt;EU&gt; hosting"));
+        assert!(document.contains("<w:p></w:p></w:tc>"), "the blank answer stays empty");
+        assert!(!document.contains("dropped"));
+        assert!(document.contains("<w:b/></w:rPr><w:t xml:space=\"preserve\">Your answer</w:t>"));
+        assert!(document.contains("</w:tbl><w:p/>"));
     }
 
     #[test]

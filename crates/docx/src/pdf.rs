@@ -2,12 +2,14 @@
 //! with a ToUnicode map, so every glyph prints and the text reads back as written), a footer with the document's
 //! title and "Page i of n". Lines are broken at spaces by the width of the shaped text (`rustybuzz`, the shaper
 //! `krilla` draws with), and each line is drawn from the same shaped runs it was measured with, so no line runs
-//! past the right margin; a word longer than a line is cut where it reaches the margin.
+//! past the right margin; a word longer than a line is cut where it reaches the margin. A table's cells break the
+//! same way inside their column; a row is kept on one page and the header row is repeated on each page the table
+//! runs onto.
 //!
 //! The fonts come from the Debian package `fonts-dejavu-core` at build time (see `build.rs`); DejaVu's licence
 //! (the Bitstream Vera terms) allows embedding and redistributing them.
 
-use crate::{Block, one_line};
+use crate::{Block, Table, one_line};
 use krilla::Document;
 use krilla::color::rgb;
 use krilla::geom::{PathBuilder, Point, Rect};
@@ -44,8 +46,26 @@ struct Run {
 /// Something placed on a page: a run of text at its baseline, or the bar beside a quote. `y` grows downwards.
 #[derive(Debug, Clone, PartialEq)]
 enum Mark {
-    Text { x: f32, baseline: f32, size: f32, run: Run, grey: bool },
-    Bar { x: f32, top: f32, bottom: f32 },
+    Text {
+        x: f32,
+        baseline: f32,
+        size: f32,
+        run: Run,
+        grey: bool,
+    },
+    Bar {
+        x: f32,
+        top: f32,
+        bottom: f32,
+    },
+    /// A filled rectangle: a table's rule (grey) or the shade behind its header row (light).
+    Rect {
+        left: f32,
+        top: f32,
+        right: f32,
+        bottom: f32,
+        shade: bool,
+    },
 }
 
 /// A font for measuring (rustybuzz) and drawing (krilla) the same glyphs.
@@ -116,6 +136,7 @@ impl Style {
             Block::Detail(..) => Style { space_before: 1.0, indent: 14.0, ..plain },
             Block::Quote(_) => Style { indent: 14.0, grey: true, ..plain },
             Block::Bullet(_) => Style { indent: 14.0, space_before: 2.0, ..plain },
+            Block::Table(_) => Style { size: 9.0, space_before: 6.0, ..plain },
             Block::Text(_) | Block::PageBreak => plain,
         }
     }
@@ -204,6 +225,10 @@ fn lay_out(faces: &Faces, blocks: &[Block<'_>]) -> Vec<Vec<Mark>> {
             }
             continue;
         }
+        if let Block::Table(table) = block {
+            lay_out_table(faces, table, &mut pages, &mut y);
+            continue;
+        }
         let style = Style::of(block);
         let label;
         let pieces: Vec<(&str, bool)> = match block {
@@ -213,16 +238,28 @@ fn lay_out(faces: &Faces, blocks: &[Block<'_>]) -> Vec<Vec<Mark>> {
                 label = format!("{}:", one_line(l));
                 vec![(label.as_str(), true), (v, false)]
             }
-            Block::PageBreak => Vec::new(),
+            Block::PageBreak | Block::Table(_) => Vec::new(),
         };
         let lines = break_lines(faces, &pieces, style.size, MEASURE - style.indent);
         let height = style.line_height();
         let at_top = pages.last().is_none_or(Vec::is_empty);
         let before = if at_top { 0.0 } else { style.space_before };
-        // A heading keeps its first lines and those of the next block together on a page.
+        // A heading keeps its first lines and those of the next block together on a page; a short paragraph just
+        // before a table (its introduction) keeps with the table's header and first row.
+        let next = blocks.get(i + 1).map_or(0.0, lead);
         let needed = if style.keep_with_next {
-            let next = blocks.get(i + 1).map_or(0.0, |b| Style::of(b).line_height() * 2.0);
-            before + height * lines.len().min(3) as f32 + next
+            // A heading over a table's introduction keeps with the table too.
+            let with_table = match (blocks.get(i + 1), blocks.get(i + 2)) {
+                (Some(intro @ Block::Text(t)), Some(table @ Block::Table(_))) => {
+                    let intro_style = Style::of(intro);
+                    let intro_lines = break_lines(faces, &[(t, false)], intro_style.size, MEASURE).len();
+                    Some(intro_style.space_before + intro_style.line_height() * intro_lines as f32 + lead(table))
+                }
+                _ => None,
+            };
+            before + height * lines.len().min(3) as f32 + with_table.unwrap_or(next)
+        } else if matches!(blocks.get(i + 1), Some(Block::Table(_))) && lines.len() <= 3 {
+            before + height * lines.len() as f32 + next
         } else {
             before + height * lines.len().min(2) as f32
         };
@@ -256,6 +293,99 @@ fn lay_out(faces: &Faces, blocks: &[Block<'_>]) -> Vec<Vec<Mark>> {
         }
     }
     pages
+}
+
+/// The room the start of `block` needs to be worth beginning on a page: two lines, or a table's header and first
+/// row (estimated at a line each).
+fn lead(block: &Block<'_>) -> f32 {
+    let style = Style::of(block);
+    match block {
+        Block::Table(_) => style.space_before + 2.0 * (style.line_height() + 2.0 * CELL_PAD),
+        _ => style.line_height() * 2.0,
+    }
+}
+
+/// Cell padding in a table, in points.
+const CELL_PAD: f32 = 3.0;
+/// The width of a table's rules, in points.
+const RULE: f32 = 0.5;
+
+/// A table placed from `y` on the last page: each row as tall as its tallest cell, a row that does not fit starts
+/// a new page that begins with the header row again. A row taller than a whole page is placed on a page of its own
+/// and runs past its bottom margin (cells here are a few lines).
+fn lay_out_table(faces: &Faces, table: &Table, pages: &mut Vec<Vec<Mark>>, y: &mut f32) {
+    if table.header.is_empty() {
+        return;
+    }
+    let style = Style::of(&Block::Table(table));
+    let height = style.line_height();
+    let bottom = PAGE_HEIGHT - MARGIN;
+    let widths = table.column_widths(MEASURE);
+    // Each row as its cells' lines, and the row's height.
+    let set = |cells: &[&str], bold: bool| {
+        let lines: Vec<Vec<Vec<Run>>> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| break_lines(faces, &[(cell, bold)], style.size, w - 2.0 * CELL_PAD))
+            .collect();
+        let tallest = lines.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        (lines, tallest as f32 * height + 2.0 * CELL_PAD)
+    };
+    let header_cells: Vec<&str> = table.header.iter().map(String::as_str).collect();
+    let header = set(&header_cells, true);
+    let rows: Vec<_> = table.rows.iter().map(|r| set(&table.cells(r), false)).collect();
+    let place = |page: &mut Vec<Mark>, (lines, row_height): &(Vec<Vec<Vec<Run>>>, f32), top: f32, shade: bool| {
+        let right = MARGIN + widths.iter().sum::<f32>();
+        if shade {
+            page.push(Mark::Rect { left: MARGIN, top, right, bottom: top + row_height, shade: true });
+        }
+        page.push(Mark::Rect { left: MARGIN, top, right, bottom: top + RULE, shade: false });
+        page.push(Mark::Rect {
+            left: MARGIN,
+            top: top + row_height,
+            right,
+            bottom: top + row_height + RULE,
+            shade: false,
+        });
+        let mut x = MARGIN;
+        for (cell, w) in lines.iter().zip(&widths) {
+            page.push(Mark::Rect { left: x, top, right: x + RULE, bottom: top + row_height, shade: false });
+            for (n, line) in cell.iter().enumerate() {
+                let baseline = top + CELL_PAD + n as f32 * height + style.size;
+                let mut at = x + CELL_PAD;
+                for run in line {
+                    let width = run.width;
+                    page.push(Mark::Text { x: at, baseline, size: style.size, run: run.clone(), grey: false });
+                    at += width;
+                }
+            }
+            x += w;
+        }
+        page.push(Mark::Rect { left: x, top, right: x + RULE, bottom: top + row_height, shade: false });
+    };
+    let at_top = pages.last().is_none_or(Vec::is_empty);
+    let first = header.1 + rows.first().map_or(0.0, |r| r.1);
+    if !at_top && *y + style.space_before + first > bottom {
+        pages.push(Vec::new());
+        *y = MARGIN;
+    } else if !at_top {
+        *y += style.space_before;
+    }
+    let page = pages.last_mut().expect("there is always a page");
+    place(page, &header, *y, true);
+    *y += header.1;
+    for row in &rows {
+        if *y + row.1 > bottom {
+            pages.push(Vec::new());
+            *y = MARGIN;
+            let page = pages.last_mut().expect("there is always a page");
+            place(page, &header, *y, true);
+            *y += header.1;
+        }
+        let page = pages.last_mut().expect("there is always a page");
+        place(page, row, *y, false);
+        *y += row.1;
+    }
 }
 
 /// The footer of page `number` of `count`: the title (shortened to fit) and the page number.
@@ -294,6 +424,7 @@ pub fn write(blocks: &[Block<'_>]) -> Result<Vec<u8>, PdfError> {
     let black = Fill { paint: rgb::Color::new(0, 0, 0).into(), opacity: NormalizedF32::ONE, rule: FillRule::NonZero };
     let grey = Fill { paint: rgb::Color::new(80, 80, 80).into(), ..black.clone() };
     let rule = Fill { paint: rgb::Color::new(170, 170, 170).into(), ..black.clone() };
+    let light = Fill { paint: rgb::Color::new(235, 235, 235).into(), ..black.clone() };
     for (i, marks) in pages.into_iter().enumerate() {
         let mut page = document.start_page_with(settings.clone());
         let mut surface = page.surface();
@@ -309,6 +440,16 @@ pub fn write(blocks: &[Block<'_>]) -> Result<Vec<u8>, PdfError> {
                         false,
                         TextDirection::LeftToRight,
                     );
+                }
+                Mark::Rect { left, top, right, bottom, shade } => {
+                    if let Some(rect) = Rect::from_ltrb(*left, *top, *right, *bottom) {
+                        let mut path = PathBuilder::new();
+                        path.push_rect(rect);
+                        if let Some(path) = path.finish() {
+                            surface.set_fill(Some(if *shade { light.clone() } else { rule.clone() }));
+                            surface.draw_path(&path);
+                        }
+                    }
                 }
                 Mark::Bar { x, top, bottom } => {
                     if let Some(rect) = Rect::from_ltrb(*x, *top, *x + 1.5, *bottom) {
@@ -338,7 +479,7 @@ mod tests {
             .flatten()
             .filter_map(|m| match m {
                 Mark::Text { x, run, .. } => Some((*x, run.width, run.text.clone())),
-                Mark::Bar { .. } => None,
+                Mark::Bar { .. } | Mark::Rect { .. } => None,
             })
             .collect()
     }
@@ -383,6 +524,70 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_long_table_runs_onto_new_pages_with_its_header_and_stays_inside_the_margins() {
+        let faces = Faces::load().unwrap();
+        let long = "A requirement long enough to take several lines in its narrow column of the table. ".repeat(3);
+        let table = Table {
+            widths: vec![1, 4, 2],
+            header: vec!["Code".into(), "Requirement".into(), "Your answer".into()],
+            rows: (0..60).map(|i| vec![format!("R-{i:02}"), long.clone(), String::new()]).collect(),
+        };
+        let pages = lay_out(&faces, &[Block::Title("RFP"), Block::Table(&table), Block::Text("After the table")]);
+        assert!(pages.len() > 2, "sixty rows of several lines take pages");
+        for page in &pages {
+            let headers = page.iter().filter(|m| matches!(m, Mark::Text { run, .. } if run.text == "Your answer"));
+            assert_eq!(headers.count(), 1, "each page repeats the header once");
+            for m in page {
+                match m {
+                    Mark::Text { x, baseline, run, .. } => {
+                        assert!(x + run.width <= PAGE_WIDTH - MARGIN + 0.01, "{:?} past the right margin", run.text);
+                        assert!(*baseline <= PAGE_HEIGHT - MARGIN, "{:?} below the bottom margin", run.text);
+                    }
+                    Mark::Rect { right, bottom, .. } => {
+                        assert!(*right <= PAGE_WIDTH - MARGIN + RULE + 0.01 && *bottom <= PAGE_HEIGHT - MARGIN + RULE);
+                    }
+                    Mark::Bar { .. } => {}
+                }
+            }
+        }
+        let all: Vec<String> = pages
+            .iter()
+            .flatten()
+            .filter_map(|m| match m {
+                Mark::Text { run, .. } => Some(run.text.clone()),
+                _ => None,
+            })
+            .collect();
+        for i in 0..60 {
+            assert!(all.contains(&format!("R-{i:02}")), "row {i} is placed");
+        }
+        assert_eq!(all.last().map(String::as_str), Some("After the table"));
+
+        // A table's short introduction at the foot of a page moves with the table.
+        let mut blocks = vec![Block::Title("RFP")];
+        let filler = vec!["A line of body text."; 39];
+        blocks.extend(filler.iter().map(|t| Block::Text(t)));
+        blocks.push(Block::Text("Answer each requirement below."));
+        blocks.push(Block::Table(&table));
+        let pages = lay_out(&faces, &blocks);
+        let page_of = |needle: &str| {
+            pages.iter().position(|p| p.iter().any(|m| matches!(m, Mark::Text { run, .. } if run.text == needle)))
+        };
+        assert_eq!(page_of("Answer each requirement below."), page_of("R-00"));
+        assert_eq!(page_of("Answer each requirement below."), Some(1), "the filler fills the first page");
+        // And so does the heading above that introduction.
+        blocks.insert(blocks.len() - 2, Block::Heading("4. Requirements"));
+        blocks.drain(1..4);
+        let pages = lay_out(&faces, &blocks);
+        let page_of = |needle: &str| {
+            pages.iter().position(|p| p.iter().any(|m| matches!(m, Mark::Text { run, .. } if run.text == needle)))
+        };
+        assert_eq!(page_of("4. Requirements"), page_of("R-00"));
+        assert_eq!(page_of("4. Requirements"), page_of("Answer each requirement below."));
+        assert!(write(&[Block::Title("RFP"), Block::Table(&table)]).unwrap().starts_with(b"%PDF-"));
     }
 
     #[test]

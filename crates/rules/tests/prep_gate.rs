@@ -38,6 +38,8 @@ fn intake() -> Intake {
             contract_start_days: 10,
         },
         holidays: vec![d(2027, 1, 6)],
+        country: None,
+        contact: None,
         checklist_type: None,
     }
 }
@@ -299,4 +301,28 @@ fn a_stored_package_that_does_not_read_whole_is_malformed_and_names_the_artifact
     let mut json = stored(&package());
     json["artifacts"]["pricing"]["content"]["lines"][0].as_object_mut().unwrap().remove("open_amount");
     assert_eq!(rules(&stored_artifacts(&json).unwrap_err()), one(PublishRule::Malformed, "pricing", None));
+}
+
+#[test]
+fn a_milestone_on_a_public_holiday_of_the_buyers_country_is_refused_and_an_unknown_country_is_named() {
+    // Contract start moved to Monday 29 March 2027, Easter Monday: a business day without a country.
+    let mut p = package();
+    reapprove(&mut p.milestones, |m| {
+        m.items.iter_mut().filter(|x| x.kind == MilestoneKind::ContractStart).for_each(|x| x.date = d(2027, 3, 29))
+    });
+    assert_eq!(publish_gate(&p), vec![]);
+    // In Germany it is a public holiday: the gate refuses it, naming the milestone.
+    reapprove(&mut p.intake, |i| i.country = Some("DE".into()));
+    assert_eq!(rules(&publish_gate(&p)), one(PublishRule::MilestonesInvalid, "milestones", Some("contract_start")));
+    assert!(publish_gate(&p)[0].message.contains("2027-03-29 is not a business day"));
+    // In the United States it is not.
+    reapprove(&mut p.intake, |i| i.country = Some("US".into()));
+    assert_eq!(publish_gate(&p), vec![]);
+
+    // A code with no known holidays: the intake's validator says which codes are known; the gate is unchanged.
+    reapprove(&mut p.intake, |i| i.country = Some("FR".into()));
+    let found = validate(&p, ArtifactKind::Intake);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].rule.as_str(), found[0].subject.as_deref()), (RULE_INTAKE_INCOMPLETE, Some("country")));
+    assert!(found[0].message.contains("\"FR\"") && found[0].message.contains("BR, DE, US"), "{}", found[0].message);
 }

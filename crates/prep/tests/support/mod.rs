@@ -85,6 +85,8 @@ pub fn intake() -> Intake {
             contract_start_days: 10,
         },
         holidays: vec![d(2027, 2, 15)],
+        country: None,
+        contact: None,
         checklist_type: None,
     }
 }

@@ -102,9 +102,18 @@ pub struct Intake {
     #[serde(default)]
     pub budget_ceiling_minor: Option<u64>,
     pub timeline: Timeline,
-    /// Non-working days besides weekends.
+    /// The organization's own non-working days besides weekends (and besides the country's public holidays).
     #[serde(default)]
     pub holidays: Vec<NaiveDate>,
+    /// The buyer's country, ISO 3166-1 alpha-2 (e.g. `DE`): its public holidays are not business days either
+    /// (`calendar::PUBLIC_HOLIDAY_COUNTRIES` lists those known). None: weekends and `holidays` only. Left out of the
+    /// JSON when none, so the content hash of an intake written before this field existed does not change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+    /// Who answers vendors' questions, as printed on the RFP (a name and an email address). None: the RFP says a
+    /// contact is still to be added. Left out of the JSON when none, like `country`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact: Option<String>,
     /// A contract type of the checklist library to ground requirements in (e.g. `saas_subscription`).
     #[serde(default)]
     pub checklist_type: Option<String>,
@@ -474,5 +483,31 @@ impl Artifacts {
             error: error.clone(),
             content: self.content_json(kind),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::prep::hash::hash_content;
+
+    #[test]
+    fn an_intake_without_country_or_contact_serialises_as_before_so_its_hash_and_approval_stay() {
+        let mut intake = crate::prep::tests_support::intake_with(super::Timeline {
+            publication: chrono::NaiveDate::from_ymd_opt(2027, 1, 4).unwrap(),
+            question_days: 5,
+            submission_days: 10,
+            evaluation_days: 5,
+            award_days: 5,
+            contract_start_days: 5,
+        });
+        let json = serde_json::to_value(&intake).unwrap();
+        assert!(json.get("country").is_none() && json.get("contact").is_none(), "{json}");
+        // A package stored before the fields existed reads back with none of them, with the same hash.
+        let read: super::Intake = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(read, intake);
+        assert_eq!(hash_content(&read), crate::prep::hash::content_hash(&json));
+        let before = hash_content(&intake);
+        intake.country = Some("DE".into());
+        assert_ne!(hash_content(&intake), before, "a country set is part of the approved content");
     }
 }

@@ -10,7 +10,7 @@ use super::artifact::{
     ArtifactKind, ArtifactState, Artifacts, Criterion, Milestone, MilestoneKind, Pricing, RequirementKind,
     Requirements, Slot, Violation,
 };
-use super::calendar::{is_business_day, milestone_dates};
+use super::calendar::{BusinessCalendar, PublicHolidays, milestone_dates};
 use super::hash::content_hash;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -218,10 +218,10 @@ fn pricing_rules(pricing: Option<&Pricing>) -> Vec<GateViolation> {
         .collect()
 }
 
-/// The six milestones once each, in order, each after the one before, on business days (weekends and the intake's
-/// holidays are not).
+/// The six milestones once each, in order, each after the one before, on business days (weekends, the intake's
+/// holidays and its country's public holidays are not).
 fn milestone_rules(items: &[Milestone], artifacts: &Artifacts) -> Vec<GateViolation> {
-    let holidays: BTreeSet<_> = artifacts.intake.content.iter().flat_map(|i| i.holidays.iter().copied()).collect();
+    let calendar = artifacts.intake.content.as_ref().map(BusinessCalendar::of_intake).unwrap_or_default();
     let mut out = Vec::new();
     let mut previous = None;
     let kinds = MilestoneKind::ALL;
@@ -231,9 +231,7 @@ fn milestone_rules(items: &[Milestone], artifacts: &Artifacts) -> Vec<GateViolat
         let date = found.first().map(|x| x.date);
         let problem = match (found.len(), date) {
             (0, _) => Some(format!("the {name} milestone is missing")),
-            (1, Some(d)) if !is_business_day(d, &holidays) => {
-                Some(format!("the {name} date {d} is not a business day"))
-            }
+            (1, Some(d)) if !calendar.is_business_day(d) => Some(format!("the {name} date {d} is not a business day")),
             (1, Some(d)) if previous.is_some_and(|p| d <= p) => {
                 Some(format!("the {name} date {d} is not after the {} milestone", kinds[index - 1].as_str()))
             }
@@ -313,6 +311,9 @@ fn intake(artifacts: &Artifacts) -> Vec<Violation> {
     }
     if i.currency.trim().len() != 3 {
         missing("a three-letter currency code");
+    }
+    if let Some(Err(unknown)) = i.country.as_deref().map(PublicHolidays::of) {
+        out.push(v(RULE_INTAKE_INCOMPLETE, ArtifactKind::Intake, Some("country".into()), unknown.to_string()));
     }
     let mut ids = BTreeSet::new();
     for n in &i.needs {
