@@ -521,21 +521,7 @@ impl Api {
                     pactwise_prep::export::ocds_release(&view.package, &view.id, view.version, self.clock.now())?;
                 serde_json::to_vec_pretty(&release).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
             }
-            PrepExportFormat::Pdf => {
-                use pactwise_docx::Block;
-                use pactwise_prep::export::Line;
-                let lines = pactwise_prep::export::document_lines(&view.package)?;
-                let blocks: Vec<Block<'_>> = lines
-                    .iter()
-                    .map(|l| match l {
-                        Line::Title(t) => Block::Title(t),
-                        Line::Heading(t) => Block::Heading(t),
-                        Line::Text(t) => Block::Text(t),
-                        Line::Bullet(t) => Block::Bullet(t),
-                    })
-                    .collect();
-                pactwise_docx::pdf::write(&blocks).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
-            }
+            PrepExportFormat::Pdf => pactwise_prep::export::pdf(&view.package)?,
         };
         crate::export_file::write_export(out, &bytes, existing)?;
         Ok(PrepExport { path: out.display().to_string(), bytes: bytes.len() as u64, format })

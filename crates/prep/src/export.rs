@@ -74,16 +74,6 @@ pub enum Part {
     PageBreak,
 }
 
-/// One line of the exported document, with its weight: the RFP flattened to four kinds for callers that draw only
-/// these (sub-headings become headings, fields text, each table row a bullet). [`pdf`] draws the whole document.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Line {
-    Title(String),
-    Heading(String),
-    Text(String),
-    Bullet(String),
-}
-
 fn require_approved(package: &Package) -> Result<(), ExportError> {
     let violations = precheck(&package.artifacts);
     if violations.is_empty() { Ok(()) } else { Err(ExportError::NotApproved(violations)) }
@@ -433,34 +423,6 @@ pub fn blocks(parts: &[Part]) -> Vec<Block<'_>> {
             Part::PageBreak => Block::PageBreak,
         })
         .collect()
-}
-
-/// The RFP flattened to four kinds of line (approved packages only); see [`Line`].
-pub fn document_lines(package: &Package) -> Result<Vec<Line>, ExportError> {
-    let mut lines = Vec::new();
-    for part in document(package)? {
-        match part {
-            Part::Title(t) => lines.push(Line::Title(t)),
-            Part::Heading(t) | Part::Subheading(t) => lines.push(Line::Heading(t)),
-            Part::Text(t) => lines.push(Line::Text(t)),
-            Part::Field(label, value) => lines.push(Line::Text(format!("{label}: {value}"))),
-            Part::Bullet(t) => lines.push(Line::Bullet(t)),
-            Part::Table(table) => {
-                for row in &table.rows {
-                    let cells: Vec<String> = table
-                        .header
-                        .iter()
-                        .zip(table.cells(row))
-                        .filter(|(_, cell)| !cell.trim().is_empty())
-                        .map(|(h, cell)| format!("{h}: {cell}"))
-                        .collect();
-                    lines.push(Line::Bullet(cells.join("; ")));
-                }
-            }
-            Part::PageBreak => {}
-        }
-    }
-    Ok(lines)
 }
 
 /// The RFP as a DOCX file.

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, FixedOffset, NaiveDate, NaiveTime, TimeZone, Utc};
-use pactwise_rules::prep::{Milestone, MilestoneKind};
+use chrono::{DateTime, NaiveDate, Utc};
+use pactwise_rules::prep::{Milestone, MilestoneKind, deadline_at};
 
 /// The two deadlines the service enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -31,14 +31,10 @@ pub enum DeadlineError {
 }
 
 impl Deadlines {
-    /// The deadlines from the package's milestones (dates computed in code on the business-day calendar), each at
-    /// `closing_time` on its day in the buyer's time zone (`offset`), checked against `now`.
-    pub fn from_milestones(
-        milestones: &[Milestone],
-        closing_time: NaiveTime,
-        offset: FixedOffset,
-        now: DateTime<Utc>,
-    ) -> Result<Self, DeadlineError> {
+    /// The deadlines from the package's milestones (dates computed in code on the business-day calendar), each
+    /// closing at the time the exported RFP states (`pactwise_rules::prep::deadline_at`, one rule for the document
+    /// and the service), checked against `now`.
+    pub fn from_milestones(milestones: &[Milestone], now: DateTime<Utc>) -> Result<Self, DeadlineError> {
         let day = |kind: MilestoneKind| {
             milestones.iter().find(|m| m.kind == kind).map(|m| m.date).ok_or(DeadlineError::Missing(kind.title()))
         };
@@ -47,14 +43,8 @@ impl Deadlines {
         if questions >= submissions {
             return Err(DeadlineError::QuestionsAfterSubmissions { questions, submissions });
         }
-        let at = |date: NaiveDate| {
-            offset
-                .from_local_datetime(&date.and_time(closing_time))
-                .single()
-                .map(|local| local.with_timezone(&Utc))
-                .expect("a fixed offset maps every local time to one instant")
-        };
-        let deadlines = Deadlines { questions_close: at(questions), submissions_close: at(submissions) };
+        let deadlines =
+            Deadlines { questions_close: deadline_at(questions), submissions_close: deadline_at(submissions) };
         if deadlines.submissions_close <= now {
             return Err(DeadlineError::InThePast(submissions));
         }
@@ -309,7 +299,7 @@ fn invited(tender: &Tender, vendor: &str) -> Result<(), Refused> {
 
 #[cfg(test)]
 mod tests {
-    use chrono::Duration;
+    use chrono::{Duration, TimeZone};
 
     use super::*;
 
@@ -395,7 +385,7 @@ mod tests {
     }
 
     #[test]
-    fn deadlines_come_from_the_milestones_at_the_closing_time_in_the_buyers_zone() {
+    fn deadlines_come_from_the_milestones_at_the_time_the_rfp_states() {
         let milestone = |kind, day| Milestone {
             kind,
             date: NaiveDate::from_ymd_opt(2027, 3, day).unwrap(),
@@ -403,13 +393,11 @@ mod tests {
         };
         let milestones =
             [milestone(MilestoneKind::QuestionsDeadline, 3), milestone(MilestoneKind::SubmissionDeadline, 10)];
-        let paris = FixedOffset::east_opt(3600).unwrap();
-        let noon = NaiveTime::from_hms_opt(12, 0, 0).unwrap();
-        let deadlines = Deadlines::from_milestones(&milestones, noon, paris, at(0, 0, 0) - Duration::days(30)).unwrap();
-        assert_eq!(deadlines.submissions_close, at(11, 0, 0));
-        let late = Deadlines::from_milestones(&milestones, noon, paris, at(11, 0, 0)).unwrap_err();
+        let deadlines = Deadlines::from_milestones(&milestones, at(0, 0, 0) - Duration::days(30)).unwrap();
+        assert_eq!(deadlines.submissions_close, deadline_at(NaiveDate::from_ymd_opt(2027, 3, 10).unwrap()));
+        let late = Deadlines::from_milestones(&milestones, deadlines.submissions_close).unwrap_err();
         assert!(matches!(late, DeadlineError::InThePast(_)));
-        let missing = Deadlines::from_milestones(&milestones[..1], noon, paris, at(0, 0, 0)).unwrap_err();
+        let missing = Deadlines::from_milestones(&milestones[..1], at(0, 0, 0)).unwrap_err();
         assert_eq!(missing, DeadlineError::Missing("Submission deadline"));
     }
 }

@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use base64::Engine as _;
-use chrono::{DateTime, FixedOffset, NaiveTime, Utc};
+use chrono::{DateTime, Utc};
 use pactwise_inspect::{Limits, inspect};
 use pactwise_rules::prep::{Artifacts, hash_content, publish_gate};
 use pactwise_rules::roles;
@@ -122,10 +122,6 @@ pub struct PublicationRequest {
     pub artifacts: Artifacts,
     /// The buyer's opening key (public half, hex), made on the desktop; its secret half stays there.
     pub opening_key: PublicKey,
-    /// The time of day deadlines close, `HH:MM`, in the buyer's time zone.
-    pub closing_time: String,
-    /// The buyer's time zone as minutes east of UTC.
-    pub utc_offset_minutes: i32,
     /// The package's OCDS tender release (Prep Studio's export), kept for the tender's public record.
     #[serde(default)]
     pub tender_release: Option<serde_json::Value>,
@@ -203,12 +199,8 @@ async fn request_publication(
 }
 
 fn deadlines_of(request: &PublicationRequest, now: DateTime<Utc>) -> Result<Deadlines, ApiError> {
-    let closing = NaiveTime::parse_from_str(request.closing_time.trim(), "%H:%M")
-        .map_err(|_| ApiError::InvalidInput("the closing time is HH:MM, such as 17:00".into()))?;
-    let offset = FixedOffset::east_opt(request.utc_offset_minutes.saturating_mul(60))
-        .ok_or_else(|| ApiError::InvalidInput("the time zone offset is out of range".into()))?;
     let milestones = request.artifacts.milestones.content.as_ref().map(|m| m.items.clone()).unwrap_or_default();
-    Deadlines::from_milestones(&milestones, closing, offset, now).map_err(|e| ApiError::InvalidInput(e.to_string()))
+    Deadlines::from_milestones(&milestones, now).map_err(|e| ApiError::InvalidInput(e.to_string()))
 }
 
 /// `POST /source/tenders/{id}/approve`: a second member (not the one who asked) publishes the tender. The

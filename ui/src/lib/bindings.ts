@@ -1843,8 +1843,19 @@ export type Intake_Deserialize = {
 	/**  The budget ceiling in minor units (cents), if the buyer states one. */
 	budget_ceiling_minor?: number | null,
 	timeline: Timeline,
-	/**  Non-working days besides weekends. */
+	/**  The organization's own non-working days besides weekends (and besides the country's public holidays). */
 	holidays?: string[],
+	/**
+	 *  The buyer's country, ISO 3166-1 alpha-2 (e.g. `DE`): its public holidays are not business days either
+	 *  (`calendar::PUBLIC_HOLIDAY_COUNTRIES` lists those known). None: weekends and `holidays` only. Left out of the
+	 *  JSON when none, so the content hash of an intake written before this field existed does not change.
+	 */
+	country?: string | null,
+	/**
+	 *  Who answers vendors' questions, as printed on the RFP (a name and an email address). None: the RFP says a
+	 *  contact is still to be added. Left out of the JSON when none, like `country`.
+	 */
+	contact?: string | null,
 	/**  A contract type of the checklist library to ground requirements in (e.g. `saas_subscription`). */
 	checklist_type?: string | null,
 };
@@ -1864,8 +1875,19 @@ export type Intake_Serialize = {
 	/**  The budget ceiling in minor units (cents), if the buyer states one. */
 	budget_ceiling_minor: number | null,
 	timeline: Timeline,
-	/**  Non-working days besides weekends. */
+	/**  The organization's own non-working days besides weekends (and besides the country's public holidays). */
 	holidays: string[],
+	/**
+	 *  The buyer's country, ISO 3166-1 alpha-2 (e.g. `DE`): its public holidays are not business days either
+	 *  (`calendar::PUBLIC_HOLIDAY_COUNTRIES` lists those known). None: weekends and `holidays` only. Left out of the
+	 *  JSON when none, so the content hash of an intake written before this field existed does not change.
+	 */
+	country?: string,
+	/**
+	 *  Who answers vendors' questions, as printed on the RFP (a name and an email address). None: the RFP says a
+	 *  contact is still to be added. Left out of the JSON when none, like `country`.
+	 */
+	contact?: string,
 	/**  A contract type of the checklist library to ground requirements in (e.g. `saas_subscription`). */
 	checklist_type: string | null,
 };

@@ -131,8 +131,7 @@ async fn a_sealed_tender_from_publication_to_opening_on_sqlite() {
 
     // Ann asks to publish; the gate and the deadlines are the service's; she cannot approve it herself.
     let request = json!({
-        "title": "Fleet telematics", "artifacts": artifacts, "opening_key": opening.public(),
-        "closing_time": "17:00", "utc_offset_minutes": 60, "tender_release": tender_release()
+        "title": "Fleet telematics", "artifacts": artifacts, "opening_key": opening.public(), "tender_release": tender_release()
     });
     let (status, tender) = call.post("/api/v1/source/tenders", ann, request.clone()).await;
     assert_eq!(status, 201, "{tender}");
@@ -150,7 +149,7 @@ async fn a_sealed_tender_from_publication_to_opening_on_sqlite() {
     assert_eq!(tender["status"], "published");
     let submissions_close: chrono::DateTime<chrono::Utc> =
         serde_json::from_value(tender["deadlines"]["submissions_close"].clone()).unwrap();
-    assert_eq!(submissions_close.format("%H:%M").to_string(), "16:00", "17:00 at UTC+1");
+    assert_eq!(submissions_close.format("%H:%M").to_string(), "17:00", "the closing time the RFP states");
 
     // Another organization's buyer sees nothing of it.
     for path in [format!("/api/v1/source/tenders/{id}"), format!("/api/v1/source/tenders/{id}/audit")] {
@@ -435,7 +434,7 @@ async fn on_postgres_source_says_it_is_not_available_and_stores_nothing() {
     let call = Call { http: reqwest::Client::new(), server: &server };
     let request = json!({
         "title": "Fleet telematics", "artifacts": approved_artifacts(start_time().date_naive() + Duration::days(1)),
-        "opening_key": KeyPair::generate().public(), "closing_time": "17:00", "utc_offset_minutes": 0
+        "opening_key": KeyPair::generate().public()
     });
     let (status, body) = call.post("/api/v1/source/tenders", &alpha.tokens[0], request).await;
     assert_eq!(status, 403, "{body}");
