@@ -24,6 +24,7 @@ pub mod notify;
 pub mod postgres;
 pub mod rate;
 pub mod source;
+pub mod source_pg;
 pub mod source_store;
 pub mod sqlite;
 pub mod steps;

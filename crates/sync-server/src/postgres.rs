@@ -210,6 +210,7 @@ impl PgStorage {
     pub fn connect(url: &str, max: usize) -> Result<Self, StorageError> {
         let mut first = Client::connect(url, NoTls)?;
         first.batch_execute(SCHEMA)?;
+        first.batch_execute(crate::source_pg::SCHEMA)?;
         Ok(Self {
             url: url.to_string(),
             idle: Mutex::new(vec![first]),
@@ -799,6 +800,67 @@ impl SyncStorage for PgStorage {
                 })
             })
             .collect()
+    }
+
+    fn source_commit(&self, change: &crate::source_store::SourceCommit) -> Result<(), StorageError> {
+        crate::source_pg::commit(&mut *self.conn()?, change)
+    }
+
+    fn source_tender(&self, tender: Uuid) -> Result<Option<crate::source_store::TenderRow>, StorageError> {
+        crate::source_pg::read_tender(&mut *self.conn()?, tender)
+    }
+
+    fn source_audit(&self, tender: Uuid) -> Result<Vec<pactwise_source::audit::AuditEntry>, StorageError> {
+        crate::source_pg::audit(&mut *self.conn()?, tender)
+    }
+
+    fn source_envelopes(
+        &self,
+        tender: Uuid,
+        kind: &str,
+    ) -> Result<Vec<crate::source_store::EnvelopeRow>, StorageError> {
+        crate::source_pg::envelopes(&mut *self.conn()?, tender, kind)
+    }
+
+    fn source_invitation(&self, token_hash: &str) -> Result<Option<crate::source_store::Invitation>, StorageError> {
+        crate::source_pg::invitation(&mut *self.conn()?, token_hash)
+    }
+
+    fn source_vendor_by_email(&self, email: &str) -> Result<Option<crate::source_store::VendorAccount>, StorageError> {
+        crate::source_pg::vendor_by_email(&mut *self.conn()?, email)
+    }
+
+    fn source_create_session(
+        &self,
+        token_hash: &str,
+        account: Uuid,
+        expires: DateTime<Utc>,
+    ) -> Result<(), StorageError> {
+        crate::source_pg::create_session(&mut *self.conn()?, token_hash, account, expires)
+    }
+
+    fn source_session(&self, token_hash: &str) -> Result<Option<(Uuid, DateTime<Utc>)>, StorageError> {
+        crate::source_pg::session(&mut *self.conn()?, token_hash)
+    }
+
+    fn source_participations(&self, account: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
+        crate::source_pg::participations(&mut *self.conn()?, account)
+    }
+
+    fn source_participants(&self, tender: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
+        crate::source_pg::participants(&mut *self.conn()?, tender)
+    }
+
+    fn source_questions(&self, tender: Uuid) -> Result<Vec<crate::source_store::Question>, StorageError> {
+        crate::source_pg::questions(&mut *self.conn()?, tender)
+    }
+
+    fn source_scores(&self, tender: Uuid) -> Result<Vec<crate::source_store::StoredScore>, StorageError> {
+        crate::source_pg::scores(&mut *self.conn()?, tender)
+    }
+
+    fn source_tender_release(&self, tender: Uuid) -> Result<Option<String>, StorageError> {
+        crate::source_pg::tender_release(&mut *self.conn()?, tender)
     }
 }
 

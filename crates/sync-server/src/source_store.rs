@@ -3,8 +3,7 @@
 //! audit trail (hash-chained), the sealed envelopes (ciphertext only), invitations, vendor accounts and sessions.
 //! Every change to a tender and its appended rows is one transaction ([`SourceCommit`]).
 //!
-//! In this version Source runs on the SQLite backend only; on PostgreSQL its routes answer that it is not available
-//! (the trait's default methods), rather than store anything.
+//! The PostgreSQL backend has the same tables and commit (`crate::source_pg`).
 
 use chrono::{DateTime, Utc};
 use pactwise_domain::{OrgId, UserId};
@@ -198,13 +197,6 @@ pub struct StoredScore {
     pub points: u32,
     pub reason: String,
     pub scored_at: DateTime<Utc>,
-}
-
-pub(crate) fn unavailable() -> StorageError {
-    StorageError::Forbidden(
-        "PactWise Source is not available on this server's database backend yet; run the service on SQLite to use it"
-            .into(),
-    )
 }
 
 fn tender_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<[Option<String>; 12]> {

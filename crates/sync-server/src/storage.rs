@@ -175,55 +175,28 @@ pub trait SyncStorage: Send + Sync + 'static {
     /// The service's audit of the organization's lease on `package`, oldest first.
     fn lease_audit(&self, org: OrgId, package: Uuid) -> Result<Vec<LeaseAudit>, StorageError>;
 
-    // PactWise Source (`crate::source`, rows in `crate::source_store`). The defaults answer that Source is not
-    // available on this backend; the SQLite backend implements them.
+    // PactWise Source (`crate::source`; rows in `crate::source_store` for SQLite and `crate::source_pg`).
     /// Writes one change to a tender and its appended rows in one transaction.
-    fn source_commit(&self, _change: &SourceCommit) -> Result<(), StorageError> {
-        Err(source_store::unavailable())
-    }
+    fn source_commit(&self, change: &SourceCommit) -> Result<(), StorageError>;
     /// A tender by id, whatever its organization: callers check the organization (buyers) or the participation
     /// (vendors) before showing anything.
-    fn source_tender(&self, _tender: Uuid) -> Result<Option<TenderRow>, StorageError> {
-        Err(source_store::unavailable())
-    }
-    fn source_audit(&self, _tender: Uuid) -> Result<Vec<AuditEntry>, StorageError> {
-        Err(source_store::unavailable())
-    }
-    fn source_envelopes(&self, _tender: Uuid, _kind: &str) -> Result<Vec<EnvelopeRow>, StorageError> {
-        Err(source_store::unavailable())
-    }
-    fn source_invitation(&self, _token_hash: &str) -> Result<Option<Invitation>, StorageError> {
-        Err(source_store::unavailable())
-    }
-    fn source_vendor_by_email(&self, _email: &str) -> Result<Option<VendorAccount>, StorageError> {
-        Err(source_store::unavailable())
-    }
+    fn source_tender(&self, tender: Uuid) -> Result<Option<TenderRow>, StorageError>;
+    fn source_audit(&self, tender: Uuid) -> Result<Vec<AuditEntry>, StorageError>;
+    fn source_envelopes(&self, tender: Uuid, kind: &str) -> Result<Vec<EnvelopeRow>, StorageError>;
+    fn source_invitation(&self, token_hash: &str) -> Result<Option<Invitation>, StorageError>;
+    fn source_vendor_by_email(&self, email: &str) -> Result<Option<VendorAccount>, StorageError>;
     fn source_create_session(
         &self,
-        _token_hash: &str,
-        _account: Uuid,
-        _expires: DateTime<Utc>,
-    ) -> Result<(), StorageError> {
-        Err(source_store::unavailable())
-    }
-    fn source_session(&self, _token_hash: &str) -> Result<Option<(Uuid, DateTime<Utc>)>, StorageError> {
-        Err(source_store::unavailable())
-    }
-    fn source_participations(&self, _account: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
-        Err(source_store::unavailable())
-    }
-    fn source_participants(&self, _tender: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
-        Err(source_store::unavailable())
-    }
-    fn source_questions(&self, _tender: Uuid) -> Result<Vec<source_store::Question>, StorageError> {
-        Err(source_store::unavailable())
-    }
-    fn source_scores(&self, _tender: Uuid) -> Result<Vec<source_store::StoredScore>, StorageError> {
-        Err(source_store::unavailable())
-    }
-    fn source_tender_release(&self, _tender: Uuid) -> Result<Option<String>, StorageError> {
-        Err(source_store::unavailable())
-    }
+        token_hash: &str,
+        account: Uuid,
+        expires: DateTime<Utc>,
+    ) -> Result<(), StorageError>;
+    fn source_session(&self, token_hash: &str) -> Result<Option<(Uuid, DateTime<Utc>)>, StorageError>;
+    fn source_participations(&self, account: Uuid) -> Result<Vec<(Uuid, String)>, StorageError>;
+    fn source_participants(&self, tender: Uuid) -> Result<Vec<(Uuid, String)>, StorageError>;
+    fn source_questions(&self, tender: Uuid) -> Result<Vec<source_store::Question>, StorageError>;
+    fn source_scores(&self, tender: Uuid) -> Result<Vec<source_store::StoredScore>, StorageError>;
+    fn source_tender_release(&self, tender: Uuid) -> Result<Option<String>, StorageError>;
 }
 
 /// A change to an organization's members, as the members routes ask for it (the organization is the actor's).

@@ -1,8 +1,9 @@
-//! PactWise Source on the service (SQLite backend): a tender published by one member and approved by another,
+//! PactWise Source on the service, on both backends: a tender published by one member and approved by another,
 //! vendors invited by single-use links, submissions inspected and sealed, nothing readable in the database before
 //! the deadline, late submissions refused, technical envelopes opened after the deadline and read only with the
-//! buyer's opening key, another organization seeing nothing, and a hash-chained audit trail. On PostgreSQL, Source
-//! says it is not available and stores nothing.
+//! buyer's opening key, another organization seeing nothing, and a hash-chained audit trail; every hostile file of
+//! the corpus refused through the service, and a restart before the deadline leaving the envelopes sealed and
+//! intact.
 
 use crate::common::*;
 use base64::Engine as _;
@@ -114,11 +115,75 @@ fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// Every byte the Source tables hold: for SQLite the database file and its WAL; for PostgreSQL each table's rows as
+/// text and the sealed envelopes' raw bytes.
+fn stored_bytes(backend: Backend, location: &str) -> Vec<u8> {
+    match backend {
+        Backend::Sqlite => {
+            let mut bytes = std::fs::read(location).unwrap();
+            bytes.extend(std::fs::read(format!("{location}-wal")).unwrap_or_default());
+            bytes
+        }
+        Backend::Postgres => blocking(|| {
+            let mut client = ::postgres::Client::connect(location, ::postgres::NoTls).unwrap();
+            let mut bytes = Vec::new();
+            for table in [
+                "source_tenders",
+                "source_audit",
+                "source_invitations",
+                "source_participants",
+                "source_questions",
+                "source_scores",
+                "source_releases",
+                "source_envelopes",
+            ] {
+                for row in client.query(&format!("SELECT t::text FROM {table} t"), &[]).unwrap() {
+                    bytes.extend(row.get::<_, String>(0).into_bytes());
+                }
+            }
+            for row in client.query("SELECT sealed FROM source_envelopes", &[]).unwrap() {
+                bytes.extend(row.get::<_, Vec<u8>>(0));
+            }
+            bytes
+        }),
+    }
+}
+
+/// The sealed envelopes as stored, in a fixed order.
+fn sealed_rows(backend: Backend, location: &str) -> Vec<Vec<u8>> {
+    let sql = "SELECT sealed FROM source_envelopes ORDER BY tender_id, account_id, submission, kind, part";
+    match backend {
+        Backend::Sqlite => {
+            let connection = rusqlite::Connection::open(location).unwrap();
+            let mut statement = connection.prepare(sql).unwrap();
+            statement.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+        }
+        Backend::Postgres => blocking(|| {
+            let mut client = ::postgres::Client::connect(location, ::postgres::NoTls).unwrap();
+            client.query(sql, &[]).unwrap().iter().map(|r| r.get::<_, Vec<u8>>(0)).collect()
+        }),
+    }
+}
+
+fn reopen(backend: Backend, location: &str) -> Arc<dyn pactwise_sync_server::SyncStorage> {
+    blocking(|| match backend {
+        Backend::Sqlite => {
+            Arc::new(pactwise_sync_server::sqlite::SqliteStorage::open(std::path::Path::new(location)).unwrap())
+                as Arc<dyn pactwise_sync_server::SyncStorage>
+        }
+        Backend::Postgres => Arc::new(pactwise_sync_server::postgres::PgStorage::connect(location, 8).unwrap()),
+    })
+}
+
+crate::both_backends!(
+    a_sealed_tender_from_publication_to_opening,
+    every_hostile_file_is_refused_by_the_service_and_a_restart_keeps_envelopes_sealed_and_intact,
+);
+
 const MARKERS: [&str; 3] = ["ZEBRA-ANSWER-7781", "SECRET-NOTE-4411", "ZEBRA-ANSWER-SECOND"];
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sealed_tender_from_publication_to_opening_on_sqlite() {
-    let (fresh, db_path) = fresh_at(Backend::Sqlite);
+async fn a_sealed_tender_from_publication_to_opening(backend: Backend) {
+    let (fresh, db_path) = fresh_at(backend);
     let clock = fixed_clock();
     let alpha = org(fresh.storage.as_ref(), clock.as_ref(), "alpha", &[Role::Buyer, Role::Buyer]);
     let charlie = org(fresh.storage.as_ref(), clock.as_ref(), "charlie", &[Role::Buyer]);
@@ -269,13 +334,11 @@ async fn a_sealed_tender_from_publication_to_opening_on_sqlite() {
     assert_eq!(status, 400, "{body}");
 
     // Before the deadline the database holds no plaintext of any envelope (the file, its WAL, every row).
-    let mut stored = std::fs::read(&db_path).unwrap();
-    stored.extend(std::fs::read(format!("{db_path}-wal")).unwrap_or_default());
+    let stored = stored_bytes(backend, &db_path);
     for marker in MARKERS.iter().chain(["123.45", "Our note"].iter()) {
         assert!(!stored.windows(marker.len()).any(|w| w == marker.as_bytes()), "{marker} readable in the database");
     }
-    let connection = rusqlite::Connection::open(&db_path).unwrap();
-    let sealed: i64 = connection.query_row("SELECT COUNT(*) FROM source_envelopes", [], |r| r.get(0)).unwrap();
+    let sealed = sealed_rows(backend, &db_path).len();
     assert_eq!(sealed, 11, "Acme: answers, two files and prices, twice; Globex: answers, a file, prices");
 
     // One second after the deadline: late is late; the technical envelopes open, for the buyer's key only.
@@ -424,19 +487,98 @@ async fn a_sealed_tender_from_publication_to_opening_on_sqlite() {
     assert!(!trail.to_string().contains(MARKERS[0]), "the trail never holds content");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn on_postgres_source_says_it_is_not_available_and_stores_nothing() {
-    let fresh = fresh(Backend::Postgres);
+/// Publishes a tender (Ann asks, Bob approves) and lets one vendor join; returns the tender id and the vendor's
+/// session token.
+async fn published_with_vendor(call: &Call<'_>, ann: &str, bob: &str, opening: &KeyPair) -> (String, String) {
+    let artifacts = approved_artifacts(start_time().date_naive() + Duration::days(1));
+    let request = json!({"title": "Fleet telematics", "artifacts": artifacts, "opening_key": opening.public()});
+    let (_, tender) = call.post("/api/v1/source/tenders", ann, request).await;
+    let id = tender["id"].as_str().unwrap().to_owned();
+    assert_eq!(call.post(&format!("/api/v1/source/tenders/{id}/approve"), bob, json!({})).await.0, 200);
+    let (_, invitation) = call
+        .post(
+            &format!("/api/v1/source/tenders/{id}/invitations"),
+            ann,
+            json!({"vendor_name": "Acme", "email": "a@acme.example"}),
+        )
+        .await;
+    let accept = json!({"token": invitation["token"], "email": "a@acme.example", "password": "acme-password-1"});
+    let (_, session) = call.post("/api/v1/source/vendor/accept", "", accept).await;
+    (id, session["token"].as_str().unwrap().to_owned())
+}
+
+async fn every_hostile_file_is_refused_by_the_service_and_a_restart_keeps_envelopes_sealed_and_intact(
+    backend: Backend,
+) {
+    let (fresh, db_path) = fresh_at(backend);
     let clock = fixed_clock();
-    let alpha = org(fresh.storage.as_ref(), clock.as_ref(), "alpha", &[Role::Buyer]);
-    let config = ServerConfig { source_wrapping_key: Some(Arc::new(KeyPair::generate())), ..generous() };
-    let server = TestServer::start(fresh.storage.clone(), clock.clone(), config).await;
+    let alpha = org(fresh.storage.as_ref(), clock.as_ref(), "alpha", &[Role::Buyer, Role::Buyer]);
+    let wrapping = Arc::new(KeyPair::generate());
+    let config = ServerConfig { source_wrapping_key: Some(wrapping.clone()), ..generous() };
+    let mut server = TestServer::start(fresh.storage.clone(), clock.clone(), config.clone()).await;
+    let opening = KeyPair::generate();
+    let (ann, bob) = (&alpha.tokens[0], &alpha.tokens[1]);
+    let (id, acme) = {
+        let call = Call { http: reqwest::Client::new(), server: &server };
+        published_with_vendor(&call, ann, bob, &opening).await
+    };
+    let path = format!("/api/v1/source/vendor/tenders/{id}/submission");
+    let prices = json!({"currency": "EUR", "unit_prices": {"P-01": "10.00"}});
+
+    // The whole hostile corpus, each file in a submission of its own: every one refused with a reason, none stored,
+    // the service answering throughout.
+    {
+        let call = Call { http: reqwest::Client::new(), server: &server };
+        let samples = pactwise_inspect::corpus::hostile();
+        assert!(samples.len() >= 1_000);
+        for sample in &samples {
+            let body = json!({"answers": {}, "files": [{"name": sample.name, "content_base64": b64(&sample.bytes)}], "prices": prices});
+            let (status, answer) = call.post(&path, &acme, body).await;
+            assert_eq!(status, 422, "{} ({}) was not refused: {answer}", sample.name, sample.group);
+            assert!(!answer["problems"][0]["message"].as_str().unwrap_or("").is_empty());
+        }
+        let (_, status) = call.get(&format!("/api/v1/source/tenders/{id}"), ann).await;
+        assert_eq!(status["submissions"], 0);
+        assert!(sealed_rows(backend, &db_path).is_empty(), "a refused submission stores nothing");
+
+        // One good submission.
+        let files = json!([{"name": "offer.pdf", "content_base64": b64(&PdfBuilder::new(1).build())}]);
+        let (status, body) = call
+            .post(&path, &acme, json!({"answers": {"R-01": "ZEBRA-RESTART"}, "files": files, "prices": prices}))
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let before = sealed_rows(backend, &db_path);
+
+    // The service stops before the deadline and starts again on the same database and key file.
+    server.stop();
+    drop(server);
+    let server = TestServer::start(reopen(backend, &db_path), clock.clone(), config).await;
     let call = Call { http: reqwest::Client::new(), server: &server };
-    let request = json!({
-        "title": "Fleet telematics", "artifacts": approved_artifacts(start_time().date_naive() + Duration::days(1)),
-        "opening_key": KeyPair::generate().public()
-    });
-    let (status, body) = call.post("/api/v1/source/tenders", &alpha.tokens[0], request).await;
-    assert_eq!(status, 403, "{body}");
-    assert!(body["error"]["message"].as_str().unwrap().contains("not available"), "{body}");
+    assert_eq!(sealed_rows(backend, &db_path), before, "the envelopes are byte for byte what was stored");
+    let (status, body) =
+        call.post(&format!("/api/v1/source/tenders/{id}/open"), ann, json!({"kind": "technical"})).await;
+    assert_eq!(status, 400, "still sealed before the deadline: {body}");
+
+    // After the deadline they open, and the buyer's key reads them.
+    let (_, tender) = call.get(&format!("/api/v1/source/tenders/{id}"), ann).await;
+    let close: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(tender["deadlines"]["submissions_close"].clone()).unwrap();
+    clock.advance(close - start_time());
+    let (status, opened) =
+        call.post(&format!("/api/v1/source/tenders/{id}/open"), ann, json!({"kind": "technical"})).await;
+    assert_eq!(status, 200, "{opened}");
+    let answers = opened["parts"].as_array().unwrap().iter().find(|p| p["part"] == "answers.json").unwrap();
+    let sealed =
+        base64::engine::general_purpose::STANDARD.decode(answers["sealed_for_opening_key"].as_str().unwrap()).unwrap();
+    let context = EnvelopeContext {
+        tender_id: &id,
+        vendor_id: answers["vendor_account"].as_str().unwrap(),
+        kind: EnvelopeKind::Technical,
+        submission: 1,
+        published_hash: tender["published_hash"].as_str().unwrap(),
+        part: "answers.json",
+    };
+    assert!(String::from_utf8(envelope::open(&sealed, &context, &opening).unwrap()).unwrap().contains("ZEBRA-RESTART"));
+    drop(fresh);
 }
