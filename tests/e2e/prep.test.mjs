@@ -239,7 +239,9 @@ test("draft against the fake model, fix the validator errors by hand, approve ev
   const pdf = fs.readFileSync(path.join(saveDir, `${intake.title}.pdf`));
   assert.equal(pdf.subarray(0, 5).toString(), "%PDF-");
   const text = execFileSync("pdftotext", ["-layout", path.join(saveDir, `${intake.title}.pdf`), "-"], { encoding: "utf8" });
-  assert.match(text, /Request for proposals: IT service desk for schools/);
+  assert.match(text, /Request for proposals: IT service desk for\s+schools/);
+  assert.match(text, /Instructions to bidders/);
+  assert.match(text, /Form B/);
   assert.match(text, /50\.00 %/);
   assert.match(text, /On-site visit/);
   const docx = fs.readFileSync(path.join(saveDir, `${intake.title}.docx`));

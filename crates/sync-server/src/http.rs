@@ -109,7 +109,7 @@ impl Default for ServerConfig {
 pub(crate) struct Inner {
     pub(crate) storage: Arc<dyn SyncStorage>,
     pub(crate) clock: Arc<dyn Clock>,
-    limiter: RateLimiter,
+    pub(crate) limiter: RateLimiter,
     pub(crate) sign_in_limiter: RateLimiter,
     pub(crate) metrics: Metrics,
     pub(crate) config: ServerConfig,

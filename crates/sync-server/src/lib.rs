@@ -25,10 +25,12 @@ pub mod postgres;
 pub mod rate;
 pub mod source;
 pub mod source_pg;
+pub mod source_rows;
 pub mod source_store;
 pub mod sqlite;
 pub mod steps;
 pub mod storage;
+pub mod vendor_page;
 
 pub use http::{AppState, ServerConfig};
 pub use listen::{load_tls, serve, serve_tls};
@@ -36,9 +38,11 @@ pub use storage::{Actor, StorageError, SyncStorage};
 
 use std::sync::Arc;
 
-/// The service's HTTP routes over `state` (`/api/v1`, with the members and lease routes, `/health`, `/metrics`).
+/// The service's HTTP routes over `state` (`/api/v1`, with the members, lease and Source routes, `/health`,
+/// `/metrics`, and the vendor page under `/source/`).
 pub fn router(state: AppState) -> axum::Router {
     http::router_with(state, members::routes().merge(leases::routes()).merge(source::routes()))
+        .merge(vendor_page::routes())
 }
 
 /// Open storage from a database URL: `sqlite:PATH` (or a plain path) or `postgres://…`.

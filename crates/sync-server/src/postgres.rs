@@ -802,11 +802,11 @@ impl SyncStorage for PgStorage {
             .collect()
     }
 
-    fn source_commit(&self, change: &crate::source_store::SourceCommit) -> Result<(), StorageError> {
+    fn source_commit(&self, change: &crate::source_rows::SourceCommit) -> Result<(), StorageError> {
         crate::source_pg::commit(&mut *self.conn()?, change)
     }
 
-    fn source_tender(&self, tender: Uuid) -> Result<Option<crate::source_store::TenderRow>, StorageError> {
+    fn source_tender(&self, tender: Uuid) -> Result<Option<crate::source_rows::TenderRow>, StorageError> {
         crate::source_pg::read_tender(&mut *self.conn()?, tender)
     }
 
@@ -814,19 +814,15 @@ impl SyncStorage for PgStorage {
         crate::source_pg::audit(&mut *self.conn()?, tender)
     }
 
-    fn source_envelopes(
-        &self,
-        tender: Uuid,
-        kind: &str,
-    ) -> Result<Vec<crate::source_store::EnvelopeRow>, StorageError> {
+    fn source_envelopes(&self, tender: Uuid, kind: &str) -> Result<Vec<crate::source_rows::EnvelopeRow>, StorageError> {
         crate::source_pg::envelopes(&mut *self.conn()?, tender, kind)
     }
 
-    fn source_invitation(&self, token_hash: &str) -> Result<Option<crate::source_store::Invitation>, StorageError> {
+    fn source_invitation(&self, token_hash: &str) -> Result<Option<crate::source_rows::Invitation>, StorageError> {
         crate::source_pg::invitation(&mut *self.conn()?, token_hash)
     }
 
-    fn source_vendor_by_email(&self, email: &str) -> Result<Option<crate::source_store::VendorAccount>, StorageError> {
+    fn source_vendor_by_email(&self, email: &str) -> Result<Option<crate::source_rows::VendorAccount>, StorageError> {
         crate::source_pg::vendor_by_email(&mut *self.conn()?, email)
     }
 
@@ -851,11 +847,11 @@ impl SyncStorage for PgStorage {
         crate::source_pg::participants(&mut *self.conn()?, tender)
     }
 
-    fn source_questions(&self, tender: Uuid) -> Result<Vec<crate::source_store::Question>, StorageError> {
+    fn source_questions(&self, tender: Uuid) -> Result<Vec<crate::source_rows::Question>, StorageError> {
         crate::source_pg::questions(&mut *self.conn()?, tender)
     }
 
-    fn source_scores(&self, tender: Uuid) -> Result<Vec<crate::source_store::StoredScore>, StorageError> {
+    fn source_scores(&self, tender: Uuid) -> Result<Vec<crate::source_rows::StoredScore>, StorageError> {
         crate::source_pg::scores(&mut *self.conn()?, tender)
     }
 

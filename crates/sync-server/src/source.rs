@@ -34,7 +34,7 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::http::{ApiError, AppState, blocking, json_rejection};
-use crate::source_store::{EnvelopeRow, Invitation, SourceCommit, TenderRow, VendorAccount};
+use crate::source_rows::{EnvelopeRow, Invitation, SourceCommit, TenderRow, VendorAccount};
 use crate::storage::Actor;
 
 /// The largest submission body (files travel base64-encoded in JSON).
@@ -63,6 +63,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/source/vendor/accept", post(accept_invitation))
         .route("/source/vendor/sign-in", post(vendor_sign_in))
         .route("/source/vendor/tenders", get(vendor_tenders))
+        .route("/source/vendor/tenders/{id}", get(vendor_tender))
         .route("/source/vendor/tenders/{id}/submission", post(submit).layer(DefaultBodyLimit::max(SUBMISSION_LIMIT)))
 }
 
@@ -524,6 +525,23 @@ impl FromRequestParts<AppState> for Vendor {
     }
 }
 
+/// Where a request came from, for the sign-in rate limit (vendors sign in and accept invitations by address, as
+/// members sign in).
+pub struct SignInAttempt;
+
+impl FromRequestParts<AppState> for SignInAttempt {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let addr = crate::http::client_addr(&parts.extensions);
+        if let Err(retry_after_s) = state.0.sign_in_limiter.check(&format!("vendor:{addr}")) {
+            crate::metrics::Metrics::add(&state.0.metrics.rate_limited, 1);
+            return Err(ApiError::RateLimited { retry_after_s });
+        }
+        Ok(SignInAttempt)
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub struct AcceptRequest {
     pub token: String,
@@ -548,6 +566,7 @@ async fn new_session(state: &AppState, account: Uuid) -> Result<VendorSession, A
 /// the one it has with that email) and joins the tender.
 async fn accept_invitation(
     State(state): State<AppState>,
+    _attempt: SignInAttempt,
     body: Result<Json<AcceptRequest>, JsonRejection>,
 ) -> Result<Json<VendorSession>, ApiError> {
     let Json(request) = body.map_err(json_rejection)?;
@@ -627,6 +646,7 @@ pub struct VendorSignIn {
 
 async fn vendor_sign_in(
     State(state): State<AppState>,
+    _attempt: SignInAttempt,
     body: Result<Json<VendorSignIn>, JsonRejection>,
 ) -> Result<Json<VendorSession>, ApiError> {
     let Json(request) = body.map_err(json_rejection)?;
@@ -902,7 +922,7 @@ async fn ask(
     let now = state.0.clock.now();
     let (next, _) =
         tender::step(&tender, Event::Ask { vendor: vendor.account.to_string(), at: now }).map_err(refused)?;
-    let question = crate::source_store::Question {
+    let question = crate::source_rows::Question {
         id: Uuid::new_v4(),
         tender: id,
         account: vendor.account,
@@ -1097,7 +1117,7 @@ fn bidders(tender: &Tender) -> Vec<String> {
     tender.vendors.iter().filter(|(_, n)| **n > 0).map(|(v, _)| v.clone()).collect()
 }
 
-fn as_scores(stored: &[crate::source_store::StoredScore]) -> Vec<pactwise_source::evaluation::Score> {
+fn as_scores(stored: &[crate::source_rows::StoredScore]) -> Vec<pactwise_source::evaluation::Score> {
     stored
         .iter()
         .map(|s| pactwise_source::evaluation::Score {
@@ -1154,7 +1174,7 @@ async fn record_score(
         request.points
     );
     let entry = next_audit(&state, &row, &member_name(&actor), SourceAction::Score, &details).await?;
-    let stored = crate::source_store::StoredScore {
+    let stored = crate::source_rows::StoredScore {
         tender: id,
         account,
         criterion_id: score.criterion_id,
@@ -1358,4 +1378,93 @@ async fn ocds_record(
         uri: &format!("urn:pactwise:tender:{id}"),
     };
     Ok(Json(pactwise_source::ocds::release_package(&record, state.0.clock.now())))
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TenderRequirement {
+    pub code: String,
+    pub text: String,
+    pub mandatory: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TenderPriceLine {
+    pub code: String,
+    pub description: String,
+    pub unit: String,
+    pub quantity: Option<u32>,
+    /// The line's amount is left open: no price is asked for it.
+    pub open_amount: bool,
+}
+
+/// What a vendor needs to answer: the tender's requirements and pricing schedule, from the published package.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct VendorTenderDetail {
+    pub id: Uuid,
+    pub title: String,
+    pub buyer: String,
+    pub summary: String,
+    pub deadlines: Deadlines,
+    pub phase: Phase,
+    pub joined_as: String,
+    pub my_submissions: u32,
+    pub currency: String,
+    pub requirements: Vec<TenderRequirement>,
+    pub price_lines: Vec<TenderPriceLine>,
+    /// The accepted file types, in words.
+    pub accepted_files: Vec<String>,
+}
+
+/// `GET /source/vendor/tenders/{id}`: the published tender as the vendor page shows it.
+async fn vendor_tender(
+    State(state): State<AppState>,
+    vendor: Vendor,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<VendorTenderDetail>, ApiError> {
+    let id = tender_id(path)?;
+    let (row, tender, name) = vendor_row(&state, &vendor, id).await?;
+    let artifacts: Artifacts =
+        serde_json::from_str(&row.artifacts_json).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let requirements = artifacts
+        .requirements
+        .content
+        .map(|r| {
+            r.items
+                .into_iter()
+                .map(|item| TenderRequirement {
+                    mandatory: item.kind == pactwise_rules::prep::RequirementKind::Mandatory,
+                    code: item.code,
+                    text: item.text,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let pricing = artifacts.pricing.content;
+    Ok(Json(VendorTenderDetail {
+        id,
+        title: row.title.clone(),
+        buyer: artifacts.intake.content.as_ref().map(|i| i.buyer.clone()).unwrap_or_default(),
+        summary: artifacts.scope.content.as_ref().map(|s| s.summary.clone()).unwrap_or_default(),
+        deadlines: tender.deadlines,
+        phase: tender.phase,
+        joined_as: name,
+        my_submissions: tender.vendors.get(&vendor.account.to_string()).copied().unwrap_or(0),
+        currency: pricing.as_ref().map(|p| p.currency.clone()).unwrap_or_default(),
+        price_lines: pricing
+            .map(|p| {
+                p.lines
+                    .into_iter()
+                    .map(|line| TenderPriceLine {
+                        code: line.code,
+                        description: line.description,
+                        unit: line.unit,
+                        quantity: line.quantity,
+                        open_amount: line.open_amount,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        requirements,
+        accepted_files: pactwise_inspect::Kind::ALL.iter().map(|k| k.label().to_owned()).collect(),
+    }))
 }

@@ -7,7 +7,7 @@ use pactwise_source::audit::AuditEntry;
 use postgres::GenericClient;
 use uuid::Uuid;
 
-use crate::source_store::{EnvelopeRow, Invitation, Question, SourceCommit, StoredScore, TenderRow, VendorAccount};
+use crate::source_rows::{EnvelopeRow, Invitation, Question, SourceCommit, StoredScore, TenderRow, VendorAccount};
 use crate::storage::{StorageError, db_json, parse_ts, parse_uuid, to_json, ts};
 
 pub(crate) const SCHEMA: &str = r#"

@@ -798,11 +798,11 @@ impl SyncStorage for SqliteStorage {
             .collect()
     }
 
-    fn source_commit(&self, change: &crate::source_store::SourceCommit) -> Result<(), StorageError> {
+    fn source_commit(&self, change: &crate::source_rows::SourceCommit) -> Result<(), StorageError> {
         crate::source_store::commit(&mut self.writer(), change)
     }
 
-    fn source_tender(&self, tender: Uuid) -> Result<Option<crate::source_store::TenderRow>, StorageError> {
+    fn source_tender(&self, tender: Uuid) -> Result<Option<crate::source_rows::TenderRow>, StorageError> {
         crate::source_store::read_tender(&self.reader(), tender)
     }
 
@@ -810,19 +810,15 @@ impl SyncStorage for SqliteStorage {
         crate::source_store::audit(&self.reader(), tender)
     }
 
-    fn source_envelopes(
-        &self,
-        tender: Uuid,
-        kind: &str,
-    ) -> Result<Vec<crate::source_store::EnvelopeRow>, StorageError> {
+    fn source_envelopes(&self, tender: Uuid, kind: &str) -> Result<Vec<crate::source_rows::EnvelopeRow>, StorageError> {
         crate::source_store::envelopes(&self.reader(), tender, kind)
     }
 
-    fn source_invitation(&self, token_hash: &str) -> Result<Option<crate::source_store::Invitation>, StorageError> {
+    fn source_invitation(&self, token_hash: &str) -> Result<Option<crate::source_rows::Invitation>, StorageError> {
         crate::source_store::invitation(&self.reader(), token_hash)
     }
 
-    fn source_vendor_by_email(&self, email: &str) -> Result<Option<crate::source_store::VendorAccount>, StorageError> {
+    fn source_vendor_by_email(&self, email: &str) -> Result<Option<crate::source_rows::VendorAccount>, StorageError> {
         crate::source_store::vendor_by_email(&self.reader(), email)
     }
 
@@ -847,11 +843,11 @@ impl SyncStorage for SqliteStorage {
         crate::source_store::participants(&self.reader(), tender)
     }
 
-    fn source_questions(&self, tender: Uuid) -> Result<Vec<crate::source_store::Question>, StorageError> {
+    fn source_questions(&self, tender: Uuid) -> Result<Vec<crate::source_rows::Question>, StorageError> {
         crate::source_store::questions(&self.reader(), tender)
     }
 
-    fn source_scores(&self, tender: Uuid) -> Result<Vec<crate::source_store::StoredScore>, StorageError> {
+    fn source_scores(&self, tender: Uuid) -> Result<Vec<crate::source_rows::StoredScore>, StorageError> {
         crate::source_store::scores(&self.reader(), tender)
     }
 

@@ -12,7 +12,7 @@ use pactwise_sync::wire::{Change, ChangeBody, ErrorDetail, PullResponse, PushReq
 use pactwise_sync::{Hlc, SyncedModel};
 use uuid::Uuid;
 
-use crate::source_store::{self, EnvelopeRow, Invitation, SourceCommit, TenderRow, VendorAccount};
+use crate::source_rows::{self, EnvelopeRow, Invitation, SourceCommit, TenderRow, VendorAccount};
 use pactwise_source::audit::AuditEntry;
 
 #[derive(Debug, thiserror::Error)]
@@ -175,7 +175,7 @@ pub trait SyncStorage: Send + Sync + 'static {
     /// The service's audit of the organization's lease on `package`, oldest first.
     fn lease_audit(&self, org: OrgId, package: Uuid) -> Result<Vec<LeaseAudit>, StorageError>;
 
-    // PactWise Source (`crate::source`; rows in `crate::source_store` for SQLite and `crate::source_pg`).
+    // PactWise Source (`crate::source`; rows in `crate::source_rows`, stored by `crate::source_store` on SQLite and `crate::source_pg`).
     /// Writes one change to a tender and its appended rows in one transaction.
     fn source_commit(&self, change: &SourceCommit) -> Result<(), StorageError>;
     /// A tender by id, whatever its organization: callers check the organization (buyers) or the participation
@@ -194,8 +194,8 @@ pub trait SyncStorage: Send + Sync + 'static {
     fn source_session(&self, token_hash: &str) -> Result<Option<(Uuid, DateTime<Utc>)>, StorageError>;
     fn source_participations(&self, account: Uuid) -> Result<Vec<(Uuid, String)>, StorageError>;
     fn source_participants(&self, tender: Uuid) -> Result<Vec<(Uuid, String)>, StorageError>;
-    fn source_questions(&self, tender: Uuid) -> Result<Vec<source_store::Question>, StorageError>;
-    fn source_scores(&self, tender: Uuid) -> Result<Vec<source_store::StoredScore>, StorageError>;
+    fn source_questions(&self, tender: Uuid) -> Result<Vec<source_rows::Question>, StorageError>;
+    fn source_scores(&self, tender: Uuid) -> Result<Vec<source_rows::StoredScore>, StorageError>;
     fn source_tender_release(&self, tender: Uuid) -> Result<Option<String>, StorageError>;
 }
 

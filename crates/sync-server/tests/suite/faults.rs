@@ -9,7 +9,7 @@ use pactwise_sync::machine::MachineConfig;
 use pactwise_sync::members::{Member, OpenCode};
 use pactwise_sync::wire::{PullResponse, PushRequest, PushResponse};
 use pactwise_sync::{DeviceToken, HttpApi, LocalReplica, MemoryReplica, SyncClient, SyncedModel};
-use pactwise_sync_server::source_store;
+use pactwise_sync_server::source_rows;
 use pactwise_sync_server::storage::{
     Actor, Counts, DeviceRecord, LeaseAudit, LeaseTake, Login, MemberChanged, MemberOp, StorageError, StoredLease,
 };
@@ -157,22 +157,22 @@ impl SyncStorage for Stalling {
     fn lease_audit(&self, org: OrgId, package: Uuid) -> Result<Vec<LeaseAudit>, StorageError> {
         self.inner.lease_audit(org, package)
     }
-    fn source_commit(&self, change: &source_store::SourceCommit) -> Result<(), StorageError> {
+    fn source_commit(&self, change: &source_rows::SourceCommit) -> Result<(), StorageError> {
         self.inner.source_commit(change)
     }
-    fn source_tender(&self, tender: Uuid) -> Result<Option<source_store::TenderRow>, StorageError> {
+    fn source_tender(&self, tender: Uuid) -> Result<Option<source_rows::TenderRow>, StorageError> {
         self.inner.source_tender(tender)
     }
     fn source_audit(&self, tender: Uuid) -> Result<Vec<pactwise_source::audit::AuditEntry>, StorageError> {
         self.inner.source_audit(tender)
     }
-    fn source_envelopes(&self, tender: Uuid, kind: &str) -> Result<Vec<source_store::EnvelopeRow>, StorageError> {
+    fn source_envelopes(&self, tender: Uuid, kind: &str) -> Result<Vec<source_rows::EnvelopeRow>, StorageError> {
         self.inner.source_envelopes(tender, kind)
     }
-    fn source_invitation(&self, token_hash: &str) -> Result<Option<source_store::Invitation>, StorageError> {
+    fn source_invitation(&self, token_hash: &str) -> Result<Option<source_rows::Invitation>, StorageError> {
         self.inner.source_invitation(token_hash)
     }
-    fn source_vendor_by_email(&self, email: &str) -> Result<Option<source_store::VendorAccount>, StorageError> {
+    fn source_vendor_by_email(&self, email: &str) -> Result<Option<source_rows::VendorAccount>, StorageError> {
         self.inner.source_vendor_by_email(email)
     }
     fn source_create_session(
@@ -192,10 +192,10 @@ impl SyncStorage for Stalling {
     fn source_participants(&self, tender: Uuid) -> Result<Vec<(Uuid, String)>, StorageError> {
         self.inner.source_participants(tender)
     }
-    fn source_questions(&self, tender: Uuid) -> Result<Vec<source_store::Question>, StorageError> {
+    fn source_questions(&self, tender: Uuid) -> Result<Vec<source_rows::Question>, StorageError> {
         self.inner.source_questions(tender)
     }
-    fn source_scores(&self, tender: Uuid) -> Result<Vec<source_store::StoredScore>, StorageError> {
+    fn source_scores(&self, tender: Uuid) -> Result<Vec<source_rows::StoredScore>, StorageError> {
         self.inner.source_scores(tender)
     }
     fn source_tender_release(&self, tender: Uuid) -> Result<Option<String>, StorageError> {

@@ -247,6 +247,12 @@ async fn a_sealed_tender_from_publication_to_opening(backend: Backend) {
     let (_, mine) = call.get("/api/v1/source/vendor/tenders", &acme).await;
     assert_eq!(mine.as_array().unwrap().len(), 1);
     assert_eq!(mine[0]["joined_as"], "Acme Telematics Ltd");
+    let (status, detail) = call.get(&format!("/api/v1/source/vendor/tenders/{id}"), &acme).await;
+    assert_eq!(status, 200, "{detail}");
+    assert_eq!(detail["requirements"][0]["code"], "R-01");
+    assert_eq!(detail["requirements"][0]["mandatory"], true);
+    assert_eq!(detail["price_lines"][0]["unit"], "vehicle");
+    assert_eq!(detail["currency"], "EUR");
     let (_, invitation) = call
         .post(
             &format!("/api/v1/source/tenders/{id}/invitations"),
@@ -258,6 +264,8 @@ async fn a_sealed_tender_from_publication_to_opening(backend: Backend) {
         json!({"token": invitation["token"], "email": "tenders@globex.example", "password": "globex-password-1"});
     let (_, session) = call.post("/api/v1/source/vendor/accept", "", accept).await;
     let globex = session["token"].as_str().unwrap().to_owned();
+    // A vendor of another tender, or with no session, sees nothing of this one.
+    assert_eq!(call.get(&format!("/api/v1/source/vendor/tenders/{id}"), "pwv_nope").await.0, 401);
 
     // A question: answered to every vendor, the asker's name only for the buyer.
     let questions = format!("/api/v1/source/vendor/tenders/{id}/questions");
@@ -581,4 +589,56 @@ async fn every_hostile_file_is_refused_by_the_service_and_a_restart_keeps_envelo
     };
     assert!(String::from_utf8(envelope::open(&sealed, &context, &opening).unwrap()).unwrap().contains("ZEBRA-RESTART"));
     drop(fresh);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vendor_sign_in_attempts_are_rate_limited_like_members() {
+    let fresh = fresh(Backend::Sqlite);
+    let clock = fixed_clock();
+    let config = ServerConfig { source_wrapping_key: Some(Arc::new(KeyPair::generate())), ..ServerConfig::default() };
+    let server = TestServer::start(fresh.storage.clone(), clock.clone(), config).await;
+    let call = Call { http: reqwest::Client::new(), server: &server };
+    let mut statuses = Vec::new();
+    for _ in 0..15 {
+        let body = json!({"email": "someone@vendor.example", "password": "guessing-password"});
+        statuses.push(call.post("/api/v1/source/vendor/sign-in", "", body).await.0);
+    }
+    assert_eq!(statuses[0], 401);
+    assert!(statuses.contains(&429), "{statuses:?}");
+    let (status, _) = call
+        .post(
+            "/api/v1/source/vendor/accept",
+            "",
+            json!({"token": "pwi_guess", "email": "a@b.example", "password": "x"}),
+        )
+        .await;
+    assert_eq!(status, 429, "accepting an invitation shares the limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_vendor_page_is_served_with_a_strict_content_security_policy() {
+    let fresh = fresh(Backend::Sqlite);
+    let server = TestServer::start(fresh.storage.clone(), fixed_clock(), generous()).await;
+    let http = reqwest::Client::new();
+    for (path, kind) in [
+        ("/source/", "text/html"),
+        ("/source/invitation", "text/html"),
+        ("/source/app.js", "text/javascript"),
+        ("/source/app.css", "text/css"),
+    ] {
+        let response = http.get(server.url(path)).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        let headers = response.headers();
+        assert!(headers["content-type"].to_str().unwrap().starts_with(kind), "{path}");
+        let policy = headers["content-security-policy"].to_str().unwrap();
+        assert!(policy.contains("default-src 'none'") && policy.contains("script-src 'self'"), "{policy}");
+        assert!(!policy.contains("unsafe-inline") && !policy.contains("http"), "{policy}");
+        assert_eq!(headers["x-content-type-options"], "nosniff");
+        assert_eq!(headers["referrer-policy"], "no-referrer");
+        let body = response.text().await.unwrap();
+        if kind == "text/html" {
+            assert!(!body.contains("<script>") && !body.contains("style="), "no inline script or style");
+            assert!(!body.contains("://"), "no third-party requests");
+        }
+    }
 }
