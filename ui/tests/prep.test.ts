@@ -459,6 +459,8 @@ describe("Prep Studio: the list and a new package", () => {
     await fireEvent.input(screen.getByTestId("intake-buyer"), { target: { value: "City of Example" } });
     await fireEvent.input(screen.getByTestId("intake-ceiling"), { target: { value: "250,000.50" } });
     await fireEvent.input(screen.getByTestId("intake-publication"), { target: { value: "2027-03-01" } });
+    await fireEvent.input(screen.getByTestId("intake-country"), { target: { value: "de" } });
+    await fireEvent.input(screen.getByTestId("intake-contact"), { target: { value: "Ann Buyer, ann@example.org" } });
     await fireEvent.click(screen.getByTestId("add-need"));
     const need = screen.getAllByTestId("need-row")[0].querySelectorAll("input");
     await fireEvent.input(need[1], { target: { value: "Track vehicle positions" } });
@@ -470,6 +472,8 @@ describe("Prep Studio: the list and a new package", () => {
       budget_ceiling_minor: 25000050,
       needs: [{ id: "N1", text: "Track vehicle positions" }],
       timeline: { publication: "2027-03-01", question_days: 10, submission_days: 20, evaluation_days: 10, award_days: 5, contract_start_days: 20 },
+      country: "DE",
+      contact: "Ann Buyer, ann@example.org",
       checklist_type: null,
     });
     expect((await screen.findByTestId("prep-title")).textContent).toBe("Fleet telematics");
