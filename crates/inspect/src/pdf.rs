@@ -174,17 +174,13 @@ fn load(bytes: &[u8], limits: &Limits, rebuild: bool) -> Result<Document, Refusa
         force_reconstruct: rebuild,
         ..LoadOptions::default()
     };
-    Document::load_mem_with_options(bytes, options).map_err(|error| {
-        let message = error.to_string();
-        if message.contains("limit") || message.contains("Limit") {
-            Refusal::over(
-                KIND,
-                "has a part that expands too far when decompressed",
-                megabytes(limits.max_pdf_stream_bytes),
-            )
-        } else {
-            Refusal::unreadable(KIND, short(&message))
-        }
+    Document::load_mem_with_options(bytes, options).map_err(|error| match error {
+        lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded { .. }) => Refusal::over(
+            KIND,
+            "has a part that expands too far when decompressed",
+            megabytes(limits.max_pdf_stream_bytes),
+        ),
+        other => Refusal::unreadable(KIND, short(&other.to_string())),
     })
 }
 
@@ -548,6 +544,14 @@ mod tests {
         pdf[at..at + font.len()].copy_from_slice(broken);
         let refused = check(&pdf).unwrap_err();
         assert_eq!(refused.code(), "unreadable", "{refused}");
+    }
+
+    #[test]
+    fn a_stream_that_expands_past_the_limit_is_refused_as_over_the_limit() {
+        let pdf = PdfBuilder::new(1).compressed_open_action("<< /S /GoTo /D [3 0 R /Fit] >>").build();
+        assert!(check(&pdf).is_ok());
+        let tight = Limits { max_pdf_stream_bytes: 8, ..Limits::default() };
+        assert_eq!(inspect(&pdf, &tight).unwrap_err().code(), "over_limit");
     }
 
     #[test]

@@ -181,24 +181,20 @@ pub(crate) fn refuse_polyglot(kind: Kind, bytes: &[u8]) -> Result<(), Refusal> {
 
 /// Whether a ZIP end-of-central-directory record, with its comment, ends the file: what a ZIP reader looks for.
 pub(crate) fn zip_end_record_ends(bytes: &[u8]) -> bool {
-    // The record is 22 bytes plus a comment of at most 65,535 bytes.
-    let from = bytes.len().saturating_sub(22 + 65_535);
-    let tail = &bytes[from..];
-    let mut at = tail.len();
-    while let Some(found) = rfind(&tail[..at], ZIP_END) {
-        if let Some(record) = tail.get(found..found + 22) {
-            let comment = u16::from_le_bytes([record[20], record[21]]) as usize;
-            if found + 22 + comment == tail.len() {
-                return true;
-            }
-        }
-        at = found;
-    }
-    false
+    zip_end_record(bytes).is_some()
 }
 
-/// The number of entries the end record says the archive holds (`None` when the record is damaged or ZIP64).
+/// The number of entries the end record says the archive holds (`None` when there is no such record or it is
+/// ZIP64).
 pub(crate) fn zip_end_record_count(bytes: &[u8]) -> Option<usize> {
+    let record = zip_end_record(bytes)?;
+    let total = u16::from_le_bytes([record[10], record[11]]);
+    (total != u16::MAX).then_some(total as usize)
+}
+
+/// The last end-of-central-directory record whose comment runs exactly to the end of the file (the record is 22
+/// bytes plus a comment of at most 65,535 bytes).
+fn zip_end_record(bytes: &[u8]) -> Option<&[u8]> {
     let from = bytes.len().saturating_sub(22 + 65_535);
     let tail = &bytes[from..];
     let mut at = tail.len();
@@ -206,8 +202,7 @@ pub(crate) fn zip_end_record_count(bytes: &[u8]) -> Option<usize> {
         if let Some(record) = tail.get(found..found + 22) {
             let comment = u16::from_le_bytes([record[20], record[21]]) as usize;
             if found + 22 + comment == tail.len() {
-                let total = u16::from_le_bytes([record[10], record[11]]);
-                return (total != u16::MAX).then_some(total as usize);
+                return Some(record);
             }
         }
         at = found;
