@@ -10,7 +10,7 @@
 //! scoring), the terms of the request, and two forms (Form A, the response form; Form B, the pricing form). Every
 //! enum is shown through `rules::prep::labels`; a section or sub-section with nothing in it is left out.
 
-use crate::artifact::{MilestoneKind, RequirementKind};
+use crate::artifact::{Criteria, Intake, MilestoneKind, Milestones, Pricing, RequirementKind, Requirements, Scope};
 use crate::package::Package;
 use crate::validate::{GateViolation, precheck};
 use chrono::{DateTime, Days, NaiveDate, Utc};
@@ -129,20 +129,38 @@ fn table(widths: &[u16], header: &[&str], rows: Vec<Vec<String>>) -> Part {
     Part::Table(Table { widths: widths.to_vec(), header: header.iter().map(|h| h.to_string()).collect(), rows })
 }
 
-/// The RFP as parts (approved packages only).
-pub fn document(package: &Package) -> Result<Vec<Part>, ExportError> {
+/// The six artifacts of an approved package.
+struct Approved<'p> {
+    intake: &'p Intake,
+    scope: &'p Scope,
+    requirements: &'p Requirements,
+    criteria: &'p Criteria,
+    pricing: &'p Pricing,
+    milestones: &'p Milestones,
+}
+
+/// The package's contents when every artifact is approved; else what stops the export.
+fn approved(package: &Package) -> Result<Approved<'_>, ExportError> {
     require_approved(package)?;
     let a = &package.artifacts;
-    let (Some(intake), Some(scope), Some(requirements), Some(criteria), Some(pricing), Some(milestones)) = (
+    match (
         &a.intake.content,
         &a.scope.content,
         &a.requirements.content,
         &a.criteria.content,
         &a.pricing.content,
         &a.milestones.content,
-    ) else {
-        return Err(ExportError::NotApproved(precheck(&package.artifacts)));
-    };
+    ) {
+        (Some(intake), Some(scope), Some(requirements), Some(criteria), Some(pricing), Some(milestones)) => {
+            Ok(Approved { intake, scope, requirements, criteria, pricing, milestones })
+        }
+        _ => Err(ExportError::NotApproved(precheck(&package.artifacts))),
+    }
+}
+
+/// The RFP as parts (approved packages only).
+pub fn document(package: &Package) -> Result<Vec<Part>, ExportError> {
+    let Approved { intake, scope, requirements, criteria, pricing, milestones } = approved(package)?;
     let buyer = intake.buyer.trim();
     let date_of = |kind: MilestoneKind| milestones.items.iter().find(|m| m.kind == kind).map(|m| m.date);
     let questions = date_of(MilestoneKind::QuestionsDeadline);
@@ -461,18 +479,7 @@ pub fn ocds_release(
     version: u32,
     at: DateTime<Utc>,
 ) -> Result<Value, ExportError> {
-    require_approved(package)?;
-    let a = &package.artifacts;
-    let (Some(intake), Some(scope), Some(requirements), Some(criteria), Some(pricing), Some(milestones)) = (
-        &a.intake.content,
-        &a.scope.content,
-        &a.requirements.content,
-        &a.criteria.content,
-        &a.pricing.content,
-        &a.milestones.content,
-    ) else {
-        return Err(ExportError::NotApproved(precheck(&package.artifacts)));
-    };
+    let Approved { intake, scope, requirements, criteria, pricing, milestones } = approved(package)?;
     let date_of = |kind: MilestoneKind| milestones.items.iter().find(|m| m.kind == kind).map(|m| at_midnight(m.date));
     let buyer = json!({"id": "buyer", "name": intake.buyer});
     let items: Vec<Value> = pricing
