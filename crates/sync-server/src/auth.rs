@@ -74,9 +74,15 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// A new device token and the hash to store.
 pub fn new_token() -> (String, String) {
+    new_token_with(TOKEN_PREFIX)
+}
+
+/// A new random token (256 bits, hex) after `prefix`, and the hash to store: device tokens, and PactWise Source's
+/// invitation links and vendor sessions.
+pub fn new_token_with(prefix: &str) -> (String, String) {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
-    let token = format!("{TOKEN_PREFIX}{}", hex::encode(bytes));
+    let token = format!("{prefix}{}", hex::encode(bytes));
     let hash = token_hash(&token);
     (token, hash)
 }

@@ -302,6 +302,16 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(ApiError::from)
 }
 
+/// The request's bearer token when it has the shape of a token made by [`auth::new_token_with`] with `prefix`.
+pub(crate) fn bearer_token<'h>(headers: &'h HeaderMap, prefix: &str) -> Option<&'h str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| t.starts_with(prefix) && t.len() == prefix.len() + 64)
+}
+
 impl FromRequestParts<AppState> for Actor {
     type Rejection = ApiError;
 
@@ -310,14 +320,7 @@ impl FromRequestParts<AppState> for Actor {
             Metrics::add(&state.0.metrics.unauthenticated, 1);
             ApiError::Unauthenticated
         };
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|t| t.starts_with(auth::TOKEN_PREFIX) && t.len() == auth::TOKEN_PREFIX.len() + 64)
-            .ok_or_else(unauthenticated)?;
+        let token = bearer_token(&parts.headers, auth::TOKEN_PREFIX).ok_or_else(unauthenticated)?;
         let hash = auth::token_hash(token);
         let record = blocking(state, move |s| s.find_device(&hash)).await?.ok_or_else(unauthenticated)?;
         if record.revoked || record.expires_at <= state.0.clock.now() {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, State};
-use axum::http::{StatusCode, header, request::Parts};
+use axum::http::{StatusCode, request::Parts};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -28,9 +28,7 @@ use pactwise_source::audit::{self, AuditEntry, SourceAction};
 use pactwise_source::envelope::{self, EnvelopeContext, EnvelopeKind, KeyPair, PublicKey};
 use pactwise_source::evaluation::{PriceOffer, price_total};
 use pactwise_source::tender::{self, Deadlines, Event, Phase, Tender};
-use rand::RngCore;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::http::{ApiError, AppState, blocking, json_rejection};
@@ -113,8 +111,43 @@ async fn next_audit(
     Ok(audit::append(trail.last(), state.0.clock.now(), actor, action, details, &row.published_hash))
 }
 
-fn member_name(actor: &Actor) -> String {
-    format!("member {}", actor.user)
+/// The member as people know them (their name, else their email), for the trail.
+async fn member_name(state: &AppState, actor: &Actor) -> Result<String, ApiError> {
+    let (org, user) = (actor.org, actor.user);
+    let members = blocking(state, move |s| s.list_members(org)).await?;
+    Ok(members
+        .into_iter()
+        .find(|m| m.user_id == user)
+        .map(|m| if m.display_name.trim().is_empty() { m.email } else { m.display_name })
+        .unwrap_or_else(|| "a former member".into()))
+}
+
+/// One change to a tender: the next version (with the machine's new state, when it moved) and its audit entry,
+/// chained to the trail. The caller adds the rows the change appends and commits it.
+async fn change(
+    state: &AppState,
+    row: &mut TenderRow,
+    next: Option<&Tender>,
+    actor: &str,
+    action: SourceAction,
+    details: &str,
+) -> Result<SourceCommit, ApiError> {
+    let expected = row.version;
+    row.version += 1;
+    if let Some(next) = next {
+        row.machine_json = machine_json(next)?;
+    }
+    let entry = next_audit(state, row, actor, action, details).await?;
+    Ok(SourceCommit {
+        expected_version: Some(expected),
+        tender: Some(row.clone()),
+        audit: vec![entry],
+        ..Default::default()
+    })
+}
+
+async fn commit(state: &AppState, commit: SourceCommit) -> Result<(), ApiError> {
+    blocking(state, move |s| s.source_commit(&commit)).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -232,18 +265,16 @@ async fn approve_publication(
     let deadline = KeyPair::generate();
     let wrapped = envelope::wrap_deadline_key(&deadline, &row.id.to_string(), wrapping.public())
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    let expected = row.version;
-    row.version += 1;
     row.status = "published".into();
     row.approved_by = Some(actor.user);
     row.deadline_key = hex::encode(deadline.public().0);
     row.deadline_key_wrapped = wrapped;
-    let details = format!("requested by member {}, approved by {}", row.requested_by, member_name(&actor));
-    let entry = next_audit(&state, &row, &member_name(&actor), SourceAction::Published, &details).await?;
+    let requester = Actor { user: row.requested_by, ..actor.clone() };
+    let (approver, requester) = (member_name(&state, &actor).await?, member_name(&state, &requester).await?);
+    let details = format!("asked for by {requester}, approved by {approver}");
+    let published = change(&state, &mut row, None, &approver, SourceAction::Published, &details).await?;
+    commit(&state, published).await?;
     let status = status_of(&row, &tender, 0);
-    let commit =
-        SourceCommit { expected_version: Some(expected), tender: Some(row), audit: vec![entry], ..Default::default() };
-    blocking(&state, move |s| s.source_commit(&commit)).await?;
     Ok(Json(status))
 }
 
@@ -270,18 +301,6 @@ pub struct InvitationCreated {
     pub token: String,
     /// The vendor page's path with the token.
     pub link: String,
-}
-
-fn random_token(prefix: &str) -> (String, String) {
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    let token = format!("{prefix}{}", hex::encode(bytes));
-    let hash = hex::encode(Sha256::digest(token.as_bytes()));
-    (token, hash)
-}
-
-fn token_hash(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
 }
 
 fn plausible_email(email: &str) -> bool {
@@ -317,15 +336,11 @@ async fn invite(
     if !plausible_email(&request.email) {
         return Err(ApiError::InvalidInput("the vendor's email address does not look right; check it".into()));
     }
-    let (token, hash) = random_token(INVITATION_PREFIX);
-    let expected = row.version;
-    row.version += 1;
+    let (token, hash) = crate::auth::new_token_with(INVITATION_PREFIX);
     let details = format!("{name} <{}>", request.email.trim());
-    let entry = next_audit(&state, &row, &member_name(&actor), SourceAction::Invited, &details).await?;
-    let commit = SourceCommit {
-        expected_version: Some(expected),
-        tender: Some(row),
-        audit: vec![entry],
+    let who = member_name(&state, &actor).await?;
+    let invited = change(&state, &mut row, None, &who, SourceAction::Invited, &details).await?;
+    let invited = SourceCommit {
         invitation: Some(Invitation {
             token_hash: hash,
             tender: id,
@@ -333,9 +348,9 @@ async fn invite(
             email: request.email.trim().to_ascii_lowercase(),
             used: false,
         }),
-        ..Default::default()
+        ..invited
     };
-    blocking(&state, move |s| s.source_commit(&commit)).await?;
+    commit(&state, invited).await?;
     let link = format!("/source/invitation#{token}");
     Ok((StatusCode::CREATED, Json(InvitationCreated { token, link })))
 }
@@ -390,21 +405,13 @@ async fn open_envelopes(
             EnvelopeKind::Price => Event::OpenPrice,
         };
         let (next, _commands) = tender::step(&tender, event).map_err(refused)?;
-        let expected = row.version;
-        row.version += 1;
-        row.machine_json = machine_json(&next)?;
         let what = match request.kind {
             EnvelopeKind::Technical => "technical envelopes opened",
             EnvelopeKind::Price => "price envelopes opened",
         };
-        let entry = next_audit(&state, &row, &member_name(&actor), SourceAction::Opening, what).await?;
-        let commit = SourceCommit {
-            expected_version: Some(expected),
-            tender: Some(row.clone()),
-            audit: vec![entry],
-            ..Default::default()
-        };
-        blocking(&state, move |s| s.source_commit(&commit)).await?;
+        let who = member_name(&state, &actor).await?;
+        let opened = change(&state, &mut row, Some(&next), &who, SourceAction::Opening, what).await?;
+        commit(&state, opened).await?;
         next
     };
     if !tender.may_release_deadline_key(now) {
@@ -507,15 +514,8 @@ impl FromRequestParts<AppState> for Vendor {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|t| t.starts_with(VENDOR_TOKEN_PREFIX) && t.len() == VENDOR_TOKEN_PREFIX.len() + 64)
-            .ok_or(ApiError::Unauthenticated)?;
-        let hash = token_hash(token);
+        let token = crate::http::bearer_token(&parts.headers, VENDOR_TOKEN_PREFIX).ok_or(ApiError::Unauthenticated)?;
+        let hash = crate::auth::token_hash(token);
         let (account, expires) =
             blocking(state, move |s| s.source_session(&hash)).await?.ok_or(ApiError::Unauthenticated)?;
         if expires <= state.0.clock.now() {
@@ -556,7 +556,7 @@ pub struct VendorSession {
 }
 
 async fn new_session(state: &AppState, account: Uuid) -> Result<VendorSession, ApiError> {
-    let (token, hash) = random_token(VENDOR_TOKEN_PREFIX);
+    let (token, hash) = crate::auth::new_token_with(VENDOR_TOKEN_PREFIX);
     let expires_at = state.0.clock.now() + chrono::Duration::days(VENDOR_SESSION_DAYS);
     blocking(state, move |s| s.source_create_session(&hash, account, expires_at)).await?;
     Ok(VendorSession { token, expires_at })
@@ -576,7 +576,7 @@ async fn accept_invitation(
     if !request.token.starts_with(INVITATION_PREFIX) {
         return Err(refused());
     }
-    let hash = token_hash(request.token.trim());
+    let hash = crate::auth::token_hash(request.token.trim());
     let lookup = hash.clone();
     let invitation = blocking(&state, move |s| s.source_invitation(&lookup)).await?.ok_or_else(refused)?;
     if invitation.used {
@@ -614,20 +614,10 @@ async fn accept_invitation(
     let mut row = blocking(&state, move |s| s.source_tender(invitation.tender)).await?.ok_or_else(refused)?;
     let tender = machine(&row)?;
     let (next, _) = tender::step(&tender, Event::Invite { vendor: account.to_string() }).map_err(refused_join)?;
-    let expected = row.version;
-    row.version += 1;
-    row.machine_json = machine_json(&next)?;
-    let entry =
-        next_audit(&state, &row, &invitation.vendor_name, SourceAction::Joined, &invitation.vendor_name).await?;
-    let commit = SourceCommit {
-        expected_version: Some(expected),
-        tender: Some(row),
-        audit: vec![entry],
-        accepted: Some((hash, account, invitation.vendor_name.clone())),
-        new_account,
-        ..Default::default()
-    };
-    blocking(&state, move |s| s.source_commit(&commit)).await.map_err(|e| match e {
+    let name = invitation.vendor_name.clone();
+    let joined = change(&state, &mut row, Some(&next), &name, SourceAction::Joined, &name).await?;
+    let joined = SourceCommit { accepted: Some((hash, account, name.clone())), new_account, ..joined };
+    commit(&state, joined).await.map_err(|e| match e {
         ApiError::InvalidInput(_) => refused(),
         other => other,
     })?;
@@ -846,21 +836,11 @@ async fn submit(
     }
     let names = blocking(&state, move |s| s.source_participants(id)).await?;
     let vendor_name = names.iter().find(|(a, _)| *a == vendor.account).map(|(_, n)| n.clone()).unwrap_or_default();
-    let expected = row.version;
-    row.version += 1;
-    row.machine_json = machine_json(&next)?;
     let (action, what) =
         if number == 1 { (SourceAction::Submission, "submission") } else { (SourceAction::Replacement, "replacement") };
     let details = format!("{vendor_name}: {what} {number}, {} files, sealed", files.len());
-    let entry = next_audit(&state, &row, &vendor_name, action, &details).await?;
-    let commit = SourceCommit {
-        expected_version: Some(expected),
-        tender: Some(row),
-        audit: vec![entry],
-        envelopes,
-        ..Default::default()
-    };
-    blocking(&state, move |s| s.source_commit(&commit)).await?;
+    let submitted = change(&state, &mut row, Some(&next), &vendor_name, action, &details).await?;
+    commit(&state, SourceCommit { envelopes, ..submitted }).await?;
     Ok((StatusCode::CREATED, Json(SubmissionReceived { submission: number, files, received_at: now })).into_response())
 }
 
@@ -931,10 +911,9 @@ async fn ask(
         answer: None,
         answered_at: None,
     };
-    let expected = row.version;
-    row.version += 1;
-    row.machine_json = machine_json(&next)?;
-    let entry = next_audit(&state, &row, &name, SourceAction::Question, &format!("{name} asked a question")).await?;
+    let asked =
+        change(&state, &mut row, Some(&next), &name, SourceAction::Question, &format!("{name} asked a question"))
+            .await?;
     let shown = PublishedQuestion {
         id: question.id,
         question: question.question.clone(),
@@ -943,14 +922,7 @@ async fn ask(
         mine: true,
         asked_by: None,
     };
-    let commit = SourceCommit {
-        expected_version: Some(expected),
-        tender: Some(row),
-        audit: vec![entry],
-        question: Some(question),
-        ..Default::default()
-    };
-    blocking(&state, move |s| s.source_commit(&commit)).await?;
+    commit(&state, SourceCommit { question: Some(question), ..asked }).await?;
     Ok((StatusCode::CREATED, Json(shown)))
 }
 
@@ -1034,19 +1006,10 @@ async fn answer_question(
         return Err(ApiError::InvalidInput("this question has an answer already".into()));
     }
     let now = state.0.clock.now();
-    let expected = row.version;
-    row.version += 1;
-    let entry =
-        next_audit(&state, &row, &member_name(&actor), SourceAction::Answer, "an answer published to every vendor")
-            .await?;
-    let commit = SourceCommit {
-        expected_version: Some(expected),
-        tender: Some(row),
-        audit: vec![entry],
-        answer: Some((question, text.clone(), now)),
-        ..Default::default()
-    };
-    blocking(&state, move |s| s.source_commit(&commit)).await?;
+    let who = member_name(&state, &actor).await?;
+    let answered =
+        change(&state, &mut row, None, &who, SourceAction::Answer, "an answer published to every vendor").await?;
+    commit(&state, SourceCommit { answer: Some((question, text.clone(), now)), ..answered }).await?;
     Ok(Json(PublishedQuestion {
         id: question,
         question: found.question,
@@ -1081,20 +1044,16 @@ async fn extend(
     let reason = request.reason.trim().to_owned();
     let (next, _) = tender::step(&tender, Event::Extend { to, reason: reason.clone(), at: state.0.clock.now() })
         .map_err(refused)?;
-    let expected = row.version;
-    row.version += 1;
-    row.machine_json = machine_json(&next)?;
     let details = format!(
         "questions until {}, submissions until {}: {reason}",
         to.questions_close.format("%Y-%m-%d %H:%M UTC"),
         to.submissions_close.format("%Y-%m-%d %H:%M UTC")
     );
-    let entry = next_audit(&state, &row, &member_name(&actor), SourceAction::Extension, &details).await?;
+    let who = member_name(&state, &actor).await?;
+    let extended = change(&state, &mut row, Some(&next), &who, SourceAction::Extension, &details).await?;
+    commit(&state, extended).await?;
     let joined = blocking(&state, move |s| s.source_participants(id)).await?.len();
     let status = status_of(&row, &next, joined);
-    let commit =
-        SourceCommit { expected_version: Some(expected), tender: Some(row), audit: vec![entry], ..Default::default() };
-    blocking(&state, move |s| s.source_commit(&commit)).await?;
     Ok(Json(status))
 }
 
@@ -1164,16 +1123,14 @@ async fn record_score(
     let account = request.vendor_account;
     let names: BTreeMap<Uuid, String> =
         blocking(&state, move |s| s.source_participants(id)).await?.into_iter().collect();
-    let expected = row.version;
-    row.version += 1;
+    let who = member_name(&state, &actor).await?;
+    let criterion = criteria.criteria.iter().find(|c| c.id == score.criterion_id).map_or("", |c| c.name.as_str());
     let details = format!(
-        "{} scored {} on {}: {}/{MAX_POINTS}",
-        member_name(&actor),
+        "{who} scored {} on {criterion}: {} out of {MAX_POINTS}",
         names.get(&account).cloned().unwrap_or_default(),
-        request.criterion_id,
         request.points
     );
-    let entry = next_audit(&state, &row, &member_name(&actor), SourceAction::Score, &details).await?;
+    let scored = change(&state, &mut row, None, &who, SourceAction::Score, &details).await?;
     let stored = crate::source_rows::StoredScore {
         tender: id,
         account,
@@ -1183,14 +1140,7 @@ async fn record_score(
         reason: score.reason,
         scored_at: state.0.clock.now(),
     };
-    let commit = SourceCommit {
-        expected_version: Some(expected),
-        tender: Some(row),
-        audit: vec![entry],
-        score: Some(stored),
-        ..Default::default()
-    };
-    blocking(&state, move |s| s.source_commit(&commit)).await?;
+    commit(&state, SourceCommit { score: Some(stored), ..scored }).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -1215,15 +1165,11 @@ async fn lock_technical(
             .map(|v| Uuid::parse_str(v).ok().and_then(|u| names.get(&u).cloned()).unwrap_or_else(|| v.clone()))
             .collect();
     let (next, _) = tender::step(&tender, Event::LockTechnical { unscored }).map_err(refused)?;
-    let expected = row.version;
-    row.version += 1;
-    row.machine_json = machine_json(&next)?;
-    let entry =
-        next_audit(&state, &row, &member_name(&actor), SourceAction::Score, "technical evaluation locked").await?;
+    let who = member_name(&state, &actor).await?;
+    let locked =
+        change(&state, &mut row, Some(&next), &who, SourceAction::Score, "technical evaluation locked").await?;
+    commit(&state, locked).await?;
     let status = status_of(&row, &next, names.len());
-    let commit =
-        SourceCommit { expected_version: Some(expected), tender: Some(row), audit: vec![entry], ..Default::default() };
-    blocking(&state, move |s| s.source_commit(&commit)).await?;
     Ok(Json(status))
 }
 
@@ -1316,17 +1262,13 @@ async fn award(
     }
     let names: BTreeMap<Uuid, String> =
         blocking(&state, move |s| s.source_participants(id)).await?.into_iter().collect();
-    let expected = row.version;
-    row.version += 1;
-    row.machine_json = machine_json(&next)?;
     let name = names.get(&request.vendor_account).cloned().unwrap_or_default();
-    let entry =
-        next_audit(&state, &row, &member_name(&actor), SourceAction::Award, &format!("awarded to {name}: {reason}"))
+    let who = member_name(&state, &actor).await?;
+    let awarded =
+        change(&state, &mut row, Some(&next), &who, SourceAction::Award, &format!("awarded to {name}: {reason}"))
             .await?;
+    commit(&state, awarded).await?;
     let status = status_of(&row, &next, names.len());
-    let commit =
-        SourceCommit { expected_version: Some(expected), tender: Some(row), audit: vec![entry], ..Default::default() };
-    blocking(&state, move |s| s.source_commit(&commit)).await?;
     Ok(Json(status))
 }
 

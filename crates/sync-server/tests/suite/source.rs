@@ -239,6 +239,16 @@ async fn a_sealed_tender_from_publication_to_opening(backend: Backend) {
         .await;
     assert_eq!(status, 201, "{invitation}");
     let token = invitation["token"].as_str().unwrap().to_owned();
+    // Bad input to the invitation link: a clear refusal, and the link still works afterwards.
+    for (body, status, words) in [
+        (json!({"token": token, "email": "bids@acme.example", "password": "short"}), 400, "at least 10 characters"),
+        (json!({"token": token, "email": "not an address", "password": "acme-password-1"}), 400, "email address"),
+        (json!({"token": "pwi_0000", "email": "bids@acme.example", "password": "acme-password-1"}), 403, "not valid"),
+    ] {
+        let (got, answer) = call.post("/api/v1/source/vendor/accept", "", body).await;
+        assert_eq!(got, status, "{answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains(words), "{answer}");
+    }
     let accept = json!({"token": token, "email": "bids@acme.example", "password": "acme-password-1"});
     let (status, session) = call.post("/api/v1/source/vendor/accept", "", accept.clone()).await;
     assert_eq!(status, 200, "{session}");
@@ -493,6 +503,16 @@ async fn a_sealed_tender_from_publication_to_opening(backend: Backend) {
         ]
     );
     assert!(!trail.to_string().contains(MARKERS[0]), "the trail never holds content");
+    // People are named as they are known, never by an id.
+    assert_eq!(trail["entries"][0]["actor"], "user1@alpha.example");
+    assert_eq!(trail["entries"][0]["details"], "asked for by user0@alpha.example, approved by user1@alpha.example");
+    assert!(
+        trail["entries"][12]["details"]
+            .as_str()
+            .unwrap()
+            .contains("scored Acme Telematics Ltd on Tracking: 8 out of 10"),
+        "{trail}"
+    );
 }
 
 /// Publishes a tender (Ann asks, Bob approves) and lets one vendor join; returns the tender id and the vendor's
