@@ -78,6 +78,10 @@ pub struct Tender {
     /// The award as a person made it.
     #[serde(default)]
     pub award: Option<AwardRecord>,
+    /// The desktop that keeps the buyer's opening key (its name as the publishing member gave it): a member on
+    /// another desktop is told where the envelopes can be opened. Never changed by a step.
+    #[serde(default)]
+    pub opening_key_holder: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -195,6 +199,7 @@ impl Tender {
             awarded_to: None,
             extension_log: Vec::new(),
             award: None,
+            opening_key_holder: String::new(),
         }
     }
 

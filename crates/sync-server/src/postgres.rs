@@ -858,6 +858,10 @@ impl SyncStorage for PgStorage {
     fn source_tender_release(&self, tender: Uuid) -> Result<Option<String>, StorageError> {
         crate::source_pg::tender_release(&mut *self.conn()?, tender)
     }
+
+    fn source_tenders_of(&self, org: pactwise_domain::OrgId) -> Result<Vec<Uuid>, StorageError> {
+        crate::source_pg::tenders_of(&mut *self.conn()?, org)
+    }
 }
 
 fn read_lease(

@@ -25,11 +25,17 @@ use pactwise_inspect::{Limits, inspect};
 use pactwise_rules::prep::{Artifacts, hash_content, publish_gate};
 use pactwise_rules::roles;
 use pactwise_source::audit::{self, AuditEntry, SourceAction};
-use pactwise_source::envelope::{self, EnvelopeContext, EnvelopeKind, KeyPair, PublicKey};
+use pactwise_source::envelope::{self, EnvelopeKind, KeyPair, PublicKey};
 use pactwise_source::evaluation::{PriceOffer, price_total};
 use pactwise_source::tender::{self, Deadlines, Event, Phase, Tender};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
+
+use pactwise_source::wire::{
+    AnswerRequest, AuditTrail, AwardRequest, BoundContext, ExtensionRequest, InvitationCreated, InvitationRequest,
+    MAX_POINTS, OpenRequest, Opened, OpenedPart, PublicationRequest, PublishedQuestion, ScoreRequest, TenderStatus,
+    VendorResult,
+};
 
 use crate::http::{ApiError, AppState, blocking, json_rejection};
 use crate::source_rows::{EnvelopeRow, Invitation, SourceCommit, TenderRow, VendorAccount};
@@ -43,8 +49,9 @@ const VENDOR_SESSION_DAYS: i64 = 30;
 
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
-        .route("/source/tenders", post(request_publication))
+        .route("/source/tenders", post(request_publication).get(list_tenders))
         .route("/source/tenders/{id}", get(status))
+        .route("/source/tenders/{id}/package", get(published_package))
         .route("/source/tenders/{id}/approve", post(approve_publication))
         .route("/source/tenders/{id}/invitations", post(invite))
         .route("/source/tenders/{id}/open", post(open_envelopes))
@@ -150,42 +157,34 @@ async fn commit(state: &AppState, commit: SourceCommit) -> Result<(), ApiError> 
     blocking(state, move |s| s.source_commit(&commit)).await
 }
 
-#[derive(Debug, Deserialize)]
-pub struct PublicationRequest {
-    pub title: String,
-    pub artifacts: Artifacts,
-    /// The buyer's opening key (public half, hex), made on the desktop; its secret half stays there.
-    pub opening_key: PublicKey,
-    /// The package's OCDS tender release (Prep Studio's export), kept for the tender's public record.
-    #[serde(default)]
-    pub tender_release: Option<serde_json::Value>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct TenderStatus {
-    pub id: Uuid,
-    pub title: String,
-    /// `awaiting_approval` or `published`.
-    pub status: String,
-    pub phase: Phase,
-    pub deadlines: Deadlines,
-    pub vendors_joined: usize,
-    /// How many vendors have submitted (content stays sealed until opening).
-    pub submissions: usize,
-    pub published_hash: String,
-}
-
-fn status_of(row: &TenderRow, tender: &Tender, joined: usize) -> TenderStatus {
-    TenderStatus {
+/// The tender as its organization's members see it: counts (invited, joined, submitted: never content), who asked
+/// for the publication, and where the opening key is kept.
+async fn status_for(
+    state: &AppState,
+    actor: &Actor,
+    row: &TenderRow,
+    tender: &Tender,
+) -> Result<TenderStatus, ApiError> {
+    let id = row.id;
+    let joined = blocking(state, move |s| s.source_participants(id)).await?.len();
+    let trail = blocking(state, move |s| s.source_audit(id)).await?;
+    let invited = trail.iter().filter(|e| e.action == SourceAction::Invited).count();
+    let requester = Actor { user: row.requested_by, ..actor.clone() };
+    Ok(TenderStatus {
         id: row.id,
         title: row.title.clone(),
         status: row.status.clone(),
         phase: tender.phase,
         deadlines: tender.deadlines,
+        invited,
         vendors_joined: joined,
         submissions: tender.submission_count(),
         published_hash: row.published_hash.clone(),
-    }
+        opening_key: public_key(&row.opening_key).ok(),
+        opening_key_holder: tender.opening_key_holder.clone(),
+        requested_by: member_name(state, &requester).await?,
+        requested_by_you: row.requested_by == actor.user,
+    })
 }
 
 /// `POST /source/tenders`: the package is checked by the publish gate (the desktop's rule) and its deadlines are
@@ -208,12 +207,18 @@ async fn request_publication(
         return Err(ApiError::InvalidInput("give the tender a title of at most 200 characters".into()));
     }
     let now = state.0.clock.now();
-    let tender = Tender::new(deadlines);
+    let holder = request.opening_key_holder.trim();
+    if holder.chars().count() > 200 || holder.chars().any(char::is_control) {
+        return Err(ApiError::InvalidInput(
+            "name the desktop that keeps the opening key in at most 200 characters".into(),
+        ));
+    }
+    let tender = Tender { opening_key_holder: holder.to_owned(), ..Tender::new(deadlines) };
     let row = TenderRow {
         id: Uuid::new_v4(),
         org: actor.org,
         version: 1,
-        status: "awaiting_approval".into(),
+        status: pactwise_source::wire::AWAITING_APPROVAL.into(),
         title: title.to_owned(),
         requested_by: actor.user,
         approved_by: None,
@@ -225,10 +230,10 @@ async fn request_publication(
         machine_json: machine_json(&tender)?,
         created_at: now,
     };
-    let status = status_of(&row, &tender, 0);
     let tender_release = request.tender_release.as_ref().map(serde_json::Value::to_string);
-    let commit = SourceCommit { tender: Some(row), tender_release, ..SourceCommit::default() };
+    let commit = SourceCommit { tender: Some(row.clone()), tender_release, ..SourceCommit::default() };
     blocking(&state, move |s| s.source_commit(&commit)).await?;
+    let status = status_for(&state, &actor, &row, &tender).await?;
     Ok((StatusCode::CREATED, Json(status)))
 }
 
@@ -248,7 +253,7 @@ async fn approve_publication(
     roles::check(actor.role, roles::SharedChange::PrepPackage).map_err(|r| ApiError::Forbidden(r.message))?;
     let wrapping = wrapping_key(&state)?;
     let mut row = own_tender(&state, &actor, id).await?;
-    if row.status != "awaiting_approval" {
+    if row.status != pactwise_source::wire::AWAITING_APPROVAL {
         return Err(ApiError::InvalidInput("this tender is already published".into()));
     }
     if row.requested_by == actor.user {
@@ -265,7 +270,7 @@ async fn approve_publication(
     let deadline = KeyPair::generate();
     let wrapped = envelope::wrap_deadline_key(&deadline, &row.id.to_string(), wrapping.public())
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    row.status = "published".into();
+    row.status = pactwise_source::wire::PUBLISHED.into();
     row.approved_by = Some(actor.user);
     row.deadline_key = hex::encode(deadline.public().0);
     row.deadline_key_wrapped = wrapped;
@@ -274,7 +279,7 @@ async fn approve_publication(
     let details = format!("asked for by {requester}, approved by {approver}");
     let published = change(&state, &mut row, None, &approver, SourceAction::Published, &details).await?;
     commit(&state, published).await?;
-    let status = status_of(&row, &tender, 0);
+    let status = status_for(&state, &actor, &row, &tender).await?;
     Ok(Json(status))
 }
 
@@ -285,22 +290,33 @@ async fn status(
 ) -> Result<Json<TenderStatus>, ApiError> {
     let id = tender_id(path)?;
     let row = own_tender(&state, &actor, id).await?;
-    let joined = blocking(&state, move |s| s.source_participants(id)).await?.len();
-    Ok(Json(status_of(&row, &machine(&row)?, joined)))
+    Ok(Json(status_for(&state, &actor, &row, &machine(&row)?).await?))
 }
 
-#[derive(Debug, Deserialize)]
-pub struct InvitationRequest {
-    pub vendor_name: String,
-    pub email: String,
+/// `GET /source/tenders`: the caller's organization's tenders, newest first (another organization's never).
+async fn list_tenders(State(state): State<AppState>, actor: Actor) -> Result<Json<Vec<TenderStatus>>, ApiError> {
+    let org = actor.org;
+    let ids = blocking(&state, move |s| s.source_tenders_of(org)).await?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let row = own_tender(&state, &actor, id).await?;
+        out.push(status_for(&state, &actor, &row, &machine(&row)?).await?);
+    }
+    Ok(Json(out))
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-pub struct InvitationCreated {
-    /// Shown once: the desktop shows and copies the link; the service keeps only its hash.
-    pub token: String,
-    /// The vendor page's path with the token.
-    pub link: String,
+/// `GET /source/tenders/{id}/package`: the published package's artifacts (criteria and pricing schedule for the
+/// scoring grid and the price totals on the desktop; the requirements the answers refer to).
+async fn published_package(
+    State(state): State<AppState>,
+    actor: Actor,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<Artifacts>, ApiError> {
+    let id = tender_id(path)?;
+    let row = own_tender(&state, &actor, id).await?;
+    let artifacts: Artifacts =
+        serde_json::from_str(&row.artifacts_json).map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(Json(artifacts))
 }
 
 fn plausible_email(email: &str) -> bool {
@@ -351,30 +367,8 @@ async fn invite(
         ..invited
     };
     commit(&state, invited).await?;
-    let link = format!("/source/invitation#{token}");
+    let link = pactwise_source::wire::invitation_path(&token);
     Ok((StatusCode::CREATED, Json(InvitationCreated { token, link })))
-}
-
-#[derive(Debug, Deserialize)]
-pub struct OpenRequest {
-    pub kind: EnvelopeKind,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct OpenedPart {
-    pub vendor: String,
-    pub vendor_account: Uuid,
-    pub submission: u32,
-    pub part: String,
-    pub summary: String,
-    /// Still sealed to the buyer's opening key (base64): only the buyer's desktop reads it.
-    pub sealed_for_opening_key: String,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Opened {
-    pub phase: Phase,
-    pub parts: Vec<OpenedPart>,
 }
 
 /// `POST /source/tenders/{id}/open`: after the submission deadline, the technical envelopes (and, once the
@@ -427,7 +421,7 @@ async fn open_envelopes(
     for envelope_row in
         rows.iter().filter(|r| tender.vendors.get(&r.account.to_string()).copied() == Some(r.submission))
     {
-        let bound = BoundContext::new(&row, envelope_row, request.kind);
+        let bound = bound(&row, envelope_row, request.kind);
         let inner = envelope::remove_deadline_layer(&envelope_row.sealed, &bound.context(), &deadline)
             .map_err(|e| ApiError::Internal(format!("an envelope does not open: {e}")))?;
         parts.push(OpenedPart {
@@ -449,47 +443,17 @@ fn kind_name(kind: EnvelopeKind) -> &'static str {
     }
 }
 
-/// The context an envelope is bound to (the desktop rebuilds the same one to open it): the tender, the vendor's
-/// account, the kind, the submission number, the published version's hash and the part's name.
-pub struct BoundContext {
-    tender_id: String,
-    vendor_id: String,
-    kind: EnvelopeKind,
-    submission: u32,
-    published_hash: String,
-    part: String,
-}
-
-impl BoundContext {
-    pub fn new(row: &TenderRow, envelope_row: &EnvelopeRow, kind: EnvelopeKind) -> Self {
-        Self {
-            tender_id: row.id.to_string(),
-            vendor_id: envelope_row.account.to_string(),
-            kind,
-            submission: envelope_row.submission,
-            published_hash: row.published_hash.clone(),
-            part: envelope_row.part.clone(),
-        }
+/// The context an envelope of `row` is bound to (the desktop rebuilds the same one to open it:
+/// [`BoundContext::of_part`]).
+fn bound(row: &TenderRow, envelope_row: &EnvelopeRow, kind: EnvelopeKind) -> BoundContext {
+    BoundContext {
+        tender_id: row.id.to_string(),
+        vendor_id: envelope_row.account.to_string(),
+        kind,
+        submission: envelope_row.submission,
+        published_hash: row.published_hash.clone(),
+        part: envelope_row.part.clone(),
     }
-
-    pub fn context(&self) -> EnvelopeContext<'_> {
-        EnvelopeContext {
-            tender_id: &self.tender_id,
-            vendor_id: &self.vendor_id,
-            kind: self.kind,
-            submission: self.submission,
-            published_hash: &self.published_hash,
-            part: &self.part,
-        }
-    }
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct AuditTrail {
-    pub entries: Vec<AuditEntry>,
-    /// Whether the chain checks out ([`audit::verify`]).
-    pub verified: bool,
-    pub problem: Option<String>,
 }
 
 async fn audit_trail(
@@ -825,7 +789,7 @@ async fn submit(
             sealed: Vec::new(),
             created_at: now,
         };
-        let bound = BoundContext::new(&row, &envelope_row, kind);
+        let bound = bound(&row, &envelope_row, kind);
         let sealed = envelope::seal(&bytes, &bound.context(), &opening, &deadline)
             .map_err(|e| ApiError::Internal(e.to_string()))?;
         drop(bytes);
@@ -851,9 +815,6 @@ fn public_key(hex_text: &str) -> Result<PublicKey, ApiError> {
     Ok(PublicKey(bytes))
 }
 
-/// The points a score may have: 0 to 10.
-pub const MAX_POINTS: u32 = 10;
-
 async fn vendor_row(state: &AppState, vendor: &Vendor, id: Uuid) -> Result<(TenderRow, Tender, String), ApiError> {
     let row = blocking(state, move |s| s.source_tender(id))
         .await?
@@ -871,18 +832,6 @@ async fn vendor_row(state: &AppState, vendor: &Vendor, id: Uuid) -> Result<(Tend
 #[derive(Debug, Deserialize)]
 pub struct AskRequest {
     pub question: String,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct PublishedQuestion {
-    pub id: Uuid,
-    pub question: String,
-    pub answer: Option<String>,
-    pub answered_at: Option<DateTime<Utc>>,
-    /// Shown to the asker only: the answer is published to every vendor without the asker's name.
-    pub mine: bool,
-    /// Shown to the buyer only.
-    pub asked_by: Option<String>,
 }
 
 /// `POST /source/vendor/tenders/{id}/questions`: before the questions deadline.
@@ -974,11 +923,6 @@ async fn buyer_questions(
     ))
 }
 
-#[derive(Debug, Deserialize)]
-pub struct AnswerRequest {
-    pub answer: String,
-}
-
 /// `POST /source/tenders/{id}/questions/{question}/answer`: published to every vendor, without the asker's name.
 async fn answer_question(
     State(state): State<AppState>,
@@ -1020,13 +964,6 @@ async fn answer_question(
     }))
 }
 
-#[derive(Debug, Deserialize)]
-pub struct ExtensionRequest {
-    pub questions_close: DateTime<Utc>,
-    pub submissions_close: DateTime<Utc>,
-    pub reason: String,
-}
-
 /// `POST /source/tenders/{id}/extension`: later deadlines with a reason, before the submission deadline; every
 /// vendor sees them at once (their tender list carries the deadlines).
 async fn extend(
@@ -1052,17 +989,8 @@ async fn extend(
     let who = member_name(&state, &actor).await?;
     let extended = change(&state, &mut row, Some(&next), &who, SourceAction::Extension, &details).await?;
     commit(&state, extended).await?;
-    let joined = blocking(&state, move |s| s.source_participants(id)).await?.len();
-    let status = status_of(&row, &next, joined);
+    let status = status_for(&state, &actor, &row, &next).await?;
     Ok(Json(status))
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ScoreRequest {
-    pub vendor_account: Uuid,
-    pub criterion_id: String,
-    pub points: u32,
-    pub reason: String,
 }
 
 fn criteria_of(row: &TenderRow) -> Result<pactwise_rules::prep::Criteria, ApiError> {
@@ -1169,18 +1097,8 @@ async fn lock_technical(
     let locked =
         change(&state, &mut row, Some(&next), &who, SourceAction::Score, "technical evaluation locked").await?;
     commit(&state, locked).await?;
-    let status = status_of(&row, &next, names.len());
+    let status = status_for(&state, &actor, &row, &next).await?;
     Ok(Json(status))
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct VendorResult {
-    pub vendor: String,
-    pub vendor_account: Uuid,
-    /// Out of 100, rounded to two decimals for people (the arithmetic is exact).
-    pub technical_total: String,
-    /// Per criterion: id, mean points, weighted share (rounded for people).
-    pub criteria: Vec<(String, String, String)>,
 }
 
 /// `GET /source/tenders/{id}/evaluation`: the weighted technical totals, once locked; vendors in name order, not
@@ -1226,16 +1144,6 @@ async fn evaluation(
     ))
 }
 
-#[derive(Debug, Deserialize)]
-pub struct AwardRequest {
-    pub vendor_account: Uuid,
-    pub reason: String,
-    /// The awarded price total as the buyer's desktop computed it from the opened price envelope, for the public
-    /// record; a decimal string and the tender's currency.
-    #[serde(default)]
-    pub price_total: Option<(String, String)>,
-}
-
 /// `POST /source/tenders/{id}/award`: a person's decision with a reason, after the price envelopes opened.
 async fn award(
     State(state): State<AppState>,
@@ -1268,7 +1176,7 @@ async fn award(
         change(&state, &mut row, Some(&next), &who, SourceAction::Award, &format!("awarded to {name}: {reason}"))
             .await?;
     commit(&state, awarded).await?;
-    let status = status_of(&row, &next, names.len());
+    let status = status_for(&state, &actor, &row, &next).await?;
     Ok(Json(status))
 }
 

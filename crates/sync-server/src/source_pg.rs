@@ -450,3 +450,9 @@ pub(crate) fn tender_release(client: &mut impl GenericClient, tender: Uuid) -> R
         .query_opt("SELECT release_json FROM source_releases WHERE tender_id = $1", &[&tender.to_string()])?
         .map(|row| row.get(0)))
 }
+
+pub(crate) fn tenders_of(client: &mut impl GenericClient, org: OrgId) -> Result<Vec<Uuid>, StorageError> {
+    let rows = client
+        .query("SELECT id FROM source_tenders WHERE org_id = $1 ORDER BY created_at DESC, id", &[&org.to_string()])?;
+    rows.iter().map(|row| parse_uuid(&row.get::<_, String>(0))).collect()
+}

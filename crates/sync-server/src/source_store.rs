@@ -472,3 +472,10 @@ pub(crate) fn tender_release(conn: &Connection, tender: Uuid) -> Result<Option<S
         })
         .optional()?)
 }
+
+pub(crate) fn tenders_of(conn: &Connection, org: OrgId) -> Result<Vec<Uuid>, StorageError> {
+    let mut statement = conn.prepare("SELECT id FROM source_tenders WHERE org_id = ?1 ORDER BY created_at DESC, id")?;
+    let ids =
+        statement.query_map(params![org.to_string()], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+    ids.iter().map(|id| parse_uuid(id)).collect()
+}

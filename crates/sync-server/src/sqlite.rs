@@ -854,6 +854,10 @@ impl SyncStorage for SqliteStorage {
     fn source_tender_release(&self, tender: Uuid) -> Result<Option<String>, StorageError> {
         crate::source_store::tender_release(&self.reader(), tender)
     }
+
+    fn source_tenders_of(&self, org: pactwise_domain::OrgId) -> Result<Vec<Uuid>, StorageError> {
+        crate::source_store::tenders_of(&self.reader(), org)
+    }
 }
 
 /// A `lease_audit` row as stored: at, action, actor, previous holder, when their lease expired.

@@ -197,6 +197,8 @@ pub trait SyncStorage: Send + Sync + 'static {
     fn source_questions(&self, tender: Uuid) -> Result<Vec<source_rows::Question>, StorageError>;
     fn source_scores(&self, tender: Uuid) -> Result<Vec<source_rows::StoredScore>, StorageError>;
     fn source_tender_release(&self, tender: Uuid) -> Result<Option<String>, StorageError>;
+    /// The organization's tenders (ids), newest first.
+    fn source_tenders_of(&self, org: OrgId) -> Result<Vec<Uuid>, StorageError>;
 }
 
 /// A change to an organization's members, as the members routes ask for it (the organization is the actor's).

@@ -201,6 +201,10 @@ impl SyncStorage for Stalling {
     fn source_tender_release(&self, tender: Uuid) -> Result<Option<String>, StorageError> {
         self.inner.source_tender_release(tender)
     }
+
+    fn source_tenders_of(&self, org: pactwise_domain::OrgId) -> Result<Vec<Uuid>, StorageError> {
+        self.inner.source_tenders_of(org)
+    }
 }
 
 /// A server in a runtime of its own, so the test can kill it outright: dropping the runtime ends every task and

@@ -216,10 +216,21 @@ async fn a_sealed_tender_from_publication_to_opening(backend: Backend) {
         serde_json::from_value(tender["deadlines"]["submissions_close"].clone()).unwrap();
     assert_eq!(submissions_close.format("%H:%M").to_string(), "17:00", "the closing time the RFP states");
 
-    // Another organization's buyer sees nothing of it.
-    for path in [format!("/api/v1/source/tenders/{id}"), format!("/api/v1/source/tenders/{id}/audit")] {
+    // Another organization's buyer sees nothing of it: not in its list, not by id.
+    for path in [
+        format!("/api/v1/source/tenders/{id}"),
+        format!("/api/v1/source/tenders/{id}/audit"),
+        format!("/api/v1/source/tenders/{id}/package"),
+    ] {
         assert_eq!(call.get(&path, other).await.0, 404);
     }
+    assert_eq!(call.get("/api/v1/source/tenders", other).await.1, json!([]));
+    let (status, listed) = call.get("/api/v1/source/tenders", ann).await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!((listed[0]["id"].as_str(), listed[0]["requested_by_you"].as_bool()), (Some(id.as_str()), Some(true)));
+    assert_eq!(call.get("/api/v1/source/tenders", bob).await.1[0]["requested_by_you"], false);
+    let (_, package) = call.get(&format!("/api/v1/source/tenders/{id}/package"), bob).await;
+    assert_eq!(package["criteria"]["content"]["criteria"][0]["id"], "C1");
     let (status, _) = call
         .post(
             &format!("/api/v1/source/tenders/{id}/invitations"),
@@ -274,6 +285,7 @@ async fn a_sealed_tender_from_publication_to_opening(backend: Backend) {
         json!({"token": invitation["token"], "email": "tenders@globex.example", "password": "globex-password-1"});
     let (_, session) = call.post("/api/v1/source/vendor/accept", "", accept).await;
     let globex = session["token"].as_str().unwrap().to_owned();
+    assert_eq!(call.get(&format!("/api/v1/source/tenders/{id}"), ann).await.1["invited"], 2, "links made, counted");
     // A vendor of another tender, or with no session, sees nothing of this one.
     assert_eq!(call.get(&format!("/api/v1/source/vendor/tenders/{id}"), "pwv_nope").await.0, 401);
 
