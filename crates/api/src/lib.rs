@@ -26,6 +26,7 @@ mod runs;
 mod search;
 mod session;
 mod shared_runs;
+mod source;
 mod sync;
 mod vendors;
 mod work_loop;
@@ -94,6 +95,11 @@ pub use runs::{
 };
 pub use search::{SearchHit, SearchResults, SemanticStatus, eval_retrieval};
 pub use session::{BringOverReport, Membership, SessionInfo};
+pub use source::{
+    AnswerLine, AwardInput, AwardView, CriterionLine, CriterionScore, EvaluationView, InvitationView, InviteInput,
+    KeyringOpeningKeys, MemoryOpeningKeys, OpenedSubmission, OpenedTechnical, OpeningKeys, PriceLineView, QuestionView,
+    ScoreInput, SourceExport, SubmittedFile, TenderView, VendorFigures,
+};
 pub use sync::{
     CodeSignInInput, KeyringSyncTokens, MemorySyncTokens, RefusedChangeView, SignInInput, SyncAccount, SyncLoop,
     SyncPhase, SyncRoundReport, SyncStatusView, SyncTokens, check_server,
@@ -142,6 +148,9 @@ pub struct ApiOptions {
     pub model: ModelConfig,
     /// Where sync device tokens are kept (the OS keychain; tests keep them in memory).
     pub sync_tokens: Arc<dyn SyncTokens>,
+    /// Where the secret halves of PactWise Source opening keys are kept (the OS keychain; tests keep them in
+    /// memory). Never the store.
+    pub opening_keys: Arc<dyn OpeningKeys>,
     /// Root certificates the sync client trusts besides the platform's (an organization's own CA; tests' self-signed
     /// certificates). By default the PEM file named by `PACTWISE_SYNC_CA_FILE`, if any.
     pub sync_trust: pactwise_sync::TlsTrust,
@@ -178,6 +187,7 @@ impl Default for ApiOptions {
             keys: Arc::new(KeyringApiKeySource::default()),
             model: ModelConfig::from_env(),
             sync_tokens: Arc::new(KeyringSyncTokens),
+            opening_keys: Arc::new(KeyringOpeningKeys),
             sync_trust: sync_trust_from_env(),
             sync_interval: pactwise_sync::SyncConfig::default().interval,
             workflows: None,
@@ -218,6 +228,7 @@ pub struct ApiParts {
     /// Documents whose report this process is driving now.
     reports_in_flight: Arc<std::sync::Mutex<std::collections::HashSet<pactwise_domain::DocumentId>>>,
     sync_tokens: Arc<dyn SyncTokens>,
+    opening_keys: Arc<dyn OpeningKeys>,
     sync_trust: pactwise_sync::TlsTrust,
     /// The sync loop's poll interval (the fallback of the push channel).
     sync_interval: std::time::Duration,
@@ -243,7 +254,8 @@ impl Api {
     }
 
     pub fn open_with(root: PathBuf, options: ApiOptions) -> Result<Api, ApiError> {
-        let ApiOptions { clock, keys, model, sync_tokens, sync_trust, sync_interval, workflows } = options;
+        let ApiOptions { clock, keys, model, sync_tokens, opening_keys, sync_trust, sync_interval, workflows } =
+            options;
         let workflows = Arc::new(match workflows {
             Some(registry) => registry,
             None => runs::registry()?.clone(),
@@ -283,6 +295,7 @@ impl Api {
             keys,
             extractor: Arc::new(pactwise_extract::Extractor::new(pactwise_extract::ExtractConfig::from_env())),
             sync_tokens,
+            opening_keys,
             sync_trust,
             sync_interval,
             platform,

@@ -216,7 +216,7 @@ pub fn parse_artifact(text: &str) -> Result<ArtifactKind, ApiError> {
 }
 
 impl Api {
-    async fn prep_view(&self, scope: &OrgScope, id: &str) -> Result<PrepView, ApiError> {
+    pub(crate) async fn prep_view(&self, scope: &OrgScope, id: &str) -> Result<PrepView, ApiError> {
         let (s, id) = (scope.clone(), id.to_string());
         let (row, lock, syncs) = self
             .db

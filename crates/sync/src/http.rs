@@ -197,6 +197,31 @@ impl HttpApi {
 }
 
 impl HttpApi {
+    /// `GET` of another route under `/api/v1` (PactWise Source's buyer routes, whose wire types live in their own
+    /// crate) with this device's token, the same TLS rule and the same error mapping.
+    pub async fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, SyncError> {
+        let response = self.authorized(self.http.get(self.url(path))).send().await.map_err(unreachable)?;
+        json_or_error(response).await
+    }
+
+    /// `POST` of a JSON body to another route under `/api/v1`; the answer as JSON.
+    pub async fn post_json<B: serde::Serialize + ?Sized, T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, SyncError> {
+        let response = self.authorized(self.http.post(self.url(path))).json(body).send().await.map_err(unreachable)?;
+        json_or_error(response).await
+    }
+
+    /// `POST` of a JSON body to a route that answers with no content.
+    pub async fn post_no_content<B: serde::Serialize + ?Sized>(&self, path: &str, body: &B) -> Result<(), SyncError> {
+        let response = self.authorized(self.http.post(self.url(path))).json(body).send().await.map_err(unreachable)?;
+        check(response).await.map(|_| ())
+    }
+}
+
+impl HttpApi {
     /// The push channel: waits until the organization's log holds a change past `since` (true) or `wait` is over
     /// with nothing new (false). `wait` is whole seconds, at most [`MAX_WAIT_S`] (the service shortens a longer
     /// one too); the request's own timeout leaves the service time to answer.

@@ -182,7 +182,7 @@ impl SyncLoop {
 }
 
 /// This machine's name, as the device's name on the sync service.
-fn device_name() -> String {
+pub(crate) fn device_name() -> String {
     let name = std::fs::read_to_string("/etc/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())
