@@ -9,6 +9,7 @@ mod prep;
 mod records;
 mod runs;
 mod secret;
+mod source;
 mod sync;
 mod vendors;
 
@@ -161,6 +162,12 @@ enum Command {
     Vendors {
         #[command(subcommand)]
         what: vendors::VendorsCommand,
+    },
+    /// PactWise Source tenders: publish PACKAGE, list, show, approve, invite, questions, answer, extend, open, score,
+    /// lock, open-price, evaluation, award, ocds, audit
+    Source {
+        #[command(subcommand)]
+        what: source::SourceCommand,
     },
     /// The audit log: list (filtered, newest first), actions, export --csv FILE
     Audit {
@@ -643,6 +650,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                 }
                 Command::Contracts { what } => contracts::run(api, &scope, what).await,
                 Command::Vendors { what } => vendors::run(api, &scope, what).await,
+                Command::Source { what } => source::run(api, &scope, what).await,
                 Command::Audit { what } => records::audit(api, &scope, what).await,
                 Command::Usage { month } => records::usage(api, &scope, month).await,
                 Command::Lifecycle { id } => {
