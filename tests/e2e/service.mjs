@@ -25,20 +25,35 @@ async function freePort() {
 /**
  * A sync service with its own database. `admin(args, input)` runs its admin command (a password goes in on stdin);
  * `start()` serves on a free loopback port and resolves to its address once its log says it listens (the log is
- * kept in the test output as `<name>.log`); `stop()` ends it.
+ * kept in the test output as `<name>.log`); `stop()` ends it. With `{ source: true }` PactWise Source is set up (a
+ * key-wrapping key made by `source-key`) and `moveClock(seconds)` moves the service's time forward (its
+ * `--clock-offset-file`), e.g. past a tender's deadline.
  */
-export function syncService(name) {
+export function syncService(name, { source = false } = {}) {
   const dir = freshDataDir(name);
   const database = `sqlite:${path.join(dir, "sync.sqlite3")}`;
+  const sourceKey = path.join(dir, "source.key");
+  const clockOffset = path.join(dir, "clock-offset");
   let server = null;
+  let offset = 0;
   return {
+    moveClock(seconds) {
+      if (!source) throw new Error("moveClock needs syncService(name, { source: true })");
+      offset += seconds;
+      fs.writeFileSync(clockOffset, `${offset}\n`);
+    },
     admin(args, input = "") {
       if (!fs.existsSync(serverBin)) throw new Error(`${serverBin} is missing: run make build`);
       return JSON.parse(execFileSync(serverBin, ["admin", "--database", database, ...args], { encoding: "utf8", input }));
     },
     async start() {
       const listen = `127.0.0.1:${await freePort()}`;
-      server = spawn(serverBin, ["serve", "--listen", listen, "--database", database], {
+      const args = ["serve", "--listen", listen, "--database", database];
+      if (source) {
+        if (!fs.existsSync(sourceKey)) execFileSync(serverBin, ["source-key", sourceKey], { encoding: "utf8" });
+        args.push("--source-key-file", sourceKey, "--clock-offset-file", clockOffset);
+      }
+      server = spawn(serverBin, args, {
         stdio: ["ignore", "ignore", "pipe"],
         env: { ...process.env, PACTWISE_LOG: "info" },
       });

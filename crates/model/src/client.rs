@@ -182,6 +182,11 @@ impl ModelClient {
         })
     }
 
+    /// The usage ledger, budgets and clock, for another priced API that must share them (`crate::voyage`).
+    pub(crate) fn accounts(&self) -> (Arc<LedgerWriter>, Arc<dyn BudgetSource>, Arc<dyn Clock>) {
+        (self.ledger.clone(), self.budgets.clone(), self.clock.clone())
+    }
+
     /// Wait between attempts with this sleeper (tests: one that records and returns at once).
     pub fn with_sleeper(mut self, sleeper: Arc<dyn Sleeper>) -> Self {
         self.sleeper = sleeper;

@@ -21,6 +21,8 @@ pub mod config;
 pub mod error;
 #[cfg(feature = "fake")]
 pub mod fake;
+#[cfg(feature = "fake")]
+pub mod fake_voyage;
 pub mod ledger;
 pub mod policy;
 pub mod pricing;
@@ -29,6 +31,7 @@ pub mod retry;
 pub mod schema;
 pub mod structured;
 pub mod tool_loop;
+pub mod voyage;
 pub mod wire;
 
 pub use api_key::{ApiKey, ApiKeyError, ApiKeySource, InMemoryApiKeySource, KeyStoreError, KeyringApiKeySource};
@@ -46,3 +49,4 @@ pub use tool_loop::{
     ToolAllowlist, ToolCallRecord, ToolCallResult, ToolDefinition, ToolExecutor, ToolFailure, ToolLoopLimits,
     ToolLoopOutcome, ToolLoopRequest, truncate_result,
 };
+pub use voyage::{InputType, VoyageClient, VoyageConfig, VoyageError};

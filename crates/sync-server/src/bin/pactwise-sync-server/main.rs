@@ -1,6 +1,7 @@
 //! `pactwise-sync-server`: serve, administer, benchmark. The logic lives in the library.
 
 mod bench;
+mod offset_clock;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
@@ -39,6 +40,11 @@ enum Command {
         /// from the database and readable only by the service. Without it the Source routes say Source is not set up.
         #[arg(long, env = "PACTWISE_SOURCE_KEY_FILE", value_name = "FILE")]
         source_key_file: Option<std::path::PathBuf>,
+        /// For end-to-end tests only: the service's time is the system's plus the whole seconds written in FILE
+        /// (re-read at every use; a missing or empty file is 0), so a test can pass a tender's deadline. Whoever
+        /// can write FILE decides the service's time: never give it in production.
+        #[arg(long, value_name = "FILE")]
+        clock_offset_file: Option<std::path::PathBuf>,
     },
     /// Write a new PactWise Source key-wrapping key to FILE (created with mode 0600; an existing file is kept).
     SourceKey {
@@ -121,7 +127,7 @@ fn main() -> Result<()> {
             println!("{}", serde_json::json!({"file": file, "public_key": key.public()}));
             Ok(())
         }
-        Command::Serve { listen, database, tls_cert, tls_key, metrics_token, source_key_file } => {
+        Command::Serve { listen, database, tls_cert, tls_key, metrics_token, source_key_file, clock_offset_file } => {
             let tls = match (tls_cert, tls_key) {
                 (Some(cert), Some(key)) => Some(load_tls(&cert, &key).context("loading the TLS certificate and key")?),
                 _ => None,
@@ -144,7 +150,14 @@ fn main() -> Result<()> {
             let config = ServerConfig { metrics_token, source_wrapping_key, ..ServerConfig::default() };
             // Opened before the runtime starts: the PostgreSQL client blocks on a small runtime of its own.
             let storage = open_storage(&database).context("opening the database")?;
-            runtime.block_on(run_server(&listen, storage, tls, config))
+            let clock: Arc<dyn Clock> = match clock_offset_file {
+                Some(file) => {
+                    tracing::warn!(file = %file.display(), "the service's clock follows an offset file (tests only)");
+                    Arc::new(offset_clock::OffsetFileClock::new(file))
+                }
+                None => Arc::new(SystemClock),
+            };
+            runtime.block_on(run_server(&listen, storage, tls, config, clock))
         }
         Command::Admin { database, action } => {
             let storage = open_storage(&database).context("opening the database")?;
@@ -180,6 +193,7 @@ async fn run_server(
     storage: Arc<dyn SyncStorage>,
     tls: Option<Arc<rustls::ServerConfig>>,
     config: ServerConfig,
+    clock: Arc<dyn Clock>,
 ) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
     let addr = listener.local_addr()?;
@@ -191,7 +205,7 @@ async fn run_server(
              put a TLS proxy in front or pass --tls-cert and --tls-key"
         );
     }
-    let state = AppState::new(storage, Arc::new(SystemClock), config);
+    let state = AppState::new(storage, clock, config);
     match tls {
         Some(tls) => serve_tls(listener, state, tls, shutdown_signal()).await?,
         None => serve(listener, state, shutdown_signal()).await?,
