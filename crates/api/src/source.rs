@@ -292,11 +292,11 @@ fn when(at: DateTime<Utc>) -> String {
     at.to_rfc3339()
 }
 
-/// The status in people's words and what may be done, from the service's status and this desktop's clock (the
-/// service's clock decides; this only chooses which buttons to offer).
+/// The status in people's words and what may be done, from the service's status and its clock (this desktop's
+/// clock only when an older service did not say its time).
 fn tender_view(status: &wire::TenderStatus, key_here: bool, now: DateTime<Utc>) -> TenderView {
     let published = status.status == wire::PUBLISHED;
-    let closed = now >= status.deadlines.submissions_close;
+    let closed = status.service_now.unwrap_or(now) >= status.deadlines.submissions_close;
     let words = if !published {
         "Awaiting second approval"
     } else {
@@ -410,8 +410,8 @@ impl Api {
     /// Publishes a published Prep Studio package as a tender: the store's publish gate must have passed; an
     /// opening key is made here (its secret half kept in the keychain before anything is sent); the service
     /// checks the gate again and waits for a second member's approval.
+    #[tracing::instrument(name = "source_publish", skip_all)]
     pub async fn source_publish(&self, scope: &OrgScope, package: &str) -> Result<TenderView, ApiError> {
-        let _span = tracing::info_span!("source_publish").entered();
         let view = self.prep_view(scope, package).await?;
         if view.status != "published" {
             return Err(ApiError::new(
@@ -459,6 +459,7 @@ impl Api {
     }
 
     /// A second member approves the publication: the tender is published and vendors can be invited.
+    #[tracing::instrument(name = "source_approve", skip_all)]
     pub async fn source_approve(&self, scope: &OrgScope, tender: &str) -> Result<TenderView, ApiError> {
         let id = parse_uuid(tender, "tender")?;
         let (http, _) = self.source_service(scope).await?;
@@ -468,6 +469,7 @@ impl Api {
     }
 
     /// Invites a vendor (a vendor record's name, or a name typed) by a single-use link to show and copy.
+    #[tracing::instrument(name = "source_invite", skip_all)]
     pub async fn source_invite(
         &self,
         scope: &OrgScope,
@@ -577,6 +579,7 @@ impl Api {
 
     /// Opens the technical envelopes (after the submission deadline), reads them here with the opening key, and
     /// returns the answers and the list of files per vendor, with the criteria for the scoring grid.
+    #[tracing::instrument(name = "source_open_technical", skip_all)]
     pub async fn source_open_technical(&self, scope: &OrgScope, tender: &str) -> Result<OpenedTechnical, ApiError> {
         let id = parse_uuid(tender, "tender")?;
         let (http, _) = self.source_service(scope).await?;
@@ -653,6 +656,7 @@ impl Api {
     }
 
     /// Records a person's score of one vendor on one criterion (0 to 10) with a reason.
+    #[tracing::instrument(name = "source_score", skip_all)]
     pub async fn source_score(&self, scope: &OrgScope, tender: &str, score: ScoreInput) -> Result<(), ApiError> {
         let id = parse_uuid(tender, "tender")?;
         let request = wire::ScoreRequest {
@@ -675,6 +679,7 @@ impl Api {
     }
 
     /// Locks the technical evaluation (every criterion of every bidder scored); the price envelopes may open.
+    #[tracing::instrument(name = "source_lock", skip_all)]
     pub async fn source_lock(&self, scope: &OrgScope, tender: &str) -> Result<TenderView, ApiError> {
         let id = parse_uuid(tender, "tender")?;
         let (http, _) = self.source_service(scope).await?;
@@ -684,6 +689,7 @@ impl Api {
     }
 
     /// Opens the price envelopes (after the lock) and returns the evaluation with the price totals.
+    #[tracing::instrument(name = "source_open_price", skip_all)]
     pub async fn source_open_price(&self, scope: &OrgScope, tender: &str) -> Result<EvaluationView, ApiError> {
         let id = parse_uuid(tender, "tender")?;
         let (http, _) = self.source_service(scope).await?;
@@ -787,6 +793,7 @@ impl Api {
     /// Awards the tender to a vendor with a reason (a person's decision); the price total recorded is the one code
     /// computed from that vendor's price envelope. With `start_contract`, the organization's vendor record is found
     /// (or made) by the vendor's name and the built-in contract approval workflow (`contract_lifecycle`) starts.
+    #[tracing::instrument(name = "source_award", skip_all)]
     pub async fn source_award(&self, scope: &OrgScope, tender: &str, input: AwardInput) -> Result<AwardView, ApiError> {
         let id = parse_uuid(tender, "tender")?;
         let account = parse_uuid(&input.vendor_account, "vendor")?;
@@ -841,6 +848,7 @@ impl Api {
     }
 
     /// Writes the tender's OCDS 1.1 release package (tender, amendments, number of tenderers, award) to `out`.
+    #[tracing::instrument(name = "source_export_ocds", skip_all)]
     pub async fn source_export_ocds(
         &self,
         scope: &OrgScope,
@@ -866,6 +874,7 @@ impl Api {
 
     /// Writes the tender's audit trail as CSV to `out`, after checking its hash chain here
     /// (`pactwise_source::audit::verify`); the result in words.
+    #[tracing::instrument(name = "source_export_audit", skip_all)]
     pub async fn source_export_audit(
         &self,
         scope: &OrgScope,
@@ -962,6 +971,7 @@ mod tests {
             opening_key_holder: "ann-laptop".into(),
             requested_by: "Ann".into(),
             requested_by_you: false,
+            service_now: None,
         }
     }
 
@@ -995,6 +1005,8 @@ mod tests {
         assert!(open.can_invite && !open.can_open_technical);
         let closed = tender_view(&status(Phase::Open, true), true, after);
         assert!(!closed.can_invite && closed.can_open_technical);
+        let by_service = wire::TenderStatus { service_now: Some(after), ..status(Phase::Open, true) };
+        assert_eq!(tender_view(&by_service, true, before).status, "Closed", "the service's clock decides");
         let mine = wire::TenderStatus { requested_by_you: true, ..status(Phase::Open, false) };
         assert!(!tender_view(&mine, true, before).can_approve, "the asker cannot approve their own publication");
     }

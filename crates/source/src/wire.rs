@@ -82,6 +82,9 @@ pub struct TenderStatus {
     /// Whether the caller asked for it (then a colleague must approve it).
     #[serde(default)]
     pub requested_by_you: bool,
+    /// The service's time when it answered: its clock decides the deadlines, so the desktop shows "closed" by it.
+    #[serde(default)]
+    pub service_now: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -184,6 +184,7 @@ async fn status_for(
         opening_key_holder: tender.opening_key_holder.clone(),
         requested_by: member_name(state, &requester).await?,
         requested_by_you: row.requested_by == actor.user,
+        service_now: Some(state.0.clock.now()),
     })
 }
 
