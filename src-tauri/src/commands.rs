@@ -14,6 +14,10 @@ use pactwise_api::{
     Thresholds,
 };
 use pactwise_api::{AuditChoices, AuditPage, AuditQuery, ExportedAudit, HistoryPage, StageLogEntry, UsageReport};
+use pactwise_api::{
+    AwardInput, AwardView, EvaluationView, InvitationView, InviteInput, OpenedTechnical, QuestionView, ScoreInput,
+    SourceExport, TenderView,
+};
 use pactwise_api::{ContractDetail, ContractFacets, ContractQuery, ContractRow, ExportedCalendar, Page, UpcomingDates};
 use pactwise_api::{DuplicateGroupView, MergeResult, OnboardingInput, VendorDetail, VendorInput, VendorSummary};
 use pactwise_domain::ContractType;
@@ -547,6 +551,146 @@ async fn prep_export(
     api.prep_export(&scope, &id, format, &PathBuf::from(path), FROM_SAVE_DIALOG).await
 }
 
+/// Publishes a published Prep Studio package as a tender (a second member approves it); the opening key stays in this
+/// computer's keychain.
+#[tauri::command]
+#[specta::specta]
+async fn source_publish(state: State<'_, AppState>, id: String) -> Result<TenderView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_publish(&scope, &id).await
+}
+
+/// The organization's tenders, with status in words and counts.
+#[tauri::command]
+#[specta::specta]
+async fn source_list(state: State<'_, AppState>) -> Result<Vec<TenderView>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_list(&scope).await
+}
+
+/// One tender's status.
+#[tauri::command]
+#[specta::specta]
+async fn source_show(state: State<'_, AppState>, id: String) -> Result<TenderView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_show(&scope, &id).await
+}
+
+/// A second member approves a tender's publication.
+#[tauri::command]
+#[specta::specta]
+async fn source_approve(state: State<'_, AppState>, id: String) -> Result<TenderView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_approve(&scope, &id).await
+}
+
+/// Invites a vendor: the single-use link to show and copy.
+#[tauri::command]
+#[specta::specta]
+async fn source_invite(state: State<'_, AppState>, id: String, input: InviteInput) -> Result<InvitationView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_invite(&scope, &id, input).await
+}
+
+/// The vendors' questions and their answers.
+#[tauri::command]
+#[specta::specta]
+async fn source_questions(state: State<'_, AppState>, id: String) -> Result<Vec<QuestionView>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_questions(&scope, &id).await
+}
+
+/// Answers a question for every invited vendor (without the asker's name).
+#[tauri::command]
+#[specta::specta]
+async fn source_answer(
+    state: State<'_, AppState>,
+    id: String,
+    question: String,
+    answer: String,
+) -> Result<QuestionView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_answer(&scope, &id, &question, answer).await
+}
+
+/// Opens the technical envelopes with this desktop's opening key.
+#[tauri::command]
+#[specta::specta]
+async fn source_open_technical(state: State<'_, AppState>, id: String) -> Result<OpenedTechnical, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_open_technical(&scope, &id).await
+}
+
+/// Records a person's score (0–10) with a reason.
+#[tauri::command]
+#[specta::specta]
+async fn source_score(state: State<'_, AppState>, id: String, input: ScoreInput) -> Result<(), ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_score(&scope, &id, input).await
+}
+
+/// Locks the technical evaluation.
+#[tauri::command]
+#[specta::specta]
+async fn source_lock(state: State<'_, AppState>, id: String) -> Result<TenderView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_lock(&scope, &id).await
+}
+
+/// Opens the price envelopes; the totals from code.
+#[tauri::command]
+#[specta::specta]
+async fn source_open_price(state: State<'_, AppState>, id: String) -> Result<EvaluationView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_open_price(&scope, &id).await
+}
+
+/// The totals from code (vendors in name order).
+#[tauri::command]
+#[specta::specta]
+async fn source_evaluation(state: State<'_, AppState>, id: String) -> Result<EvaluationView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_evaluation(&scope, &id).await
+}
+
+/// Awards the tender with a reason (and may start the contract workflow).
+#[tauri::command]
+#[specta::specta]
+async fn source_award(state: State<'_, AppState>, id: String, input: AwardInput) -> Result<AwardView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_award(&scope, &id, input).await
+}
+
+/// Saves the tender's OCDS record where the save dialog said.
+#[tauri::command]
+#[specta::specta]
+async fn source_export_ocds(state: State<'_, AppState>, id: String, path: String) -> Result<SourceExport, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_export_ocds(&scope, &id, &PathBuf::from(path), FROM_SAVE_DIALOG).await
+}
+
+/// Saves the audit trail as CSV after checking its chain.
+#[tauri::command]
+#[specta::specta]
+async fn source_export_audit(state: State<'_, AppState>, id: String, path: String) -> Result<SourceExport, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_export_audit(&scope, &id, &PathBuf::from(path), FROM_SAVE_DIALOG).await
+}
+
+/// Saves a file of an opened technical envelope.
+#[tauri::command]
+#[specta::specta]
+async fn source_save_file(
+    state: State<'_, AppState>,
+    id: String,
+    vendor_account: String,
+    file: String,
+    path: String,
+) -> Result<SourceExport, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.source_save_file(&scope, &id, &vendor_account, &file, &PathBuf::from(path), FROM_SAVE_DIALOG).await
+}
+
 /// Where sync stands (the status line polls it).
 #[tauri::command]
 #[specta::specta]
@@ -907,6 +1051,22 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             prep_draft,
             prep_publish,
             prep_export,
+            source_publish,
+            source_list,
+            source_show,
+            source_approve,
+            source_invite,
+            source_questions,
+            source_answer,
+            source_open_technical,
+            source_score,
+            source_lock,
+            source_open_price,
+            source_evaluation,
+            source_award,
+            source_export_ocds,
+            source_export_audit,
+            source_save_file,
             sync_status,
             sync_sign_in,
             sync_sign_in_with_code,

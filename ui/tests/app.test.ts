@@ -9,7 +9,7 @@ describe("App frame", () => {
     render(App);
     await waitFor(() => expect(screen.getByTestId("status-session").textContent).toContain("Acme Legal · Ann (owner)"));
     const labels = screen.getAllByRole("button").map((b) => b.getAttribute("data-area")).filter(Boolean);
-    expect(labels).toEqual(["queue", "documents", "contracts", "approvals", "prep", "assistant", "settings", "runs", "vendors"]);
+    expect(labels).toEqual(["queue", "documents", "contracts", "approvals", "prep", "assistant", "settings", "runs", "vendors", "tenders"]);
   });
 
   it("Alt+number switches areas", async () => {
@@ -21,6 +21,8 @@ describe("App frame", () => {
     expect((await screen.findByTestId("contracts-empty")).textContent).toContain("No finalized contracts yet");
     await fireEvent.keyDown(window, { key: "5", altKey: true });
     expect((await screen.findByTestId("prep-empty")).textContent).toContain("No packages yet");
+    await fireEvent.keyDown(window, { key: "0", altKey: true });
+    expect((await screen.findByTestId("tenders-empty")).textContent).toContain("No tenders yet");
     await fireEvent.keyDown(window, { key: "1", altKey: true });
     expect((await screen.findByTestId("queue-empty")).textContent).toContain("Nothing waits for a person");
   });

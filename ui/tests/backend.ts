@@ -442,6 +442,8 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         return { answers: [], next: null };
       case "stage_log":
         return [];
+      case "source_list":
+        return [];
       default:
         throw new Error(`unexpected command ${cmd}`);
     }

@@ -1,5 +1,5 @@
 /** The areas of the app, in the order of the navigation rail. Alt+number switches to an area. */
-export type AreaId = "queue" | "documents" | "contracts" | "approvals" | "prep" | "assistant" | "settings" | "runs" | "vendors";
+export type AreaId = "queue" | "documents" | "contracts" | "approvals" | "prep" | "assistant" | "settings" | "runs" | "vendors" | "tenders";
 
 export interface Area {
   id: AreaId;
@@ -48,4 +48,14 @@ export const AREAS: Area[] = [
     label: "Vendors",
     purpose: "Vendor records: names, identifiers, status, their contracts; duplicates to merge and onboarding (n adds, m merges, o onboards)",
   },
+  {
+    id: "tenders",
+    label: "Tenders",
+    purpose: "Published tenders: invitations, questions, sealed submissions, opening, scores and the award (i invites, o opens)",
+  },
 ];
+
+/** The Alt+digit of the area at `index` in the rail: 1–9, then 0 for the tenth. */
+export function areaDigit(index: number): string {
+  return index === 9 ? "0" : String(index + 1);
+}

@@ -93,6 +93,41 @@ export const commands = {
 	prepPublish: (id: string) => typedError<PrepView_Serialize, ApiError>(__TAURI_INVOKE("prep_publish", { id })),
 	/**  Writes the approved package to `path` as DOCX, PDF or an OCDS 1.1 release. */
 	prepExport: (id: string, format: PrepExportFormat, path: string) => typedError<PrepExport, ApiError>(__TAURI_INVOKE("prep_export", { id, format, path })),
+	/**
+	 *  Publishes a published Prep Studio package as a tender (a second member approves it); the opening key stays in this
+	 *  computer's keychain.
+	 */
+	sourcePublish: (id: string) => typedError<TenderView, ApiError>(__TAURI_INVOKE("source_publish", { id })),
+	/**  The organization's tenders, with status in words and counts. */
+	sourceList: () => typedError<TenderView[], ApiError>(__TAURI_INVOKE("source_list")),
+	/**  One tender's status. */
+	sourceShow: (id: string) => typedError<TenderView, ApiError>(__TAURI_INVOKE("source_show", { id })),
+	/**  A second member approves a tender's publication. */
+	sourceApprove: (id: string) => typedError<TenderView, ApiError>(__TAURI_INVOKE("source_approve", { id })),
+	/**  Invites a vendor: the single-use link to show and copy. */
+	sourceInvite: (id: string, input: InviteInput_Deserialize) => typedError<InvitationView, ApiError>(__TAURI_INVOKE("source_invite", { id, input })),
+	/**  The vendors' questions and their answers. */
+	sourceQuestions: (id: string) => typedError<QuestionView_Serialize[], ApiError>(__TAURI_INVOKE("source_questions", { id })),
+	/**  Answers a question for every invited vendor (without the asker's name). */
+	sourceAnswer: (id: string, question: string, answer: string) => typedError<QuestionView_Serialize, ApiError>(__TAURI_INVOKE("source_answer", { id, question, answer })),
+	/**  Opens the technical envelopes with this desktop's opening key. */
+	sourceOpenTechnical: (id: string) => typedError<OpenedTechnical, ApiError>(__TAURI_INVOKE("source_open_technical", { id })),
+	/**  Records a person's score (0–10) with a reason. */
+	sourceScore: (id: string, input: ScoreInput) => typedError<null, ApiError>(__TAURI_INVOKE("source_score", { id, input })),
+	/**  Locks the technical evaluation. */
+	sourceLock: (id: string) => typedError<TenderView, ApiError>(__TAURI_INVOKE("source_lock", { id })),
+	/**  Opens the price envelopes; the totals from code. */
+	sourceOpenPrice: (id: string) => typedError<EvaluationView_Serialize, ApiError>(__TAURI_INVOKE("source_open_price", { id })),
+	/**  The totals from code (vendors in name order). */
+	sourceEvaluation: (id: string) => typedError<EvaluationView_Serialize, ApiError>(__TAURI_INVOKE("source_evaluation", { id })),
+	/**  Awards the tender with a reason (and may start the contract workflow). */
+	sourceAward: (id: string, input: AwardInput) => typedError<AwardView_Serialize, ApiError>(__TAURI_INVOKE("source_award", { id, input })),
+	/**  Saves the tender's OCDS record where the save dialog said. */
+	sourceExportOcds: (id: string, path: string) => typedError<SourceExport_Serialize, ApiError>(__TAURI_INVOKE("source_export_ocds", { id, path })),
+	/**  Saves the audit trail as CSV after checking its chain. */
+	sourceExportAudit: (id: string, path: string) => typedError<SourceExport_Serialize, ApiError>(__TAURI_INVOKE("source_export_audit", { id, path })),
+	/**  Saves a file of an opened technical envelope. */
+	sourceSaveFile: (id: string, vendorAccount: string, file: string, path: string) => typedError<SourceExport_Serialize, ApiError>(__TAURI_INVOKE("source_save_file", { id, vendorAccount, file, path })),
 	/**  Where sync stands (the status line polls it). */
 	syncStatus: () => typedError<SyncStatusView_Serialize, ApiError>(__TAURI_INVOKE("sync_status")),
 	/**
@@ -191,6 +226,14 @@ export type AmountRow = {
 
 /**  An answer with its citations. */
 export type Answer = Answer_Serialize | Answer_Deserialize;
+
+/**  A requirement and a vendor's answer to it. */
+export type AnswerLine = {
+	code: string,
+	requirement: string,
+	mandatory: boolean,
+	answer: string,
+};
 
 /**  An answer with its citations. */
 export type Answer_Deserialize = {
@@ -470,6 +513,40 @@ export type AuditQuery_Serialize = {
 	from: string | null,
 	to: string | null,
 	text: string | null,
+};
+
+export type AwardInput = {
+	vendor_account: string,
+	reason: string,
+	/**
+	 *  Start the contract lifecycle: find or make the organization's vendor record and start the built-in
+	 *  contract approval workflow for the awarded contract.
+	 */
+	start_contract: boolean,
+};
+
+export type AwardView = AwardView_Serialize | AwardView_Deserialize;
+
+export type AwardView_Deserialize = {
+	tender: TenderView,
+	vendor: string,
+	price_total?: string | null,
+	/**  The vendor record the award is linked to (made when there was none), when the lifecycle was started. */
+	vendor_record?: string | null,
+	/**  The contract approval run started for the award, when it was. */
+	contract_run?: string | null,
+	message: string,
+};
+
+export type AwardView_Serialize = {
+	tender: TenderView,
+	vendor: string,
+	price_total: string | null,
+	/**  The vendor record the award is linked to (made when there was none), when the lifecycle was started. */
+	vendor_record: string | null,
+	/**  The contract approval run started for the award, when it was. */
+	contract_run: string | null,
+	message: string,
 };
 
 /**  What bringing an organization's documents into another did. */
@@ -1137,6 +1214,21 @@ export type Criterion = {
 	requirement_codes: string[],
 };
 
+/**  A criterion of the tender, for the scoring grid. */
+export type CriterionLine = {
+	id: string,
+	name: string,
+	description: string,
+	/**  The weight in percent, as people read it ("40%"). */
+	weight: string,
+};
+
+export type CriterionScore = {
+	criterion: string,
+	mean_points: string,
+	weighted: string,
+};
+
 /**  The 41 clause categories of the CUAD dataset, spelled as the dataset spells them. */
 export type CuadCategory = "Document Name" | "Parties" | "Agreement Date" | "Effective Date" | "Expiration Date" | "Renewal Term" | "Notice Period To Terminate Renewal" | "Governing Law" | "Most Favored Nation" | "Competitive Restriction Exception" | "Non-Compete" | "Exclusivity" | "No-Solicit Of Customers" | "No-Solicit Of Employees" | "Non-Disparagement" | "Termination For Convenience" | "Rofr/Rofo/Rofn" | "Change Of Control" | "Anti-Assignment" | "Revenue/Profit Sharing" | "Price Restrictions" | "Minimum Commitment" | "Volume Restriction" | "Ip Ownership Assignment" | "Joint Ip Ownership" | "License Grant" | "Non-Transferable License" | "Affiliate License-Licensor" | "Affiliate License-Licensee" | "Unlimited/All-You-Can-Eat-License" | "Irrevocable Or Perpetual License" | "Source Code Escrow" | "Post-Termination Services" | "Audit Rights" | "Uncapped Liability" | "Cap On Liability" | "Liquidated Damages" | "Warranty Duration" | "Insurance" | "Covenant Not To Sue" | "Third Party Beneficiary";
 
@@ -1479,6 +1571,22 @@ export type ErrorCode =
  *  section); the message says why. Choose the clause's words, or keep the quote knowingly.
  */
 "quote_needs_check";
+
+export type EvaluationView = EvaluationView_Serialize | EvaluationView_Deserialize;
+
+export type EvaluationView_Deserialize = {
+	tender: TenderView,
+	/**  Vendors in name order (not ranked). */
+	vendors: VendorFigures_Deserialize[],
+	note: string,
+};
+
+export type EvaluationView_Serialize = {
+	tender: TenderView,
+	/**  Vendors in name order (not ranked). */
+	vendors: VendorFigures_Serialize[],
+	note: string,
+};
 
 export type EvidenceLink = EvidenceLink_Serialize | EvidenceLink_Deserialize;
 
@@ -1892,6 +2000,34 @@ export type Intake_Serialize = {
 	checklist_type: string | null,
 };
 
+/**  An invitation made: the link to show and copy (single use). */
+export type InvitationView = {
+	vendor_name: string,
+	email: string,
+	link: string,
+};
+
+/**  Whom to invite: a vendor record of the organization (its name) or a name, and the email the link is meant for. */
+export type InviteInput = InviteInput_Serialize | InviteInput_Deserialize;
+
+/**  Whom to invite: a vendor record of the organization (its name) or a name, and the email the link is meant for. */
+export type InviteInput_Deserialize = {
+	/**  A vendor record's id (its name is used). */
+	vendor_id?: string | null,
+	/**  The vendor's name, when not from a record. */
+	vendor_name?: string | null,
+	email?: string,
+};
+
+/**  Whom to invite: a vendor record of the organization (its name) or a name, and the email the link is meant for. */
+export type InviteInput_Serialize = {
+	/**  A vendor record's id (its name is used). */
+	vendor_id: string | null,
+	/**  The vendor's name, when not from a record. */
+	vendor_name: string | null,
+	email: string,
+};
+
 /**  An invoice's three-way match. */
 export type InvoiceEvidence = {
 	invoice: string,
@@ -2277,6 +2413,24 @@ export type OnboardingInput_Serialize = {
 	sanctions_hit: boolean,
 };
 
+/**  One vendor's opened technical envelope (its last submission). */
+export type OpenedSubmission = {
+	vendor: string,
+	vendor_account: string,
+	/**  1 for the first, 2 after one replacement, … */
+	submission: number,
+	answers: AnswerLine[],
+	files: SubmittedFile[],
+};
+
+export type OpenedTechnical = {
+	tender: TenderView,
+	criteria: CriterionLine[],
+	submissions: OpenedSubmission[],
+	/**  The highest points a score may have (the lowest is 0). */
+	max_points: number,
+};
+
 /**  An organization (tenant). */
 export type OrgId = string;
 
@@ -2490,6 +2644,13 @@ export type PrepView_Serialize = {
 
 export type PriceBasis = "fixed_price" | "per_unit" | "time_and_materials" | "subscription";
 
+/**  A vendor's price, computed by code from its opened price envelope and the tender's pricing schedule. */
+export type PriceLineView = {
+	code: string,
+	description: string,
+	amount: string,
+};
+
 export type Pricing = Pricing_Serialize | Pricing_Deserialize;
 
 export type PricingLine = PricingLine_Serialize | PricingLine_Deserialize;
@@ -2552,6 +2713,24 @@ export type PublishViolation_Serialize = {
 	artifact: string,
 	subject: string | null,
 	message: string,
+};
+
+export type QuestionView = QuestionView_Serialize | QuestionView_Deserialize;
+
+export type QuestionView_Deserialize = {
+	id: string,
+	question: string,
+	asked_by?: string | null,
+	answer?: string | null,
+	answered_at?: string | null,
+};
+
+export type QuestionView_Serialize = {
+	id: string,
+	question: string,
+	asked_by: string | null,
+	answer: string | null,
+	answered_at: string | null,
 };
 
 /**  A document in the review queue. */
@@ -3376,6 +3555,13 @@ export type Scope = {
 	need_ids: string[],
 };
 
+export type ScoreInput = {
+	vendor_account: string,
+	criterion_id: string,
+	points: number,
+	reason: string,
+};
+
 /**  A section of a type's checklist ("Term and termination"). */
 export type Section = {
 	/**  snake_case, unique within the type; the middle part of its items' ids. */
@@ -3522,6 +3708,29 @@ export type Slot_Serialize<T> = {
 	error: SlotError | null,
 };
 
+/**  A file the buyer exported (OCDS record, audit trail, a submission's file). */
+export type SourceExport = SourceExport_Serialize | SourceExport_Deserialize;
+
+/**  A file the buyer exported (OCDS record, audit trail, a submission's file). */
+export type SourceExport_Deserialize = {
+	path: string,
+	bytes: number,
+	/**  For the audit trail: whether its chain checks out, in words. */
+	message: string,
+	verified?: boolean | null,
+	entries?: number | null,
+};
+
+/**  A file the buyer exported (OCDS record, audit trail, a submission's file). */
+export type SourceExport_Serialize = {
+	path: string,
+	bytes: number,
+	/**  For the audit trail: whether its chain checks out, in words. */
+	message: string,
+	verified: boolean | null,
+	entries: number | null,
+};
+
 /**
  *  The pipeline's stages, in order. `Extract` records how the pages were read (pages, OCR, why none could be);
  *  the reading itself runs where the file is (import, sync, `review FILE`) and is recorded through the same log.
@@ -3577,6 +3786,14 @@ export type StoryLine = {
 	at: string,
 	text: string,
 	tone: Tone,
+};
+
+/**  A file of a submission: it passed the service's inspection before it was sealed. */
+export type SubmittedFile = {
+	name: string,
+	/**  What the inspection found (type, pages, size). */
+	inspection: string,
+	bytes: number,
 };
 
 /**  The sync account of the signed-in organization (kept in its settings; not a secret). */
@@ -3671,6 +3888,37 @@ export type TaskView_Serialize = {
 	priority: number,
 	payload: Value,
 	scheduled_at: string | null,
+};
+
+/**  A tender as the Tenders area lists it: status in words, counts, and what may be done now. */
+export type TenderView = {
+	id: string,
+	title: string,
+	/**
+	 *  In words: "Awaiting second approval", "Open", "Closed", "Technical envelopes open", "Technical evaluation
+	 *  locked", "Price envelopes open", "Awarded".
+	 */
+	status: string,
+	questions_close: string,
+	submissions_close: string,
+	invited: number,
+	joined: number,
+	/**  How many vendors have submitted: a number only (the content stays sealed until opening). */
+	submissions: number,
+	requested_by: string,
+	/**  The desktop that keeps the opening key. */
+	opening_key_holder: string,
+	/**  Whether this desktop has the opening key (it can open the envelopes). */
+	key_here: boolean,
+	can_approve: boolean,
+	can_invite: boolean,
+	can_extend: boolean,
+	can_open_technical: boolean,
+	can_score: boolean,
+	can_lock: boolean,
+	can_open_price: boolean,
+	can_award: boolean,
+	awarded: boolean,
 };
 
 /**  A character range of a page's text, `[start, end)`, as the UI's text layer counts (Unicode scalars). */
@@ -3985,6 +4233,35 @@ export type VendorEvidence_Serialize = {
 	screening: string,
 	flagged: boolean,
 	reasons: string[],
+};
+
+/**  One vendor's figures, from code: never a rank or a recommendation. */
+export type VendorFigures = VendorFigures_Serialize | VendorFigures_Deserialize;
+
+/**  One vendor's figures, from code: never a rank or a recommendation. */
+export type VendorFigures_Deserialize = {
+	vendor: string,
+	vendor_account: string,
+	/**  The weighted technical total out of 100 (once the technical evaluation is locked). */
+	technical_total?: string | null,
+	criteria: CriterionScore[],
+	/**  The price total (once the price envelopes are open). */
+	price_total?: string | null,
+	currency: string,
+	price_lines: PriceLineView[],
+};
+
+/**  One vendor's figures, from code: never a rank or a recommendation. */
+export type VendorFigures_Serialize = {
+	vendor: string,
+	vendor_account: string,
+	/**  The weighted technical total out of 100 (once the technical evaluation is locked). */
+	technical_total: string | null,
+	criteria: CriterionScore[],
+	/**  The price total (once the price envelopes are open). */
+	price_total: string | null,
+	currency: string,
+	price_lines: PriceLineView[],
 };
 
 /**  What a person enters for a new vendor or a change. */
