@@ -303,6 +303,14 @@ enum SettingCommand {
         #[arg(long)]
         clear: bool,
     },
+    /// Store the optional Voyage key (its legal-domain model for meaning-based search, when online) in the OS
+    /// keychain, typed without echo or piped in; --clear removes it and search uses the local model (owners and admins)
+    VoyageKey {
+        #[arg(long)]
+        clear: bool,
+    },
+    /// Show which model meaning-based search uses (local, or Voyage when its key is set)
+    Voyage,
     /// Show whether model calls can be made (no key, keychain unavailable, ready)
     Model,
     /// Show the review gate's thresholds; --set NAME=VALUE changes one (owners and admins)
@@ -686,6 +694,25 @@ async fn settings(api: &Api, scope: &pactwise_api::OrgScope, setting: SettingCom
             })?;
             let status = api.set_api_key(scope, key).await?;
             Ok(Outcome::ok(json!({ "api_key": "set", "model": status }), "API key stored in the OS keychain.".into()))
+        }
+        SettingCommand::VoyageKey { clear: true } => {
+            let status = api.clear_voyage_key(scope).await?;
+            Ok(Outcome::ok(json!({ "voyage_key": "cleared", "voyage": status }), status.summary.clone()))
+        }
+        SettingCommand::VoyageKey { clear: false } => {
+            let key = secret::read_secret(
+                "Paste the Voyage key and press Enter (it is not shown and not echoed back): ",
+                secret::Piped::Whole,
+            )
+            .map_err(|e| {
+                ApiError::new(ErrorCode::InvalidInput, format!("could not read the key from stdin ({e}); pipe it in"))
+            })?;
+            let status = api.set_voyage_key(scope, key).await?;
+            Ok(Outcome::ok(json!({ "voyage_key": "set", "voyage": status }), status.summary.clone()))
+        }
+        SettingCommand::Voyage => {
+            let status = api.voyage_status().await;
+            Ok(Outcome::ok(json!({ "voyage": status }), status.summary.clone()))
         }
         SettingCommand::Model => {
             let status = api.model_status().await;
