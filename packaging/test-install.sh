@@ -98,7 +98,7 @@ out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d
 out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
 open(sys.argv[1], "wb").write(out)
 PY
-check test ! -e "$root/usr/local/lib/pactwise"
+if [ -e "$root/usr/local/lib/pactwise" ]; then log "FAILED: /usr/local/lib/pactwise exists in the chroot"; failures=$((failures + 1)); fi
 in_root pactwise --data-dir /root/cli-data --json import /tmp/sample.pdf > "$results/cli-import.json" 2> "$results/cli-import.log" || true
 if grep -q '"page_count":1' "$results/cli-import.json" && grep -q '"extraction_error":null' "$results/cli-import.json"; then
 	log "ok: the installed CLI read a PDF with the packaged libpdfium"
@@ -161,11 +161,17 @@ if [ -z "$window" ]; then
 	log "FAILED: the app's window never appeared (see app.log)"; failures=$((failures + 1))
 else
 	log "ok: the app's window is mapped ($(( ($(date +%s%N) - app_started) / 1000000 )) ms after start)"
-	# The page renders after the window maps: wait until the screen is not one flat colour, at most 20 s.
+	# The page renders after the window maps: wait until the screen is not one flat colour and then until two
+	# screenshots in a row are the same (the first view has loaded), at most 20 s.
+	previous=""
 	for _ in $(seq 1 100); do
 		DISPLAY=$display import -window root "$results/first-window.png" 2>/dev/null
-		[ "$(convert "$results/first-window.png" -format '%k' info: 2>/dev/null || echo 1)" -gt 8 ] && break
-		sleep 0.2
+		if [ "$(convert "$results/first-window.png" -format '%k' info: 2>/dev/null || echo 1)" -gt 8 ]; then
+			current=$(identify -format '%#' "$results/first-window.png" 2>/dev/null || true)
+			[ -n "$current" ] && [ "$current" = "$previous" ] && break
+			previous=$current
+		fi
+		sleep 0.3
 	done
 	log "screenshot: $results/first-window.png ($(convert "$results/first-window.png" -format '%wx%h, %k colours' info:))"
 fi
