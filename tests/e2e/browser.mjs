@@ -53,8 +53,11 @@ async function listening(port, timeoutMs) {
   throw new Error(`chromedriver did not listen on port ${port} within ${timeoutMs / 1000} s`);
 }
 
-/** Starts chromedriver and a headless Chromium session; resolves to `{ browser, close, shot }`. */
-export async function openBrowser(name) {
+/**
+ * Starts chromedriver and a headless Chromium session; resolves to `{ browser, close, shot }`. With `bidi: true` the
+ * session speaks WebDriver BiDi too, so a test can intercept the page's requests (`browser.mock`).
+ */
+export async function openBrowser(name, { bidi = false } = {}) {
   const missing = browserMissing();
   if (missing) throw new Error(missing);
   fs.mkdirSync(output, { recursive: true });
@@ -79,7 +82,7 @@ export async function openBrowser(name) {
       connectionRetryCount: 1,
       capabilities: {
         browserName: "chrome",
-        "wdio:enforceWebDriverClassic": true,
+        ...(bidi ? { webSocketUrl: true } : { "wdio:enforceWebDriverClassic": true }),
         "goog:chromeOptions": { binary: CHROMIUM, args },
       },
     });

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { URLPattern } from "urlpattern-polyfill"; // WebdriverIO's own (a query needs the object form)
 import { freshDataDir } from "./app.mjs";
 import { openBrowser, requireBrowser } from "./browser.mjs";
 import { syncService } from "./service.mjs";
@@ -145,7 +146,7 @@ test("a vendor joins by invitation, asks, submits files in chunks, replaces, and
   });
   assert.equal(invited.status, 201, JSON.stringify(invited.data));
 
-  session = await openBrowser("vendor");
+  session = await openBrowser("vendor", { bidi: true });
   const { browser, shot } = session;
 
   // The invitation link: create a password, join, and see only the invited tender.
@@ -217,6 +218,40 @@ test("a vendor joins by invitation, asks, submits files in chunks, replaces, and
   const status = await api("GET", `/source/tenders/${tender.id}`, ann);
   assert.equal(status.data.submissions, 1);
 
+  // A larger file through a connection that fails after its first chunk: the page retries with backoff, then offers
+  // Resume; once the connection is back, Resume carries on from the service's offset (not from the start).
+  const big = path.join(files.dir, "notes.txt");
+  fs.writeFileSync(big, "Our notes on the tracking requirement, line after line.\n".repeat(60_000)); // ≈ 3.3 MB
+  const where = new URL(endpoint);
+  const secondChunk = new URLPattern({
+    protocol: "http",
+    hostname: where.hostname,
+    port: where.port,
+    pathname: "/api/v1/source/vendor/uploads/*",
+    search: "offset=1048576",
+  });
+  const cut = await browser.mock(secondChunk, { method: "PUT" });
+  let chunksSeen = 0;
+  cut.on("request", () => { chunksSeen += 1; });
+  cut.abort(); // the second chunk fails as a network error, every time, while the mock is on
+  await fillByLabel(browser, "P-01", "118.00");
+  await chooseFiles(browser, [big]);
+  await (await browser.$("button=Submit")).click();
+  const resume = await browser.$("button=Resume notes.txt");
+  await resume.waitForDisplayed({ timeout: 40000 });
+  assert.ok(chunksSeen >= 5, `the first try and four retries were attempted (${chunksSeen})`);
+  const paused = await fileRow(browser, "notes.txt");
+  assert.match(paused.problem, /Check your connection, then press Resume/, JSON.stringify(paused));
+  await shot("08-upload-paused");
+  const vendorToken = await browser.execute(() => sessionStorage.getItem("pactwise-vendor-session"));
+  const uploadId = await browser.execute(() => document.querySelector("li.file").dataset.upload);
+  const stands = await api("GET", `/source/vendor/uploads/${uploadId}`, vendorToken);
+  assert.equal(stands.data.received, 1048576, "the service kept the first chunk");
+  await cut.restore();
+  await resume.click();
+  await waitForStatus(browser, /Submission 3 received and sealed/, 60000);
+  await shot("09-resumed-and-submitted");
+
   // The service's clock passes the deadline: a late submission is refused in words.
   const close = Date.parse(status.data.deadlines.submissions_close);
   service.moveClock(Math.ceil((close - Date.now()) / 1000) + 60);
@@ -226,11 +261,11 @@ test("a vendor joins by invitation, asks, submits files in chunks, replaces, and
   await waitForStatus(browser, /Nothing was submitted/);
   const late = await fileRow(browser, "offer.pdf");
   assert.match(late.problem, /late submission/i, JSON.stringify(late));
-  await shot("08-late-refused");
+  await shot("10-late-refused");
 
   // After the deadline the buyer opens the technical envelopes: the replacement's files, sealed for the opening key.
   const opened = await api("POST", `/source/tenders/${tender.id}/open`, ann, { kind: "technical" });
   assert.equal(opened.status, 200, JSON.stringify(opened.data));
   const parts = opened.data.parts.map((p) => `${p.submission}:${p.part}`).sort();
-  assert.deepEqual(parts, ["2:answers.json", "2:offer.pdf"]);
+  assert.deepEqual(parts, ["3:answers.json", "3:notes.txt"]);
 });

@@ -70,7 +70,8 @@ fn main() -> anyhow::Result<()> {
     let keys = json!({"public": opening.public(), "secret": hex::encode(opening.secret_bytes())});
     std::fs::write(dir.join("opening.json"), serde_json::to_vec_pretty(&keys)?)?;
     std::fs::write(dir.join("offer.pdf"), PdfBuilder::new(3).build())?;
-    let docx = Ooxml::docx().body("<w:p><w:r><w:t>Our approach: positions every 20 seconds, hosted in Frankfurt.</w:t></w:r></w:p>");
+    let docx = Ooxml::docx()
+        .body("<w:p><w:r><w:t>Our approach: positions every 20 seconds, hosted in Frankfurt.</w:t></w:r></w:p>");
     std::fs::write(dir.join("approach.docx"), docx.build())?;
     let hostile = PdfBuilder::new(1).catalog_entry("/OpenAction << /S /JavaScript /JS (app.alert(1)) >>").build();
     std::fs::write(dir.join("brochure.pdf"), hostile)?;

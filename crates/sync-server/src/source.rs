@@ -759,8 +759,7 @@ async fn submit(
     parts.push((EnvelopeKind::Technical, "answers.json".into(), format!("{} answers", request.answers.len()), answers));
     let mut names = std::collections::BTreeSet::new();
     for file in &request.files {
-        let Some(name) = crate::source_uploads::file_name(&file.name).filter(|n| names.insert(n.to_lowercase()))
-        else {
+        let Some(name) = crate::source_uploads::file_name(&file.name).filter(|n| names.insert(n.to_lowercase())) else {
             problems.push(FormProblem {
                 field: file.name.clone(),
                 code: "bad_name".into(),
@@ -901,7 +900,11 @@ fn public_key(hex_text: &str) -> Result<PublicKey, ApiError> {
 /// The points a score may have: 0 to 10.
 pub const MAX_POINTS: u32 = 10;
 
-pub(crate) async fn vendor_row(state: &AppState, vendor: &Vendor, id: Uuid) -> Result<(TenderRow, Tender, String), ApiError> {
+pub(crate) async fn vendor_row(
+    state: &AppState,
+    vendor: &Vendor,
+    id: Uuid,
+) -> Result<(TenderRow, Tender, String), ApiError> {
     let row = blocking(state, move |s| s.source_tender(id))
         .await?
         .ok_or_else(|| ApiError::NotFound("no such tender".into()))?;

@@ -118,7 +118,11 @@ fn no_upload() -> ApiError {
 }
 
 /// The caller's upload, not expired; another vendor's reads as absent.
-async fn own_upload(state: &AppState, vendor: &Vendor, path: Result<Path<String>, PathRejection>) -> Result<UploadRow, ApiError> {
+async fn own_upload(
+    state: &AppState,
+    vendor: &Vendor,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<UploadRow, ApiError> {
     let Path(id) = path.map_err(|_| no_upload())?;
     let id = Uuid::parse_str(&id).map_err(|_| no_upload())?;
     let row = blocking(state, move |s| s.source_upload(id)).await?.ok_or_else(no_upload)?;
@@ -276,10 +280,7 @@ pub(crate) async fn whole_file(state: &AppState, row: &UploadRow) -> Result<Resu
         return Ok(Err(FormProblem {
             field: row.name.clone(),
             code: "incomplete".into(),
-            message: format!(
-                "the service has {} of {} bytes; send the rest before you finish",
-                row.received, row.size
-            ),
+            message: format!("the service has {} of {} bytes; send the rest before you finish", row.received, row.size),
         }));
     }
     let wrapping = crate::source::wrapping_key(state)?;

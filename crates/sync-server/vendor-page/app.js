@@ -253,6 +253,7 @@ async function upload(tenderId, entry) {
       return false;
     }
     entry.uploadId = started.data.id;
+    entry.row.dataset.upload = entry.uploadId;
   }
   let failures = 0;
   while (offset < entry.file.size) {

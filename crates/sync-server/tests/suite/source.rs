@@ -521,7 +521,12 @@ async fn a_sealed_tender_from_publication_to_opening(backend: Backend) {
 
 /// Publishes a tender (Ann asks, Bob approves) and lets one vendor join; returns the tender id and the vendor's
 /// session token.
-pub(crate) async fn published_with_vendor(call: &Call<'_>, ann: &str, bob: &str, opening: &KeyPair) -> (String, String) {
+pub(crate) async fn published_with_vendor(
+    call: &Call<'_>,
+    ann: &str,
+    bob: &str,
+    opening: &KeyPair,
+) -> (String, String) {
     let artifacts = approved_artifacts(start_time().date_naive() + Duration::days(1));
     let request = json!({"title": "Fleet telematics", "artifacts": artifacts, "opening_key": opening.public()});
     let (_, tender) = call.post("/api/v1/source/tenders", ann, request).await;

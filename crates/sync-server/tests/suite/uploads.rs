@@ -238,7 +238,10 @@ async fn upload_refusals_are_said_in_words_and_abandoned_uploads_expire(backend:
     let upload = started["id"].as_str().unwrap().to_owned();
     let (status, body) = send_rest(&call, &acme, &upload, &good, 0).await;
     assert_eq!(status, 422, "{body}");
-    assert_eq!((body["problems"][0]["code"].as_str(), body["problems"][0]["field"].as_str()), (Some("hash_mismatch"), Some("offer.pdf")));
+    assert_eq!(
+        (body["problems"][0]["code"].as_str(), body["problems"][0]["field"].as_str()),
+        (Some("hash_mismatch"), Some("offer.pdf"))
+    );
     assert!(body["problems"][0]["message"].as_str().unwrap().contains("upload it again"));
     assert_eq!(call.get(&format!("/api/v1/source/vendor/uploads/{upload}"), &acme).await.0, 404);
 
