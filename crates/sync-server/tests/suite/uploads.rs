@@ -2,7 +2,8 @@
 //! service's offset and is sealed whole (its hash, opened after the deadline, is the original's); nothing of a
 //! half-uploaded file is readable in the database; a chunk at the wrong offset, a hash mismatch, a hostile file,
 //! a file too large, too many open uploads and a late upload are refused in words; another vendor cannot touch an
-//! upload; abandoned uploads expire on the service's clock; the tables arrive on a database made before them.
+//! upload; abandoned uploads expire on the service's clock; an upload in progress survives a restart of the service
+//! (its chunks are stored, sealed); the tables arrive on a database made before them.
 
 use crate::common::*;
 use crate::source::{Call, published_with_vendor, reopen, stored_bytes};
@@ -20,6 +21,7 @@ crate::both_backends!(
     an_upload_cut_mid_chunk_resumes_from_the_service_offset_and_is_sealed_whole,
     upload_refusals_are_said_in_words_and_abandoned_uploads_expire,
     upload_tables_arrive_on_a_database_made_before_them,
+    an_upload_in_progress_survives_a_restart_of_the_service,
 );
 
 const MARKER: &str = "HALFWAY-MARKER-5521";
@@ -331,4 +333,43 @@ async fn upload_tables_arrive_on_a_database_made_before_them(backend: Backend) {
     };
     assert_eq!(uploads, 0, "the upload tables were created on open");
     drop(storage);
+}
+
+async fn an_upload_in_progress_survives_a_restart_of_the_service(backend: Backend) {
+    let (fresh, db_path) = fresh_at(backend);
+    let clock = fixed_clock();
+    let alpha = org(fresh.storage.as_ref(), clock.as_ref(), "alpha", &[Role::Buyer, Role::Buyer]);
+    let config = ServerConfig { source_wrapping_key: Some(Arc::new(KeyPair::generate())), ..generous() };
+    let mut server = TestServer::start(fresh.storage.clone(), clock.clone(), config.clone()).await;
+    let (ann, bob) = (&alpha.tokens[0], &alpha.tokens[1]);
+    let file = notes_file();
+    let (id, acme, upload) = {
+        let call = Call { http: reqwest::Client::new(), server: &server };
+        let (id, acme) = published_with_vendor(&call, ann, bob, &KeyPair::generate()).await;
+        let (status, started) = start_upload(&call, &acme, &id, "approach.txt", &file).await;
+        assert_eq!(status, 201, "{started}");
+        let upload = started["id"].as_str().unwrap().to_owned();
+        assert_eq!(put_chunk(&call, &acme, &upload, 0, &file[..CHUNK]).await.0, 200);
+        (id, acme, upload)
+    };
+
+    // The service stops and starts again on the same database and key file: the upload is where it was.
+    server.stop();
+    drop(server);
+    let server = TestServer::start(reopen(backend, &db_path), clock.clone(), config).await;
+    let call = Call { http: reqwest::Client::new(), server: &server };
+    let (status, progress) = call.get(&format!("/api/v1/source/vendor/uploads/{upload}"), &acme).await;
+    assert_eq!((status, progress["received"].as_u64()), (200, Some(CHUNK as u64)), "{progress}");
+    let (status, finished) = send_rest(&call, &acme, &upload, &file, CHUNK).await;
+    assert_eq!(status, 200, "{finished}");
+    let prices = json!({"currency": "EUR", "unit_prices": {"P-01": "10.00"}});
+    let (status, body) = call
+        .post(
+            &format!("/api/v1/source/vendor/tenders/{id}/submission"),
+            &acme,
+            json!({"answers": {}, "uploads": [upload], "prices": prices}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    drop(fresh);
 }
