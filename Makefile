@@ -18,7 +18,8 @@ DEBIAN_PACKAGES := pkg-config clang libclang-dev build-essential libssl-dev \
 	libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev \
 	libtesseract-dev libleptonica-dev tesseract-ocr tesseract-ocr-eng \
 	xvfb xauth webkit2gtk-driver imagemagick x11-utils poppler-utils \
-	dbus gnome-keyring libsecret-tools python3-pip python3-dbus python3-gi postgresql fonts-dejavu-core iso-codes
+	dbus gnome-keyring libsecret-tools python3-pip python3-dbus python3-gi postgresql fonts-dejavu-core iso-codes \
+	chromium chromium-driver
 PDFIUM_WHEEL := pypdfium2==5.15.2
 PDFIUM_SHA256 := c76dc0f7839644bfa7c3e3107a6068df714e339c861bb7d4519907b821d427f9
 # The local embedding model (all-MiniLM-L6-v2, Apache-2.0), shipped inside a Python package; only its files are used.
@@ -108,7 +109,7 @@ ui/dist/index.html: $(UI_SOURCES) ui/node_modules/.installed
 build: setup ui
 	cargo build -p pactwise-desk -p pactwise-cli -p pactwise-extract
 	cargo build -p pactwise-model --features fake --bin pactwise-fake-model
-	cargo build -p pactwise-sync-server
+	cargo build -p pactwise-sync-server --bin pactwise-sync-server --example source_e2e_fixture
 
 run: build
 	$(CLI) demo
