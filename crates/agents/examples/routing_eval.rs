@@ -1,5 +1,5 @@
 //! The manager's routing table on the labelled set in `fixtures/agents/`: type accuracy, entity F1 and exact-plan
-//! rate on the training split (200) and the holdout (100), then the plan time per request (p50/p95 over all 300
+//! rate on the training split (200), the holdout (100) and the fresh set (60, written after the rules), then the plan time per request (p50/p95 over all 300
 //! requests, repeated) beside the same requests planned in an organization with 2,000 vendors.
 //!
 //! cargo run -p pactwise-agents --example routing_eval [-- --misses]   (--misses lists the training split's misses
@@ -19,13 +19,14 @@ fn main() -> Result<()> {
     let records = set.own();
     let train = routing_set::load_split(&dir.join("train.jsonl"))?;
     let holdout = routing_set::load_split(&dir.join("holdout.jsonl"))?;
+    let fresh = routing_set::load_split(&dir.join("fresh.jsonl"))?;
     let mut config = AgentsConfig::default();
     config.manager.default_currency = train.header.default_currency.clone();
     let clock = FixedClock::new(train.header.clock);
     let ctx = Context { records: &records, config: &config };
 
     println!("split     n    type   entity P   entity R   entity F1   exact plan   planted");
-    for split in [&train, &holdout] {
+    for split in [&train, &holdout, &fresh] {
         let scored: Vec<Scored> =
             split.requests.iter().map(|l| routing_set::score(l, &plan(&l.text, &clock, &ctx))).collect();
         let f = routing_set::figures(&scored);

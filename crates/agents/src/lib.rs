@@ -11,6 +11,6 @@ pub mod routing_set;
 pub use config::{AgentsConfig, ConfigProblem, ConfigRefused};
 pub use manager::{
     Context, ContractMention, DateMention, Entities, KnownContract, KnownVendor, MemoryRecords, Money, OrgRecords,
-    Outcome, Plan, PlanStep, RequestType, Signal, Urgency, VendorMention, plan,
+    Outcome, Plan, PlanStep, RequestType, Signal, Urgency, VendorIndex, VendorMention, plan,
 };
 pub use registry::{AgentSpec, AgentType, registry};
