@@ -68,7 +68,7 @@ async fn a_plan_resolves_contracts_and_vendors_only_within_the_sessions_organiza
     let vendor = |name: &str| VendorInput { name: Some(name.into()), aliases: None, identifiers: None };
     api.vendor_create(&theirs, vendor("Initech GmbH")).await.unwrap();
 
-    let request = "Review MSA-2026-014 with Tailspin and Initech before Friday, budget 50k";
+    let request = "Review MSA-2026-014 with Tailspin Software and Initech before Friday, fees capped at 50k";
     let plan = api.plan_request(&ours, request.into()).await.unwrap();
     assert_eq!(plan.request_type.id(), "contract_review");
     let c = &plan.entities.contracts[0];
