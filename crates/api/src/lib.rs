@@ -2,6 +2,7 @@
 //! `pactwise` CLI), returning typed results or an [`ApiError`] whose `code` the UI branches on. The session's
 //! [`OrgScope`] is the only source of the organization; no function here takes an organization id for tenant data.
 
+mod agents;
 mod assistant;
 mod blobs;
 mod checklists;
@@ -32,6 +33,7 @@ mod voyage;
 mod work_loop;
 mod workspace;
 
+pub use agents::{AGENTS_CONFIG_KEY, OrgSnapshot};
 pub use assistant::CorpusImport;
 pub use checklists::{checklist_export, checklist_stats};
 /// Calendar dates as the contract functions take them (so the shells need no date crate of their own).
@@ -58,6 +60,9 @@ pub use intake::DEFAULT_MAX_IMPORT_BYTES;
 pub use members::{AddMemberInput, AddedMemberView, MemberView, MembersView, parse_member_id};
 pub use memo::MemoFormat;
 pub use model::{ModelAvailability, ModelBudget, ModelStatusView};
+pub use pactwise_agents::{
+    AgentSpec, AgentType, AgentsConfig, Outcome as AgentOutcome, Plan as AgentPlan, Urgency as AgentUrgency,
+};
 pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
 pub use pactwise_extract::{DEFAULT_MAX_PAGES, max_pages_help, parse_max_pages};
 pub use pactwise_pipeline::{Stage, Thresholds};

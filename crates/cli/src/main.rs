@@ -2,6 +2,7 @@
 //! and then prints exactly one JSON document on stdout; progress and messages go to stderr. Exit codes: 0 ok,
 //! 1 failure, 2 bad usage or bad input.
 
+mod agents;
 mod contracts;
 mod members;
 mod output;
@@ -156,6 +157,11 @@ enum Command {
     Contracts {
         #[command(subcommand)]
         what: contracts::ContractsCommand,
+    },
+    /// Agents: plan "REQUEST" (the manager's plan, not run), list, config (--set agent.field=VALUE, --schema)
+    Agents {
+        #[command(subcommand)]
+        what: agents::AgentsCommand,
     },
     /// Vendors: list, show ID, add NAME, duplicates, merge KEEP DUPLICATE, set-status ID STATUS, onboard ID
     Vendors {
@@ -651,6 +657,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                 }
                 Command::Contracts { what } => contracts::run(api, &scope, what).await,
                 Command::Vendors { what } => vendors::run(api, &scope, what).await,
+                Command::Agents { what } => agents::run(api, &scope, what).await,
                 Command::Audit { what } => records::audit(api, &scope, what).await,
                 Command::Usage { month } => records::usage(api, &scope, month).await,
                 Command::Lifecycle { id } => {
