@@ -24,6 +24,7 @@ pub mod notify;
 pub mod postgres;
 pub mod rate;
 pub mod source;
+pub mod source_files;
 pub mod source_pg;
 pub mod source_rows;
 pub mod source_store;

@@ -32,6 +32,8 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::http::{ApiError, AppState, blocking, json_rejection};
+pub use crate::source_files::FormProblem;
+use crate::source_files::FormRefused;
 use crate::source_rows::{EnvelopeRow, Invitation, SourceCommit, TenderRow, VendorAccount};
 use crate::storage::Actor;
 
@@ -710,27 +712,6 @@ pub struct SubmissionReceived {
     pub received_at: DateTime<Utc>,
 }
 
-/// One refused file or price line, for the form.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct FormProblem {
-    pub field: String,
-    pub code: String,
-    pub message: String,
-}
-
-pub(crate) struct FormRefused(pub(crate) Vec<FormProblem>);
-
-impl IntoResponse for FormRefused {
-    fn into_response(self) -> Response {
-        let message = self.0.iter().map(|p| format!("{}: {}", p.field, p.message)).collect::<Vec<_>>().join(" ");
-        let body = serde_json::json!({
-            "error": {"code": "invalid_input", "message": format!("Nothing was submitted. {message}")},
-            "problems": self.0,
-        });
-        (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response()
-    }
-}
-
 /// `POST /source/vendor/tenders/{id}/submission`: before the deadline, every file inspected, the prices checked
 /// against the pricing schedule, everything sealed; a later submission replaces the earlier (all are kept).
 async fn submit(
@@ -745,6 +726,7 @@ async fn submit(
         .await?
         .ok_or_else(|| ApiError::NotFound("no such tender".into()))?;
     let tender = machine(&row)?;
+    let upload_key = wrapping_key(&state)?;
     let vendor_key = vendor.account.to_string();
     if row.status != "published" || !tender.vendors.contains_key(&vendor_key) {
         return Err(ApiError::NotFound("no such tender".into()));
@@ -759,7 +741,7 @@ async fn submit(
     parts.push((EnvelopeKind::Technical, "answers.json".into(), format!("{} answers", request.answers.len()), answers));
     let mut names = std::collections::BTreeSet::new();
     for file in &request.files {
-        let Some(name) = crate::source_uploads::file_name(&file.name).filter(|n| names.insert(n.to_lowercase())) else {
+        let Some(name) = crate::source_files::file_name(&file.name).filter(|n| names.insert(n.to_lowercase())) else {
             problems.push(FormProblem {
                 field: file.name.clone(),
                 code: "bad_name".into(),
@@ -804,13 +786,13 @@ async fn submit(
             continue;
         };
         uploaded_bytes += row.size;
-        if uploaded_bytes > crate::source_uploads::SUBMISSION_UPLOADS_LIMIT {
+        if uploaded_bytes > crate::source_files::SUBMISSION_UPLOADS_LIMIT {
             problems.push(FormProblem {
                 field: row.name.clone(),
                 code: "too_large".into(),
                 message: format!(
                     "the files of one submission may add up to {} MB; leave some out or compress them",
-                    crate::source_uploads::SUBMISSION_UPLOADS_LIMIT / (1024 * 1024)
+                    crate::source_files::SUBMISSION_UPLOADS_LIMIT / (1024 * 1024)
                 ),
             });
             continue;
@@ -823,7 +805,7 @@ async fn submit(
             });
             continue;
         }
-        match crate::source_uploads::whole_file(&state, &row).await? {
+        match crate::source_files::whole_file(&state, &row, &upload_key).await? {
             Ok(bytes) => {
                 parts.push((EnvelopeKind::Technical, row.name.clone(), summary, bytes));
                 sealed_uploads.push(row.id);

@@ -30,17 +30,16 @@ use pactwise_inspect::{Limits, inspect};
 use pactwise_source::envelope;
 use pactwise_source::tender::{self, Event};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::http::{ApiError, AppState, blocking, json_rejection};
-use crate::source::{FormProblem, FormRefused, Vendor};
+use crate::source::Vendor;
+pub use crate::source_files::SUBMISSION_UPLOADS_LIMIT;
+use crate::source_files::{FormProblem, FormRefused, file_name, whole_file};
 use crate::source_rows::UploadRow;
 
 /// The largest file a vendor may upload.
 pub const FILE_LIMIT: u64 = 64 * 1024 * 1024;
-/// What the uploads of one submission may add up to (the service holds them in memory while it seals them).
-pub const SUBMISSION_UPLOADS_LIMIT: u64 = 256 * 1024 * 1024;
 /// The largest chunk one request may carry.
 pub const CHUNK_LIMIT: usize = 4 * 1024 * 1024;
 /// Uploads one vendor account may have open (not yet sealed in a submission).
@@ -99,14 +98,6 @@ fn progress_of(row: &UploadRow) -> UploadProgress {
         finished: row.finished.clone(),
         expires_at: row.expires_at,
     }
-}
-
-/// A file's name as the submission keeps it (the last path segment), or why it cannot be one.
-pub(crate) fn file_name(given: &str) -> Option<String> {
-    let name = given.trim().rsplit(['/', '\\']).next().unwrap_or("").to_owned();
-    let reserved = name == "answers.json" || name == "prices.json";
-    (!name.is_empty() && name.chars().count() <= 150 && !reserved && !name.chars().any(char::is_control))
-        .then_some(name)
 }
 
 fn no_upload() -> ApiError {
@@ -273,43 +264,6 @@ fn wrong_offset(row: &UploadRow, offset: u64) -> ApiError {
     ))
 }
 
-/// The whole file of an upload, opened from its sealed chunks, when it is complete and its SHA-256 is the declared
-/// one; otherwise the problem, for the form.
-pub(crate) async fn whole_file(state: &AppState, row: &UploadRow) -> Result<Result<Vec<u8>, FormProblem>, ApiError> {
-    if row.received != row.size {
-        return Ok(Err(FormProblem {
-            field: row.name.clone(),
-            code: "incomplete".into(),
-            message: format!("the service has {} of {} bytes; send the rest before you finish", row.received, row.size),
-        }));
-    }
-    let wrapping = crate::source::wrapping_key(state)?;
-    let id = row.id;
-    let chunks = blocking(state, move |s| s.source_upload_chunks(id)).await?;
-    let mut bytes = Vec::with_capacity(usize::try_from(row.size).unwrap_or(0));
-    for (first_byte, sealed) in chunks {
-        if first_byte != bytes.len() as u64 {
-            return Err(ApiError::Internal(format!("upload {id}: a chunk is missing before byte {first_byte}")));
-        }
-        let plain = envelope::open_upload_chunk(&sealed, &id.to_string(), first_byte, &wrapping)
-            .map_err(|e| ApiError::Internal(format!("upload {id}: {e}")))?;
-        bytes.extend_from_slice(&plain);
-    }
-    if bytes.len() as u64 != row.size {
-        return Err(ApiError::Internal(format!("upload {id}: stored chunks do not add up to its size")));
-    }
-    if hex::encode(Sha256::digest(&bytes)) != row.sha256 {
-        return Ok(Err(FormProblem {
-            field: row.name.clone(),
-            code: "hash_mismatch".into(),
-            message: "the file that arrived is not the file you chose (its SHA-256 differs): it changed while it \
-                      was uploading or was damaged on the way; upload it again"
-                .into(),
-        }));
-    }
-    Ok(Ok(bytes))
-}
-
 /// `POST /source/vendor/uploads/{upload}/finish`: size and hash checked, the whole file inspected; a refused file
 /// is dropped with the reason.
 async fn finish(
@@ -321,7 +275,8 @@ async fn finish(
     if row.finished.is_some() {
         return Ok(Json(progress_of(&row)).into_response());
     }
-    let bytes = match whole_file(&state, &row).await? {
+    let wrapping = crate::source::wrapping_key(&state)?;
+    let bytes = match whole_file(&state, &row, &wrapping).await? {
         Ok(bytes) => bytes,
         Err(problem) if problem.code == "incomplete" => return Ok(FormRefused(vec![problem]).into_response()),
         Err(problem) => {
