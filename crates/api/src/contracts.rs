@@ -343,6 +343,10 @@ impl Api {
             limit,
         };
         let (s, retriever) = (scope.clone(), self.retriever.clone());
+        if let Some(search) = filter.search.as_deref().filter(|q| !q.trim().is_empty()) {
+            self.use_voyage_if_configured().await;
+            retriever.prepare_query(scope.org(), search).await;
+        }
         let page = self
             .db
             .call(move |store| {

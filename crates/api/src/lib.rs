@@ -2,6 +2,7 @@
 //! `pactwise` CLI), returning typed results or an [`ApiError`] whose `code` the UI branches on. The session's
 //! [`OrgScope`] is the only source of the organization; no function here takes an organization id for tenant data.
 
+mod agents;
 mod assistant;
 mod blobs;
 mod checklists;
@@ -29,9 +30,11 @@ mod shared_runs;
 mod source;
 mod sync;
 mod vendors;
+mod voyage;
 mod work_loop;
 mod workspace;
 
+pub use agents::{AGENTS_CONFIG_KEY, OrgSnapshot};
 pub use assistant::CorpusImport;
 pub use checklists::{checklist_export, checklist_stats};
 /// Calendar dates as the contract functions take them (so the shells need no date crate of their own).
@@ -58,6 +61,9 @@ pub use intake::DEFAULT_MAX_IMPORT_BYTES;
 pub use members::{AddMemberInput, AddedMemberView, MemberView, MembersView, parse_member_id};
 pub use memo::MemoFormat;
 pub use model::{ModelAvailability, ModelBudget, ModelStatusView};
+pub use pactwise_agents::{
+    AgentSpec, AgentType, AgentsConfig, Outcome as AgentOutcome, Plan as AgentPlan, Urgency as AgentUrgency,
+};
 pub use pactwise_assistant::{Answer, Citation, CitationKind, NamedContract, ToolCallSummary};
 pub use pactwise_extract::{DEFAULT_MAX_PAGES, max_pages_help, parse_max_pages};
 pub use pactwise_pipeline::{Stage, Thresholds};
@@ -108,6 +114,7 @@ pub use vendors::{
     DuplicateGroupView, MergeResult, OnboardingInput, VendorDetail, VendorDocumentLine, VendorInput, VendorSummary,
     status_label as vendor_status_label,
 };
+pub use voyage::VoyageStatus;
 pub use work_loop::{MAX_IDLE, WORK_BATCH, WorkRound};
 /// The offline review's scores on a labelled folder, as `eval_cuad` returns them, and the values table's lines.
 pub mod eval {
@@ -160,6 +167,9 @@ pub struct ApiOptions {
     /// The workflow graphs and handlers runs use: the built-in ones (`pactwise_workflows::registry`) unless a test
     /// brings its own.
     pub workflows: Option<pactwise_engine::Registry>,
+    /// Where the optional Voyage key is kept (the OS keychain; tests keep it in memory) and where its API is.
+    pub voyage_keys: Arc<dyn ApiKeySource>,
+    pub voyage: pactwise_model::VoyageConfig,
 }
 
 /// The environment variable naming a PEM file of extra root certificates for the sync service's TLS.
@@ -191,6 +201,11 @@ impl Default for ApiOptions {
             sync_trust: sync_trust_from_env(),
             sync_interval: pactwise_sync::SyncConfig::default().interval,
             workflows: None,
+            voyage_keys: Arc::new(KeyringApiKeySource::new(
+                pactwise_model::api_key::KEYRING_SERVICE,
+                pactwise_model::voyage::VOYAGE_KEYRING_USER,
+            )),
+            voyage: pactwise_model::VoyageConfig::from_env(),
         }
     }
 }
@@ -223,6 +238,8 @@ pub struct ApiParts {
     /// One preparation of meaning-based search at a time, and its wake-up after an import (`search.rs`).
     semantic_lock: Arc<tokio::sync::Mutex<()>>,
     semantic_wake: Arc<tokio::sync::Notify>,
+    /// The optional Voyage provider of meaning-based search (`voyage.rs`).
+    voyage: voyage::VoyageSetup,
     /// Time for Prep Studio's drafting runs (their time budget) and sync.
     clock: Arc<dyn Clock>,
     /// Documents whose report this process is driving now.
@@ -254,8 +271,18 @@ impl Api {
     }
 
     pub fn open_with(root: PathBuf, options: ApiOptions) -> Result<Api, ApiError> {
-        let ApiOptions { clock, keys, model, sync_tokens, opening_keys, sync_trust, sync_interval, workflows } =
-            options;
+        let ApiOptions {
+            clock,
+            keys,
+            model,
+            sync_tokens,
+            opening_keys,
+            sync_trust,
+            sync_interval,
+            workflows,
+            voyage_keys,
+            voyage,
+        } = options;
         let workflows = Arc::new(match workflows {
             Some(registry) => registry,
             None => runs::registry()?.clone(),
@@ -276,6 +303,7 @@ impl Api {
             ModelClient::new(model, keys.clone(), usage.clone(), usage, clock.clone())
                 .map_err(|e| ApiError::new(e.code(), e.to_string()))?,
         );
+        let voyage = voyage::VoyageSetup::new(voyage, voyage_keys, &client);
         let db = Db::spawn(store);
         let retriever = Arc::new(pactwise_retrieval::Retriever::new(Arc::new(pactwise_embed::LazyEmbedder::new(
             pactwise_embed::default_model_dir(),
@@ -284,6 +312,7 @@ impl Api {
             assistant: pactwise_assistant::Assistant::new(db.clone(), client.clone(), clock.clone())
                 .with_retriever(retriever.clone()),
             retriever,
+            voyage,
             semantic_lock: Arc::default(),
             semantic_wake: Arc::default(),
             clock,

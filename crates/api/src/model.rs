@@ -104,7 +104,7 @@ pub struct ModelStatusView {
 }
 
 /// Only owners and admins set or clear the installation's API key: it pays for every organization's calls here.
-fn require_key_manager(scope: &OrgScope) -> Result<(), ApiError> {
+pub(crate) fn require_key_manager(scope: &OrgScope) -> Result<(), ApiError> {
     if matches!(scope.role(), Role::Owner | Role::Admin) {
         return Ok(());
     }
@@ -128,7 +128,7 @@ pub struct ModelBudget {
     pub limit_micros: f64,
 }
 
-fn key_error(e: KeyStoreError) -> ApiError {
+pub(crate) fn key_error(e: KeyStoreError) -> ApiError {
     match e {
         KeyStoreError::Unavailable(_) => ApiError::new(
             ErrorCode::ModelUnavailable,

@@ -90,6 +90,8 @@ impl Api {
             return Err(ApiError::new(ErrorCode::InvalidInput, "the search is empty: give words to look for"));
         }
         let (s, q, retriever) = (scope.clone(), query.to_owned(), self.retriever.clone());
+        self.use_voyage_if_configured().await;
+        retriever.prepare_query(scope.org(), &q).await;
         let searched =
             self.db.call(move |store| retriever.search(store, &s, &q, document, mode, limit.clamp(1, 50))).await?;
         Ok(SearchResults {
@@ -186,6 +188,10 @@ impl Api {
                     .await?;
                 on_progress(&SemanticStatus::from_progress(progress.done, progress.total));
             }
+        }
+        // Voyage's vectors too, when it is configured (a failure leaves search on the local model, said at search time).
+        if let Some(reason) = self.prepare_remote_vectors(scope).await? {
+            tracing::warn!(%reason, "Voyage's vectors are not complete");
         }
         let status = self.semantic_status(scope).await?;
         on_progress(&status);

@@ -215,6 +215,8 @@ impl Retrieval {
 
     async fn search_text(&self, query: &str, document: Option<DocumentId>) -> Result<String, ToolFailure> {
         let (scope, retriever, query) = (self.scope.clone(), self.retriever.clone(), query.to_owned());
+        // A remote model (Voyage, when configured) reads the query here, before the search runs on the store's thread.
+        retriever.prepare_query(scope.org(), &query).await;
         // Hybrid retrieval (words and meaning fused); the hits are re-read with the caller's scope.
         let searched = self
             .db
@@ -328,6 +330,7 @@ impl Retrieval {
 
     async fn search_precedents(&self, query: &str) -> Result<String, ToolFailure> {
         let (retriever, query) = (self.retriever.clone(), query.to_owned());
+        retriever.prepare_query(self.scope.org(), &query).await;
         let searched = self
             .db
             .call(move |store| retriever.search_precedents(store, &query, Mode::Hybrid, MAX_HITS as usize, false))

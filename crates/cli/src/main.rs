@@ -2,6 +2,7 @@
 //! and then prints exactly one JSON document on stdout; progress and messages go to stderr. Exit codes: 0 ok,
 //! 1 failure, 2 bad usage or bad input.
 
+mod agents;
 mod contracts;
 mod members;
 mod output;
@@ -158,6 +159,11 @@ enum Command {
         #[command(subcommand)]
         what: contracts::ContractsCommand,
     },
+    /// Agents: plan "REQUEST" (the manager's plan, not run), list, config (--set agent.field=VALUE, --schema)
+    Agents {
+        #[command(subcommand)]
+        what: agents::AgentsCommand,
+    },
     /// Vendors: list, show ID, add NAME, duplicates, merge KEEP DUPLICATE, set-status ID STATUS, onboard ID
     Vendors {
         #[command(subcommand)]
@@ -310,6 +316,14 @@ enum SettingCommand {
         #[arg(long)]
         clear: bool,
     },
+    /// Store the optional Voyage key (its legal-domain model for meaning-based search, when online) in the OS
+    /// keychain, typed without echo or piped in; --clear removes it and search uses the local model (owners and admins)
+    VoyageKey {
+        #[arg(long)]
+        clear: bool,
+    },
+    /// Show which model meaning-based search uses (local, or Voyage when its key is set)
+    Voyage,
     /// Show whether model calls can be made (no key, keychain unavailable, ready)
     Model,
     /// Show the review gate's thresholds; --set NAME=VALUE changes one (owners and admins)
@@ -651,6 +665,7 @@ async fn dispatch(api: &Api, command: Command) -> Result<Outcome, ApiError> {
                 Command::Contracts { what } => contracts::run(api, &scope, what).await,
                 Command::Vendors { what } => vendors::run(api, &scope, what).await,
                 Command::Source { what } => source::run(api, &scope, what).await,
+                Command::Agents { what } => agents::run(api, &scope, what).await,
                 Command::Audit { what } => records::audit(api, &scope, what).await,
                 Command::Usage { month } => records::usage(api, &scope, month).await,
                 Command::Lifecycle { id } => {
@@ -694,6 +709,25 @@ async fn settings(api: &Api, scope: &pactwise_api::OrgScope, setting: SettingCom
             })?;
             let status = api.set_api_key(scope, key).await?;
             Ok(Outcome::ok(json!({ "api_key": "set", "model": status }), "API key stored in the OS keychain.".into()))
+        }
+        SettingCommand::VoyageKey { clear: true } => {
+            let status = api.clear_voyage_key(scope).await?;
+            Ok(Outcome::ok(json!({ "voyage_key": "cleared", "voyage": status }), status.summary.clone()))
+        }
+        SettingCommand::VoyageKey { clear: false } => {
+            let key = secret::read_secret(
+                "Paste the Voyage key and press Enter (it is not shown and not echoed back): ",
+                secret::Piped::Whole,
+            )
+            .map_err(|e| {
+                ApiError::new(ErrorCode::InvalidInput, format!("could not read the key from stdin ({e}); pipe it in"))
+            })?;
+            let status = api.set_voyage_key(scope, key).await?;
+            Ok(Outcome::ok(json!({ "voyage_key": "set", "voyage": status }), status.summary.clone()))
+        }
+        SettingCommand::Voyage => {
+            let status = api.voyage_status().await;
+            Ok(Outcome::ok(json!({ "voyage": status }), status.summary.clone()))
         }
         SettingCommand::Model => {
             let status = api.model_status().await;

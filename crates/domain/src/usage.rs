@@ -154,6 +154,8 @@ pub enum UsageFeature {
     ReviewReport,
     /// Other workflow agent steps.
     AgentSteps,
+    /// Meaning-based search by a remote embedding model (Voyage): passages and queries.
+    SearchEmbeddings,
     Other,
 }
 
@@ -166,6 +168,7 @@ impl UsageFeature {
             "prep_draft" => UsageFeature::PrepDrafting,
             p if p.starts_with("workflow_report_") => UsageFeature::ReviewReport,
             p if p.starts_with("workflow_") => UsageFeature::AgentSteps,
+            "embed_query" | "embed_passages" => UsageFeature::SearchEmbeddings,
             _ => UsageFeature::Other,
         }
     }
@@ -298,6 +301,8 @@ mod tests {
             ("workflow_report_extract", UsageFeature::ReviewReport),
             ("workflow_report_classify", UsageFeature::ReviewReport),
             ("workflow_draft_purchase_agreement", UsageFeature::AgentSteps),
+            ("embed_query", UsageFeature::SearchEmbeddings),
+            ("embed_passages", UsageFeature::SearchEmbeddings),
             ("pipeline", UsageFeature::Other),
             ("something_old", UsageFeature::Other),
         ] {

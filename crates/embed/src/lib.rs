@@ -33,11 +33,31 @@ pub const MODEL_FILES: [(&str, &str); 3] = [
     ("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
 ];
 
-/// Where `make setup` installs the model: `PACTWISE_EMBED_MODEL_DIR`, else `/usr/local/lib/pactwise/models/…`.
+/// Environment variable naming the model's folder; it wins over every other place.
+pub const MODEL_DIR_ENV: &str = "PACTWISE_EMBED_MODEL_DIR";
+/// Where `make setup` installs the model.
+pub const SETUP_MODEL_DIR: &str = "/usr/local/lib/pactwise/models/all-minilm-l6-v2";
+/// Where an installed package puts the model, under the install prefix (the parent of the program's folder): the
+/// `.deb` installs `/usr/bin/pactwise-desk` and `/usr/lib/pactwise/models/all-minilm-l6-v2/` (`packaging/`).
+pub const BUNDLED_MODEL_DIR: &str = "lib/pactwise/models/all-minilm-l6-v2";
+
+/// The model's folder: [`locate_model_dir`] with this process's environment and program path.
 pub fn default_model_dir() -> PathBuf {
-    std::env::var_os("PACTWISE_EMBED_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/local/lib/pactwise/models/all-minilm-l6-v2"))
+    locate_model_dir(std::env::var_os(MODEL_DIR_ENV).as_deref(), std::env::current_exe().ok().as_deref())
+}
+
+/// The model's folder, one rule for the app and the CLI: `PACTWISE_EMBED_MODEL_DIR` when set (`env`); else the one a
+/// package installed beside the program (`exe`, the running program's path) when it is there; else where
+/// `make setup` installs it ([`SETUP_MODEL_DIR`]).
+pub fn locate_model_dir(env: Option<&std::ffi::OsStr>, exe: Option<&Path>) -> PathBuf {
+    if let Some(dir) = env.filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    exe.and_then(Path::parent)
+        .and_then(Path::parent)
+        .map(|prefix| prefix.join(BUNDLED_MODEL_DIR))
+        .filter(|bundled| bundled.is_dir())
+        .unwrap_or_else(|| PathBuf::from(SETUP_MODEL_DIR))
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -39,10 +39,16 @@ impl Quantized {
         out
     }
 
-    /// Reads a stored vector, refusing one of the wrong length or with a scale that is not a finite positive number.
+    /// Reads a stored vector of the local model ([`DIMENSIONS`]), refusing one of the wrong length or with a scale
+    /// that is not a finite positive number.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, QuantizedError> {
-        if bytes.len() != Self::BYTES {
-            return Err(QuantizedError::WrongLength { expected: Self::BYTES, found: bytes.len() });
+        Self::from_bytes_of(bytes, DIMENSIONS)
+    }
+
+    /// Reads a stored vector of `dimensions` numbers (another model's, e.g. Voyage's 1,024).
+    pub fn from_bytes_of(bytes: &[u8], dimensions: usize) -> Result<Self, QuantizedError> {
+        if bytes.len() != 4 + dimensions {
+            return Err(QuantizedError::WrongLength { expected: 4 + dimensions, found: bytes.len() });
         }
         let scale = f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
         if !scale.is_finite() || scale <= 0.0 {

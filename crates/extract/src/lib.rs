@@ -33,6 +33,23 @@ use std::sync::OnceLock;
 pub const DEFAULT_PDFIUM_PATH: &str = "/usr/local/lib/pactwise/libpdfium.so";
 /// Environment variable that overrides [`ExtractConfig::pdfium_path`] in [`ExtractConfig::from_env`].
 pub const PDFIUM_PATH_ENV: &str = "PACTWISE_PDFIUM_PATH";
+/// Where an installed package puts libpdfium, under the install prefix (the parent of the program's folder): the
+/// `.deb` installs `/usr/bin/pactwise-desk` and `/usr/lib/pactwise/libpdfium.so` (`packaging/`).
+pub const BUNDLED_PDFIUM_PATH: &str = "lib/pactwise/libpdfium.so";
+
+/// The libpdfium to load, one rule for the app and the CLI: `PACTWISE_PDFIUM_PATH` when set (`env`); else the one a
+/// package installed beside the program (`exe`, the running program's path) when it is there; else where
+/// `make setup` installs it ([`DEFAULT_PDFIUM_PATH`]).
+pub fn locate_pdfium(env: Option<&std::ffi::OsStr>, exe: Option<&Path>) -> PathBuf {
+    if let Some(path) = env.filter(|p| !p.is_empty()) {
+        return PathBuf::from(path);
+    }
+    exe.and_then(Path::parent)
+        .and_then(Path::parent)
+        .map(|prefix| prefix.join(BUNDLED_PDFIUM_PATH))
+        .filter(|bundled| bundled.is_file())
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_PDFIUM_PATH))
+}
 
 /// Settings of an [`Extractor`]; the defaults suit a desktop.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -78,13 +95,15 @@ impl Default for ExtractConfig {
 }
 
 impl ExtractConfig {
-    /// The defaults, with the pdfium path taken from `PACTWISE_PDFIUM_PATH` when set.
+    /// The defaults, with the pdfium path found by [`locate_pdfium`] (`PACTWISE_PDFIUM_PATH` first).
     pub fn from_env() -> Self {
-        let mut config = ExtractConfig::default();
-        if let Some(path) = std::env::var_os(PDFIUM_PATH_ENV).filter(|p| !p.is_empty()) {
-            config.pdfium_path = PathBuf::from(path);
+        ExtractConfig {
+            pdfium_path: locate_pdfium(
+                std::env::var_os(PDFIUM_PATH_ENV).as_deref(),
+                std::env::current_exe().ok().as_deref(),
+            ),
+            ..ExtractConfig::default()
         }
-        config
     }
 
     fn workers(&self) -> usize {

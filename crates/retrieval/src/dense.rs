@@ -3,7 +3,7 @@
 //! holds changes (`VectorStamp`); a damaged row is left out and reported so it is computed again.
 
 use pactwise_domain::DocumentId;
-use pactwise_embed::{DIMENSIONS, Quantized};
+use pactwise_embed::Quantized;
 use pactwise_store::{VectorProgress, VectorStamp};
 use std::collections::HashMap;
 
@@ -11,6 +11,8 @@ use std::collections::HashMap;
 #[derive(Debug, Default)]
 pub struct DenseIndex {
     pub(crate) model_id: String,
+    /// Numbers per vector: the model's (384 for the local model, 1,024 for Voyage's), read from the rows.
+    dims: usize,
     pub(crate) stamp: VectorStamp,
     /// How many of the live passages had a vector when the index was read.
     pub(crate) coverage: Option<VectorProgress>,
@@ -23,7 +25,8 @@ pub struct DenseIndex {
 
 impl DenseIndex {
     /// Builds the index from stored rows `(passage, document, bytes)` in passage order (as the store reads them);
-    /// returns it with the ids of damaged rows.
+    /// returns it with the ids of damaged rows. The vectors' length is the one most rows have; a row of another
+    /// length is damaged (one model's vectors all have the same length).
     pub fn build(
         model_id: &str,
         stamp: VectorStamp,
@@ -32,8 +35,14 @@ impl DenseIndex {
     ) -> (DenseIndex, Vec<i64>) {
         let mut index = DenseIndex { model_id: model_id.to_owned(), stamp, coverage, ..DenseIndex::default() };
         let mut damaged = Vec::new();
+        let rows: Vec<_> = rows.into_iter().collect();
+        let mut lengths: HashMap<usize, usize> = HashMap::new();
+        for (_, _, bytes) in &rows {
+            *lengths.entry(bytes.len()).or_default() += 1;
+        }
+        index.dims = lengths.into_iter().max_by_key(|(len, n)| (*n, *len)).map_or(0, |(len, _)| len.saturating_sub(4));
         for (id, document, bytes) in rows {
-            match Quantized::from_bytes(&bytes) {
+            match Quantized::from_bytes_of(&bytes, index.dims) {
                 Ok(q) => {
                     let row = index.ids.len() as u32;
                     index.ids.push(id);
@@ -48,6 +57,11 @@ impl DenseIndex {
             }
         }
         (index, damaged)
+    }
+
+    /// The model whose vectors these are.
+    pub fn model_id(&self) -> &str {
+        &self.model_id
     }
 
     /// The document of an indexed passage.
@@ -70,7 +84,7 @@ impl DenseIndex {
     }
 
     fn score(&self, row: usize, query: &[f32]) -> f32 {
-        let values = &self.values[row * DIMENSIONS..(row + 1) * DIMENSIONS];
+        let values = &self.values[row * self.dims..(row + 1) * self.dims];
         let mut sum = 0f32;
         for (v, q) in values.iter().zip(query) {
             sum += *v as f32 * q;
@@ -80,7 +94,7 @@ impl DenseIndex {
 
     /// The `k` passages most similar to `query` (a unit vector), best first, optionally within one document.
     pub fn top(&self, query: &[f32], document: Option<DocumentId>, k: usize) -> Vec<(i64, f32)> {
-        if query.len() != DIMENSIONS || k == 0 {
+        if query.len() != self.dims || self.dims == 0 || k == 0 {
             return Vec::new();
         }
         let mut scored: Vec<(f32, usize)> = match document {
@@ -104,6 +118,7 @@ impl DenseIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pactwise_embed::DIMENSIONS;
 
     fn unit(axis: usize) -> Vec<f32> {
         let mut v = vec![0.0; DIMENSIONS];
@@ -144,5 +159,23 @@ mod tests {
         assert!(in_a.iter().all(|(id, _)| *id == 1 || *id == 3));
         assert!(index.top(&[0.0; 3], None, 5).is_empty(), "a vector of the wrong size finds nothing");
         assert_eq!(index.size_bytes(), 3 * (DIMENSIONS + 4 + 8));
+    }
+
+    #[test]
+    fn another_models_longer_vectors_are_indexed_at_their_own_length() {
+        let long = |axis: usize| {
+            let mut v = vec![0.0; 1024];
+            v[axis] = 1.0;
+            v
+        };
+        let (index, damaged) = DenseIndex::build(
+            "voyage",
+            VectorStamp::default(),
+            None,
+            vec![(1, None, vec![0; 8]), row(2, None, &long(5)), row(3, None, &long(9))],
+        );
+        assert_eq!(damaged, vec![1], "the odd length out is the damaged row, even when it comes first");
+        assert_eq!(index.top(&long(9), None, 1)[0].0, 3);
+        assert!(index.top(&unit(9), None, 1).is_empty(), "a local-model query does not search Voyage vectors");
     }
 }

@@ -4,6 +4,13 @@
 //! Organization, document and deletion scoping are re-checked in SQL on the final hits, whatever index produced
 //! them. When no vector can be used (model not installed, vectors still being computed) search is BM25 alone and the
 //! outcome says why. The benchmark over a CUAD folder is `eval`.
+//!
+//! A remote model ([`RemoteVectors`]: Voyage's legal-domain model, when an organization configured it) may stand
+//! beside the local one. Its vectors are stored beside the local model's (one per passage and model); a query is
+//! embedded by it only in [`Retriever::prepare_query`], which async callers run before the search, so no network
+//! call ever happens inside a search (which runs on the store's thread). When the remote model has no vector for the
+//! query (unreachable, no key, budget spent) or none for the passages yet, the search uses the local model's
+//! vectors and says so.
 
 pub mod chunk;
 mod dense;
@@ -12,7 +19,7 @@ pub mod query;
 
 pub use dense::DenseIndex;
 
-use pactwise_domain::DocumentId;
+use pactwise_domain::{DocumentId, OrgId};
 use pactwise_embed::{Embedder, LazyEmbedder, Quantized};
 use pactwise_store::{OrgScope, PassageHit, PassageToEmbed, PrecedentHit, Store, StoreError, VectorProgress};
 use std::collections::HashMap;
@@ -94,11 +101,39 @@ pub enum RetrievalError {
     Embed(#[from] pactwise_embed::EmbedError),
 }
 
-/// Which vectors an index holds.
+/// Which vectors an index holds: a corpus's, of one model.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Corpus {
-    Organization(String),
-    Precedents,
+    Organization(String, String),
+    Precedents(String),
+}
+
+/// What a text is embedded as (a remote model embeds a query and a document differently).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextKind {
+    Query,
+    Document,
+}
+
+/// A dense index and a query vector of the same model.
+type IndexAndQuery = (Arc<DenseIndex>, Arc<Vec<f32>>);
+
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// A model run elsewhere (Voyage), reached asynchronously. Implemented by the api over `pactwise_model`'s client,
+/// which prices every request in the organization's ledger under its budgets.
+pub trait RemoteVectors: Send + Sync {
+    /// Stored beside each vector; a different id means different vectors.
+    fn model_id(&self) -> &str;
+    /// The model's name as people read it.
+    fn name(&self) -> &str;
+    /// Unit-length vectors of `texts`, in order, for `org` (whose budget pays); the error in people's words.
+    fn embed<'a>(
+        &'a self,
+        org: OrgId,
+        texts: Vec<String>,
+        kind: TextKind,
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, String>>;
 }
 
 /// Hybrid retrieval for the process: one per `Api`, shared by the assistant, Prep Studio, the Contracts area and the
@@ -106,6 +141,10 @@ enum Corpus {
 /// corpus), each read again from the store when its vectors change, and recent query vectors.
 pub struct Retriever {
     embedder: Arc<LazyEmbedder>,
+    /// The remote model, when one is configured.
+    remote: std::sync::RwLock<Option<Arc<dyn RemoteVectors>>>,
+    /// Why the remote model gave no vector for the last query it was asked about (for the search's note).
+    remote_trouble: Mutex<Option<String>>,
     /// The dense list's weight in the fusion (BM25's is 1).
     dense_weight: f64,
     indexes: Mutex<HashMap<Corpus, Arc<DenseIndex>>>,
@@ -155,6 +194,8 @@ impl Retriever {
     pub fn new(embedder: Arc<LazyEmbedder>) -> Self {
         Retriever {
             embedder,
+            remote: std::sync::RwLock::new(None),
+            remote_trouble: Mutex::new(None),
             dense_weight: DENSE_WEIGHT,
             indexes: Mutex::new(HashMap::new()),
             queries: Mutex::new(HashMap::new()),
@@ -183,18 +224,94 @@ impl Retriever {
         self.embedder.clone()
     }
 
-    fn query_vector(&self, embedder: &Embedder, query: &str) -> Result<Arc<Vec<f32>>, RetrievalError> {
-        let key = format!("{}\u{0}{query}", embedder.model_id());
-        if let Some(v) = self.queries.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok(v.clone());
-        }
-        let vector = Arc::new(embedder.embed_one(query)?);
+    /// Sets (or, with `None`, removes) the remote model; searches use it from the next prepared query on.
+    pub fn set_remote(&self, remote: Option<Arc<dyn RemoteVectors>>) {
+        *self.remote.write().unwrap_or_else(|e| e.into_inner()) = remote;
+    }
+
+    /// The remote model, when one is configured.
+    pub fn remote(&self) -> Option<Arc<dyn RemoteVectors>> {
+        self.remote.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn cached_query(&self, model_id: &str, query: &str) -> Option<Arc<Vec<f32>>> {
+        self.queries.lock().unwrap_or_else(|e| e.into_inner()).get(&format!("{model_id}\u{0}{query}")).cloned()
+    }
+
+    fn cache_query(&self, model_id: &str, query: &str, vector: Arc<Vec<f32>>) {
         let mut cache = self.queries.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= QUERY_CACHE {
             cache.clear();
         }
-        cache.insert(key, vector.clone());
+        cache.insert(format!("{model_id}\u{0}{query}"), vector);
+    }
+
+    fn query_vector(&self, embedder: &Embedder, query: &str) -> Result<Arc<Vec<f32>>, RetrievalError> {
+        if let Some(v) = self.cached_query(embedder.model_id(), query) {
+            return Ok(v);
+        }
+        let vector = Arc::new(embedder.embed_one(query)?);
+        self.cache_query(embedder.model_id(), query, vector.clone());
         Ok(vector)
+    }
+
+    /// Embeds `query` by the remote model, if one is configured and has not embedded it yet, so the search that
+    /// follows can use the remote model's vectors. Async callers run it before the search; a failure is kept for
+    /// the search's note (the search then uses the local model). Nothing to do without a remote model.
+    pub async fn prepare_query(&self, org: OrgId, query: &str) {
+        let Some(remote) = self.remote() else { return };
+        let query = prepare_query(query, &mut Vec::new());
+        if query::match_expression(&query).is_none() || self.cached_query(remote.model_id(), &query).is_some() {
+            return;
+        }
+        let trouble = match remote.embed(org, vec![query.clone()], TextKind::Query).await {
+            Ok(mut vectors) if vectors.len() == 1 => {
+                self.cache_query(remote.model_id(), &query, Arc::new(vectors.remove(0)));
+                None
+            }
+            Ok(_) => Some("its reply had no vector for the search".to_owned()),
+            Err(reason) => Some(reason),
+        };
+        if let Some(reason) = &trouble {
+            tracing::warn!(model = remote.model_id(), "the remote model did not embed the query");
+            tracing::debug!(%reason);
+        }
+        *self.remote_trouble.lock().unwrap_or_else(|e| e.into_inner()) = trouble;
+    }
+
+    /// The remote model's index and query vector for `query`, when both exist; otherwise `None` with a note on why
+    /// the local model is used instead (none when no remote model is configured).
+    fn remote_query(
+        &self,
+        query: &str,
+        index: &dyn Fn(&str) -> Result<Arc<DenseIndex>, StoreError>,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<IndexAndQuery>, StoreError> {
+        let Some(remote) = self.remote() else { return Ok(None) };
+        let Some(vector) = self.cached_query(remote.model_id(), query) else {
+            let why = self
+                .remote_trouble
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+                .unwrap_or_else(|| "it was not asked".to_owned());
+            notes.push(format!("{} did not read this search ({why}); the local model was used.", remote.name()));
+            return Ok(None);
+        };
+        let index = index(remote.model_id())?;
+        if index.is_empty() {
+            notes.push(format!(
+                "{}'s vectors are still being prepared; the local model was used for this search.",
+                remote.name()
+            ));
+            return Ok(None);
+        }
+        if let Some(c) = index.coverage
+            && c.done < c.total
+        {
+            notes.push(format!("{} covers {} of {} passages so far.", remote.name(), c.done, c.total));
+        }
+        Ok(Some((index, vector)))
     }
 
     /// The organization's dense index for `model_id`, read again from the store when its vectors changed. Damaged
@@ -202,9 +319,8 @@ impl Retriever {
     pub fn org_index(&self, store: &Store, scope: &OrgScope, model_id: &str) -> Result<Arc<DenseIndex>, StoreError> {
         let passages = store.passages();
         let stamp = passages.vector_stamp(scope, model_id)?;
-        let key = Corpus::Organization(scope.org().to_string());
+        let key = Corpus::Organization(scope.org().to_string(), model_id.to_owned());
         if let Some(index) = self.indexes.lock().unwrap_or_else(|e| e.into_inner()).get(&key)
-            && index.model_id == model_id
             && index.stamp == stamp
         {
             return Ok(index.clone());
@@ -216,7 +332,7 @@ impl Retriever {
         let (mut index, damaged) = DenseIndex::build(model_id, stamp, Some(coverage), rows);
         if !damaged.is_empty() {
             tracing::warn!(count = damaged.len(), "damaged stored vectors left out; they will be computed again");
-            passages.forget_vectors(scope, &damaged)?;
+            passages.forget_vectors(scope, model_id, &damaged)?;
             index.stamp = passages.vector_stamp(scope, model_id)?;
             index.coverage = Some(passages.vector_progress(scope, model_id)?);
         }
@@ -228,8 +344,8 @@ impl Retriever {
     fn precedent_index(&self, store: &Store, model_id: &str) -> Result<Arc<DenseIndex>, StoreError> {
         let passages = store.passages();
         let stamp = passages.precedent_vector_stamp(model_id)?;
-        if let Some(index) = self.indexes.lock().unwrap_or_else(|e| e.into_inner()).get(&Corpus::Precedents)
-            && index.model_id == model_id
+        let key = Corpus::Precedents(model_id.to_owned());
+        if let Some(index) = self.indexes.lock().unwrap_or_else(|e| e.into_inner()).get(&key)
             && index.stamp == stamp
         {
             return Ok(index.clone());
@@ -238,11 +354,11 @@ impl Retriever {
         let (mut index, damaged) = DenseIndex::build(model_id, stamp, None, rows);
         if !damaged.is_empty() {
             tracing::warn!(count = damaged.len(), "damaged precedent vectors left out; they will be computed again");
-            passages.forget_precedent_vectors(&damaged)?;
+            passages.forget_precedent_vectors(model_id, &damaged)?;
             index.stamp = passages.precedent_vector_stamp(model_id)?;
         }
         let index = Arc::new(index);
-        self.indexes.lock().unwrap_or_else(|e| e.into_inner()).insert(Corpus::Precedents, index.clone());
+        self.indexes.lock().unwrap_or_else(|e| e.into_inner()).insert(key, index.clone());
         Ok(index)
     }
 
@@ -250,10 +366,13 @@ impl Retriever {
     fn dense_ranking(
         &self,
         query: &str,
-        index: impl FnOnce(&str) -> Result<Arc<DenseIndex>, StoreError>,
+        index: impl Fn(&str) -> Result<Arc<DenseIndex>, StoreError>,
         document: Option<DocumentId>,
         notes: &mut Vec<String>,
     ) -> Result<Option<Vec<i64>>, StoreError> {
+        if let Some((index, vector)) = self.remote_query(query, &index, notes)? {
+            return Ok(Some(index.top(&vector, document, CANDIDATES).into_iter().map(|(id, _)| id).collect()));
+        }
         let embedder = match self.embedder.get() {
             Ok(e) => e,
             Err(reason) => {
@@ -356,9 +475,16 @@ impl Retriever {
         if query::match_expression(&query).is_none() {
             return Ok(Vec::new());
         }
-        let Ok(embedder) = self.embedder.get() else { return Ok(Vec::new()) };
-        let index = self.org_index(store, scope, embedder.model_id())?;
-        let Ok(vector) = self.query_vector(&embedder, &query) else { return Ok(Vec::new()) };
+        let (index, vector) =
+            match self.remote_query(&query, &|model| self.org_index(store, scope, model), &mut notes)? {
+                Some(found) => found,
+                None => {
+                    let Ok(embedder) = self.embedder.get() else { return Ok(Vec::new()) };
+                    let index = self.org_index(store, scope, embedder.model_id())?;
+                    let Ok(vector) = self.query_vector(&embedder, &query) else { return Ok(Vec::new()) };
+                    (index, vector)
+                }
+            };
         let mut documents: Vec<DocumentId> = Vec::new();
         for (id, similarity) in index.top(&vector, None, CANDIDATES * 4) {
             if similarity < MEANING_MATCH {

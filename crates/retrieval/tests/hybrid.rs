@@ -214,3 +214,98 @@ fn vectors_still_being_computed_leave_search_to_words_with_how_far() {
     assert_eq!(found.mode, Mode::Hybrid);
     assert!(found.notes[0].contains("2 of 3"), "{:?}", found.notes);
 }
+
+/// A remote model for this test: a fixed meaning per topic (as a legal-domain model would read them), 1,024 numbers
+/// like Voyage's. The api's test drives the real Voyage client against its loopback fake.
+struct Topics {
+    fail: bool,
+}
+
+fn topic_vector(text: &str) -> Vec<f32> {
+    let text = text.to_lowercase();
+    let mut v = vec![0.0f32; 1024];
+    let axis = if text.contains("terminate") || text.contains("walk away") {
+        0
+    } else if text.contains("governed") {
+        1
+    } else if text.contains("invoice") {
+        2
+    } else {
+        3
+    };
+    v[axis] = 1.0;
+    v
+}
+
+impl pactwise_retrieval::RemoteVectors for Topics {
+    fn model_id(&self) -> &str {
+        "topics-1024"
+    }
+    fn name(&self) -> &str {
+        "The legal-domain model"
+    }
+    fn embed<'a>(
+        &'a self,
+        _org: pactwise_domain::OrgId,
+        texts: Vec<String>,
+        _kind: pactwise_retrieval::TextKind,
+    ) -> pactwise_retrieval::BoxFuture<'a, Result<Vec<Vec<f32>>, String>> {
+        let fail = self.fail;
+        Box::pin(async move {
+            if fail {
+                return Err("the network could not be reached".to_owned());
+            }
+            Ok(texts.iter().map(|t| topic_vector(t)).collect())
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_remote_models_vectors_are_used_when_it_read_the_query_and_the_local_ones_when_it_could_not() {
+    let Some(dir) = model() else { return };
+    let store = store();
+    let acme = member(&store, "Acme");
+    let globex = member(&store, "Globex");
+    document(&store, &acme, "acme-msa.pdf", &[LAW, PAYMENT, CONVENIENCE, CONFIDENTIAL]);
+    document(&store, &globex, "globex-msa.pdf", &[CONVENIENCE]);
+    let retriever = retriever(&dir);
+    embed_all(&retriever, &store, &acme);
+    // The remote model's vectors of Acme's passages, stored beside the local model's.
+    let passages = store.passages();
+    let todo = passages.lacking_vectors(&acme, "topics-1024", 0, 100).unwrap();
+    assert_eq!(todo.len(), 4, "the local model's vectors do not count for another model");
+    let vectors: Vec<(i64, Vec<u8>)> = todo
+        .iter()
+        .map(|p| (p.id, pactwise_embed::Quantized::from_vector(&topic_vector(&p.text)).to_bytes()))
+        .collect();
+    passages.save_vectors(&acme, "topics-1024", &vectors).unwrap();
+
+    retriever.set_remote(Some(Arc::new(Topics { fail: false })));
+    let question = "Could the customer walk away before the term ends?";
+    retriever.prepare_query(acme.org(), question).await;
+    let found = retriever.search(&store, &acme, question, None, Mode::Dense, 2).unwrap();
+    assert_eq!(found.mode, Mode::Dense);
+    assert_eq!(found.hits[0].text, CONVENIENCE, "the remote model's reading");
+    assert!(found.notes.is_empty(), "{:?}", found.notes);
+    assert!(found.hits.iter().all(|h| h.document_name == "acme-msa.pdf"), "never another organization's");
+
+    // Globex has no remote vectors yet: its search says so and uses the local model.
+    retriever.prepare_query(globex.org(), question).await;
+    embed_all(&retriever, &store, &globex);
+    let theirs = retriever.search(&store, &globex, question, None, Mode::Dense, 2).unwrap();
+    assert!(theirs.notes.iter().any(|n| n.contains("still being prepared")), "{:?}", theirs.notes);
+    assert!(theirs.hits.iter().all(|h| h.document_name == "globex-msa.pdf"));
+
+    // Unreachable: the search still answers, by the local model, and says why.
+    retriever.set_remote(Some(Arc::new(Topics { fail: true })));
+    let other = "Which law governs the agreement?";
+    retriever.prepare_query(acme.org(), other).await;
+    let fallback = retriever.search(&store, &acme, other, None, Mode::Hybrid, 2).unwrap();
+    assert_eq!(fallback.mode, Mode::Hybrid);
+    assert!(!fallback.hits.is_empty());
+    assert!(
+        fallback.notes.iter().any(|n| n.contains("could not be reached") && n.contains("local model")),
+        "{:?}",
+        fallback.notes
+    );
+}

@@ -21,6 +21,17 @@
 //! keep a copy then. The buyer and the service together (collusion, or one party holding both keys) can open early.
 //! Losing the opening key loses the submissions: the desktop keeps it in the keychain, and the tender says so.
 //!
+//! **Uploads in progress** (a vendor's file sent in chunks, resumable, before it is inspected and sealed): each chunk
+//! is sealed on arrival with HPKE (the same suite) to the service's **key-wrapping key**
+//! ([`seal_upload_chunk`]), its associated data binding the upload's id and the chunk's first byte, so a chunk
+//! cannot be moved to another upload or position undetected. Every chunk has its own ephemeral key, so a chunk sent
+//! again after a cut connection never reuses a nonce. The database holds only these sealed chunks; someone with the
+//! database and without the key file reads nothing of a half-uploaded file. The running service opens the chunks
+//! when the upload finishes (to check its size and SHA-256 and inspect it) and again when the vendor submits (to seal
+//! the file as an envelope above); the chunks are deleted in the submission's transaction, and abandoned uploads
+//! when they expire. Limit: whoever holds the key-wrapping key and the database can read an upload in progress (not
+//! a sealed envelope, which also needs the buyer's opening key).
+//!
 //! Each layer's associated data binds the envelope to its tender, vendor, kind, submission number and the published
 //! version's content hash, so an envelope cannot be moved to another vendor, tender or version undetected.
 
@@ -209,6 +220,36 @@ pub fn unwrap_deadline_key(wrapped: &[u8], tender_id: &str, wrapping: &KeyPair) 
     KeyPair::from_secret(&secret)
 }
 
+const UPLOAD_INFO: &[u8] = b"pactwise-source upload chunk v1";
+
+fn upload_aad(upload_id: &str, first_byte: u64) -> Vec<u8> {
+    let mut aad = Vec::with_capacity(4 + upload_id.len() + 8);
+    aad.extend_from_slice(&(upload_id.len() as u32).to_be_bytes());
+    aad.extend_from_slice(upload_id.as_bytes());
+    aad.extend_from_slice(&first_byte.to_be_bytes());
+    aad
+}
+
+/// Seals one chunk of an upload in progress to the service's key-wrapping key (see the threat model above).
+pub fn seal_upload_chunk(
+    chunk: &[u8],
+    upload_id: &str,
+    first_byte: u64,
+    wrapping: &PublicKey,
+) -> Result<Vec<u8>, EnvelopeError> {
+    seal_layer(chunk, &upload_aad(upload_id, first_byte), wrapping, UPLOAD_INFO)
+}
+
+/// Opens a chunk sealed by [`seal_upload_chunk`] for the same upload and first byte.
+pub fn open_upload_chunk(
+    sealed: &[u8],
+    upload_id: &str,
+    first_byte: u64,
+    wrapping: &KeyPair,
+) -> Result<Vec<u8>, EnvelopeError> {
+    open_layer(sealed, &upload_aad(upload_id, first_byte), wrapping, UPLOAD_INFO)
+}
+
 mod hex_bytes {
     pub fn serialize<S: serde::Serializer>(bytes: &[u8; 32], serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&hex::encode(bytes))
@@ -224,6 +265,19 @@ mod hex_bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_upload_chunk_opens_only_for_its_upload_and_position_with_the_wrapping_key() {
+        let wrapping = KeyPair::generate();
+        let sealed = seal_upload_chunk(b"chunk of a file", "upload-1", 4096, wrapping.public()).unwrap();
+        assert!(!sealed.windows(5).any(|w| w == b"chunk"));
+        assert_eq!(open_upload_chunk(&sealed, "upload-1", 4096, &wrapping).unwrap(), b"chunk of a file");
+        assert!(open_upload_chunk(&sealed, "upload-2", 4096, &wrapping).is_err());
+        assert!(open_upload_chunk(&sealed, "upload-1", 0, &wrapping).is_err());
+        assert!(open_upload_chunk(&sealed, "upload-1", 4096, &KeyPair::generate()).is_err());
+        let again = seal_upload_chunk(b"chunk of a file", "upload-1", 4096, wrapping.public()).unwrap();
+        assert_ne!(sealed, again, "a chunk sent again is sealed under a fresh key");
+    }
 
     fn context(vendor: &str, submission: u32) -> EnvelopeContext<'_> {
         EnvelopeContext {

@@ -26,6 +26,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0019_records_indexes", include_str!("../migrations/0019_records_indexes.sql")),
     ("0020_citation_support", include_str!("../migrations/0020_citation_support.sql")),
     ("0021_passage_embeddings", include_str!("../migrations/0021_passage_embeddings.sql")),
+    ("0022_vectors_per_model", include_str!("../migrations/0022_vectors_per_model.sql")),
 ];
 
 /// The schema version this build writes.
@@ -551,6 +552,53 @@ mod tests {
         conn.execute("DELETE FROM passages WHERE id = 7", []).unwrap();
         let left: u32 = conn.query_row("SELECT count(*) FROM passage_vectors", [], |r| r.get(0)).unwrap();
         assert_eq!(left, 0, "a vector goes with its passage");
+    }
+
+    #[test]
+    fn vectors_of_the_previous_schema_are_kept_and_a_passage_may_then_hold_one_per_model() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0022_vectors_per_model").unwrap() as u32;
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+        migrate_to(&mut conn, before).unwrap();
+        conn.execute_batch(
+            "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't0');
+             INSERT INTO users (id, display_name, created_at) VALUES ('u1', 'Ann', 't0');
+             INSERT INTO documents (id, org_id, name, media_type, size, content_hash, created_by, created_at)
+             VALUES ('d1', 'o1', 'a.pdf', 'pdf', 1, printf('%.64c', 'a'), 'u1', 't0');
+             INSERT INTO passages (id, org_id, document_id, page, start_char, end_char, text, org_token, doc_token)
+             VALUES (7, 'o1', 'd1', 1, 0, 4, 'term', 'o1', 'd1');
+             INSERT INTO passage_vectors (passage_id, org_id, model_id, vector) VALUES (7, 'o1', 'local', x'01');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let kept: Vec<u8> = conn
+            .query_row("SELECT vector FROM passage_vectors WHERE passage_id = 7 AND model_id = 'local'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(kept, vec![1u8], "the old vector moved as it was");
+        conn.execute(
+            "INSERT INTO passage_vectors (passage_id, org_id, model_id, vector) VALUES (7, 'o1', 'voyage', x'02')",
+            [],
+        )
+        .unwrap();
+        let models: u32 =
+            conn.query_row("SELECT count(*) FROM passage_vectors WHERE passage_id = 7", [], |r| r.get(0)).unwrap();
+        assert_eq!(models, 2, "one vector per model");
+        let duplicate = conn.execute(
+            "INSERT INTO passage_vectors (passage_id, org_id, model_id, vector) VALUES (7, 'o1', 'voyage', x'03')",
+            [],
+        );
+        assert!(duplicate.is_err(), "still one per (passage, model)");
+        conn.execute("DELETE FROM passages WHERE id = 7", []).unwrap();
+        let left: u32 = conn.query_row("SELECT count(*) FROM passage_vectors", [], |r| r.get(0)).unwrap();
+        assert_eq!(left, 0, "the vectors go with their passage");
+        let precedent_pk: u32 = conn
+            .query_row("SELECT count(*) FROM pragma_table_info('precedent_passage_vectors') WHERE pk > 0", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(precedent_pk, 2, "the corpus's vectors too are keyed by passage and model");
     }
 
     #[test]

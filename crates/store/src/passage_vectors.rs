@@ -118,13 +118,16 @@ impl Passages<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Drops the organization's vectors of these passages (a damaged row), so they are computed again.
-    pub fn forget_vectors(&self, scope: &OrgScope, ids: &[i64]) -> Result<(), StoreError> {
+    /// Drops the organization's vectors of `model_id` for these passages (a damaged row), so they are computed
+    /// again; other models' vectors of the same passages stay.
+    pub fn forget_vectors(&self, scope: &OrgScope, model_id: &str, ids: &[i64]) -> Result<(), StoreError> {
         let tx = self.conn().unchecked_transaction()?;
         {
-            let mut delete = tx.prepare_cached("DELETE FROM passage_vectors WHERE passage_id = ?1 AND org_id = ?2")?;
+            let mut delete = tx.prepare_cached(
+                "DELETE FROM passage_vectors WHERE passage_id = ?1 AND org_id = ?2 AND model_id = ?3",
+            )?;
             for id in ids {
-                delete.execute(params![id, scope.org().to_string()])?;
+                delete.execute(params![id, scope.org().to_string(), model_id])?;
             }
         }
         tx.commit()?;
@@ -187,13 +190,14 @@ impl Passages<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Drops precedent vectors of these passages (a damaged row), so they are computed again.
-    pub fn forget_precedent_vectors(&self, ids: &[i64]) -> Result<(), StoreError> {
+    /// Drops precedent vectors of `model_id` for these passages (a damaged row), so they are computed again.
+    pub fn forget_precedent_vectors(&self, model_id: &str, ids: &[i64]) -> Result<(), StoreError> {
         let tx = self.conn().unchecked_transaction()?;
         {
-            let mut delete = tx.prepare_cached("DELETE FROM precedent_passage_vectors WHERE passage_id = ?1")?;
+            let mut delete =
+                tx.prepare_cached("DELETE FROM precedent_passage_vectors WHERE passage_id = ?1 AND model_id = ?2")?;
             for id in ids {
-                delete.execute([id])?;
+                delete.execute(params![id, model_id])?;
             }
         }
         tx.commit()?;

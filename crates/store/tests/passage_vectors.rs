@@ -60,12 +60,15 @@ fn passages_lack_vectors_until_saved_and_another_model_counts_as_missing() {
     assert_eq!(passages.lacking_vectors(&a, "m2", 0, 10).unwrap().len(), 3);
     assert!(passages.load_vectors(&a, "m2").unwrap().is_empty());
     assert_eq!(passages.vector_progress(&a, "m2").unwrap(), VectorProgress { done: 0, total: 3 });
-    // Saving under the new model replaces the row.
+    // A vector of the new model sits beside the old one (a passage keeps one per model).
     passages.save_vectors(&a, "m2", &[(all[0], vec![9])]).unwrap();
-    assert_eq!(passages.lacking_vectors(&a, "m1", 0, 10).unwrap().len(), 1);
-    // A damaged row forgotten is computed again.
-    passages.forget_vectors(&a, &[all[1]]).unwrap();
+    assert!(passages.lacking_vectors(&a, "m1", 0, 10).unwrap().is_empty());
+    assert_eq!(passages.vector_progress(&a, "m2").unwrap(), VectorProgress { done: 1, total: 3 });
+    assert_eq!(passages.load_vectors(&a, "m1").unwrap()[0].bytes, [1, 2, 3]);
+    // A damaged row forgotten is computed again; the other model's vector of that passage stays.
+    passages.forget_vectors(&a, "m1", &[all[0], all[1]]).unwrap();
     assert_eq!(passages.vector_progress(&a, "m1").unwrap(), VectorProgress { done: 1, total: 3 });
+    assert_eq!(passages.vector_progress(&a, "m2").unwrap(), VectorProgress { done: 1, total: 3 });
 }
 
 #[test]
@@ -82,7 +85,7 @@ fn another_organizations_passages_are_neither_listed_saved_nor_loaded() {
     // Acme cannot write a vector for Globex's passage, nor drop one.
     assert_eq!(passages.save_vectors(&a, "m", &[(theirs[0].id, vec![1])]).unwrap(), 0);
     passages.save_vectors(&b, "m", &[(theirs[0].id, vec![2])]).unwrap();
-    passages.forget_vectors(&a, &[theirs[0].id]).unwrap();
+    passages.forget_vectors(&a, "m", &[theirs[0].id]).unwrap();
     assert_eq!(passages.load_vectors(&b, "m").unwrap().len(), 1);
     assert!(passages.load_vectors(&a, "m").unwrap().is_empty());
     assert_eq!(passages.vector_progress(&a, "m").unwrap(), VectorProgress { done: 0, total: 1 });
@@ -132,6 +135,6 @@ fn precedent_vectors_are_kept_apart_from_the_organizations() {
     assert_eq!(passages.load_precedent_vectors("m").unwrap().len(), 1);
     assert!(passages.load_vectors(&a, "m").unwrap().is_empty(), "a precedent vector is no organization's");
     assert_eq!(passages.precedents_lacking_vectors("m2", 0, 10).unwrap().len(), 1);
-    passages.forget_precedent_vectors(&[lacking[0].id]).unwrap();
+    passages.forget_precedent_vectors("m", &[lacking[0].id]).unwrap();
     assert!(passages.load_precedent_vectors("m").unwrap().is_empty());
 }

@@ -24,9 +24,11 @@ pub mod notify;
 pub mod postgres;
 pub mod rate;
 pub mod source;
+pub mod source_files;
 pub mod source_pg;
 pub mod source_rows;
 pub mod source_store;
+pub mod source_uploads;
 pub mod sqlite;
 pub mod steps;
 pub mod storage;
@@ -41,8 +43,11 @@ use std::sync::Arc;
 /// The service's HTTP routes over `state` (`/api/v1`, with the members, lease and Source routes, `/health`,
 /// `/metrics`, and the vendor page under `/source/`).
 pub fn router(state: AppState) -> axum::Router {
-    http::router_with(state, members::routes().merge(leases::routes()).merge(source::routes()))
-        .merge(vendor_page::routes())
+    http::router_with(
+        state,
+        members::routes().merge(leases::routes()).merge(source::routes()).merge(source_uploads::routes()),
+    )
+    .merge(vendor_page::routes())
 }
 
 /// Open storage from a database URL: `sqlite:PATH` (or a plain path) or `postgres://…`.

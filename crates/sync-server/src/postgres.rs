@@ -862,6 +862,42 @@ impl SyncStorage for PgStorage {
     fn source_tenders_of(&self, org: pactwise_domain::OrgId) -> Result<Vec<Uuid>, StorageError> {
         crate::source_pg::tenders_of(&mut *self.conn()?, org)
     }
+
+    fn source_upload_create(
+        &self,
+        upload: &crate::source_rows::UploadRow,
+        max_open: usize,
+        now: DateTime<Utc>,
+    ) -> Result<(), StorageError> {
+        crate::source_pg::upload_create(&mut *self.conn()?, upload, max_open, now)
+    }
+
+    fn source_upload(&self, id: Uuid) -> Result<Option<crate::source_rows::UploadRow>, StorageError> {
+        crate::source_pg::upload(&mut *self.conn()?, id)
+    }
+
+    fn source_upload_append(
+        &self,
+        id: Uuid,
+        first_byte: u64,
+        length: u64,
+        sealed: &[u8],
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, StorageError> {
+        crate::source_pg::upload_append(&mut *self.conn()?, id, first_byte, length, sealed, expires_at)
+    }
+
+    fn source_upload_chunks(&self, id: Uuid) -> Result<Vec<(u64, Vec<u8>)>, StorageError> {
+        crate::source_pg::upload_chunks(&mut *self.conn()?, id)
+    }
+
+    fn source_upload_finish(&self, id: Uuid, summary: &str) -> Result<(), StorageError> {
+        crate::source_pg::upload_finish(&mut *self.conn()?, id, summary)
+    }
+
+    fn source_upload_delete(&self, id: Uuid) -> Result<(), StorageError> {
+        crate::source_pg::upload_delete(&mut *self.conn()?, id)
+    }
 }
 
 fn read_lease(

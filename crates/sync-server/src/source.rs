@@ -38,6 +38,8 @@ use pactwise_source::wire::{
 };
 
 use crate::http::{ApiError, AppState, blocking, json_rejection};
+pub use crate::source_files::FormProblem;
+use crate::source_files::FormRefused;
 use crate::source_rows::{EnvelopeRow, Invitation, SourceCommit, TenderRow, VendorAccount};
 use crate::storage::Actor;
 
@@ -72,12 +74,12 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/source/vendor/tenders/{id}/submission", post(submit).layer(DefaultBodyLimit::max(SUBMISSION_LIMIT)))
 }
 
-fn tender_id(path: Result<Path<String>, PathRejection>) -> Result<Uuid, ApiError> {
+pub(crate) fn tender_id(path: Result<Path<String>, PathRejection>) -> Result<Uuid, ApiError> {
     let Path(id) = path.map_err(|_| ApiError::NotFound("no such tender".into()))?;
     Uuid::parse_str(&id).map_err(|_| ApiError::NotFound("no such tender".into()))
 }
 
-fn wrapping_key(state: &AppState) -> Result<Arc<KeyPair>, ApiError> {
+pub(crate) fn wrapping_key(state: &AppState) -> Result<Arc<KeyPair>, ApiError> {
     state.0.config.source_wrapping_key.clone().ok_or_else(|| {
         ApiError::Forbidden(
             "PactWise Source is not set up on this server: it has no key-wrapping key (see the service's \
@@ -661,6 +663,9 @@ pub struct SubmissionRequest {
     pub answers: BTreeMap<String, String>,
     #[serde(default)]
     pub files: Vec<UploadedFile>,
+    /// Finished resumable uploads (`crate::source_uploads`) of this tender, sealed like `files`.
+    #[serde(default)]
+    pub uploads: Vec<Uuid>,
     pub prices: PriceOffer,
 }
 
@@ -670,27 +675,6 @@ pub struct SubmissionReceived {
     /// What the inspection found in each accepted file.
     pub files: Vec<(String, String)>,
     pub received_at: DateTime<Utc>,
-}
-
-/// One refused file or price line, for the form.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct FormProblem {
-    pub field: String,
-    pub code: String,
-    pub message: String,
-}
-
-struct FormRefused(Vec<FormProblem>);
-
-impl IntoResponse for FormRefused {
-    fn into_response(self) -> Response {
-        let message = self.0.iter().map(|p| format!("{}: {}", p.field, p.message)).collect::<Vec<_>>().join(" ");
-        let body = serde_json::json!({
-            "error": {"code": "invalid_input", "message": format!("Nothing was submitted. {message}")},
-            "problems": self.0,
-        });
-        (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response()
-    }
 }
 
 /// `POST /source/vendor/tenders/{id}/submission`: before the deadline, every file inspected, the prices checked
@@ -707,6 +691,7 @@ async fn submit(
         .await?
         .ok_or_else(|| ApiError::NotFound("no such tender".into()))?;
     let tender = machine(&row)?;
+    let upload_key = wrapping_key(&state)?;
     let vendor_key = vendor.account.to_string();
     if row.status != "published" || !tender.vendors.contains_key(&vendor_key) {
         return Err(ApiError::NotFound("no such tender".into()));
@@ -721,20 +706,14 @@ async fn submit(
     parts.push((EnvelopeKind::Technical, "answers.json".into(), format!("{} answers", request.answers.len()), answers));
     let mut names = std::collections::BTreeSet::new();
     for file in &request.files {
-        let name = file.name.trim().rsplit(['/', '\\']).next().unwrap_or("").to_owned();
-        if name.is_empty()
-            || name.chars().count() > 150
-            || name == "answers.json"
-            || name == "prices.json"
-            || !names.insert(name.to_lowercase())
-        {
+        let Some(name) = crate::source_files::file_name(&file.name).filter(|n| names.insert(n.to_lowercase())) else {
             problems.push(FormProblem {
                 field: file.name.clone(),
                 code: "bad_name".into(),
                 message: "give each file its own name".into(),
             });
             continue;
-        }
+        };
         let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(file.content_base64.as_bytes()) else {
             problems.push(FormProblem {
                 field: name,
@@ -748,6 +727,55 @@ async fn submit(
             Err(refusal) => {
                 problems.push(FormProblem { field: name, code: refusal.finding().into(), message: refusal.to_string() })
             }
+        }
+    }
+    let mut sealed_uploads = Vec::new();
+    let mut uploaded_bytes = 0u64;
+    for upload in request.uploads.iter().copied() {
+        let row = blocking(&state, move |s| s.source_upload(upload)).await?;
+        let Some(row) = row.filter(|r| r.account == vendor.account && r.tender == id && r.expires_at > now) else {
+            problems.push(FormProblem {
+                field: upload.to_string(),
+                code: "no_upload".into(),
+                message: "this upload is not there any more (submitted, cancelled or expired); upload the file again"
+                    .into(),
+            });
+            continue;
+        };
+        let Some(summary) = row.finished.clone() else {
+            problems.push(FormProblem {
+                field: row.name.clone(),
+                code: "incomplete".into(),
+                message: "this file has not finished uploading; let it finish (or resume it), then submit".into(),
+            });
+            continue;
+        };
+        uploaded_bytes += row.size;
+        if uploaded_bytes > crate::source_files::SUBMISSION_UPLOADS_LIMIT {
+            problems.push(FormProblem {
+                field: row.name.clone(),
+                code: "too_large".into(),
+                message: format!(
+                    "the files of one submission may add up to {} MB; leave some out or compress them",
+                    crate::source_files::SUBMISSION_UPLOADS_LIMIT / (1024 * 1024)
+                ),
+            });
+            continue;
+        }
+        if !names.insert(row.name.to_lowercase()) {
+            problems.push(FormProblem {
+                field: row.name.clone(),
+                code: "bad_name".into(),
+                message: "give each file its own name".into(),
+            });
+            continue;
+        }
+        match crate::source_files::whole_file(&state, &row, &upload_key).await? {
+            Ok(bytes) => {
+                parts.push((EnvelopeKind::Technical, row.name.clone(), summary, bytes));
+                sealed_uploads.push(row.id);
+            }
+            Err(problem) => problems.push(problem),
         }
     }
     let artifacts: Artifacts =
@@ -805,7 +833,7 @@ async fn submit(
         if number == 1 { (SourceAction::Submission, "submission") } else { (SourceAction::Replacement, "replacement") };
     let details = format!("{vendor_name}: {what} {number}, {} files, sealed", files.len());
     let submitted = change(&state, &mut row, Some(&next), &vendor_name, action, &details).await?;
-    commit(&state, SourceCommit { envelopes, ..submitted }).await?;
+    commit(&state, SourceCommit { envelopes, sealed_uploads, ..submitted }).await?;
     Ok((StatusCode::CREATED, Json(SubmissionReceived { submission: number, files, received_at: now })).into_response())
 }
 
@@ -816,7 +844,11 @@ fn public_key(hex_text: &str) -> Result<PublicKey, ApiError> {
     Ok(PublicKey(bytes))
 }
 
-async fn vendor_row(state: &AppState, vendor: &Vendor, id: Uuid) -> Result<(TenderRow, Tender, String), ApiError> {
+pub(crate) async fn vendor_row(
+    state: &AppState,
+    vendor: &Vendor,
+    id: Uuid,
+) -> Result<(TenderRow, Tender, String), ApiError> {
     let row = blocking(state, move |s| s.source_tender(id))
         .await?
         .ok_or_else(|| ApiError::NotFound("no such tender".into()))?;

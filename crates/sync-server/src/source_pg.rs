@@ -7,7 +7,9 @@ use pactwise_source::audit::AuditEntry;
 use postgres::GenericClient;
 use uuid::Uuid;
 
-use crate::source_rows::{EnvelopeRow, Invitation, Question, SourceCommit, StoredScore, TenderRow, VendorAccount};
+use crate::source_rows::{
+    EnvelopeRow, Invitation, Question, SourceCommit, StoredScore, TenderRow, UploadRow, VendorAccount,
+};
 use crate::storage::{StorageError, db_json, parse_ts, parse_uuid, to_json, ts};
 
 pub(crate) const SCHEMA: &str = r#"
@@ -92,6 +94,26 @@ CREATE TABLE IF NOT EXISTS source_envelopes (
     sealed BYTEA NOT NULL,
     created_at TEXT NOT NULL,
     PRIMARY KEY (tender_id, account_id, submission, kind, part)
+);
+CREATE TABLE IF NOT EXISTS source_uploads (
+    id TEXT PRIMARY KEY,
+    tender_id TEXT NOT NULL REFERENCES source_tenders(id),
+    account_id TEXT NOT NULL REFERENCES source_vendor_accounts(id),
+    name TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    sha256 TEXT NOT NULL,
+    received BIGINT NOT NULL,
+    finished_summary TEXT,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS source_uploads_by_account ON source_uploads (account_id);
+CREATE TABLE IF NOT EXISTS source_upload_chunks (
+    upload_id TEXT NOT NULL REFERENCES source_uploads(id) ON DELETE CASCADE,
+    first_byte BIGINT NOT NULL,
+    length BIGINT NOT NULL,
+    sealed BYTEA NOT NULL,
+    PRIMARY KEY (upload_id, first_byte)
 );
 "#;
 
@@ -276,6 +298,10 @@ pub(crate) fn commit(client: &mut postgres::Client, change: &SourceCommit) -> Re
             ],
         )?;
     }
+    for upload in &change.sealed_uploads {
+        tx.execute("DELETE FROM source_upload_chunks WHERE upload_id = $1", &[&upload.to_string()])?;
+        tx.execute("DELETE FROM source_uploads WHERE id = $1", &[&upload.to_string()])?;
+    }
     tx.commit()?;
     Ok(())
 }
@@ -455,4 +481,121 @@ pub(crate) fn tenders_of(client: &mut impl GenericClient, org: OrgId) -> Result<
     let rows = client
         .query("SELECT id FROM source_tenders WHERE org_id = $1 ORDER BY created_at DESC, id", &[&org.to_string()])?;
     rows.iter().map(|row| parse_uuid(&row.get::<_, String>(0))).collect()
+}
+
+const UPLOAD_COLUMNS: &str =
+    "id, tender_id, account_id, name, size, sha256, received, finished_summary, created_at, expires_at";
+
+pub(crate) fn upload_create(
+    client: &mut postgres::Client,
+    upload: &UploadRow,
+    max_open: usize,
+    now: DateTime<Utc>,
+) -> Result<(), StorageError> {
+    let mut tx = client.transaction()?;
+    // One vendor's uploads are counted and added one at a time.
+    tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&upload.account.to_string()])?;
+    tx.execute(
+        "DELETE FROM source_upload_chunks WHERE upload_id IN (SELECT id FROM source_uploads WHERE expires_at <= $1)",
+        &[&ts(now)],
+    )?;
+    tx.execute("DELETE FROM source_uploads WHERE expires_at <= $1", &[&ts(now)])?;
+    let open: i64 = tx
+        .query_one("SELECT COUNT(*) FROM source_uploads WHERE account_id = $1", &[&upload.account.to_string()])?
+        .get(0);
+    if usize::try_from(open).unwrap_or(usize::MAX) >= max_open {
+        return Err(StorageError::Forbidden(crate::source_uploads::too_many_open(max_open)));
+    }
+    tx.execute(
+        &format!("INSERT INTO source_uploads ({UPLOAD_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"),
+        &[
+            &upload.id.to_string(),
+            &upload.tender.to_string(),
+            &upload.account.to_string(),
+            &upload.name,
+            &(upload.size as i64),
+            &upload.sha256,
+            &(upload.received as i64),
+            &upload.finished,
+            &ts(upload.created_at),
+            &ts(upload.expires_at),
+        ],
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+pub(crate) fn upload(client: &mut impl GenericClient, id: Uuid) -> Result<Option<UploadRow>, StorageError> {
+    client
+        .query_opt(&format!("SELECT {UPLOAD_COLUMNS} FROM source_uploads WHERE id = $1"), &[&id.to_string()])?
+        .map(|r| {
+            crate::source_store::upload_from_raw((
+                r.get(0),
+                r.get(1),
+                r.get(2),
+                r.get(3),
+                r.get(4),
+                r.get(5),
+                r.get(6),
+                r.get(7),
+                r.get(8),
+                r.get(9),
+            ))
+        })
+        .transpose()
+}
+
+pub(crate) fn upload_append(
+    client: &mut postgres::Client,
+    id: Uuid,
+    first_byte: u64,
+    length: u64,
+    sealed: &[u8],
+    expires_at: DateTime<Utc>,
+) -> Result<bool, StorageError> {
+    let mut tx = client.transaction()?;
+    let moved = tx.execute(
+        "UPDATE source_uploads SET received = received + $1, expires_at = $2 \
+         WHERE id = $3 AND received = $4 AND finished_summary IS NULL AND received + $1 <= size",
+        &[&(length as i64), &ts(expires_at), &id.to_string(), &(first_byte as i64)],
+    )?;
+    if moved != 1 {
+        return Ok(false);
+    }
+    tx.execute(
+        "INSERT INTO source_upload_chunks (upload_id, first_byte, length, sealed) VALUES ($1, $2, $3, $4)",
+        &[&id.to_string(), &(first_byte as i64), &(length as i64), &sealed],
+    )?;
+    tx.commit()?;
+    Ok(true)
+}
+
+pub(crate) fn upload_chunks(client: &mut impl GenericClient, id: Uuid) -> Result<Vec<(u64, Vec<u8>)>, StorageError> {
+    Ok(client
+        .query(
+            "SELECT first_byte, sealed FROM source_upload_chunks WHERE upload_id = $1 ORDER BY first_byte",
+            &[&id.to_string()],
+        )?
+        .iter()
+        .map(|r| (u64::try_from(r.get::<_, i64>(0)).unwrap_or(0), r.get(1)))
+        .collect())
+}
+
+pub(crate) fn upload_finish(client: &mut postgres::Client, id: Uuid, summary: &str) -> Result<(), StorageError> {
+    let changed = client.execute(
+        "UPDATE source_uploads SET finished_summary = $1 WHERE id = $2 AND received = size",
+        &[&summary, &id.to_string()],
+    )?;
+    if changed != 1 {
+        return Err(StorageError::NotFound("a complete upload".into()));
+    }
+    Ok(())
+}
+
+pub(crate) fn upload_delete(client: &mut postgres::Client, id: Uuid) -> Result<(), StorageError> {
+    let mut tx = client.transaction()?;
+    tx.execute("DELETE FROM source_upload_chunks WHERE upload_id = $1", &[&id.to_string()])?;
+    tx.execute("DELETE FROM source_uploads WHERE id = $1", &[&id.to_string()])?;
+    tx.commit()?;
+    Ok(())
 }

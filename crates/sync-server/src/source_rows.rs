@@ -81,6 +81,29 @@ pub struct SourceCommit {
     pub score: Option<StoredScore>,
     /// The package's OCDS tender release, kept from publication for the tender's record.
     pub tender_release: Option<String>,
+    /// Finished uploads this submission sealed: deleted with their chunks in the same transaction.
+    pub sealed_uploads: Vec<Uuid>,
+}
+
+/// A file a vendor sends in chunks (`crate::source_uploads`): what was declared, how much has arrived, and, once
+/// finished, what the inspection found. Its chunks are stored sealed to the service's key-wrapping key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadRow {
+    pub id: Uuid,
+    pub tender: Uuid,
+    pub account: Uuid,
+    pub name: String,
+    /// The size the vendor declared, in bytes.
+    pub size: u64,
+    /// The SHA-256 the vendor declared, lowercase hex.
+    pub sha256: String,
+    /// Bytes received so far (the next chunk must start here).
+    pub received: u64,
+    /// What the inspection found, once the upload finished and passed it.
+    pub finished: Option<String>,
+    pub created_at: DateTime<Utc>,
+    /// After this (the service's clock) the upload is abandoned and deleted; each chunk moves it on.
+    pub expires_at: DateTime<Utc>,
 }
 
 /// A vendor's question; the answer is published to every vendor of the tender without the asker's name.

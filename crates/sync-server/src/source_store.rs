@@ -11,7 +11,9 @@ use pactwise_source::audit::AuditEntry;
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
-use crate::source_rows::{EnvelopeRow, Invitation, Question, SourceCommit, StoredScore, TenderRow, VendorAccount};
+use crate::source_rows::{
+    EnvelopeRow, Invitation, Question, SourceCommit, StoredScore, TenderRow, UploadRow, VendorAccount,
+};
 use crate::storage::{StorageError, db_json, parse_ts, parse_uuid, to_json, ts};
 
 pub(crate) const SCHEMA: &str = r#"
@@ -96,6 +98,26 @@ CREATE TABLE IF NOT EXISTS source_envelopes (
     sealed BLOB NOT NULL,
     created_at TEXT NOT NULL,
     PRIMARY KEY (tender_id, account_id, submission, kind, part)
+);
+CREATE TABLE IF NOT EXISTS source_uploads (
+    id TEXT PRIMARY KEY,
+    tender_id TEXT NOT NULL REFERENCES source_tenders(id),
+    account_id TEXT NOT NULL REFERENCES source_vendor_accounts(id),
+    name TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    received INTEGER NOT NULL,
+    finished_summary TEXT,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS source_uploads_by_account ON source_uploads (account_id);
+CREATE TABLE IF NOT EXISTS source_upload_chunks (
+    upload_id TEXT NOT NULL REFERENCES source_uploads(id) ON DELETE CASCADE,
+    first_byte INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    sealed BLOB NOT NULL,
+    PRIMARY KEY (upload_id, first_byte)
 );
 "#;
 
@@ -296,6 +318,10 @@ pub(crate) fn commit(conn: &mut Connection, change: &SourceCommit) -> Result<(),
             ],
         )?;
     }
+    for upload in &change.sealed_uploads {
+        tx.execute("DELETE FROM source_upload_chunks WHERE upload_id = ?1", params![upload.to_string()])?;
+        tx.execute("DELETE FROM source_uploads WHERE id = ?1", params![upload.to_string()])?;
+    }
     tx.commit()?;
     Ok(())
 }
@@ -478,4 +504,140 @@ pub(crate) fn tenders_of(conn: &Connection, org: OrgId) -> Result<Vec<Uuid>, Sto
     let ids =
         statement.query_map(params![org.to_string()], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
     ids.iter().map(|id| parse_uuid(id)).collect()
+}
+
+const UPLOAD_COLUMNS: &str =
+    "id, tender_id, account_id, name, size, sha256, received, finished_summary, created_at, expires_at";
+
+type RawUpload = (String, String, String, String, i64, String, i64, Option<String>, String, String);
+
+pub(crate) fn upload_from_raw(raw: RawUpload) -> Result<UploadRow, StorageError> {
+    let (id, tender, account, name, size, sha256, received, finished, created_at, expires_at) = raw;
+    Ok(UploadRow {
+        id: parse_uuid(&id)?,
+        tender: parse_uuid(&tender)?,
+        account: parse_uuid(&account)?,
+        name,
+        size: u64::try_from(size).unwrap_or(0),
+        sha256,
+        received: u64::try_from(received).unwrap_or(0),
+        finished,
+        created_at: parse_ts(&created_at)?,
+        expires_at: parse_ts(&expires_at)?,
+    })
+}
+
+pub(crate) fn upload_create(
+    conn: &mut Connection,
+    upload: &UploadRow,
+    max_open: usize,
+    now: DateTime<Utc>,
+) -> Result<(), StorageError> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute(
+        "DELETE FROM source_upload_chunks WHERE upload_id IN (SELECT id FROM source_uploads WHERE expires_at <= ?1)",
+        params![ts(now)],
+    )?;
+    tx.execute("DELETE FROM source_uploads WHERE expires_at <= ?1", params![ts(now)])?;
+    let open: i64 = tx.query_row(
+        "SELECT COUNT(*) FROM source_uploads WHERE account_id = ?1",
+        params![upload.account.to_string()],
+        |r| r.get(0),
+    )?;
+    if usize::try_from(open).unwrap_or(usize::MAX) >= max_open {
+        return Err(StorageError::Forbidden(crate::source_uploads::too_many_open(max_open)));
+    }
+    tx.execute(
+        &format!("INSERT INTO source_uploads ({UPLOAD_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
+        params![
+            upload.id.to_string(),
+            upload.tender.to_string(),
+            upload.account.to_string(),
+            upload.name,
+            upload.size as i64,
+            upload.sha256,
+            upload.received as i64,
+            upload.finished,
+            ts(upload.created_at),
+            ts(upload.expires_at),
+        ],
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+pub(crate) fn upload(conn: &Connection, id: Uuid) -> Result<Option<UploadRow>, StorageError> {
+    conn.query_row(
+        &format!("SELECT {UPLOAD_COLUMNS} FROM source_uploads WHERE id = ?1"),
+        params![id.to_string()],
+        |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+                r.get(8)?,
+                r.get(9)?,
+            ))
+        },
+    )
+    .optional()?
+    .map(upload_from_raw)
+    .transpose()
+}
+
+pub(crate) fn upload_append(
+    conn: &mut Connection,
+    id: Uuid,
+    first_byte: u64,
+    length: u64,
+    sealed: &[u8],
+    expires_at: DateTime<Utc>,
+) -> Result<bool, StorageError> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let moved = tx.execute(
+        "UPDATE source_uploads SET received = received + ?1, expires_at = ?2 \
+         WHERE id = ?3 AND received = ?4 AND finished_summary IS NULL AND received + ?1 <= size",
+        params![length as i64, ts(expires_at), id.to_string(), first_byte as i64],
+    )?;
+    if moved != 1 {
+        return Ok(false);
+    }
+    tx.execute(
+        "INSERT INTO source_upload_chunks (upload_id, first_byte, length, sealed) VALUES (?1, ?2, ?3, ?4)",
+        params![id.to_string(), first_byte as i64, length as i64, sealed],
+    )?;
+    tx.commit()?;
+    Ok(true)
+}
+
+pub(crate) fn upload_chunks(conn: &Connection, id: Uuid) -> Result<Vec<(u64, Vec<u8>)>, StorageError> {
+    let rows: Vec<(i64, Vec<u8>)> = conn
+        .prepare_cached("SELECT first_byte, sealed FROM source_upload_chunks WHERE upload_id = ?1 ORDER BY first_byte")?
+        .query_map(params![id.to_string()], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    Ok(rows.into_iter().map(|(first, sealed)| (u64::try_from(first).unwrap_or(0), sealed)).collect())
+}
+
+pub(crate) fn upload_finish(conn: &mut Connection, id: Uuid, summary: &str) -> Result<(), StorageError> {
+    let changed = conn.execute(
+        "UPDATE source_uploads SET finished_summary = ?1 WHERE id = ?2 AND received = size",
+        params![summary, id.to_string()],
+    )?;
+    if changed != 1 {
+        return Err(StorageError::NotFound("a complete upload".into()));
+    }
+    Ok(())
+}
+
+pub(crate) fn upload_delete(conn: &mut Connection, id: Uuid) -> Result<(), StorageError> {
+    let tx = conn.transaction()?;
+    tx.execute("DELETE FROM source_upload_chunks WHERE upload_id = ?1", params![id.to_string()])?;
+    tx.execute("DELETE FROM source_uploads WHERE id = ?1", params![id.to_string()])?;
+    tx.commit()?;
+    Ok(())
 }

@@ -858,6 +858,42 @@ impl SyncStorage for SqliteStorage {
     fn source_tenders_of(&self, org: pactwise_domain::OrgId) -> Result<Vec<Uuid>, StorageError> {
         crate::source_store::tenders_of(&self.reader(), org)
     }
+
+    fn source_upload_create(
+        &self,
+        upload: &crate::source_rows::UploadRow,
+        max_open: usize,
+        now: DateTime<Utc>,
+    ) -> Result<(), StorageError> {
+        crate::source_store::upload_create(&mut self.writer(), upload, max_open, now)
+    }
+
+    fn source_upload(&self, id: Uuid) -> Result<Option<crate::source_rows::UploadRow>, StorageError> {
+        crate::source_store::upload(&self.reader(), id)
+    }
+
+    fn source_upload_append(
+        &self,
+        id: Uuid,
+        first_byte: u64,
+        length: u64,
+        sealed: &[u8],
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, StorageError> {
+        crate::source_store::upload_append(&mut self.writer(), id, first_byte, length, sealed, expires_at)
+    }
+
+    fn source_upload_chunks(&self, id: Uuid) -> Result<Vec<(u64, Vec<u8>)>, StorageError> {
+        crate::source_store::upload_chunks(&self.reader(), id)
+    }
+
+    fn source_upload_finish(&self, id: Uuid, summary: &str) -> Result<(), StorageError> {
+        crate::source_store::upload_finish(&mut self.writer(), id, summary)
+    }
+
+    fn source_upload_delete(&self, id: Uuid) -> Result<(), StorageError> {
+        crate::source_store::upload_delete(&mut self.writer(), id)
+    }
 }
 
 /// A `lease_audit` row as stored: at, action, actor, previous holder, when their lease expired.

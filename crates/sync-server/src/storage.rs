@@ -199,6 +199,31 @@ pub trait SyncStorage: Send + Sync + 'static {
     fn source_tender_release(&self, tender: Uuid) -> Result<Option<String>, StorageError>;
     /// The organization's tenders (ids), newest first.
     fn source_tenders_of(&self, org: OrgId) -> Result<Vec<Uuid>, StorageError>;
+    /// A new upload, after deleting every upload expired at `now`; refused ([`StorageError::Forbidden`]) when its
+    /// account already has `max_open` uploads not yet sealed. One transaction.
+    fn source_upload_create(
+        &self,
+        upload: &source_rows::UploadRow,
+        max_open: usize,
+        now: DateTime<Utc>,
+    ) -> Result<(), StorageError>;
+    fn source_upload(&self, id: Uuid) -> Result<Option<source_rows::UploadRow>, StorageError>;
+    /// Appends a sealed chunk of `length` plaintext bytes at `first_byte` when that is exactly what the upload has
+    /// received, it is not finished and the chunk stays within its size; `false` (nothing written) otherwise.
+    fn source_upload_append(
+        &self,
+        id: Uuid,
+        first_byte: u64,
+        length: u64,
+        sealed: &[u8],
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, StorageError>;
+    /// The upload's sealed chunks in order: (first byte, sealed bytes).
+    fn source_upload_chunks(&self, id: Uuid) -> Result<Vec<(u64, Vec<u8>)>, StorageError>;
+    /// Marks a complete upload finished with what the inspection found.
+    fn source_upload_finish(&self, id: Uuid, summary: &str) -> Result<(), StorageError>;
+    /// Deletes an upload and its chunks.
+    fn source_upload_delete(&self, id: Uuid) -> Result<(), StorageError>;
 }
 
 /// A change to an organization's members, as the members routes ask for it (the organization is the actor's).

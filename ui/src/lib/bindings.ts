@@ -4095,7 +4095,9 @@ export type UsageFeature =
 /**  The contract review report's model steps. */
 "review_report" | 
 /**  Other workflow agent steps. */
-"agent_steps" | "other";
+"agent_steps" | 
+/**  Meaning-based search by a remote embedding model (Voyage): passages and queries. */
+"search_embeddings" | "other";
 
 /**  Settings → Usage. */
 export type UsageReport = UsageReport_Serialize | UsageReport_Deserialize;

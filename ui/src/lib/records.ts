@@ -38,6 +38,7 @@ const FEATURES: Record<UsageFeature, string> = {
   prep_drafting: "Prep Studio drafting",
   review_report: "Contract review reports",
   agent_steps: "Workflow agent steps",
+  search_embeddings: "Meaning-based search (Voyage)",
   other: "Other",
 };
 

@@ -205,6 +205,36 @@ impl SyncStorage for Stalling {
     fn source_tenders_of(&self, org: pactwise_domain::OrgId) -> Result<Vec<Uuid>, StorageError> {
         self.inner.source_tenders_of(org)
     }
+    fn source_upload_create(
+        &self,
+        upload: &source_rows::UploadRow,
+        max_open: usize,
+        now: DateTime<Utc>,
+    ) -> Result<(), StorageError> {
+        self.inner.source_upload_create(upload, max_open, now)
+    }
+    fn source_upload(&self, id: Uuid) -> Result<Option<source_rows::UploadRow>, StorageError> {
+        self.inner.source_upload(id)
+    }
+    fn source_upload_append(
+        &self,
+        id: Uuid,
+        first_byte: u64,
+        length: u64,
+        sealed: &[u8],
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, StorageError> {
+        self.inner.source_upload_append(id, first_byte, length, sealed, expires_at)
+    }
+    fn source_upload_chunks(&self, id: Uuid) -> Result<Vec<(u64, Vec<u8>)>, StorageError> {
+        self.inner.source_upload_chunks(id)
+    }
+    fn source_upload_finish(&self, id: Uuid, summary: &str) -> Result<(), StorageError> {
+        self.inner.source_upload_finish(id, summary)
+    }
+    fn source_upload_delete(&self, id: Uuid) -> Result<(), StorageError> {
+        self.inner.source_upload_delete(id)
+    }
 }
 
 /// A server in a runtime of its own, so the test can kill it outright: dropping the runtime ends every task and

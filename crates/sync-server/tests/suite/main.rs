@@ -18,3 +18,4 @@ mod repository;
 mod security;
 mod service;
 mod source;
+mod uploads;

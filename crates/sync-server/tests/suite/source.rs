@@ -91,33 +91,33 @@ impl jsonschema::Retrieve for LocalSchemas {
     }
 }
 
-struct Call<'a> {
-    http: reqwest::Client,
-    server: &'a TestServer,
+pub(crate) struct Call<'a> {
+    pub(crate) http: reqwest::Client,
+    pub(crate) server: &'a TestServer,
 }
 
 impl Call<'_> {
-    async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
+    pub(crate) async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
         let response =
             self.http.post(self.server.url(path)).bearer_auth(token).json(&body).send().await.expect("the request");
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
-    async fn get(&self, path: &str, token: &str) -> (u16, Value) {
+    pub(crate) async fn get(&self, path: &str, token: &str) -> (u16, Value) {
         let response = self.http.get(self.server.url(path)).bearer_auth(token).send().await.expect("the request");
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or(Value::Null))
     }
 }
 
-fn b64(bytes: &[u8]) -> String {
+pub(crate) fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// Every byte the Source tables hold: for SQLite the database file and its WAL; for PostgreSQL each table's rows as
 /// text and the sealed envelopes' raw bytes.
-fn stored_bytes(backend: Backend, location: &str) -> Vec<u8> {
+pub(crate) fn stored_bytes(backend: Backend, location: &str) -> Vec<u8> {
     match backend {
         Backend::Sqlite => {
             let mut bytes = std::fs::read(location).unwrap();
@@ -136,13 +136,17 @@ fn stored_bytes(backend: Backend, location: &str) -> Vec<u8> {
                 "source_scores",
                 "source_releases",
                 "source_envelopes",
+                "source_uploads",
+                "source_upload_chunks",
             ] {
                 for row in client.query(&format!("SELECT t::text FROM {table} t"), &[]).unwrap() {
                     bytes.extend(row.get::<_, String>(0).into_bytes());
                 }
             }
-            for row in client.query("SELECT sealed FROM source_envelopes", &[]).unwrap() {
-                bytes.extend(row.get::<_, Vec<u8>>(0));
+            for table in ["source_envelopes", "source_upload_chunks"] {
+                for row in client.query(&format!("SELECT sealed FROM {table}"), &[]).unwrap() {
+                    bytes.extend(row.get::<_, Vec<u8>>(0));
+                }
             }
             bytes
         }),
@@ -165,7 +169,7 @@ fn sealed_rows(backend: Backend, location: &str) -> Vec<Vec<u8>> {
     }
 }
 
-fn reopen(backend: Backend, location: &str) -> Arc<dyn pactwise_sync_server::SyncStorage> {
+pub(crate) fn reopen(backend: Backend, location: &str) -> Arc<dyn pactwise_sync_server::SyncStorage> {
     blocking(|| match backend {
         Backend::Sqlite => {
             Arc::new(pactwise_sync_server::sqlite::SqliteStorage::open(std::path::Path::new(location)).unwrap())
@@ -529,7 +533,12 @@ async fn a_sealed_tender_from_publication_to_opening(backend: Backend) {
 
 /// Publishes a tender (Ann asks, Bob approves) and lets one vendor join; returns the tender id and the vendor's
 /// session token.
-async fn published_with_vendor(call: &Call<'_>, ann: &str, bob: &str, opening: &KeyPair) -> (String, String) {
+pub(crate) async fn published_with_vendor(
+    call: &Call<'_>,
+    ann: &str,
+    bob: &str,
+    opening: &KeyPair,
+) -> (String, String) {
     let artifacts = approved_artifacts(start_time().date_naive() + Duration::days(1));
     let request = json!({"title": "Fleet telematics", "artifacts": artifacts, "opening_key": opening.public()});
     let (_, tender) = call.post("/api/v1/source/tenders", ann, request).await;
