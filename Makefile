@@ -110,6 +110,7 @@ build: setup ui
 	cargo build -p pactwise-desk -p pactwise-cli -p pactwise-extract
 	cargo build -p pactwise-model --features fake --bin pactwise-fake-model
 	cargo build -p pactwise-sync-server --bin pactwise-sync-server --example source_e2e_fixture
+	cargo build -p pactwise-source --example ocds_check
 
 run: build
 	$(CLI) demo

@@ -3,11 +3,12 @@
 // loopback port and opens a WebdriverIO session with headless Chromium on a fresh profile under the test output;
 // `close()` ends both. Without Chromium the test fails with the reason under CI=true and is skipped elsewhere.
 import { remote } from "webdriverio";
-import { spawn } from "node:child_process";
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { output } from "./app.mjs";
+import { freshDataDir, output } from "./app.mjs";
 
 const CHROMIUM = process.env.PACTWISE_CHROMIUM ?? "/usr/bin/chromium";
 const CHROMEDRIVER = process.env.PACTWISE_CHROMEDRIVER ?? "/usr/bin/chromedriver";
@@ -103,4 +104,76 @@ export async function openBrowser(name, { bidi = false } = {}) {
       driver.kill("SIGTERM");
     },
   };
+}
+
+// What the vendor page's tests share: the fixture files and the page's own steps.
+
+/** The files and the package the test needs, from the example beside the service's binary. */
+export function fixtures() {
+  const example = path.join(path.dirname(process.env.PACTWISE_APP ?? ""), "examples", "source_e2e_fixture");
+  assert.ok(
+    fs.existsSync(example),
+    `${example} is missing: run make build (it builds cargo build -p pactwise-sync-server --example source_e2e_fixture)`,
+  );
+  const dir = freshDataDir("vendor-files");
+  const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+  execFileSync(example, [dir, tomorrow]);
+  const read = (name) => JSON.parse(fs.readFileSync(path.join(dir, name), "utf8"));
+  return { dir, artifacts: read("artifacts.json"), opening: read("opening.json"), file: (name) => path.join(dir, name) };
+}
+
+export async function text(browser, selector) {
+  return (await browser.$(selector)).getText();
+}
+
+/** Waits until the live region says something matching `pattern` and returns what it said. */
+export async function waitForStatus(browser, pattern, timeout = 30000) {
+  let seen = "";
+  await browser.waitUntil(
+    async () => {
+      seen = await text(browser, "#status");
+      return pattern.test(seen);
+    },
+    { timeout, timeoutMsg: `the status line never matched ${pattern}; it said: ${seen}` },
+  );
+  return seen;
+}
+
+export async function openTheTender(browser, title) {
+  const link = await browser.$(`a=${title}`);
+  await link.waitForClickable({ timeout: 10000 });
+  await link.click();
+  await (await browser.$("h2=Your submission")).waitForExist({ timeout: 10000 });
+}
+
+export async function fillByLabel(browser, labelStart, value) {
+  const input = await browser.execute((start) => {
+    const label = Array.from(document.querySelectorAll("label")).find((l) => l.textContent.startsWith(start));
+    return label ? label.htmlFor : null;
+  }, labelStart);
+  assert.ok(input, `no field labelled "${labelStart}…"`);
+  const element = await browser.$(`#${input}`);
+  await element.setValue(value);
+}
+
+export async function chooseFiles(browser, files) {
+  const input = await browser.$("input[type=file]");
+  // Sending paths adds to a multiple input's selection: start from none, as a person choosing again does.
+  await browser.execute((element) => { element.value = ""; }, input);
+  await input.addValue(files.join("\n"));
+  await browser.waitUntil(async () => (await browser.$$("li.file")).length === files.length, { timeout: 5000 });
+}
+
+export async function fileRow(browser, name) {
+  return browser.execute((wanted) => {
+    const row = Array.from(document.querySelectorAll("li.file")).find((li) => li.dataset.file === wanted);
+    if (!row) return null;
+    return {
+      state: row.querySelector(".file-state").textContent,
+      problem: row.querySelector(".problem").textContent,
+      refused: row.classList.contains("refused"),
+      progress: Number(row.querySelector("progress").value),
+      max: Number(row.querySelector("progress").max),
+    };
+  }, name);
 }

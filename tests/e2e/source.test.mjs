@@ -1,16 +1,20 @@
-// PactWise Source from the buyer's desktop, in the real app, against the real sync service (with Source set up and
-// its clock movable): Bea publishes her published Prep Studio package as a tender from Prep Studio ("Publish as
-// tender"; the opening key stays in her keychain); Bob, a second member, approves it from the command line on his own
-// data directory; Bea invites a vendor in the Tenders area and the link is shown with a Copy button; the vendor joins
-// and submits through the service's vendor routes (from node: the vendor page's own browser test is another file);
-// the service's clock passes the deadline; Bea opens the technical envelopes, scores from the grid, locks, opens the
-// prices (totals from code), awards with a reason and exports the OCDS record (its shape checked) and the audit
-// trail (verified).
+// PactWise Source end to end: the buyer's desktop app and a vendor in a real browser (headless Chromium), against the
+// real sync service (with Source set up and its clock movable). Bea publishes her published Prep Studio package as a
+// tender from Prep Studio ("Publish as tender"; the opening key stays in her keychain); Bob, a second member, approves
+// it from the command line on his own data directory; Bea invites a vendor in the Tenders area and the link is shown
+// with a Copy button. In the browser, the vendor opens that link, creates a password, sees only that tender and asks a
+// question; Bea publishes the answer from the desktop; the vendor reads it (without the asker's name), submits answers,
+// files (a PDF and a DOCX, uploaded in chunks) and prices, then replaces the submission. The service's clock passes
+// the deadline; on the desktop Bea opens the technical envelopes (the replacement's), scores from the grid, locks,
+// opens the prices (totals from code), awards with a reason and exports the OCDS record (validated against the OCDS
+// schema by the `ocds_check` example) and the audit trail (verified).
 import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { freshDataDir, launch, screenshot } from "./app.mjs";
+import { execFileSync } from "node:child_process";
+import { chooseFiles, fillByLabel, fixtures, openBrowser, openTheTender, requireBrowser, text, waitForStatus } from "./browser.mjs";
 import { desktopCli, syncService } from "./service.mjs";
 
 const service = syncService("source-sync-server", { source: true });
@@ -21,6 +25,7 @@ const PASSWORD = "a-long-password-for-the-e2e-test";
 let endpoint;
 let app;
 let packageId;
+let vendor = null;
 
 async function shot(name) {
   await app.execute(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
@@ -67,17 +72,6 @@ function publishedPackage() {
   return id;
 }
 
-async function vendorCall(method, route, body, token) {
-  const response = await fetch(`${endpoint}/api/v1/source/vendor${route}`, {
-    method,
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const data = await response.json().catch(() => null);
-  assert.ok(response.ok, `${method} ${route}: ${response.status} ${JSON.stringify(data)}`);
-  return data;
-}
-
 before(async () => {
   service.admin(["create-org", "--slug", "alpha", "--name", "Alpha Council"]);
   service.admin(["create-user", "--org", "alpha", "--email", "ann@alpha.example", "--role", "admin"], `${PASSWORD}\n`);
@@ -97,15 +91,19 @@ before(async () => {
 });
 
 after(async () => {
+  await vendor?.close();
   await app?.deleteSession().catch(() => {});
   service.stop();
 });
 
 afterEach(async (t) => {
   if (t.passed === false && app) await screenshot(app, "failure-source").catch(() => {});
+  if (t.passed === false && vendor) await vendor.shot("failure").catch(() => {});
 });
 
-test("a tender from Prep Studio to the award, opened only on the buyer's desktop after the service's deadline", async () => {
+test("a tender from Prep Studio to the award: the vendor in a browser, opened only on the buyer's desktop after the service's deadline", async (t) => {
+  if (!requireBrowser(t)) return;
+  const files = fixtures();
   // Prep Studio: the published package becomes a tender; it waits for a second member.
   await app.keys(["Alt", "5"]);
   await app.$("[data-testid=prep-row]").waitForDisplayed({ timeout: 15000 });
@@ -148,14 +146,52 @@ test("a tender from Prep Studio to the award, opened only on the buyer's desktop
   const page = await app.$("section[aria-label=Tender]").getText();
   assert.doesNotMatch(page, /awaiting_approval|technical_opened|[0-9a-f]{8}-[0-9a-f]{4}-/, "no enum names or ids on screen");
 
-  // The vendor joins and submits (the service's vendor routes).
-  const session = await vendorCall("POST", "/accept", { token: link.split("#")[1], email: "bids@acme.example", password: "acme-password-1" });
+  // In the browser: the invitation link, a password, only the invited tender, and a question.
+  vendor = await openBrowser("source-vendor");
+  const { browser } = vendor;
+  await browser.url(link);
+  await (await browser.$("h2=Join the tender")).waitForExist({ timeout: 10000 });
+  await fillByLabel(browser, "Email", "bids@acme.example");
+  await fillByLabel(browser, "Password", "acme-vendor-password-1");
+  await (await browser.$("button=Join")).click();
+  await (await browser.$("h2=Your tenders")).waitForExist({ timeout: 10000 });
+  const listedThere = await browser.execute(() => Array.from(document.querySelectorAll("main li a"), (a) => a.textContent));
+  assert.deepEqual(listedThere, ["Fleet telematics"], "only the tender the vendor was invited to");
+  await openTheTender(browser, "Fleet telematics");
+  await fillByLabel(browser, "Ask a question", "Is a 60 s position interval acceptable?");
+  await (await browser.$("button=Send the question")).click();
+  await waitForStatus(browser, /question was sent/);
+  await vendor.shot("01-question-asked");
+
+  // Bea answers it on the desktop; the vendor reads the answer, without the asker's name.
+  await app.keys("r");
+  const answerBox = await app.$("section[aria-label=Tender] ul.questions textarea");
+  await answerBox.waitForDisplayed({ timeout: 15000 });
+  assert.match(await app.$("section[aria-label=Tender] ul.questions").getText(), /60 s position interval\?\s+\(Acme Telematics Ltd\)/);
+  await answerBox.setValue("No: at most 30 s, as R-02 says.");
+  await app.keys("Enter");
+  await app.$("section[aria-label=Tender] ul.questions p.answer").waitForDisplayed({ timeout: 15000 });
+  await shot("62-source-question-answered");
+  await (await browser.$("button=All tenders")).click();
+  await openTheTender(browser, "Fleet telematics");
+  const qa = await text(browser, "section[aria-labelledby=q-title]");
+  assert.match(qa, /No: at most 30 s, as R-02 says\./);
+  assert.doesNotMatch(qa, /Acme/, "answers are published without the asker's name");
+
+  // A submission with files and prices, then a replacement: the last one counts.
+  await fillByLabel(browser, "R-01", "Hosted in Frankfurt (EU).");
+  await fillByLabel(browser, "R-02", "Positions every 20 seconds.");
+  await fillByLabel(browser, "P-01", "123.45");
+  await chooseFiles(browser, [files.file("offer.pdf"), files.file("approach.docx")]);
+  await (await browser.$("button=Submit")).click();
+  await waitForStatus(browser, /Submission 1 received and sealed/, 60000);
+  await fillByLabel(browser, "R-01", "Hosted in Frankfurt (EU), second offer.");
+  await fillByLabel(browser, "P-01", "119.90");
+  await chooseFiles(browser, [files.file("offer.pdf")]);
+  await (await browser.$("button=Submit")).click();
+  await waitForStatus(browser, /Submission 2 received and sealed/, 60000);
+  await vendor.shot("02-replaced");
   const id = tender.id;
-  await vendorCall("POST", `/tenders/${id}/submission`, {
-    answers: { "R-01": "Hosted in Frankfurt", "R-02": "Every 10 s" },
-    files: [{ name: "notes.txt", content_base64: Buffer.from("Our note").toString("base64") }],
-    prices: { currency: "EUR", unit_prices: { "P-01": "123.45" } },
-  }, session.token);
   await app.keys("r");
   await app.$("[data-testid=tender-submissions]").waitUntil(async function () {
     return /^1 /.test(await this.getText());
@@ -173,14 +209,20 @@ test("a tender from Prep Studio to the award, opened only on the buyer's desktop
   // The scoring grid: points and a reason per vendor and criterion, by keyboard.
   const points = await app.$("[aria-label='Points for Acme Telematics Ltd on Tracking']");
   await points.waitForDisplayed({ timeout: 20000 });
-  assert.match(await app.$("section[aria-label=Tender]").getText(), /Hosted in Frankfurt/);
+  const submission = await app.$("section[aria-label=Tender] details.submission");
+  await submission.$("summary").click();
+  const opened = await submission.getText();
+  assert.match(opened, /replaced 1×; the last counts/);
+  assert.match(opened, /Hosted in Frankfurt \(EU\), second offer\./, "the replacement's answers");
+  assert.match(opened, /offer\.pdf/);
+  assert.doesNotMatch(opened, /approach\.docx/, "the first submission's files do not count");
   await points.setValue("8");
   await app.$("[aria-label='Reason for Acme Telematics Ltd on Tracking']").setValue("Meets R-02 as written");
   await app.keys("Enter");
   await app.$("[data-testid=tender-notice]").waitUntil(async function () {
     return (await this.getText()) === "Score recorded.";
   }, { timeout: 10000, timeoutMsg: "the score was not recorded" });
-  await shot("62-source-scores");
+  await shot("63-source-scores");
   await app.$("[data-testid=lock]").click();
   await app.$("[data-testid=open-price]").waitForDisplayed({ timeout: 10000 });
   await app.$("[data-testid=open-price]").click();
@@ -188,7 +230,7 @@ test("a tender from Prep Studio to the award, opened only on the buyer's desktop
   // The totals are code's figures; the award is a person's, with a reason.
   const totals = await app.$("[data-testid=totals]");
   await totals.waitUntil(async function () {
-    return /14814\.00 EUR/.test(await this.getText());
+    return /14388\.00 EUR/.test(await this.getText());
   }, { timeout: 15000, timeoutMsg: "the price total is not shown" });
   assert.match(await totals.getText(), /80\.00/);
   await app.$("[data-testid=award-vendor]").selectByVisibleText("Acme Telematics Ltd");
@@ -197,7 +239,7 @@ test("a tender from Prep Studio to the award, opened only on the buyer's desktop
   await app.$("[data-testid=tender-notice]").waitUntil(async function () {
     return /Awarded to Acme Telematics Ltd/.test(await this.getText());
   }, { timeout: 15000, timeoutMsg: "the award was not recorded" });
-  await shot("63-source-awarded");
+  await shot("64-source-awarded");
 
   // Exports: the OCDS record (its shape) and the audit trail (verified).
   await app.$("[data-testid=export-ocds]").click();
@@ -208,13 +250,16 @@ test("a tender from Prep Studio to the award, opened only on the buyer's desktop
   const tags = record.releases.map((r) => r.tag[0]);
   assert.deepEqual(tags, ["tender", "tenderUpdate", "award"]);
   assert.equal(record.releases[1].tender.numberOfTenderers, 1);
-  assert.equal(record.releases[2].awards[0].value.amount, 14814);
+  assert.equal(record.releases[2].awards[0].value.amount, 14388);
+  const checker = path.join(path.dirname(process.env.PACTWISE_APP ?? ""), "examples", "ocds_check");
+  assert.ok(fs.existsSync(checker), `${checker} is missing: run make build`);
+  assert.equal(execFileSync(checker, [saved], { encoding: "utf8" }).trim(), "valid", "the OCDS schema accepts it");
   await app.$("[data-testid=export-audit]").click();
   await app.$("[data-testid=tender-notice]").waitUntil(async function () {
     return /the trail is intact/.test(await this.getText());
   }, { timeout: 15000, timeoutMsg: "the audit trail was not verified" });
   assert.ok(fs.existsSync(path.join(process.env.PACTWISE_SAVE_DIR, "fleet-telematics-audit.csv")));
-  await shot("64-source-exports");
+  await shot("65-source-exports");
 
   // Bob's desktop cannot open it: it is told which desktop keeps the key.
   assert.throws(() => bob.run(["source", "open", id]), (e) => /signed in as bea@alpha\.example/.test(e.stderr + JSON.stringify(e.refusal)));

@@ -1,18 +1,18 @@
 // The vendor page of PactWise Source in a real browser (headless Chromium, `browser.mjs`) against the real service
-// (`syncService(name, { source: true })`). The buyer's steps go through the service's HTTP API from node, signing
-// in as the desktop does (POST /api/v1/sign-in, then the device token); the lead replaces them with the desktop app
-// later. In the browser: the invitation link → a password → only the invited tender → a question → the buyer's
-// answer (without the asker's name) → a submission with files (a PDF and a DOCX from the inspector's clean corpus
-// builders, written by the `source_e2e_fixture` example) and prices, sent as resumable chunked uploads → a hostile
-// PDF refused beside its name → a replacement → the service's clock past the deadline → a late submission refused.
+// (`syncService(name, { source: true })`). The buyer's steps go through the service's HTTP API from node, signing in as
+// the desktop does (POST /api/v1/sign-in, then the device token): this file tries the page's own paths (a hostile file,
+// a cut connection, a late submission); `source.test.mjs` runs a whole tender with the buyer's desktop app and this
+// browser together. In the browser: the invitation link → a password → only the invited tender → a question → the
+// buyer's answer (without the asker's name) → a submission with files (a PDF and a DOCX from the inspector's clean
+// corpus builders, written by the `source_e2e_fixture` example) and prices, sent as resumable chunked uploads → a
+// hostile PDF refused beside its name → a replacement → the service's clock past the deadline → a late submission
+// refused.
 import { test, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { URLPattern } from "urlpattern-polyfill"; // WebdriverIO's own (a query needs the object form)
-import { freshDataDir } from "./app.mjs";
-import { openBrowser, requireBrowser } from "./browser.mjs";
+import { chooseFiles, fileRow, fillByLabel, fixtures, openBrowser, openTheTender, requireBrowser, text, waitForStatus } from "./browser.mjs";
 import { syncService } from "./service.mjs";
 
 const service = syncService("vendor-service", { source: true });
@@ -29,20 +29,6 @@ afterEach(async (t) => {
   if (session && t.passed === false) await session.shot("failure").catch(() => {});
 });
 
-/** The files and the package the test needs, from the example beside the service's binary. */
-function fixtures() {
-  const example = path.join(path.dirname(process.env.PACTWISE_APP ?? ""), "examples", "source_e2e_fixture");
-  assert.ok(
-    fs.existsSync(example),
-    `${example} is missing: run make build (it builds cargo build -p pactwise-sync-server --example source_e2e_fixture)`,
-  );
-  const dir = freshDataDir("vendor-files");
-  const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-  execFileSync(example, [dir, tomorrow]);
-  const read = (name) => JSON.parse(fs.readFileSync(path.join(dir, name), "utf8"));
-  return { dir, artifacts: read("artifacts.json"), opening: read("opening.json"), file: (name) => path.join(dir, name) };
-}
-
 function client(endpoint) {
   return async (method, route, token, body) => {
     const headers = { "content-type": "application/json" };
@@ -55,62 +41,6 @@ function client(endpoint) {
     const data = await response.json().catch(() => null);
     return { status: response.status, data };
   };
-}
-
-async function text(browser, selector) {
-  return (await browser.$(selector)).getText();
-}
-
-/** Waits until the live region says something matching `pattern` and returns what it said. */
-async function waitForStatus(browser, pattern, timeout = 30000) {
-  let seen = "";
-  await browser.waitUntil(
-    async () => {
-      seen = await text(browser, "#status");
-      return pattern.test(seen);
-    },
-    { timeout, timeoutMsg: `the status line never matched ${pattern}; it said: ${seen}` },
-  );
-  return seen;
-}
-
-async function openTheTender(browser, title) {
-  const link = await browser.$(`a=${title}`);
-  await link.waitForClickable({ timeout: 10000 });
-  await link.click();
-  await (await browser.$("h2=Your submission")).waitForExist({ timeout: 10000 });
-}
-
-async function fillByLabel(browser, labelStart, value) {
-  const input = await browser.execute((start) => {
-    const label = Array.from(document.querySelectorAll("label")).find((l) => l.textContent.startsWith(start));
-    return label ? label.htmlFor : null;
-  }, labelStart);
-  assert.ok(input, `no field labelled "${labelStart}…"`);
-  const element = await browser.$(`#${input}`);
-  await element.setValue(value);
-}
-
-async function chooseFiles(browser, files) {
-  const input = await browser.$("input[type=file]");
-  // Sending paths adds to a multiple input's selection: start from none, as a person choosing again does.
-  await browser.execute((element) => { element.value = ""; }, input);
-  await input.addValue(files.join("\n"));
-  await browser.waitUntil(async () => (await browser.$$("li.file")).length === files.length, { timeout: 5000 });
-}
-
-async function fileRow(browser, name) {
-  return browser.execute((wanted) => {
-    const row = Array.from(document.querySelectorAll("li.file")).find((li) => li.dataset.file === wanted);
-    if (!row) return null;
-    return {
-      state: row.querySelector(".file-state").textContent,
-      problem: row.querySelector(".problem").textContent,
-      refused: row.classList.contains("refused"),
-      progress: Number(row.querySelector("progress").value),
-      max: Number(row.querySelector("progress").max),
-    };
-  }, name);
 }
 
 test("a vendor joins by invitation, asks, submits files in chunks, replaces, and is refused after the deadline", async (t) => {
