@@ -49,7 +49,7 @@ function publishedPackage() {
     timeline: { publication: tomorrow, question_days: 2, submission_days: 5, evaluation_days: 10, award_days: 5, contract_start_days: 10 },
     holidays: [],
   };
-  const view = bea.run(["prep", "new", "--intake", writeJson(dir, "intake.json", intake)]);
+  const view = bea.run(["prep", "new", "--intake", writeJson(dir, "intake.json", intake)]).package;
   const id = view.id;
   const artifacts = {
     scope: { summary: "Telematics for 120 vehicles.", in_scope: ["Devices"], out_of_scope: ["Repairs"], deliverables: ["Installed devices"], need_ids: ["N1"] },
@@ -64,11 +64,11 @@ function publishedPackage() {
   for (const [artifact, content] of Object.entries(artifacts)) {
     bea.run(["prep", "edit", id, "--artifact", artifact, "--file", writeJson(dir, `${artifact}.json`, content)]);
   }
-  let shown = bea.run(["prep", "validate", id]);
+  let shown = bea.run(["prep", "validate", id]).package;
   for (const artifact of ["intake", "scope", "requirements", "criteria", "pricing", "milestones"]) {
-    shown = bea.run(["prep", "approve", id, "--artifact", artifact, "--hash", shown.package.artifacts[artifact].content_hash]);
+    shown = bea.run(["prep", "approve", id, "--artifact", artifact, "--hash", shown.package.artifacts[artifact].content_hash]).package;
   }
-  assert.equal(bea.run(["prep", "publish", id]).status, "published");
+  assert.equal(bea.run(["prep", "publish", id]).package.status, "published");
   return id;
 }
 
@@ -110,9 +110,14 @@ test("a tender from Prep Studio to the award: the vendor in a browser, opened on
   await app.$("[data-testid=prep-row]").click();
   await app.$("[data-testid=publish-tender]").waitForDisplayed({ timeout: 15000 });
   await app.$("[data-testid=publish-tender]").click();
-  await app.$("[data-testid=publish-notice]").waitUntil(async function () {
-    return /is a tender now \(awaiting second approval\)/.test(await this.getText());
-  }, { timeout: 20000, timeoutMsg: "the package was not published as a tender" });
+  let said = "";
+  await app.waitUntil(async () => {
+    said = await app.$("[data-testid=publish-notice]").getText().catch(() => "");
+    return /is a tender now \(awaiting second approval\)/.test(said);
+  }, { timeout: 20000 }).catch(async () => {
+    const html = await app.execute(() => document.querySelector("[data-testid=publish-notice]")?.outerHTML ?? "none");
+    assert.fail(`the package was not published as a tender; the notice said: ${said} ${html}`);
+  });
   await shot("60-source-published-as-tender");
 
   // Bob approves it from his command line (he cannot open it: the key is on Bea's desktop).
@@ -138,7 +143,7 @@ test("a tender from Prep Studio to the award: the vendor in a browser, opened on
   await linkField.waitForDisplayed({ timeout: 10000 });
   const link = await linkField.getValue();
   assert.ok(link.startsWith(`${endpoint}/source/invitation#pwi_`), link);
-  assert.ok(await app.$("[data-testid=invite-link] button=Copy").isDisplayed());
+  assert.ok(await app.$("[data-testid=invite-link]").$("button=Copy").isDisplayed());
   await app.$("[data-testid=tender-invited]").waitUntil(async function () {
     return (await this.getText()) === "1";
   }, { timeout: 10000, timeoutMsg: "the invitation is not counted" });
@@ -163,11 +168,15 @@ test("a tender from Prep Studio to the award: the vendor in a browser, opened on
   await waitForStatus(browser, /question was sent/);
   await vendor.shot("01-question-asked");
 
-  // Bea answers it on the desktop; the vendor reads the answer, without the asker's name.
-  await app.keys("r");
+  // Bea answers it on the desktop (Refresh: the focus is still in the invitation's form); the vendor reads the
+  // answer, without the asker's name.
+  await app.$("button=Refresh").click();
+  await app.$("[data-testid=tender-joined]").waitUntil(async function () {
+    return (await this.getText()) === "1";
+  }, { timeout: 15000, timeoutMsg: "the vendor's joining is not counted" });
   const answerBox = await app.$("section[aria-label=Tender] ul.questions textarea");
   await answerBox.waitForDisplayed({ timeout: 15000 });
-  assert.match(await app.$("section[aria-label=Tender] ul.questions").getText(), /60 s position interval\?\s+\(Acme Telematics Ltd\)/);
+  assert.match(await app.$("section[aria-label=Tender] ul.questions").getText(), /60 s position interval acceptable\?\s+\(Acme Telematics Ltd\)/);
   await answerBox.setValue("No: at most 30 s, as R-02 says.");
   await app.keys("Enter");
   await app.$("section[aria-label=Tender] ul.questions p.answer").waitForDisplayed({ timeout: 15000 });
@@ -216,6 +225,11 @@ test("a tender from Prep Studio to the award: the vendor in a browser, opened on
   assert.match(opened, /Hosted in Frankfurt \(EU\), second offer\./, "the replacement's answers");
   assert.match(opened, /offer\.pdf/);
   assert.doesNotMatch(opened, /approach\.docx/, "the first submission's files do not count");
+  // The vendor's file, saved from the opened envelope, is the very file the vendor sent.
+  await app.$("button[aria-label='Save offer.pdf from Acme Telematics Ltd']").click();
+  const savedFile = path.join(process.env.PACTWISE_SAVE_DIR, "offer.pdf");
+  await app.waitUntil(async () => fs.existsSync(savedFile), { timeout: 15000, timeoutMsg: "the vendor's file was not saved" });
+  assert.ok(fs.readFileSync(savedFile).equals(fs.readFileSync(files.file("offer.pdf"))), "byte for byte");
   await points.setValue("8");
   await app.$("[aria-label='Reason for Acme Telematics Ltd on Tracking']").setValue("Meets R-02 as written");
   await app.keys("Enter");

@@ -36,19 +36,26 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use uuid::Uuid;
 
-/// The keychain entry's name of a tender's opening key: by its public half, so the entry exists before the service
-/// gives the tender an id (nothing is sent until the key is kept).
-fn entry_name(public: &PublicKey) -> String {
-    format!("source-opening-key/{}", hex_of(public))
+/// The keychain entry's name of a tender's opening key: by the sync device that made it (two data directories on one
+/// computer are two desktops, and only the publishing one holds the key) and by its public half, so the entry exists
+/// before the service gives the tender an id (nothing is sent until the key is kept).
+fn entry_name(device: Uuid, public: &PublicKey) -> String {
+    format!("source-opening-key/{device}/{}", hex_of(public))
 }
 
 fn hex_of(public: &PublicKey) -> String {
     public.0.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// This desktop as the sync service knows it: its name for people (who keeps a key) and its device id.
+struct ThisDesktop {
+    name: String,
+    device: Uuid,
+}
+
 /// Where the secret halves of this desktop's opening keys are kept: one entry per tender.
 pub trait OpeningKeys: Send + Sync {
-    fn store_for(&self, public: &PublicKey) -> Arc<dyn TokenStore>;
+    fn store_for(&self, device: Uuid, public: &PublicKey) -> Arc<dyn TokenStore>;
 }
 
 /// The OS keychain (service `pactwise-desk`, entry `source-opening-key/<public half>`).
@@ -56,8 +63,8 @@ pub trait OpeningKeys: Send + Sync {
 pub struct KeyringOpeningKeys;
 
 impl OpeningKeys for KeyringOpeningKeys {
-    fn store_for(&self, public: &PublicKey) -> Arc<dyn TokenStore> {
-        Arc::new(KeyringTokenStore::new(pactwise_sync::token::KEYRING_SERVICE, entry_name(public)))
+    fn store_for(&self, device: Uuid, public: &PublicKey) -> Arc<dyn TokenStore> {
+        Arc::new(KeyringTokenStore::new(pactwise_sync::token::KEYRING_SERVICE, entry_name(device, public)))
     }
 }
 
@@ -76,8 +83,8 @@ impl MemoryOpeningKeys {
 }
 
 impl OpeningKeys for MemoryOpeningKeys {
-    fn store_for(&self, public: &PublicKey) -> Arc<dyn TokenStore> {
-        self.stores.lock().unwrap_or_else(|e| e.into_inner()).entry(entry_name(public)).or_default().clone()
+    fn store_for(&self, device: Uuid, public: &PublicKey) -> Arc<dyn TokenStore> {
+        self.stores.lock().unwrap_or_else(|e| e.into_inner()).entry(entry_name(device, public)).or_default().clone()
     }
 }
 
@@ -342,7 +349,7 @@ fn path(id: Uuid, tail: &str) -> String {
 impl Api {
     /// The sync service with this device's token, for the scope's organization; a clear error when this desktop is
     /// not signed in to it.
-    async fn source_service(&self, scope: &OrgScope) -> Result<(HttpApi, String), ApiError> {
+    async fn source_service(&self, scope: &OrgScope) -> Result<(HttpApi, ThisDesktop), ApiError> {
         let not_signed_in = || {
             ApiError::new(
                 ErrorCode::SyncUnavailable,
@@ -362,16 +369,19 @@ impl Api {
             .get()
             .map_err(crate::sync::token_error)?
             .ok_or_else(|| ApiError::new(ErrorCode::Unauthenticated, "sign in to sync again to work on tenders"))?;
-        let holder = format!("{} (signed in as {})", crate::sync::device_name(), account.email);
-        Ok((self.sync_http(&account.server, Some(token))?, holder))
+        let name = format!("{} (signed in as {})", crate::sync::device_name(), account.email);
+        Ok((self.sync_http(&account.server, Some(token))?, ThisDesktop { name, device }))
     }
 
-    fn has_opening_key(&self, status: &wire::TenderStatus) -> bool {
-        status.opening_key.as_ref().is_some_and(|k| matches!(self.opening_keys.store_for(k).get(), Ok(Some(_))))
+    fn has_opening_key(&self, status: &wire::TenderStatus, here: &ThisDesktop) -> bool {
+        status
+            .opening_key
+            .as_ref()
+            .is_some_and(|k| matches!(self.opening_keys.store_for(here.device, k).get(), Ok(Some(_))))
     }
 
     /// The tender's opening key from the keychain, or why it cannot be used here.
-    fn opening_key(&self, status: &wire::TenderStatus) -> Result<KeyPair, ApiError> {
+    fn opening_key(&self, status: &wire::TenderStatus, here: &ThisDesktop) -> Result<KeyPair, ApiError> {
         let missing = || {
             let holder = if status.opening_key_holder.trim().is_empty() {
                 "the desktop that published it".to_owned()
@@ -388,7 +398,12 @@ impl Api {
             )
         };
         let public = status.opening_key.as_ref().ok_or_else(missing)?;
-        let kept = self.opening_keys.store_for(public).get().map_err(crate::sync::token_error)?.ok_or_else(missing)?;
+        let kept = self
+            .opening_keys
+            .store_for(here.device, public)
+            .get()
+            .map_err(crate::sync::token_error)?
+            .ok_or_else(missing)?;
         let bytes = hex_decode(kept.expose()).ok_or_else(|| {
             ApiError::new(ErrorCode::Storage, "the tender's opening key in the keychain is damaged; it cannot be used")
         })?;
@@ -403,8 +418,8 @@ impl Api {
         http.get_json(&path(id, "")).await.map_err(source_error)
     }
 
-    fn view_of(&self, status: &wire::TenderStatus) -> TenderView {
-        tender_view(status, self.has_opening_key(status), self.clock.now())
+    fn view_of(&self, status: &wire::TenderStatus, here: &ThisDesktop) -> TenderView {
+        tender_view(status, self.has_opening_key(status, here), self.clock.now())
     }
 
     /// Publishes a published Prep Studio package as a tender: the store's publish gate must have passed; an
@@ -420,22 +435,22 @@ impl Api {
                  publish it as a tender",
             ));
         }
-        let (http, holder) = self.source_service(scope).await?;
+        let (http, here) = self.source_service(scope).await?;
         let release = pactwise_prep::export::ocds_release(&view.package, &view.id, view.version, self.clock.now())?;
         let key = KeyPair::generate();
-        let kept = self.opening_keys.store_for(key.public());
+        let kept = self.opening_keys.store_for(here.device, key.public());
         kept.set(&DeviceToken::new(hex_encode(key.secret_bytes()))).map_err(crate::sync::token_error)?;
         let request = wire::PublicationRequest {
             title: view.package.title.clone(),
             artifacts: view.package.artifacts.clone(),
             opening_key: key.public().clone(),
             tender_release: Some(release),
-            opening_key_holder: holder,
+            opening_key_holder: here.name.clone(),
         };
         match http.post_json::<_, wire::TenderStatus>(TENDERS, &request).await {
             Ok(status) => {
                 tracing::info!(tender = %status.id, "tender publication requested");
-                Ok(self.view_of(&status))
+                Ok(self.view_of(&status, &here))
             }
             Err(e) => {
                 // Nothing was published: the key is not needed.
@@ -447,25 +462,25 @@ impl Api {
 
     /// The organization's tenders, newest first.
     pub async fn source_list(&self, scope: &OrgScope) -> Result<Vec<TenderView>, ApiError> {
-        let (http, _) = self.source_service(scope).await?;
+        let (http, here) = self.source_service(scope).await?;
         let list: Vec<wire::TenderStatus> = http.get_json(TENDERS).await.map_err(source_error)?;
-        Ok(list.iter().map(|s| self.view_of(s)).collect())
+        Ok(list.iter().map(|s| self.view_of(s, &here)).collect())
     }
 
     pub async fn source_show(&self, scope: &OrgScope, tender: &str) -> Result<TenderView, ApiError> {
         let id = parse_uuid(tender, "tender")?;
-        let (http, _) = self.source_service(scope).await?;
-        Ok(self.view_of(&self.tender_status(&http, id).await?))
+        let (http, here) = self.source_service(scope).await?;
+        Ok(self.view_of(&self.tender_status(&http, id).await?, &here))
     }
 
     /// A second member approves the publication: the tender is published and vendors can be invited.
     #[tracing::instrument(name = "source_approve", skip_all)]
     pub async fn source_approve(&self, scope: &OrgScope, tender: &str) -> Result<TenderView, ApiError> {
         let id = parse_uuid(tender, "tender")?;
-        let (http, _) = self.source_service(scope).await?;
+        let (http, here) = self.source_service(scope).await?;
         let status: wire::TenderStatus =
             http.post_json(&path(id, "/approve"), &serde_json::json!({})).await.map_err(source_error)?;
-        Ok(self.view_of(&status))
+        Ok(self.view_of(&status, &here))
     }
 
     /// Invites a vendor (a vendor record's name, or a name typed) by a single-use link to show and copy.
@@ -531,11 +546,11 @@ impl Api {
         reason: String,
     ) -> Result<TenderView, ApiError> {
         let id = parse_uuid(tender, "tender")?;
-        let (http, _) = self.source_service(scope).await?;
+        let (http, here) = self.source_service(scope).await?;
         let request = wire::ExtensionRequest { questions_close, submissions_close, reason };
         let status: wire::TenderStatus =
             http.post_json(&path(id, "/extension"), &request).await.map_err(source_error)?;
-        Ok(self.view_of(&status))
+        Ok(self.view_of(&status, &here))
     }
 
     async fn package_of(&self, http: &HttpApi, id: Uuid) -> Result<Artifacts, ApiError> {
@@ -546,11 +561,11 @@ impl Api {
     /// each part with the keychain's opening key: (vendor, account, submission, part, summary, plaintext).
     async fn open_parts(
         &self,
-        http: &HttpApi,
+        (http, here): (&HttpApi, &ThisDesktop),
         status: &wire::TenderStatus,
         kind: EnvelopeKind,
     ) -> Result<Vec<(wire::OpenedPart, Vec<u8>)>, ApiError> {
-        let key = self.opening_key(status)?;
+        let key = self.opening_key(status, here)?;
         let opened: wire::Opened =
             http.post_json(&path(status.id, "/open"), &wire::OpenRequest { kind }).await.map_err(source_error)?;
         let _span = tracing::info_span!("source_open", tender = %status.id, parts = opened.parts.len()).entered();
@@ -582,9 +597,9 @@ impl Api {
     #[tracing::instrument(name = "source_open_technical", skip_all)]
     pub async fn source_open_technical(&self, scope: &OrgScope, tender: &str) -> Result<OpenedTechnical, ApiError> {
         let id = parse_uuid(tender, "tender")?;
-        let (http, _) = self.source_service(scope).await?;
+        let (http, here) = self.source_service(scope).await?;
         let status = self.tender_status(&http, id).await?;
-        let parts = self.open_parts(&http, &status, EnvelopeKind::Technical).await?;
+        let parts = self.open_parts((&http, &here), &status, EnvelopeKind::Technical).await?;
         let artifacts = self.package_of(&http, id).await?;
         let requirements = artifacts.requirements.content.as_ref().map(|r| r.items.clone()).unwrap_or_default();
         let mut by_vendor: BTreeMap<(String, Uuid), OpenedSubmission> = BTreeMap::new();
@@ -618,7 +633,7 @@ impl Api {
         }
         let status = self.tender_status(&http, id).await?;
         Ok(OpenedTechnical {
-            tender: self.view_of(&status),
+            tender: self.view_of(&status, &here),
             criteria: criteria_lines(&artifacts),
             submissions: by_vendor.into_values().collect(),
             max_points: wire::MAX_POINTS,
@@ -638,9 +653,9 @@ impl Api {
         crate::export_file::check_target(out, existing)?;
         let id = parse_uuid(tender, "tender")?;
         let account = parse_uuid(vendor_account, "vendor")?;
-        let (http, _) = self.source_service(scope).await?;
+        let (http, here) = self.source_service(scope).await?;
         let status = self.tender_status(&http, id).await?;
-        let parts = self.open_parts(&http, &status, EnvelopeKind::Technical).await?;
+        let parts = self.open_parts((&http, &here), &status, EnvelopeKind::Technical).await?;
         let (_, bytes) = parts
             .into_iter()
             .find(|(p, _)| p.vendor_account == account && p.part == file && p.part != "answers.json")
@@ -682,19 +697,19 @@ impl Api {
     #[tracing::instrument(name = "source_lock", skip_all)]
     pub async fn source_lock(&self, scope: &OrgScope, tender: &str) -> Result<TenderView, ApiError> {
         let id = parse_uuid(tender, "tender")?;
-        let (http, _) = self.source_service(scope).await?;
+        let (http, here) = self.source_service(scope).await?;
         let status: wire::TenderStatus =
             http.post_json(&path(id, "/lock"), &serde_json::json!({})).await.map_err(source_error)?;
-        Ok(self.view_of(&status))
+        Ok(self.view_of(&status, &here))
     }
 
     /// Opens the price envelopes (after the lock) and returns the evaluation with the price totals.
     #[tracing::instrument(name = "source_open_price", skip_all)]
     pub async fn source_open_price(&self, scope: &OrgScope, tender: &str) -> Result<EvaluationView, ApiError> {
         let id = parse_uuid(tender, "tender")?;
-        let (http, _) = self.source_service(scope).await?;
+        let (http, here) = self.source_service(scope).await?;
         let status = self.tender_status(&http, id).await?;
-        self.open_parts(&http, &status, EnvelopeKind::Price).await?;
+        self.open_parts((&http, &here), &status, EnvelopeKind::Price).await?;
         self.source_evaluation(scope, tender).await
     }
 
@@ -702,7 +717,7 @@ impl Api {
     /// price envelopes are open), vendors in name order.
     pub async fn source_evaluation(&self, scope: &OrgScope, tender: &str) -> Result<EvaluationView, ApiError> {
         let id = parse_uuid(tender, "tender")?;
-        let (http, _) = self.source_service(scope).await?;
+        let (http, here) = self.source_service(scope).await?;
         let status = self.tender_status(&http, id).await?;
         let artifacts = self.package_of(&http, id).await?;
         let names: BTreeMap<String, String> = artifacts
@@ -742,7 +757,7 @@ impl Api {
         let priced = matches!(status.phase, Phase::PriceOpened | Phase::Awarded);
         if priced {
             let pricing = artifacts.pricing.content.as_ref().ok_or_else(|| internal("the tender has no pricing"))?;
-            for (part, plain) in self.open_parts(&http, &status, EnvelopeKind::Price).await? {
+            for (part, plain) in self.open_parts((&http, &here), &status, EnvelopeKind::Price).await? {
                 let offer: PriceOffer = serde_json::from_slice(&plain).map_err(|_| {
                     ApiError::new(ErrorCode::FileCorrupt, format!("{}'s price envelope is not readable", part.vendor))
                 })?;
@@ -787,7 +802,7 @@ impl Api {
             (true, false) => "The price totals appear once the price envelopes are open.",
             (true, true) => "Totals computed by code from people's scores and the vendors' prices; the award is yours.",
         };
-        Ok(EvaluationView { tender: self.view_of(&status), vendors, note: note.into() })
+        Ok(EvaluationView { tender: self.view_of(&status, &here), vendors, note: note.into() })
     }
 
     /// Awards the tender to a vendor with a reason (a person's decision); the price total recorded is the one code
@@ -808,12 +823,12 @@ impl Api {
             .ok_or_else(|| ApiError::new(ErrorCode::InvalidInput, "that vendor did not submit to this tender"))?
             .clone();
         let price = figures.price_total.clone().map(|p| (p, figures.currency.clone()));
-        let (http, _) = self.source_service(scope).await?;
+        let (http, here) = self.source_service(scope).await?;
         let request =
             wire::AwardRequest { vendor_account: account, reason: input.reason.trim().to_owned(), price_total: price };
         let status: wire::TenderStatus = http.post_json(&path(id, "/award"), &request).await.map_err(source_error)?;
         let mut view = AwardView {
-            tender: self.view_of(&status),
+            tender: self.view_of(&status, &here),
             vendor: figures.vendor.clone(),
             price_total: figures.price_total.as_ref().map(|p| format!("{p} {}", figures.currency)),
             vendor_record: None,
