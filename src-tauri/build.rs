@@ -93,6 +93,8 @@ const COMMANDS: &[&str] = &[
     "source_export_ocds",
     "source_export_audit",
     "source_save_file",
+    "crash_reports",
+    "dismiss_crash_reports",
     "sync_sign_in_with_code",
     "list_members",
     "add_member",

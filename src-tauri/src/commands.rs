@@ -45,6 +45,13 @@ pub struct PrepProgressEvent {
     pub progress: DraftProgress,
 }
 
+/// An internal error stopped an operation and left a report (redacted: no document text, no secrets): the window
+/// says so and where the report is.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+pub struct CrashReportedEvent {
+    pub report: pactwise_api::diagnostics::CrashReport,
+}
+
 /// Contracts, vendors or review reports changed on this desktop because of a sync round (another desktop finalized,
 /// linked, merged or signed off): the Contracts and Vendors areas reload.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
@@ -677,6 +684,22 @@ async fn source_export_audit(state: State<'_, AppState>, id: String, path: Strin
     api.source_export_audit(&scope, &id, &PathBuf::from(path), FROM_SAVE_DIALOG).await
 }
 
+/// The crash reports not yet seen (from this run or an earlier one that stopped).
+#[tauri::command]
+#[specta::specta]
+async fn crash_reports(state: State<'_, AppState>) -> Result<Vec<pactwise_api::diagnostics::CrashReport>, ApiError> {
+    Ok(pactwise_api::diagnostics::pending_reports(state.data_dir()?))
+}
+
+/// The person has seen the crash reports: they move to `crash-reports/seen/`.
+#[tauri::command]
+#[specta::specta]
+async fn dismiss_crash_reports(state: State<'_, AppState>) -> Result<(), ApiError> {
+    pactwise_api::diagnostics::mark_reports_seen(state.data_dir()?).map_err(|e| {
+        ApiError::new(ErrorCode::Storage, format!("the crash reports could not be put aside ({e}); they stay listed"))
+    })
+}
+
 /// Saves a file of an opened technical envelope.
 #[tauri::command]
 #[specta::specta]
@@ -1067,6 +1090,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             source_export_ocds,
             source_export_audit,
             source_save_file,
+            crash_reports,
+            dismiss_crash_reports,
             sync_status,
             sync_sign_in,
             sync_sign_in_with_code,
@@ -1107,7 +1132,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             PrepProgressEvent,
             RunsChangedEvent,
             RecordsChangedEvent,
-            SemanticProgressEvent
+            SemanticProgressEvent,
+            CrashReportedEvent
         ])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.
         .dangerously_cast_bigints_to_number()

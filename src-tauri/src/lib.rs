@@ -14,6 +14,8 @@ pub use commands::{export_bindings, specta_builder};
 /// shows `startup_error` where the user is looking.
 pub struct AppState {
     opened: Result<(Api, RwLock<OrgScope>), ApiError>,
+    /// The data directory, when one could be chosen (crash reports live there even if it could not be opened).
+    data_dir: Option<PathBuf>,
 }
 
 impl AppState {
@@ -21,6 +23,15 @@ impl AppState {
         match &self.opened {
             Ok((api, scope)) => Ok((api, scope.read().await.clone())),
             Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// The data directory, or why there is none.
+    pub(crate) fn data_dir(&self) -> Result<&std::path::Path, ApiError> {
+        match (&self.data_dir, &self.opened) {
+            (Some(dir), _) => Ok(dir),
+            (None, Err(e)) => Err(e.clone()),
+            (None, Ok(_)) => Err(ApiError::new(pactwise_domain::ErrorCode::Internal, "the data directory is unknown")),
         }
     }
 
@@ -136,9 +147,10 @@ fn data_dir_argument() -> Option<PathBuf> {
 fn open_state() -> (AppState, Option<tracing_appender::non_blocking::WorkerGuard>) {
     let root = match pactwise_api::resolve_data_dir(data_dir_argument()) {
         Ok(root) => root,
-        Err(e) => return (AppState { opened: Err(e) }, None),
+        Err(e) => return (AppState { opened: Err(e), data_dir: None }, None),
     };
     let guard = init_logging(&root);
+    let data_dir = Some(root.clone());
     let opened = Api::open(root).and_then(|api| {
         let scope = tauri::async_runtime::block_on(api.local_session())?;
         Ok((api, RwLock::new(scope)))
@@ -146,19 +158,48 @@ fn open_state() -> (AppState, Option<tracing_appender::non_blocking::WorkerGuard
     if let Err(e) = &opened {
         tracing::error!(code = %e.code, message = %e.message, "could not open the data directory");
     }
-    (AppState { opened }, guard)
+    (AppState { opened, data_dir }, guard)
 }
 
-/// Logs go to `<data dir>/logs/pactwise-desk.log` (level from `PACTWISE_LOG`, default info).
+/// Logs go to `<data dir>/logs/pactwise-desk.log` (level from `PACTWISE_LOG`, default info), rotated by size when
+/// the app starts (`pactwise_api::diagnostics::rotate_log`).
 fn init_logging(root: &std::path::Path) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    use pactwise_api::diagnostics::{LOG_ROTATE_BYTES, LOGS_KEPT, rotate_log};
     let logs = root.join("logs");
     std::fs::create_dir_all(&logs).ok()?;
+    let rotated = rotate_log(&logs, "pactwise-desk.log", LOG_ROTATE_BYTES, LOGS_KEPT);
     let appender = tracing_appender::rolling::never(logs, "pactwise-desk.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = tracing_subscriber::EnvFilter::try_from_env("PACTWISE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_env_filter(filter).try_init().ok()?;
+    if let Err(e) = rotated {
+        tracing::warn!(error = %e, "the log could not be rotated; it keeps growing until the next start");
+    }
     Some(guard)
+}
+
+/// Every panic in the backend leaves a redacted report in the data directory, and the window is told where it is
+/// (through a thread of its own, so the panicking thread only sends).
+fn report_panics(data_dir: &std::path::Path, app: tauri::AppHandle) {
+    use tauri_specta::Event;
+    let (sender, reports) = std::sync::mpsc::channel::<pactwise_api::diagnostics::CrashReport>();
+    let sender = std::sync::Mutex::new(sender);
+    pactwise_api::diagnostics::install_panic_reports(
+        data_dir,
+        std::sync::Arc::new(move |report| {
+            if let Ok(sender) = sender.lock() {
+                let _ = sender.send(report);
+            }
+        }),
+    );
+    std::thread::spawn(move || {
+        for report in reports {
+            if let Err(e) = (commands::CrashReportedEvent { report }).emit(&app) {
+                tracing::warn!(error = %e, "could not tell the window about a crash report");
+            }
+        }
+    });
 }
 
 /// `PACTWISE_SAVE_DIR=DIR` (end-to-end tests only): the UI's save dialogs do not open and answer with a file of the
@@ -227,6 +268,9 @@ pub fn run() {
         })
         .setup(move |app| {
             builder.mount_events(app);
+            if let Some(dir) = &state.data_dir {
+                report_panics(dir, app.handle().clone());
+            }
             if let Ok((api, scope)) = &state.opened {
                 tauri::async_runtime::block_on(async { api.spawn_background_tasks() });
                 let scope = tauri::async_runtime::block_on(async { scope.read().await.clone() });

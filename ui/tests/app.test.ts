@@ -12,6 +12,22 @@ describe("App frame", () => {
     expect(labels).toEqual(["queue", "documents", "contracts", "approvals", "prep", "assistant", "settings", "runs", "vendors", "tenders"]);
   });
 
+  it("a crash report from an earlier run is said where the person looks, with where it is, and Dismiss puts it aside", async () => {
+    const backend = installBackend();
+    backend.crashReports = [
+      { path: "/tmp/pactwise-data/crash-reports/crash-20261203T100000.000Z-42.txt", at: "2026-12-03T10:00:00Z", summary: "bad [text withheld] value" },
+    ];
+    render(App);
+    const alert = await screen.findByTestId("crash-reports");
+    expect(alert.getAttribute("role")).toBe("alert");
+    expect(alert.textContent).toContain("/tmp/pactwise-data/crash-reports/crash-20261203T100000.000Z-42.txt");
+    expect(alert.textContent).toContain("no document text and no secrets");
+    expect(alert.textContent).not.toContain("withheld"); // the summary is the report's, not the window's
+    await fireEvent.click(screen.getByRole("button", { name: "Dismiss" }));
+    await waitFor(() => expect(screen.queryByTestId("crash-reports")).toBeNull());
+    expect(backend.calls.some((c) => c.cmd === "dismiss_crash_reports")).toBe(true);
+  });
+
   it("Alt+number switches areas", async () => {
     installBackend();
     render(App);

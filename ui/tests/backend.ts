@@ -1,6 +1,7 @@
 // A fake backend at the Tauri IPC level (the real bindings and @tauri-apps/api run unchanged above it).
 import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
 import type {
+  CrashReport,
   Membership,
   MembersView,
   ApprovalView,
@@ -53,6 +54,8 @@ export interface FakeBackend {
   members: MembersView;
   /** The organizations of this computer (the switcher). */
   orgs: Membership[];
+  /** Crash reports not yet seen (none unless a test says so). */
+  crashReports?: CrashReport[];
 }
 
 export const notSignedIn: SyncStatusView_Serialize = {
@@ -154,6 +157,11 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
           role: backend.role ?? "owner",
           data_dir: "/tmp/pactwise-data",
         };
+      case "crash_reports":
+        return backend.crashReports ?? [];
+      case "dismiss_crash_reports":
+        backend.crashReports = [];
+        return null;
       case "model_availability":
         return { availability: backend.model ?? "no_api_key", endpoint: backend.modelEndpoint ?? null };
       case "approvals_inbox":

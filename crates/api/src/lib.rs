@@ -8,6 +8,7 @@ mod blobs;
 mod checklists;
 mod contracts;
 mod demo;
+pub mod diagnostics;
 mod documents;
 mod error;
 mod evidence;

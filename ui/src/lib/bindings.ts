@@ -128,6 +128,10 @@ export const commands = {
 	sourceExportAudit: (id: string, path: string) => typedError<SourceExport_Serialize, ApiError>(__TAURI_INVOKE("source_export_audit", { id, path })),
 	/**  Saves a file of an opened technical envelope. */
 	sourceSaveFile: (id: string, vendorAccount: string, file: string, path: string) => typedError<SourceExport_Serialize, ApiError>(__TAURI_INVOKE("source_save_file", { id, vendorAccount, file, path })),
+	/**  The crash reports not yet seen (from this run or an earlier one that stopped). */
+	crashReports: () => typedError<CrashReport[], ApiError>(__TAURI_INVOKE("crash_reports")),
+	/**  The person has seen the crash reports: they move to `crash-reports/seen/`. */
+	dismissCrashReports: () => typedError<null, ApiError>(__TAURI_INVOKE("dismiss_crash_reports")),
 	/**  Where sync stands (the status line polls it). */
 	syncStatus: () => typedError<SyncStatusView_Serialize, ApiError>(__TAURI_INVOKE("sync_status")),
 	/**
@@ -187,6 +191,7 @@ export const commands = {
 
 /** Events */
 export const events = {
+	crashReportedEvent: makeEvent<CrashReportedEvent, CrashReportedEvent>("crash-reported-event"),
 	importProgressEvent: makeEvent<ImportProgressEvent, ImportProgressEvent>("import-progress-event"),
 	prepProgressEvent: makeEvent<PrepProgressEvent, PrepProgressEvent>("prep-progress-event"),
 	recordsChangedEvent: makeEvent<RecordsChangedEvent, RecordsChangedEvent>("records-changed-event"),
@@ -1198,6 +1203,23 @@ export type CorrectionInput_Serialize = {
 	note: string | null,
 	/**  The person has read the warnings about the quote and keeps it (recorded with the correction). */
 	acknowledge_warnings: boolean,
+};
+
+/**  One crash report, for the window. */
+export type CrashReport = {
+	/**  Where the report is (a text file in the data directory). */
+	path: string,
+	at: string,
+	/**  What went wrong, redacted (no document text, no secrets). */
+	summary: string,
+};
+
+/**
+ *  An internal error stopped an operation and left a report (redacted: no document text, no secrets): the window
+ *  says so and where the report is.
+ */
+export type CrashReportedEvent = {
+	report: CrashReport,
 };
 
 export type Criteria = {
