@@ -143,6 +143,30 @@ async fn clear_api_key(state: State<'_, AppState>) -> Result<ModelAvailability, 
     api.clear_api_key(&scope).await
 }
 
+/// What meaning-based search uses: Voyage (its key in the keychain) or the local model, and why.
+#[tauri::command]
+#[specta::specta]
+async fn voyage_status(state: State<'_, AppState>) -> Result<pactwise_api::VoyageStatus, ApiError> {
+    let (api, _) = state.session().await?;
+    Ok(api.voyage_status().await)
+}
+
+/// Stores the Voyage key in the OS keychain (owners and admins).
+#[tauri::command]
+#[specta::specta]
+async fn set_voyage_key(state: State<'_, AppState>, key: String) -> Result<pactwise_api::VoyageStatus, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.set_voyage_key(&scope, key).await
+}
+
+/// Removes the Voyage key: search uses the local model (owners and admins).
+#[tauri::command]
+#[specta::specta]
+async fn clear_voyage_key(state: State<'_, AppState>) -> Result<pactwise_api::VoyageStatus, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.clear_voyage_key(&scope).await
+}
+
 #[tauri::command]
 #[specta::specta]
 async fn review_queue(state: State<'_, AppState>) -> Result<Vec<QueueEntry>, ApiError> {
@@ -1030,6 +1054,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             model_availability,
             set_api_key,
             clear_api_key,
+            voyage_status,
+            set_voyage_key,
+            clear_voyage_key,
             review_queue,
             document_review,
             rerun_pipeline,

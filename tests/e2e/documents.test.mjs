@@ -84,5 +84,9 @@ test("a file imported through the UI is listed, deleted, restored and still ther
   await browser.$(`code=${dataDir}`).waitForDisplayed({ timeout: 5000 });
   // With no API key the app says it is offline, in words, where the key is set.
   assert.match(await browser.$("[data-testid=model-status]").getText(), /offline/);
+  // Meaning-based search says what it uses without a Voyage key: the model on this computer.
+  const voyage = await browser.$("[data-testid=voyage-status]");
+  await voyage.waitForDisplayed({ timeout: 10000 });
+  assert.match(await voyage.getText(), /local|this computer/i);
   await screenshot(browser, "05-settings");
 });

@@ -2,6 +2,7 @@
 import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
 import type {
   CrashReport,
+  VoyageStatus,
   Membership,
   MembersView,
   ApprovalView,
@@ -54,6 +55,8 @@ export interface FakeBackend {
   members: MembersView;
   /** The organizations of this computer (the switcher). */
   orgs: Membership[];
+  /** What meaning-based search uses (the local model unless a test says so). */
+  voyage?: VoyageStatus;
   /** Crash reports not yet seen (none unless a test says so). */
   crashReports?: CrashReport[];
 }
@@ -157,6 +160,14 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
           role: backend.role ?? "owner",
           data_dir: "/tmp/pactwise-data",
         };
+      case "voyage_status":
+        return backend.voyage ?? { configured: false, summary: "The model on this computer (no Voyage key is stored)." };
+      case "set_voyage_key":
+        backend.voyage = { configured: true, summary: "Voyage (voyage-law-2) reads passages and queries." };
+        return backend.voyage;
+      case "clear_voyage_key":
+        backend.voyage = { configured: false, summary: "The model on this computer (no Voyage key is stored)." };
+        return backend.voyage;
       case "crash_reports":
         return backend.crashReports ?? [];
       case "dismiss_crash_reports":

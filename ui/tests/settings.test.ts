@@ -38,4 +38,23 @@ describe("Settings: review gate and own names", () => {
     await waitFor(() => expect(backend.ownNames).toEqual(["Northwind Traders, Inc.", "Northwind"]));
     expect(await screen.findByText("Saved 2 names.")).toBeTruthy();
   });
+
+  it("stores a Voyage key, says what search uses now, clears the field, and removes it", async () => {
+    const backend = installBackend();
+    render(Settings, { session: null });
+    const section = await screen.findByTestId("voyage-settings");
+    await waitFor(() => expect(screen.getByTestId("voyage-status").textContent).toContain("model on this computer"));
+    const remove = Array.from(section.querySelectorAll("button")).find((b) => b.textContent === "Remove key")!;
+    expect(remove.disabled).toBe(true);
+    const field = screen.getByTestId("voyage-key") as HTMLInputElement;
+    await fireEvent.input(field, { target: { value: "pa-test-voyage-key" } });
+    await fireEvent.submit(field.form!);
+    await waitFor(() => expect(screen.getByTestId("voyage-status").textContent).toContain("Voyage (voyage-law-2)"));
+    expect(field.value).toBe("");
+    expect(callsOf(backend, "set_voyage_key")[0].args).toEqual({ key: "pa-test-voyage-key" });
+    await waitFor(() => expect(remove.disabled).toBe(false));
+    await fireEvent.click(remove);
+    await waitFor(() => expect(screen.getByTestId("voyage-status").textContent).toContain("model on this computer"));
+    expect(callsOf(backend, "clear_voyage_key")).toHaveLength(1);
+  });
 });

@@ -15,6 +15,12 @@ export const commands = {
 	/**  Stores the API key in the OS keychain; the key is never sent back to the UI. */
 	setApiKey: (key: string) => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("set_api_key", { key })),
 	clearApiKey: () => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("clear_api_key")),
+	/**  What meaning-based search uses: Voyage (its key in the keychain) or the local model, and why. */
+	voyageStatus: () => typedError<VoyageStatus, ApiError>(__TAURI_INVOKE("voyage_status")),
+	/**  Stores the Voyage key in the OS keychain (owners and admins). */
+	setVoyageKey: (key: string) => typedError<VoyageStatus, ApiError>(__TAURI_INVOKE("set_voyage_key", { key })),
+	/**  Removes the Voyage key: search uses the local model (owners and admins). */
+	clearVoyageKey: () => typedError<VoyageStatus, ApiError>(__TAURI_INVOKE("clear_voyage_key")),
 	reviewQueue: () => typedError<QueueEntry_Serialize[], ApiError>(__TAURI_INVOKE("review_queue")),
 	documentReview: (id: DocumentId) => typedError<DocumentReview_Serialize, ApiError>(__TAURI_INVOKE("document_review", { id })),
 	/**  Runs the pipeline again from `stage` (all of it when none), with the model when it is available. */
@@ -4383,6 +4389,14 @@ export type Violation_Serialize = {
 	artifact: ArtifactKind,
 	subject: string | null,
 	message: string,
+};
+
+/**  What Settings shows about the Voyage provider. */
+export type VoyageStatus = {
+	/**  A key is stored and searches use Voyage's vectors where they exist. */
+	configured: boolean,
+	/**  In people's words: what is used and why. */
+	summary: string,
 };
 
 /* Tauri Specta runtime */
