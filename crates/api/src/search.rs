@@ -128,6 +128,7 @@ impl Api {
     /// Computes vectors for every passage of the organization (and of the precedent corpus) still lacking one, in
     /// batches, telling `on_progress` after each. One preparation runs at a time per process; a second call waits and
     /// then finds what the first left. Without the model, returns the status that says why (nothing fails).
+    #[tracing::instrument(name = "prepare_semantic_search", skip_all)]
     pub async fn prepare_semantic_search(
         &self,
         scope: &OrgScope,
@@ -145,24 +146,10 @@ impl Api {
             Err(e) => return Err(ApiError::new(ErrorCode::Internal, format!("the embedding model did not load: {e}"))),
         };
         let model = embedder.model_id().to_owned();
-        let span = tracing::info_span!("prepare_semantic_search");
-        let _enter = span.enter();
-        drop(_enter);
         // The organization's passages, then the precedent corpus's.
         for precedents in [false, true] {
             loop {
-                let (s, m) = (scope.clone(), model.clone());
-                let todo = self
-                    .db
-                    .call(move |store| {
-                        let passages = store.passages();
-                        if precedents {
-                            passages.precedents_lacking_vectors(&m, 0, BATCH)
-                        } else {
-                            passages.lacking_vectors(&s, &m, 0, BATCH)
-                        }
-                    })
-                    .await?;
+                let todo = self.lacking_vectors(scope, &model, precedents, BATCH).await?;
                 if todo.is_empty() {
                     break;
                 }
@@ -202,6 +189,29 @@ impl Api {
     /// [`Api::semantic_wake`].
     pub fn wake_semantic_search(&self) {
         self.semantic_wake.notify_one();
+    }
+
+    /// The next `batch` passages with no vector of `model`: the organization's (`precedents` false) or the
+    /// precedent corpus's. One home for the local model's preparation and Voyage's.
+    pub(crate) async fn lacking_vectors(
+        &self,
+        scope: &OrgScope,
+        model: &str,
+        precedents: bool,
+        batch: u32,
+    ) -> Result<Vec<pactwise_store::PassageToEmbed>, ApiError> {
+        let (s, m) = (scope.clone(), model.to_owned());
+        Ok(self
+            .db
+            .call(move |store| {
+                let passages = store.passages();
+                if precedents {
+                    passages.precedents_lacking_vectors(&m, 0, batch)
+                } else {
+                    passages.lacking_vectors(&s, &m, 0, batch)
+                }
+            })
+            .await?)
     }
 
     /// Resolves when passages may lack vectors (an import added some); the desktop then calls

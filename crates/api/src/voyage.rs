@@ -155,27 +155,14 @@ impl Api {
     /// Computes the remote model's vectors for the organization's passages (and the precedent corpus's) still lacking
     /// one, in batches; stops at the first failure (offline, budget spent) and says why, leaving the rest for the next
     /// wake. Nothing to do without a configured remote model.
+    #[tracing::instrument(name = "prepare_remote_vectors", skip_all)]
     pub(crate) async fn prepare_remote_vectors(&self, scope: &OrgScope) -> Result<Option<String>, ApiError> {
         self.use_voyage_if_configured().await;
         let Some(remote) = self.retriever.remote() else { return Ok(None) };
         let model = remote.model_id().to_owned();
-        let span = tracing::info_span!("prepare_remote_vectors", model = %model);
-        let _enter = span.enter();
-        drop(_enter);
         for precedents in [false, true] {
             loop {
-                let (s, m) = (scope.clone(), model.clone());
-                let todo = self
-                    .db
-                    .call(move |store| {
-                        let passages = store.passages();
-                        if precedents {
-                            passages.precedents_lacking_vectors(&m, 0, BATCH)
-                        } else {
-                            passages.lacking_vectors(&s, &m, 0, BATCH)
-                        }
-                    })
-                    .await?;
+                let todo = self.lacking_vectors(scope, &model, precedents, BATCH).await?;
                 if todo.is_empty() {
                     break;
                 }
