@@ -20,6 +20,7 @@ use pactwise_api::{
 };
 use pactwise_api::{ContractDetail, ContractFacets, ContractQuery, ContractRow, ExportedCalendar, Page, UpcomingDates};
 use pactwise_api::{DuplicateGroupView, MergeResult, OnboardingInput, VendorDetail, VendorInput, VendorSummary};
+use pactwise_api::{FirstRunInput, FirstRunView};
 use pactwise_domain::ContractType;
 use pactwise_domain::VendorStatus;
 use pactwise_domain::{ApprovalId, Decision, Document, DocumentId, RunId};
@@ -80,6 +81,33 @@ pub struct RunsChangedEvent {
 #[specta::specta]
 async fn session_info(state: State<'_, AppState>) -> Result<SessionInfo, ApiError> {
     let (api, scope) = state.session().await?;
+    api.session_info(&scope).await
+}
+
+/// Whether the welcome screen is shown (a new installation), and the organization's name so far.
+#[tauri::command]
+#[specta::specta]
+async fn first_run(state: State<'_, AppState>) -> Result<FirstRunView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.first_run(&scope).await
+}
+
+/// The welcome screen's "Create the organization": its name and its own names.
+#[tauri::command]
+#[specta::specta]
+async fn complete_first_run(state: State<'_, AppState>, input: FirstRunInput) -> Result<SessionInfo, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.complete_first_run(&scope, input).await
+}
+
+/// The welcome screen's "Explore the demo": the demo organization seeded and made current.
+#[tauri::command]
+#[specta::specta]
+async fn explore_demo(state: State<'_, AppState>) -> Result<SessionInfo, ApiError> {
+    let (api, _) = state.session().await?;
+    let (scope, _) = api.seed_demo().await?;
+    state.set_scope(scope.clone()).await;
+    api.wake_semantic_search();
     api.session_info(&scope).await
 }
 
@@ -1052,6 +1080,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             delete_document,
             restore_document,
             model_availability,
+            first_run,
+            complete_first_run,
+            explore_demo,
             set_api_key,
             clear_api_key,
             voyage_status,

@@ -1,6 +1,6 @@
 // Helpers shared by the end-to-end tests: start the real app through tauri-driver, find things, take screenshots.
 import { remote } from "webdriverio";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -8,16 +8,25 @@ import readline from "node:readline";
 
 export const output = process.env.E2E_OUTPUT ?? path.resolve("output");
 
-/** A fresh data directory for one test file; the app is started on it with --data-dir. */
-export function freshDataDir(name) {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `pactwise-e2e-${name}-`));
+/** The CLI beside the app under test. */
+export const cli = process.env.PACTWISE_CLI ?? path.join(path.dirname(process.env.PACTWISE_APP ?? ""), "pactwise");
+
+/**
+ * A fresh data directory for one test file; the app is started on it with --data-dir. It is set up as the welcome
+ * screen would leave it ("My organization"), unless `setUp: false` (the welcome screen's own test, or a folder that is
+ * not a data directory).
+ */
+export function freshDataDir(name, { setUp = true } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `pactwise-e2e-${name}-`));
+  if (setUp) execFileSync(cli, ["--data-dir", dir, "org", "setup", "--name", "My organization"], { encoding: "utf8" });
+  return dir;
 }
 
 /**
  * Starts the app (a new process) on `dataDir` and returns the WebDriver session. `second: true` starts it through
  * the second driver run.sh starts, so a test can drive two desktops at once.
  */
-export async function launch(dataDir, { second = false } = {}) {
+export async function launch(dataDir, { second = false, ready = "nav[aria-label=Areas]" } = {}) {
   const port = second ? process.env.TAURI_DRIVER_PORT_2 : process.env.TAURI_DRIVER_PORT;
   if (second && !port) throw new Error("TAURI_DRIVER_PORT_2 is not set: run the test through tests/e2e/run.sh");
   const browser = await remote({
@@ -31,7 +40,7 @@ export async function launch(dataDir, { second = false } = {}) {
     },
   });
   await browser.setTimeout({ implicit: 0 });
-  await browser.$("nav[aria-label=Areas]").waitForExist({ timeout: 20000 });
+  await browser.$(ready).waitForExist({ timeout: 20000 });
   return browser;
 }
 

@@ -115,7 +115,7 @@ export function fixtures() {
     fs.existsSync(example),
     `${example} is missing: run make build (it builds cargo build -p pactwise-sync-server --example source_e2e_fixture)`,
   );
-  const dir = freshDataDir("vendor-files");
+  const dir = freshDataDir("vendor-files", { setUp: false });
   const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
   execFileSync(example, [dir, tomorrow]);
   const read = (name) => JSON.parse(fs.readFileSync(path.join(dir, name), "utf8"));

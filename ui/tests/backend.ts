@@ -59,6 +59,8 @@ export interface FakeBackend {
   voyage?: VoyageStatus;
   /** Crash reports not yet seen (none unless a test says so). */
   crashReports?: CrashReport[];
+  /** A new installation: the welcome screen is shown (set up unless a test says so). */
+  firstRunNeeded?: boolean;
 }
 
 export const notSignedIn: SyncStatusView_Serialize = {
@@ -115,6 +117,17 @@ export function doc(name: string, id: string, extra: Partial<Document> = {}): Do
   };
 }
 
+function sessionOf(backend: FakeBackend) {
+  return {
+    org_id: "0193a0b4-0000-7000-8000-000000000001",
+    org_name: backend.orgName,
+    user_id: "0193a0b4-0000-7000-8000-0000000000aa",
+    user_name: "Ann",
+    role: backend.role ?? "owner",
+    data_dir: "/tmp/pactwise-data",
+  };
+}
+
 export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend {
   const backend: FakeBackend = {
     docs: [],
@@ -152,14 +165,7 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
       case "plugin:event|unlisten":
         return null;
       case "session_info":
-        return {
-          org_id: "0193a0b4-0000-7000-8000-000000000001",
-          org_name: backend.orgName,
-          user_id: "0193a0b4-0000-7000-8000-0000000000aa",
-          user_name: "Ann",
-          role: backend.role ?? "owner",
-          data_dir: "/tmp/pactwise-data",
-        };
+        return sessionOf(backend);
       case "voyage_status":
         return backend.voyage ?? { configured: false, summary: "The model on this computer (no Voyage key is stored)." };
       case "set_voyage_key":
@@ -321,6 +327,25 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
       }
       case "own_names":
         return backend.ownNames;
+      case "first_run":
+        return { needed: backend.firstRunNeeded ?? false, organization_name: backend.orgName };
+      case "complete_first_run": {
+        const input = a.input as { organization_name: string; own_names: string[] };
+        if (!backend.firstRunNeeded) {
+          throw { code: "conflict", message: "this installation is already set up; change the organization's names in Settings" };
+        }
+        if (input.organization_name.trim() === "") {
+          throw { code: "invalid_input", message: "Type your organization's name, as it appears in your contracts." };
+        }
+        backend.orgName = input.organization_name.trim();
+        backend.ownNames = [backend.orgName, ...input.own_names.map((n) => n.trim()).filter(Boolean)];
+        backend.firstRunNeeded = false;
+        return sessionOf(backend);
+      }
+      case "explore_demo":
+        backend.orgName = "Northwind Traders (demo)";
+        backend.firstRunNeeded = false;
+        return sessionOf(backend);
       case "set_own_names":
         backend.ownNames = (a.names as string[]).map((n) => n.trim()).filter(Boolean);
         return backend.ownNames;
@@ -366,6 +391,7 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
             message: "the sync service did not accept this sign-in; check the organization, the email and the password",
           };
         }
+        backend.firstRunNeeded = false;
         backend.orgName = "Alpha LLP";
         backend.sync = syncedStatus({
           phase: "not_synced_yet",

@@ -16,7 +16,7 @@ describe("Sync in the status line", () => {
   it("says synced, with where and when in its tooltip", async () => {
     installBackend({ sync: syncedStatus() });
     render(App);
-    const line = screen.getByTestId("status-sync");
+    const line = await screen.findByTestId("status-sync");
     await waitFor(() => expect(line.textContent).toBe("Sync: synced"));
     expect(line.getAttribute("title")).toContain("Alpha LLP on https://sync.example.com");
     expect(line.getAttribute("title")).toContain("0 pending upload(s)");

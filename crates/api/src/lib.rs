@@ -14,6 +14,7 @@ mod error;
 mod evidence;
 mod export_file;
 mod extract;
+mod first_run;
 mod intake;
 mod members;
 mod memo;
@@ -58,6 +59,7 @@ pub use evidence::{
 };
 pub use export_file::Existing;
 pub use extract::{ExtractRequest, extract_file};
+pub use first_run::{FirstRunInput, FirstRunView};
 pub use intake::DEFAULT_MAX_IMPORT_BYTES;
 pub use members::{AddMemberInput, AddedMemberView, MemberView, MembersView, parse_member_id};
 pub use memo::MemoFormat;

@@ -81,6 +81,9 @@ pub enum ModelAvailability {
     KeychainUnavailable,
     /// Recent calls failed; model calls pause for a short cool-down and rules are used meanwhile.
     Paused,
+    /// This computer has no trusted root certificates, so no secure connection can be made (install
+    /// ca-certificates); everything works offline.
+    NoSecureConnection,
 }
 
 impl From<ModelStatus> for ModelAvailability {
@@ -90,6 +93,7 @@ impl From<ModelStatus> for ModelAvailability {
             ModelStatus::NoApiKey => ModelAvailability::NoApiKey,
             ModelStatus::KeychainUnavailable => ModelAvailability::KeychainUnavailable,
             ModelStatus::BreakerOpen { .. } => ModelAvailability::Paused,
+            ModelStatus::NoSecureConnection => ModelAvailability::NoSecureConnection,
         }
     }
 }

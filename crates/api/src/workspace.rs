@@ -327,11 +327,7 @@ impl Api {
     pub async fn set_own_names(&self, scope: &OrgScope, names: Vec<String>) -> Result<Vec<String>, ApiError> {
         pactwise_rules::roles::check(scope.role(), pactwise_rules::roles::SharedChange::Setting(OWN_NAMES_KEY))
             .map_err(|refusal| ApiError::new(ErrorCode::Forbidden, refusal.message))?;
-        let mut names: Vec<String> = names.into_iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect();
-        names.dedup();
-        if names.iter().any(|n| n.chars().count() > 200) {
-            return Err(ApiError::new(ErrorCode::InvalidInput, "a name is longer than 200 characters; shorten it"));
-        }
+        let names = clean_own_names(names)?;
         let s = scope.clone();
         let saved = names.clone();
         self.db.call(move |store| store.settings().set(&s, OWN_NAMES_KEY, &saved)).await?;
@@ -343,6 +339,21 @@ impl Api {
         let s = scope.clone();
         Ok(self.db.call(move |store| store.reviews().vendors(&s)).await?)
     }
+}
+
+/// An organization's own names as a person typed them: trimmed, blanks dropped, each once (ignoring case), none
+/// longer than 200 characters. Used by Settings and the first-run screen alike.
+pub(crate) fn clean_own_names(names: Vec<String>) -> Result<Vec<String>, ApiError> {
+    let mut cleaned: Vec<String> = Vec::new();
+    for name in names.into_iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()) {
+        if name.chars().count() > 200 {
+            return Err(ApiError::new(ErrorCode::InvalidInput, "a name is longer than 200 characters; shorten it"));
+        }
+        if !cleaned.iter().any(|c| c.to_lowercase() == name.to_lowercase()) {
+            cleaned.push(name);
+        }
+    }
+    Ok(cleaned)
 }
 
 #[cfg(test)]

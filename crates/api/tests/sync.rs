@@ -126,9 +126,11 @@ async fn a_document_its_correction_and_a_setting_reach_the_other_desktop_and_a_d
     let tmp = tempfile::tempdir().unwrap();
     let a = desktop(tmp.path(), "a");
     let local = a.api.local_session().await.unwrap();
+    assert!(a.api.first_run(&local).await.unwrap().needed, "a new installation shows the welcome screen");
 
     // A signs in: the service's organization becomes current; the local one stays reachable.
     let sa = a.api.sync_sign_in(service.sign_in("alpha", "ann@alpha.example")).await.unwrap();
+    assert!(!a.api.first_run(&sa).await.unwrap().needed, "signed in to its organization: set up");
     assert_ne!(sa.org(), local.org());
     assert_eq!(a.api.local_session().await.unwrap().org(), sa.org(), "the new session is current");
     let orgs = a.api.organizations(&sa).await.unwrap();

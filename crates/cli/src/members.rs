@@ -47,6 +47,16 @@ pub enum MembersCommand {
 pub enum OrgCommand {
     /// The organizations this install works in (the current one marked)
     List,
+    /// Set up a new installation, as the app's welcome screen does: the organization's name and the other names it
+    /// signs contracts as (the review never takes them for the counterparty)
+    Setup {
+        /// The organization's name, as in its contracts
+        #[arg(long, value_name = "NAME")]
+        name: String,
+        /// Another name it signs as (a trading name, an abbreviation); repeat for several
+        #[arg(long = "also-known-as", value_name = "NAME")]
+        also_known_as: Vec<String>,
+    },
     /// Make another organization current (by its name or id); nothing moves between organizations
     Switch {
         #[arg(value_name = "ORG")]
@@ -173,6 +183,17 @@ pub async fn run_org(api: &Api, scope: &OrgScope, command: OrgCommand) -> Result
                 .collect::<Vec<_>>()
                 .join("\n");
             Ok(Outcome::ok(to_json(&orgs)?, text))
+        }
+        OrgCommand::Setup { name, also_known_as } => {
+            let input = pactwise_api::FirstRunInput { organization_name: name, own_names: also_known_as };
+            let session = api.complete_first_run(scope, input).await?;
+            let names = api.own_names(scope).await?;
+            let text = format!(
+                "{} is set up; its names: {}.",
+                clean(&session.org_name),
+                names.iter().map(|n| clean(n)).collect::<Vec<_>>().join(", ")
+            );
+            Ok(Outcome::ok(json!({ "session": session, "own_names": names }), text))
         }
         OrgCommand::Switch { org } => {
             let target = named_org(api, scope, &org).await?;

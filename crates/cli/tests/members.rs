@@ -65,6 +65,26 @@ fn members_of_a_local_organization_are_listed_and_cannot_be_managed_and_org_list
     assert_eq!(json_of(&missing)["error"]["code"], "not_found");
 }
 
+#[test]
+fn org_setup_names_a_new_installation_once_and_refuses_bad_names_with_nothing_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let empty = pactwise(&data, &["org", "setup", "--name", "  ", "--json"], &[]);
+    assert_eq!(empty.status.code(), Some(2));
+    assert_eq!(json_of(&empty)["error"]["code"], "invalid_input");
+    let set = ok(pactwise(
+        &data,
+        &["org", "setup", "--name", "Acme GmbH", "--also-known-as", "Acme", "--also-known-as", "ACME", "--json"],
+        &[],
+    ));
+    assert_eq!(set["session"]["org_name"], "Acme GmbH");
+    assert_eq!(set["own_names"], serde_json::json!(["Acme GmbH", "Acme"]));
+    let again = pactwise(&data, &["org", "setup", "--name", "Other AG", "--json"], &[]);
+    assert_eq!(json_of(&again)["error"]["code"], "conflict", "set up once; names change in Settings afterwards");
+    let orgs = ok(pactwise(&data, &["org", "list", "--json"], &[]));
+    assert_eq!(orgs[0]["name"], "Acme GmbH");
+}
+
 /// A sync service on loopback (its own runtime) with organization `alpha` and its owner Ann.
 fn service(dir: &Path) -> (String, tokio::runtime::Runtime) {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();

@@ -60,13 +60,19 @@ pub enum ModelStatus {
     Ready,
     NoApiKey,
     KeychainUnavailable,
-    BreakerOpen { until: DateTime<Utc> },
+    BreakerOpen {
+        until: DateTime<Utc>,
+    },
+    /// No HTTPS client could be built (no trusted root certificates on this computer).
+    NoSecureConnection,
 }
 
 /// The one Anthropic Messages API client. Cheap to share behind an `Arc`; every method takes `&self`.
 pub struct ModelClient {
     config: ModelConfig,
-    http: reqwest::Client,
+    /// The HTTPS client, or why none could be built (then every call is refused as unavailable, and the rest of
+    /// the app works as without a key).
+    http: Result<reqwest::Client, String>,
     keys: Arc<dyn ApiKeySource>,
     ledger: Arc<LedgerWriter>,
     budgets: Arc<dyn BudgetSource>,
@@ -158,11 +164,10 @@ impl ModelClient {
         if let Some(origin) = &endpoint_note {
             tracing::warn!(endpoint = %origin, "model requests go to a non-default endpoint (PACTWISE_MODEL_ENDPOINT)");
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .timeout(config.request_timeout)
-            .build()
-            .map_err(|e| ModelError::Internal(format!("the HTTP client could not be built: {e}")))?;
+        let http = crate::http_client(config.connect_timeout, config.request_timeout);
+        if let Err(why) = &http {
+            tracing::warn!(why = %why, "no HTTPS client: the model API stays unreachable in this process");
+        }
         // A configured model id is logged once here and has no further effect: `wire_body` resolves every request.
         resolve_model(config.model.as_deref());
         let ledger = Arc::new(LedgerWriter::new(ledger, config.ledger, clock.clone()));
@@ -214,6 +219,9 @@ impl ModelClient {
 
     /// For the status line: is a key set, is the breaker open.
     pub async fn status(&self) -> ModelStatus {
+        if self.http.is_err() {
+            return ModelStatus::NoSecureConnection;
+        }
         if let BreakerStatus::Open { until } = self.breaker_status() {
             return ModelStatus::BreakerOpen { until };
         }
@@ -248,7 +256,11 @@ impl ModelClient {
     }
 
     /// The API key, read from its source on every call (off the async threads: keychains block).
+    /// Every call reads it first, so a process without an HTTPS client refuses here, before anything is priced.
     pub(crate) async fn api_key(&self) -> Result<ApiKey, ModelError> {
+        if let Err(why) = &self.http {
+            return Err(ModelError::ModelUnavailable(Unavailable::NoSecureConnection(why.clone())));
+        }
         let keys = self.keys.clone();
         let read = tokio::task::spawn_blocking(move || keys.get())
             .await
@@ -461,8 +473,10 @@ impl ModelClient {
     }
 
     async fn attempt(&self, url: &str, key: &HeaderValue, body: Vec<u8>) -> Result<MessagesResponse, Failure> {
-        let response = self
-            .http
+        let Ok(http) = self.http.as_ref() else {
+            return Err(Failure::Transport("no HTTPS client".into()));
+        };
+        let response = http
             .post(url)
             .header("x-api-key", key.clone())
             .header("anthropic-version", ANTHROPIC_VERSION)

@@ -24,6 +24,13 @@ pub enum Unavailable {
     ServerError { status: u16 },
     #[error("the model API could not be reached ({0}); check the network connection")]
     Network(String),
+    /// No secure connection can be made from this computer (no trusted root certificates to check the API's TLS
+    /// certificate with); the key is never sent without one.
+    #[error(
+        "this computer has no trusted root certificates, so the model API cannot be reached securely ({0}); install \
+         the ca-certificates package"
+    )]
+    NoSecureConnection(String),
 }
 
 #[derive(Debug, thiserror::Error)]

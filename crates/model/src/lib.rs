@@ -50,3 +50,16 @@ pub use tool_loop::{
     ToolLoopOutcome, ToolLoopRequest, truncate_result,
 };
 pub use voyage::{InputType, VoyageClient, VoyageConfig, VoyageError};
+
+/// The HTTPS client of the model API and of Voyage (rustls, this computer's root certificates), or why none could
+/// be built: without trusted root certificates there is none, and the callers stay offline instead of failing.
+pub(crate) fn http_client(
+    connect_timeout: std::time::Duration,
+    request_timeout: std::time::Duration,
+) -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .timeout(request_timeout)
+        .build()
+        .map_err(|e| format!("the HTTP client could not be built: {e}"))
+}

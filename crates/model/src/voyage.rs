@@ -257,11 +257,7 @@ impl VoyageClient {
     /// [`ModelClient`]), with its key from `keys` (the keychain entry [`VOYAGE_KEYRING_USER`] in the app).
     pub fn new(config: VoyageConfig, keys: Arc<dyn ApiKeySource>, accounts: &ModelClient) -> Result<Self, VoyageError> {
         config.check_endpoint()?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .timeout(config.request_timeout)
-            .build()
-            .map_err(|e| VoyageError::Internal(format!("the HTTP client could not be built: {e}")))?;
+        let http = crate::http_client(config.connect_timeout, config.request_timeout).map_err(VoyageError::Internal)?;
         let (ledger, budgets, clock) = accounts.accounts();
         let breaker = CircuitBreaker::new(config.breaker);
         Ok(Self {

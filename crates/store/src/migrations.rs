@@ -27,6 +27,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0020_citation_support", include_str!("../migrations/0020_citation_support.sql")),
     ("0021_passage_embeddings", include_str!("../migrations/0021_passage_embeddings.sql")),
     ("0022_vectors_per_model", include_str!("../migrations/0022_vectors_per_model.sql")),
+    ("0023_first_run", include_str!("../migrations/0023_first_run.sql")),
 ];
 
 /// The schema version this build writes.
@@ -147,6 +148,24 @@ mod tests {
         for t in ["engine_runs", "engine_checkpoints", "engine_events", "engine_approvals", "engine_tasks"] {
             assert!(tables(&conn).iter().any(|x| x == t), "missing {t}");
         }
+    }
+
+    #[test]
+    fn an_installation_in_use_before_the_first_run_screen_counts_as_set_up_and_a_new_one_does_not() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0023_first_run").unwrap() as u32;
+        let first_run = |conn: &Connection| -> Option<String> {
+            conn.query_row("SELECT value FROM local_state WHERE key = 'first_run'", [], |r| r.get(0)).ok()
+        };
+        let mut used = Connection::open_in_memory().unwrap();
+        migrate_to(&mut used, before).unwrap();
+        used.execute("INSERT INTO local_state (key, value) VALUES ('local_user', 'u1')", []).unwrap();
+        migrate(&mut used).unwrap();
+        assert_eq!(first_run(&used).as_deref(), Some("done"));
+
+        let mut fresh = Connection::open_in_memory().unwrap();
+        migrate_to(&mut fresh, before).unwrap();
+        migrate(&mut fresh).unwrap();
+        assert_eq!(first_run(&fresh), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! an organization's data; it decides who may act in which organization.
 
 use crate::time::to_sql;
-use crate::{Store, StoreError};
+use crate::{OrgScope, Store, StoreError};
 use pactwise_domain::{OrgId, Role, SessionId, UserId};
 use rusqlite::{OptionalExtension, params};
 
@@ -89,6 +89,58 @@ impl<'s> Platform<'s> {
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             [user.to_string()],
         )?;
+        Ok(())
+    }
+
+    /// Whether this installation has been set up (the first-run screen done, the demo seeded, or a sign-in to a
+    /// sync service). Installations in use before the first-run screen existed count as set up (migration 0023).
+    pub fn first_run_done(&self) -> Result<bool, StoreError> {
+        let done: Option<String> = self
+            .store
+            .conn()
+            .query_row("SELECT value FROM local_state WHERE key = 'first_run'", [], |r| r.get(0))
+            .optional()?;
+        Ok(done.as_deref() == Some("done"))
+    }
+
+    /// Marks this installation as set up (the demo seeded, or signed in to its organization's sync service).
+    pub fn mark_first_run_done(&self) -> Result<(), StoreError> {
+        self.store.conn().execute(
+            "INSERT INTO local_state (key, value) VALUES ('first_run', 'done')
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [],
+        )?;
+        Ok(())
+    }
+
+    /// The first-run screen's outcome, in one transaction: the current organization gets the name the person
+    /// gave, its own names and aliases are stored (the synced setting `organization.aliases`, so the review never
+    /// takes them for the counterparty), and the installation counts as set up. Refused once it is set up (names
+    /// change in Settings from then on) and for anyone but the organization's owner.
+    pub fn complete_first_run(&self, scope: &OrgScope, name: &str, own_names: &[String]) -> Result<(), StoreError> {
+        if self.first_run_done()? {
+            return Err(StoreError::Conflict(
+                "this installation is already set up; change the organization's names in Settings".into(),
+            ));
+        }
+        if scope.role() != Role::Owner {
+            return Err(StoreError::Forbidden { role: scope.role() });
+        }
+        let tx = self.store.conn().unchecked_transaction()?;
+        let renamed = tx.execute(
+            "UPDATE organizations SET name = ?1 WHERE id = ?2 AND deleted_at IS NULL",
+            params![name.trim(), scope.org().to_string()],
+        )?;
+        if renamed != 1 {
+            return Err(StoreError::NotFound);
+        }
+        self.store.settings().set_in(&tx, scope, pactwise_rules::settings::ALIASES, &own_names)?;
+        tx.execute(
+            "INSERT INTO local_state (key, value) VALUES ('first_run', 'done')
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [],
+        )?;
+        tx.commit()?;
         Ok(())
     }
 

@@ -54,6 +54,20 @@ impl<'s> Settings<'s> {
     /// Writes a setting. A synced setting needs a role the role table allows and a value that passes its check;
     /// it is queued for sync in the same transaction.
     pub fn set<T: Serialize>(&self, scope: &OrgScope, key: &str, value: &T) -> Result<(), StoreError> {
+        let tx = self.store.conn().unchecked_transaction()?;
+        self.set_in(&tx, scope, key, value)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// [`Settings::set`] inside a caller's transaction, for a change that writes more than the setting.
+    pub(crate) fn set_in<T: Serialize>(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        scope: &OrgScope,
+        key: &str,
+        value: &T,
+    ) -> Result<(), StoreError> {
         let value = serde_json::to_value(value).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let synced = SYNCED_SETTINGS.contains(&key);
         if synced {
@@ -61,7 +75,6 @@ impl<'s> Settings<'s> {
                 .map_err(|_| StoreError::Forbidden { role: scope.role() })?;
             settings::check_synced_setting(key, &value).map_err(StoreError::Invalid)?;
         }
-        let tx = self.store.conn().unchecked_transaction()?;
         tx.execute(
             "INSERT INTO settings (org_id, key, value) VALUES (?1, ?2, ?3)
              ON CONFLICT (org_id, key) DO UPDATE SET value = excluded.value",
@@ -69,11 +82,10 @@ impl<'s> Settings<'s> {
         )?;
         if synced {
             // `pactwise_sync::SyncedModel::Setting`: one field, the whole value, last writer wins.
-            emit_in(self.store, &tx, scope, "setting", key, |_| {
+            emit_in(self.store, tx, scope, "setting", key, |_| {
                 Ok(ChangePayload::Fields([("value".to_string(), value.clone())].into()))
             })?;
         }
-        tx.commit()?;
         Ok(())
     }
 }

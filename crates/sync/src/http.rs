@@ -141,7 +141,12 @@ impl HttpApi {
         if !trust.is_empty() {
             builder = builder.tls_certs_merge(trust.certificates()?);
         }
-        let http = builder.build().map_err(|_| SyncError::Tls("the TLS settings could not be used".into()))?;
+        let http = builder.build().map_err(|e| {
+            SyncError::Tls(format!(
+                "no secure connection can be set up on this computer ({e}); install the ca-certificates package, or \
+                 check the organization's root certificate"
+            ))
+        })?;
         Ok(Self { http, base, token })
     }
 

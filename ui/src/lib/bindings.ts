@@ -12,6 +12,12 @@ export const commands = {
 	deleteDocument: (id: DocumentId) => typedError<Document_Serialize, ApiError>(__TAURI_INVOKE("delete_document", { id })),
 	restoreDocument: (id: DocumentId) => typedError<Document_Serialize, ApiError>(__TAURI_INVOKE("restore_document", { id })),
 	modelAvailability: () => typedError<ModelStatusView_Serialize, ApiError>(__TAURI_INVOKE("model_availability")),
+	/**  Whether the welcome screen is shown (a new installation), and the organization's name so far. */
+	firstRun: () => typedError<FirstRunView, ApiError>(__TAURI_INVOKE("first_run")),
+	/**  The welcome screen's "Create the organization": its name and its own names. */
+	completeFirstRun: (input: FirstRunInput) => typedError<SessionInfo, ApiError>(__TAURI_INVOKE("complete_first_run", { input })),
+	/**  The welcome screen's "Explore the demo": the demo organization seeded and made current. */
+	exploreDemo: () => typedError<SessionInfo, ApiError>(__TAURI_INVOKE("explore_demo")),
 	/**  Stores the API key in the OS keychain; the key is never sent back to the UI. */
 	setApiKey: (key: string) => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("set_api_key", { key })),
 	clearApiKey: () => typedError<ModelAvailability, ApiError>(__TAURI_INVOKE("clear_api_key")),
@@ -1786,6 +1792,25 @@ export type Finding_Serialize = {
 	dismissal: string | null,
 };
 
+/**  What the person types on the welcome screen. */
+export type FirstRunInput = {
+	/**  The organization's name, e.g. "Northwind Traders Ltd". */
+	organization_name: string,
+	/**
+	 *  Other names it signs contracts as (trading names, abbreviations, former names); the review never takes
+	 *  them, or the name above, for the counterparty.
+	 */
+	own_names: string[],
+};
+
+/**  Whether the welcome screen is shown, and what it starts from. */
+export type FirstRunView = {
+	/**  True until this installation is set up. */
+	needed: boolean,
+	/**  The current organization's name (the placeholder "My organization" on a new installation). */
+	organization_name: string,
+};
+
 /**  One field of a run's form. */
 export type FormField = FormField_Serialize | FormField_Deserialize;
 
@@ -2259,7 +2284,12 @@ export type ModelAvailability =
 /**  The OS keychain cannot be reached, so the key cannot be read. */
 "keychain_unavailable" | 
 /**  Recent calls failed; model calls pause for a short cool-down and rules are used meanwhile. */
-"paused";
+"paused" | 
+/**
+ *  This computer has no trusted root certificates, so no secure connection can be made (install
+ *  ca-certificates); everything works offline.
+ */
+"no_secure_connection";
 
 /**  The model's availability with where requests go, for the status line and Settings. */
 export type ModelStatusView = ModelStatusView_Serialize | ModelStatusView_Deserialize;

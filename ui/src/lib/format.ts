@@ -51,6 +51,8 @@ export function modelLabel(model: string | null): string {
       return "offline (keychain unavailable)";
     case "paused":
       return "paused after errors (rules in use)";
+    case "no_secure_connection":
+      return "offline (no root certificates: install ca-certificates)";
     default:
       return "checking…";
   }

@@ -342,6 +342,8 @@ impl Api {
                 let session = store.sync_log().bind(&binding)?;
                 let scope = store.sessions().make_current(session)?;
                 store.members().record(&scope, &known)?;
+                // Signed in to its organization: this installation is set up (no first-run screen).
+                store.platform().mark_first_run_done()?;
                 Ok(scope)
             })
             .await;
