@@ -74,6 +74,7 @@ open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 PY
 "$EXTRACT" long-pdf "$WORK/long.pdf" --from "$WORK/texts" --pages "$PAGES" 2>/dev/null
 export BENCH_DATA_DIR="$WORK/data"
+"$BIN/pactwise" --data-dir "$BENCH_DATA_DIR" org setup --name "Footprint Ltd" --json >/dev/null
 "$BIN/pactwise" --data-dir "$BENCH_DATA_DIR" import "$WORK/long.pdf" --json >/dev/null
 
 if [ -z "${DISPLAY:-}" ]; then

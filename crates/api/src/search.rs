@@ -67,6 +67,12 @@ impl SemanticStatus {
     }
 }
 
+/// How long the local model stays in memory unused before an idle desktop releases it (about 100 MB). Loading it
+/// again takes about half a second, once.
+pub const MODEL_IDLE: std::time::Duration = std::time::Duration::from_secs(120);
+/// How often a waiting desktop looks whether the model sits unused.
+const MODEL_IDLE_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl Api {
     /// Searches the organization's live contracts (or one of them) with the chosen retrieval.
     pub async fn search_passages(
@@ -112,15 +118,16 @@ impl Api {
         })
     }
 
-    /// How far meaning-based search is prepared for the organization (loads the model if it is not loaded).
+    /// How far meaning-based search is prepared for the organization (loads the model only if it never loaded in
+    /// this process: a released model stays released).
     pub async fn semantic_status(&self, scope: &OrgScope) -> Result<SemanticStatus, ApiError> {
-        let retriever = self.retriever.clone();
-        let embedder = match tokio::task::spawn_blocking(move || retriever.embedder()).await {
-            Ok(Ok(e)) => e,
+        let lazy = self.retriever.lazy_embedder();
+        let model = match tokio::task::spawn_blocking(move || lazy.model_id()).await {
+            Ok(Ok(id)) => id,
             Ok(Err(reason)) => return Ok(SemanticStatus::unavailable(reason)),
             Err(e) => return Ok(SemanticStatus::unavailable(e.to_string())),
         };
-        let (s, model) = (scope.clone(), embedder.model_id().to_owned());
+        let s = scope.clone();
         let p = self.db.call(move |store| store.passages().vector_progress(&s, &model)).await?;
         Ok(SemanticStatus::from_progress(p.done, p.total))
     }
@@ -215,9 +222,20 @@ impl Api {
     }
 
     /// Resolves when passages may lack vectors (an import added some); the desktop then calls
-    /// [`Api::prepare_semantic_search`].
+    /// [`Api::prepare_semantic_search`]. While it waits, the local model is released once nothing has used it for
+    /// [`MODEL_IDLE`] (looked at every [`MODEL_IDLE_CHECK`]); the next search or import loads it again.
     pub async fn semantic_wake(&self) {
-        self.semantic_wake.notified().await
+        let mut checks = tokio::time::interval(MODEL_IDLE_CHECK);
+        checks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = self.semantic_wake.notified() => return,
+                _ = checks.tick() => {
+                    let lazy = self.retriever.lazy_embedder();
+                    lazy.release_if_idle(std::time::Instant::now(), MODEL_IDLE);
+                }
+            }
+        }
     }
 }
 

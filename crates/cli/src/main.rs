@@ -24,8 +24,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-/// mimalloc instead of the system allocator, as in the desktop app: many small short-lived allocations (engine
-/// runs, pipeline stages, JSON) are about a tenth cheaper in `bench/engine.sh`.
+/// mimalloc instead of the system allocator: many small short-lived allocations (engine runs, pipeline stages, JSON)
+/// are about a tenth cheaper in `bench/engine.sh`. The desktop app, which stays open, uses jemalloc instead, which
+/// gives memory back after a burst (src-tauri/src/main.rs).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

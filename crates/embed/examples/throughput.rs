@@ -1,8 +1,13 @@
 //! Passages embedded per second on this machine: `throughput DIR [LIMIT]` embeds ~500-character pieces of the
-//! `.txt` files in DIR (a CUAD folder's `full_contract_txt`), sorted by name, and prints the rate.
+//! `.txt` files in DIR (a CUAD folder's `full_contract_txt`), sorted by name, and prints the rate and the process's
+//! resident memory before loading, after loading, after embedding and after releasing the model (`/proc/self/status`, Linux).
 
 use pactwise_embed::Embedder;
 use std::time::Instant;
+
+// The desktop app's allocator (src-tauri/src/main.rs), so the memory figures are the app's.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -21,7 +26,9 @@ fn main() -> anyhow::Result<()> {
             }
         }
     }
+    let before = resident_mb();
     let embedder = Embedder::load_default()?;
+    let loaded = resident_mb();
     let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
     let start = Instant::now();
     let vectors = embedder.embed(&refs)?;
@@ -32,5 +39,21 @@ fn main() -> anyhow::Result<()> {
         vectors.len() as f64 / secs,
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
+    let embedded = resident_mb();
+    drop(embedder);
+    println!(
+        "resident memory: {before:.0} MB before loading, {loaded:.0} MB loaded, {embedded:.0} MB after embedding, {:.0} MB \
+         after releasing the model",
+        resident_mb()
+    );
     Ok(())
+}
+
+/// The process's resident set in MB (0 where /proc is not there).
+fn resident_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(str::to_owned))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+        .map_or(0.0, |kb| kb / 1024.0)
 }

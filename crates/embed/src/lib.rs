@@ -189,29 +189,82 @@ impl Embedder {
     }
 }
 
-/// The process's one embedder, loaded on first use (loading reads and checks ~90 MB, so nothing loads it before it
-/// is needed) and kept; a failed load is kept too, so its reason is given every time without reading again.
-#[derive(Debug)]
+/// The model, loaded on first use and released again when it sits unused ([`LazyEmbedder::release_if_idle`]): the
+/// weights are about 100 MB of memory that an idle desktop does not need. A model that cannot be loaded (missing,
+/// replaced) stays unavailable for the process, with the reason.
 pub struct LazyEmbedder {
     dir: PathBuf,
-    loaded: std::sync::OnceLock<Result<std::sync::Arc<Embedder>, String>>,
+    slot: std::sync::Mutex<Slot>,
+}
+
+#[derive(Default)]
+struct Slot {
+    loaded: Option<std::sync::Arc<Embedder>>,
+    /// Why the model cannot be loaded, once it failed.
+    failed: Option<String>,
+    /// The model's id once it loaded (kept after a release, so asking for it needs no reload).
+    model_id: Option<String>,
+    last_used: Option<std::time::Instant>,
 }
 
 impl LazyEmbedder {
     pub fn new(dir: PathBuf) -> Self {
-        LazyEmbedder { dir, loaded: std::sync::OnceLock::new() }
+        LazyEmbedder { dir, slot: std::sync::Mutex::default() }
     }
 
-    /// The embedder, or why there is none (in people's words).
+    fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The embedder (loaded now if it is not), or why there is none (in people's words).
     pub fn get(&self) -> Result<std::sync::Arc<Embedder>, String> {
-        self.loaded
-            .get_or_init(|| {
-                Embedder::load(&self.dir).map(std::sync::Arc::new).map_err(|e| {
-                    tracing::warn!(error = %e, "the local embedding model is not available");
-                    e.to_string()
-                })
-            })
-            .clone()
+        let mut slot = self.slot();
+        if let Some(why) = &slot.failed {
+            return Err(why.clone());
+        }
+        slot.last_used = Some(std::time::Instant::now());
+        if let Some(loaded) = &slot.loaded {
+            return Ok(loaded.clone());
+        }
+        match Embedder::load(&self.dir) {
+            Ok(embedder) => {
+                let embedder = std::sync::Arc::new(embedder);
+                slot.model_id = Some(embedder.model_id().to_owned());
+                slot.loaded = Some(embedder.clone());
+                Ok(embedder)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the local embedding model is not available");
+                slot.failed = Some(e.to_string());
+                Err(e.to_string())
+            }
+        }
+    }
+
+    /// The model's id (stored beside every vector), loading the model only if it never loaded in this process.
+    pub fn model_id(&self) -> Result<String, String> {
+        if let Some(id) = self.slot().model_id.clone() {
+            return Ok(id);
+        }
+        self.get().map(|e| e.model_id().to_owned())
+    }
+
+    /// Whether the model is in memory now.
+    pub fn is_loaded(&self) -> bool {
+        self.slot().loaded.is_some()
+    }
+
+    /// Drops the model when nothing has asked for it during `idle` before `now` (work that holds it finishes with
+    /// it); the next use loads it again. Returns whether it was dropped.
+    pub fn release_if_idle(&self, now: std::time::Instant, idle: std::time::Duration) -> bool {
+        let mut slot = self.slot();
+        let unused = slot.last_used.is_none_or(|used| now.saturating_duration_since(used) >= idle);
+        if slot.loaded.is_some() && unused {
+            slot.loaded = None;
+            tracing::info!("the local embedding model was released after sitting unused");
+            return true;
+        }
+        false
     }
 }
 

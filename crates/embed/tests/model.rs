@@ -33,3 +33,36 @@ fn clauses_that_mean_the_same_are_closer_than_clauses_that_do_not() -> anyhow::R
     assert!(stored.dot(question) > stored.dot(law));
     Ok(())
 }
+
+#[test]
+fn the_lazy_model_is_released_after_sitting_unused_and_loads_again_on_the_next_use() -> anyhow::Result<()> {
+    use pactwise_embed::LazyEmbedder;
+    use std::time::{Duration, Instant};
+    let Some(dir) = pactwise_testkit::embedding_model() else { return Ok(()) };
+    let lazy = LazyEmbedder::new(dir);
+    assert!(!lazy.is_loaded(), "nothing loads before it is needed");
+    let id = lazy.get().map_err(anyhow::Error::msg)?.model_id().to_owned();
+    assert!(lazy.is_loaded());
+    let idle = Duration::from_secs(120);
+    let now = Instant::now();
+    assert!(!lazy.release_if_idle(now, idle), "just used: kept");
+    assert!(lazy.is_loaded());
+    assert!(lazy.release_if_idle(now + idle + Duration::from_secs(1), idle), "unused for longer than `idle`: released");
+    assert!(!lazy.is_loaded());
+    assert_eq!(lazy.model_id().map_err(anyhow::Error::msg)?, id, "the id is known without loading again");
+    assert!(!lazy.is_loaded());
+    let again = lazy.get().map_err(anyhow::Error::msg)?;
+    assert_eq!(again.model_id(), id);
+    assert!(lazy.is_loaded(), "the next use loads it again");
+    Ok(())
+}
+
+#[test]
+fn a_missing_model_stays_unavailable_with_its_reason_and_is_never_released_into_a_reload() {
+    use pactwise_embed::LazyEmbedder;
+    let lazy = LazyEmbedder::new(std::path::PathBuf::from("/nonexistent/no-embedding-model"));
+    let first = lazy.get().unwrap_err();
+    assert!(first.contains("make setup"), "{first}");
+    assert_eq!(lazy.model_id().unwrap_err(), first);
+    assert!(!lazy.release_if_idle(std::time::Instant::now(), std::time::Duration::ZERO));
+}
