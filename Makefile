@@ -41,8 +41,8 @@ help:
 	@echo "make run    build and start the desktop app on demo data"
 	@echo "make test   run every check: fmt, clippy, Rust tests, UI checks and tests, bindings drift, end-to-end"
 	@echo "make setup  install what is missing (called by run and test)"
-	@echo "make package       build the release app and the .debs (pactwise-desk, pactwise-sync-server)"
-	@echo "make package-test  install both .debs into a clean Debian 12 chroot, start the app, take a screenshot"
+	@echo "make package       build the release app and the .debs (pactwise-desk, pactwise-desk-model, pactwise-sync-server)"
+	@echo "make package-test  install the .debs into a clean Debian 12 chroot, start the app, take a screenshot"
 
 setup: check-toolchain setup-debian setup-pdfium setup-embed setup-npm setup-tauri-driver
 
@@ -142,18 +142,21 @@ test: lint test-rust test-ui test-e2e
 	@echo "make test: every check passed"
 
 # Packaging (ARCHITECTURE.md, "Packaging"): the release binaries, the app's .deb (Tauri's bundler; bundling is switched
-# on for this target only) and the service's .deb (dpkg-deb), written to $(PACKAGE_CACHE)/out/. `make package-test`
-# installs both into a clean Debian 12 minbase chroot and starts the app under Xvfb; it is not part of `make test`.
+# on for this target only), the embedding model's and the service's .debs (dpkg-deb), written to
+# $(PACKAGE_CACHE)/out/. `make package-test` installs the three into a clean Debian 12 minbase chroot and starts the
+# app under Xvfb; it is not part of `make test`.
 export PACKAGE_CACHE ?= /var/cache/pactwise/package
 PACKAGE_TEST_DEBIAN_PACKAGES := debootstrap
 PACKAGE_VERSION = $(shell sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n1)
 DEB_ARCH = $(shell dpkg --print-architecture)
 DESK_DEB = $(PACKAGE_CACHE)/out/pactwise-desk_$(PACKAGE_VERSION)_$(DEB_ARCH).deb
 SYNC_DEB = $(PACKAGE_CACHE)/out/pactwise-sync-server_$(PACKAGE_VERSION)_$(DEB_ARCH).deb
+MODEL_DEB = $(PACKAGE_CACHE)/out/pactwise-desk-model_$(PACKAGE_VERSION)_all.deb
 
 package: setup ui
 	cargo build --release -p pactwise-desk -p pactwise-cli -p pactwise-sync-server
 	PDFIUM_SHA256=$(PDFIUM_SHA256) packaging/build-desk-deb.sh
+	packaging/build-model-deb.sh
 	packaging/build-sync-deb.sh
 
 setup-package-test:
@@ -168,4 +171,4 @@ setup-package-test:
 
 package-test: package setup-package-test
 	SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
-	$$SUDO env PACKAGE_CACHE=$(PACKAGE_CACHE) packaging/test-install.sh $(DESK_DEB) $(SYNC_DEB)
+	$$SUDO env PACKAGE_CACHE=$(PACKAGE_CACHE) packaging/test-install.sh $(DESK_DEB) $(SYNC_DEB) $(MODEL_DEB)

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds the desktop app's .deb with Tauri's bundler from the release binaries `make package` built: the app
-# (/usr/bin/pactwise-desk), the CLI (/usr/bin/pactwise), libpdfium and the embedding model under /usr/lib/pactwise/
-# (where crates/extract's locate_pdfium and crates/embed's locate_model_dir look beside the installed program), each
-# checked against its SHA-256 first. Dependencies: what the binaries link against (runtime_depends) and Tesseract's
-# English data. Prints the .deb's path; the package lands in $PACKAGE_CACHE/out/.
+# (/usr/bin/pactwise-desk), the CLI (/usr/bin/pactwise) and libpdfium under /usr/lib/pactwise/ (where crates/extract's
+# locate_pdfium looks beside the installed program), checked against its SHA-256 first. The embedding model is the
+# package pactwise-desk-model (packaging/build-model-deb.sh), which this one depends on at the same version.
+# Dependencies: what the binaries link against (runtime_depends), Tesseract's English data and the model. The
+# bundler writes gzip; the package is repacked with xz (smaller, as the other two). Prints the .deb's path; the
+# package lands in $PACKAGE_CACHE/out/.
 #
-# Env: PACTWISE_PDFIUM_PATH and PDFIUM_SHA256 (the Makefile's), PACTWISE_EMBED_MODEL_DIR.
+# Env: PACTWISE_PDFIUM_PATH and PDFIUM_SHA256 (the Makefile's).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -17,38 +19,27 @@ out="$PACKAGE_CACHE/out"
 version=$(workspace_version)
 
 # Checked copies of what the package ships: a file that does not match its checksum stops the build.
-rm -rf "$stage" && mkdir -p "$stage/models" "$out"
+rm -rf "$stage" && mkdir -p "$stage" "$out"
 echo "$PDFIUM_SHA256  $PACTWISE_PDFIUM_PATH" | sha256sum -c --quiet ||
 	die "$PACTWISE_PDFIUM_PATH is not the libpdfium we ship (checksum differs): run make setup"
 cp "$PACTWISE_PDFIUM_PATH" "$stage/libpdfium.so"
-# The model files' checksums have one home, crates/embed's MODEL_FILES; read them from there.
-model_files=()
-while read -r name sum; do
-	echo "$sum  $PACTWISE_EMBED_MODEL_DIR/$name" | sha256sum -c --quiet ||
-		die "$PACTWISE_EMBED_MODEL_DIR/$name is not the model file we ship (checksum differs): run make setup"
-	cp "$PACTWISE_EMBED_MODEL_DIR/$name" "$stage/models/$name"
-	model_files+=("$name")
-done < <(sed -n '/^pub const MODEL_FILES/,/^\];/s/^ *("\([^"]*\)", "\([0-9a-f]\{64\}\)"),$/\1 \2/p' "$REPO_ROOT/crates/embed/src/lib.rs")
-[ "${#model_files[@]}" -ge 3 ] || die "could not read the model's files and checksums from crates/embed/src/lib.rs"
 # The CLI ships without its symbol table (the bundler copies the app's binary as cargo built it).
 install -m 0755 "$cli" "$stage/pactwise" && strip --strip-unneeded "$stage/pactwise"
 
 depends=$(runtime_depends "$app" "$cli")
 # Read at run time, not linked, so named here: Tesseract's English data, and the root certificates the HTTPS clients
-# (the model API, the sync service) trust; without them the HTTP client cannot be built (found by the install test).
-depends="$depends, tesseract-ocr-eng, ca-certificates"
+# (the model API, the sync service) trust; without them both stay offline (found by the install test).
+depends="$depends, tesseract-ocr-eng, ca-certificates, pactwise-desk-model (= $version)"
 
 # Bundling switched on for this target only (tauri.conf.json keeps it off so `make build` never bundles), with what
 # only this build knows: the dependencies and the checked files. The rest of the bundle section is tauri.conf.json's.
-python3 - "$stage/tauri.package.json" "$depends" "$stage" "${model_files[@]}" <<'PY'
+python3 - "$stage/tauri.package.json" "$depends" "$stage" <<'PY'
 import json, sys
-path, depends, stage, *models = sys.argv[1:]
+path, depends, stage = sys.argv[1:]
 files = {
     "/usr/bin/pactwise": f"{stage}/pactwise",
     "/usr/lib/pactwise/libpdfium.so": f"{stage}/libpdfium.so",
 }
-for name in models:
-    files[f"/usr/lib/pactwise/models/all-minilm-l6-v2/{name}"] = f"{stage}/models/{name}"
 config = {
     "bundle": {
         "active": True,
@@ -72,5 +63,9 @@ ui/node_modules/.bin/tauri bundle --bundles deb --config "$stage/tauri.package.j
 built="$CARGO_TARGET_DIR/release/bundle/deb/Pactwise Desk_${version}_amd64.deb"
 [ -f "$built" ] || die "the bundler did not write $built"
 deb="$out/pactwise-desk_${version}_amd64.deb"
-cp "$built" "$deb"
+# Repacked with xz: the same tree and control data, about a quarter smaller than the bundler's gzip.
+repack="$stage/repack"
+rm -rf "$repack" && dpkg-deb -R "$built" "$repack"
+dpkg-deb --root-owner-group -Zxz --build "$repack" "$deb" >&2
+rm -rf "$repack"
 echo "$deb"

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# The install test (`make package-test`): both .debs installed into a clean Debian 12 minbase chroot with apt (their
+# The install test (`make package-test`): the three .debs installed into a clean Debian 12 minbase chroot with apt (their
 # dependencies from the Debian mirror this machine uses), the app started from the chroot under Xvfb on a fresh data
 # dir and a screenshot of its first window taken, the service's --help run and its unit checked.
 #
-# Usage: packaging/test-install.sh DESK_DEB SYNC_DEB   (run as root; Xvfb, ImageMagick and debootstrap on the host)
+# Usage: packaging/test-install.sh DESK_DEB SYNC_DEB MODEL_DEB   (run as root; Xvfb, ImageMagick, debootstrap on the host)
 # Output: $PACKAGE_CACHE/test/ (first-window.png, app.log, install logs, summary.txt).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 desk_deb=$(readlink -f "${1:?give the desktop app .deb}")
 sync_deb=$(readlink -f "${2:?give the sync service .deb}")
+model_deb=$(readlink -f "${3:?give the embedding model .deb}")
 [ "$(id -u)" -eq 0 ] || die "the install test makes a chroot: run it as root"
 for tool in debootstrap Xvfb import xdpyinfo chroot mount; do
 	command -v "$tool" >/dev/null || die "$tool is missing: run make setup (make package-test installs debootstrap)"
@@ -57,17 +58,18 @@ mount -t proc proc "$root/proc" && mounts+=("$root/proc")
 bind /sys /sys -o ro
 bind /dev /dev
 mount -t tmpfs -o mode=1777 shm "$root/dev/shm" && mounts+=("$root/dev/shm")
-cp "$desk_deb" "$sync_deb" "$root/tmp/"
+cp "$desk_deb" "$sync_deb" "$model_deb" "$root/tmp/"
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
 
 # 2. Both packages installed with apt: their dependencies come from the mirror.
 log "apt-get update"
 in_root apt-get update > "$results/apt-update.log" 2>&1 || die "apt-get update failed in the chroot: see $results/apt-update.log"
-log "apt-get install ./$(basename "$desk_deb") ./$(basename "$sync_deb")"
+log "apt-get install ./$(basename "$desk_deb") ./$(basename "$sync_deb") ./$(basename "$model_deb")"
 in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-	"/tmp/$(basename "$desk_deb")" "/tmp/$(basename "$sync_deb")" > "$results/apt-install.log" 2>&1 ||
+	"/tmp/$(basename "$desk_deb")" "/tmp/$(basename "$sync_deb")" "/tmp/$(basename "$model_deb")" \
+	> "$results/apt-install.log" 2>&1 ||
 	die "installing the packages failed: see $results/apt-install.log"
-log "installed: $(in_root dpkg-query -W -f='${Package} ${Version}, ' pactwise-desk pactwise-sync-server)"
+log "installed: $(in_root dpkg-query -W -f='${Package} ${Version}, ' pactwise-desk pactwise-desk-model pactwise-sync-server)"
 in_root apt-get clean
 
 # 3. What the packages put in place.
