@@ -142,9 +142,9 @@ impl Api {
         on_progress: impl Fn(&SemanticStatus) + Send,
     ) -> Result<SemanticStatus, ApiError> {
         let _one_at_a_time = self.semantic_lock.lock().await;
-        let retriever = self.retriever.clone();
-        let embedder = match tokio::task::spawn_blocking(move || retriever.embedder()).await {
-            Ok(Ok(e)) => e,
+        let lazy = self.retriever.lazy_embedder();
+        let model = match tokio::task::spawn_blocking(move || lazy.model_id()).await {
+            Ok(Ok(id)) => id,
             Ok(Err(reason)) => {
                 let status = SemanticStatus::unavailable(reason);
                 on_progress(&status);
@@ -152,7 +152,8 @@ impl Api {
             }
             Err(e) => return Err(ApiError::new(ErrorCode::Internal, format!("the embedding model did not load: {e}"))),
         };
-        let model = embedder.model_id().to_owned();
+        // Loaded only when some passage lacks its vector: a start with nothing to do leaves the model on disk.
+        let mut embedder: Option<std::sync::Arc<pactwise_embed::Embedder>> = None;
         // The organization's passages, then the precedent corpus's.
         for precedents in [false, true] {
             loop {
@@ -160,7 +161,26 @@ impl Api {
                 if todo.is_empty() {
                     break;
                 }
-                let e = embedder.clone();
+                let e = match &embedder {
+                    Some(e) => e.clone(),
+                    None => {
+                        let retriever = self.retriever.clone();
+                        match tokio::task::spawn_blocking(move || retriever.embedder()).await {
+                            Ok(Ok(e)) => embedder.insert(e).clone(),
+                            Ok(Err(reason)) => {
+                                let status = SemanticStatus::unavailable(reason);
+                                on_progress(&status);
+                                return Ok(status);
+                            }
+                            Err(e) => {
+                                return Err(ApiError::new(
+                                    ErrorCode::Internal,
+                                    format!("the embedding model did not load: {e}"),
+                                ));
+                            }
+                        }
+                    }
+                };
                 let count = todo.len();
                 let vectors = tokio::task::spawn_blocking(move || pactwise_retrieval::vectors_for(&e, &todo))
                     .await

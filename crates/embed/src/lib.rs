@@ -33,6 +33,12 @@ pub const MODEL_FILES: [(&str, &str); 3] = [
     ("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
 ];
 
+/// The id stored beside every vector of the shipped model: its name and the start of its weights' checksum. A model
+/// only loads when its weights have that checksum, so this is the loaded model's id too.
+pub fn shipped_model_id() -> String {
+    format!("{MODEL_NAME}@{}", &MODEL_FILES[0].1[..12])
+}
+
 /// Environment variable naming the model's folder; it wins over every other place.
 pub const MODEL_DIR_ENV: &str = "PACTWISE_EMBED_MODEL_DIR";
 /// Where `make setup` installs the model.
@@ -128,7 +134,7 @@ impl Embedder {
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
             .map_err(|e| EmbedError::Load(format!("model.safetensors: {e}")))?;
         let model = BertModel::load(vb, &config).map_err(|e| EmbedError::Load(format!("model.safetensors: {e}")))?;
-        Ok(Embedder { model, tokenizer, model_id: format!("{MODEL_NAME}@{}", &MODEL_FILES[0].1[..12]) })
+        Ok(Embedder { model, tokenizer, model_id: shipped_model_id() })
     }
 
     /// Loads the model from [`default_model_dir`].
@@ -241,10 +247,21 @@ impl LazyEmbedder {
         }
     }
 
-    /// The model's id (stored beside every vector), loading the model only if it never loaded in this process.
+    /// The model's id (stored beside every vector) without loading it: when it loaded before, or when its files are
+    /// in place (their checksums are checked when it loads, and a failed load is said from then on); otherwise why
+    /// there is no model.
     pub fn model_id(&self) -> Result<String, String> {
-        if let Some(id) = self.slot().model_id.clone() {
-            return Ok(id);
+        {
+            let slot = self.slot();
+            if let Some(why) = &slot.failed {
+                return Err(why.clone());
+            }
+            if let Some(id) = &slot.model_id {
+                return Ok(id.clone());
+            }
+        }
+        if MODEL_FILES.iter().all(|(name, _)| self.dir.join(name).is_file()) {
+            return Ok(shipped_model_id());
         }
         self.get().map(|e| e.model_id().to_owned())
     }

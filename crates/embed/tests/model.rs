@@ -41,7 +41,10 @@ fn the_lazy_model_is_released_after_sitting_unused_and_loads_again_on_the_next_u
     let Some(dir) = pactwise_testkit::embedding_model() else { return Ok(()) };
     let lazy = LazyEmbedder::new(dir);
     assert!(!lazy.is_loaded(), "nothing loads before it is needed");
+    let known = lazy.model_id().map_err(anyhow::Error::msg)?;
+    assert!(!lazy.is_loaded(), "the id of the model in place is known without loading it");
     let id = lazy.get().map_err(anyhow::Error::msg)?.model_id().to_owned();
+    assert_eq!(id, known);
     assert!(lazy.is_loaded());
     let idle = Duration::from_secs(120);
     let now = Instant::now();
