@@ -244,7 +244,7 @@ test("a tender from Prep Studio to the award: the vendor in a browser, opened on
   // The totals are code's figures; the award is a person's, with a reason.
   const totals = await app.$("[data-testid=totals]");
   await totals.waitUntil(async function () {
-    return /14388\.00 EUR/.test(await this.getText());
+    return /14,388\.00 EUR/.test(await this.getText());
   }, { timeout: 15000, timeoutMsg: "the price total is not shown" });
   assert.match(await totals.getText(), /80\.00/);
   await app.$("[data-testid=award-vendor]").selectByVisibleText("Acme Telematics Ltd");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cleanText } from "../src/lib/format";
+import { cleanText, groupDigits } from "../src/lib/format";
 
 describe("cleanText", () => {
   it("shows control characters of a synced name as a visible mark, one for one", () => {
@@ -14,5 +14,15 @@ describe("cleanText", () => {
     for (const name of ["Master Services Agreement.pdf", "Vertrag Müller & Söhne", "契約書.docx", "عقد.pdf", "tab-free"]) {
       expect(cleanText(name)).toBe(name);
     }
+  });
+});
+
+describe("groupDigits", () => {
+  it("groups the thousands of an exact amount without touching its digits", () => {
+    expect(groupDigits("14388.00")).toBe("14,388.00");
+    expect(groupDigits("80.00")).toBe("80.00");
+    expect(groupDigits("-1234567.5")).toBe("-1,234,567.5");
+    expect(groupDigits("12345678901234567890.01")).toBe("12,345,678,901,234,567,890.01");
+    expect(groupDigits("not a number")).toBe("not a number");
   });
 });

@@ -16,6 +16,7 @@ function tender(id: string, title: string, extra: Partial<Tender> = {}): Tender 
     invited: 0,
     joined: 0,
     submissions: 0,
+    submissions_sealed: "sealed until opened",
     requested_by: "ann@alpha.example",
     opening_key_holder: "ann-laptop (signed in as ann@alpha.example)",
     key_here: true,

@@ -102,6 +102,8 @@ pub struct TenderView {
     pub joined: u32,
     /// How many vendors have submitted: a number only (the content stays sealed until opening).
     pub submissions: u32,
+    /// What of the submissions is still sealed, in words ("sealed until opened", "prices sealed", "opened").
+    pub submissions_sealed: String,
     pub requested_by: String,
     /// The desktop that keeps the opening key.
     pub opening_key_holder: String,
@@ -317,6 +319,11 @@ fn tender_view(status: &wire::TenderStatus, key_here: bool, now: DateTime<Utc>) 
         }
     };
     let open = published && status.phase == Phase::Open;
+    let sealed = match status.phase {
+        Phase::Open => "sealed until opened",
+        Phase::TechnicalOpened | Phase::TechnicalLocked => "technical envelopes opened; prices sealed until the lock",
+        Phase::PriceOpened | Phase::Awarded => "opened",
+    };
     TenderView {
         id: status.id.to_string(),
         title: status.title.clone(),
@@ -326,6 +333,7 @@ fn tender_view(status: &wire::TenderStatus, key_here: bool, now: DateTime<Utc>) 
         invited: status.invited as u32,
         joined: status.vendors_joined as u32,
         submissions: status.submissions as u32,
+        submissions_sealed: sealed.to_owned(),
         requested_by: status.requested_by.clone(),
         opening_key_holder: status.opening_key_holder.clone(),
         key_here,
@@ -1006,6 +1014,14 @@ mod tests {
         for (s, now, words) in cases {
             let view = tender_view(&s, true, now);
             assert_eq!(view.status, words);
+            let sealed = match s.phase {
+                Phase::Open => "sealed until opened",
+                Phase::TechnicalOpened | Phase::TechnicalLocked => {
+                    "technical envelopes opened; prices sealed until the lock"
+                }
+                Phase::PriceOpened | Phase::Awarded => "opened",
+            };
+            assert_eq!(view.submissions_sealed, sealed, "{words}");
             let offered = [
                 view.can_approve,
                 view.can_invite,

@@ -3963,6 +3963,8 @@ export type TenderView = {
 	joined: number,
 	/**  How many vendors have submitted: a number only (the content stays sealed until opening). */
 	submissions: number,
+	/**  What of the submissions is still sealed, in words ("sealed until opened", "prices sealed", "opened"). */
+	submissions_sealed: string,
 	requested_by: string,
 	/**  The desktop that keeps the opening key. */
 	opening_key_holder: string,

@@ -117,3 +117,14 @@ export function roleLabel(role: string): string {
   };
   return labels[role] ?? role;
 }
+
+/**
+ * An exact decimal amount computed by the backend ("14388.00", "-1234567.5") with its thousands grouped for reading
+ * ("14,388.00"); the digits are never converted through a float. Anything else is shown as it came.
+ */
+export function groupDigits(amount: string): string {
+  const match = /^(-?)(\d+)(\.\d+)?$/.exec(amount.trim());
+  if (!match) return amount;
+  const [, sign, whole, fraction = ""] = match;
+  return sign + whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",") + fraction;
+}
