@@ -151,7 +151,7 @@ PACKAGE_VERSION = $(shell sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"
 DEB_ARCH = $(shell dpkg --print-architecture)
 DESK_DEB = $(PACKAGE_CACHE)/out/pactwise-desk_$(PACKAGE_VERSION)_$(DEB_ARCH).deb
 SYNC_DEB = $(PACKAGE_CACHE)/out/pactwise-sync-server_$(PACKAGE_VERSION)_$(DEB_ARCH).deb
-MODEL_DEB = $(PACKAGE_CACHE)/out/pactwise-desk-model_$(PACKAGE_VERSION)_all.deb
+MODEL_DEB = $(PACKAGE_CACHE)/out/pactwise-desk-model_all.deb
 
 package: setup ui
 	cargo build --release -p pactwise-desk -p pactwise-cli -p pactwise-sync-server

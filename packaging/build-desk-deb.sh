@@ -2,7 +2,7 @@
 # Builds the desktop app's .deb with Tauri's bundler from the release binaries `make package` built: the app
 # (/usr/bin/pactwise-desk), the CLI (/usr/bin/pactwise) and libpdfium under /usr/lib/pactwise/ (where crates/extract's
 # locate_pdfium looks beside the installed program), checked against its SHA-256 first. The embedding model is the
-# package pactwise-desk-model (packaging/build-model-deb.sh), which this one depends on at the same version.
+# package pactwise-desk-model (packaging/build-model-deb.sh), which this one depends on at the model's version.
 # Dependencies: what the binaries link against (runtime_depends), Tesseract's English data and the model. The
 # bundler writes gzip; the package is repacked with xz (smaller, as the other two). Prints the .deb's path; the
 # package lands in $PACKAGE_CACHE/out/.
@@ -29,7 +29,7 @@ install -m 0755 "$cli" "$stage/pactwise" && strip --strip-unneeded "$stage/pactw
 depends=$(runtime_depends "$app" "$cli")
 # Read at run time, not linked, so named here: Tesseract's English data, and the root certificates the HTTPS clients
 # (the model API, the sync service) trust; without them both stay offline (found by the install test).
-depends="$depends, tesseract-ocr-eng, ca-certificates, pactwise-desk-model (= $version)"
+depends="$depends, tesseract-ocr-eng, ca-certificates, pactwise-desk-model (= $(model_package_version))"
 
 # Bundling switched on for this target only (tauri.conf.json keeps it off so `make build` never bundles), with what
 # only this build knows: the dependencies and the checked files. The rest of the bundle section is tauri.conf.json's.
