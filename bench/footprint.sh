@@ -8,7 +8,8 @@
 #   memory:     PSS (shared pages divided among the processes sharing them) summed over the app and every process
 #               under it (WebKit's web and network processes), read from /proc/PID/smaps_rollup.
 # The contract is generated and made into a text-layer PDF as bench/review-ui.sh does. RUNS starts (default 5),
-# IDLE_SECONDS after opening the review (default 10), PAGES (default 100).
+# IDLE_SECONDS after opening the review (default 10), LONG_IDLE_SECONDS (default 180: past the model's release),
+# PAGES (default 100).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export RUNS=${RUNS:-5} IDLE_SECONDS=${IDLE_SECONDS:-10} PAGES=${PAGES:-100}
@@ -35,6 +36,7 @@ size_json release_binary_bytes "$BIN/pactwise-desk"
 size_json release_binary_bytes "$BIN/pactwise"
 size_json release_binary_bytes "$BIN/pactwise-sync-server"
 for deb in "$PACKAGE_CACHE"/out/pactwise-desk_*.deb; do [ -f "$deb" ] && size_json deb_bytes "$deb" 60; done
+for deb in "$PACKAGE_CACHE"/out/pactwise-desk-model_*.deb; do [ -f "$deb" ] && size_json deb_bytes "$deb"; done
 for deb in "$PACKAGE_CACHE"/out/pactwise-sync-server_*.deb; do [ -f "$deb" ] && size_json deb_bytes "$deb"; done
 # What the app's .deb holds, by part (installed bytes), to show where its size goes.
 for deb in "$PACKAGE_CACHE"/out/pactwise-desk_*.deb; do

@@ -126,11 +126,11 @@ async fn a_document_its_correction_and_a_setting_reach_the_other_desktop_and_a_d
     let tmp = tempfile::tempdir().unwrap();
     let a = desktop(tmp.path(), "a");
     let local = a.api.local_session().await.unwrap();
-    assert!(a.api.first_run(&local).await.unwrap().needed, "a new installation shows the welcome screen");
+    let named = pactwise_api::FirstRunInput { organization_name: "Ann's practice".into(), own_names: vec![] };
+    a.api.complete_first_run(&local, named).await.unwrap();
 
     // A signs in: the service's organization becomes current; the local one stays reachable.
     let sa = a.api.sync_sign_in(service.sign_in("alpha", "ann@alpha.example")).await.unwrap();
-    assert!(!a.api.first_run(&sa).await.unwrap().needed, "signed in to its organization: set up");
     assert_ne!(sa.org(), local.org());
     assert_eq!(a.api.local_session().await.unwrap().org(), sa.org(), "the new session is current");
     let orgs = a.api.organizations(&sa).await.unwrap();
@@ -207,6 +207,29 @@ async fn a_document_its_correction_and_a_setting_reach_the_other_desktop_and_a_d
         assert!(token.len() > 20);
         no_file_contains(&d.root, &token);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_in_from_the_welcome_screen_sets_the_installation_up_without_an_empty_placeholder() {
+    let service = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let a = desktop(tmp.path(), "a");
+    let local = a.api.local_session().await.unwrap();
+    assert!(a.api.first_run(&local).await.unwrap().needed, "a new installation shows the welcome screen");
+    let sa = a.api.sync_sign_in(service.sign_in("alpha", "ann@alpha.example")).await.unwrap();
+    assert!(!a.api.first_run(&sa).await.unwrap().needed, "signed in to its organization: set up");
+    let orgs = a.api.organizations(&sa).await.unwrap();
+    assert_eq!(orgs.len(), 1, "the empty placeholder is not offered beside the synced organization: {orgs:?}");
+    assert_eq!(orgs[0].org_id, sa.org());
+
+    // On an installation that was set up, signing in keeps the local organization (the test above).
+    let b = desktop(tmp.path(), "b");
+    let local_b = b.api.local_session().await.unwrap();
+    let report = b.api.import_documents(&local_b, vec![fixture()], ImportOptions::default(), &quiet).await.unwrap();
+    assert_eq!(report.imported.len(), 1);
+    let sb = b.api.sync_sign_in(service.sign_in("alpha", "bob@alpha.example")).await.unwrap();
+    let orgs = b.api.organizations(&sb).await.unwrap();
+    assert!(orgs.iter().any(|m| m.org_id == local_b.org()), "an organization with documents stays: {orgs:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -113,6 +113,36 @@ impl<'s> Platform<'s> {
         Ok(())
     }
 
+    /// Sets the installation up another way than by naming its organization (the demo, or a sign-in to the
+    /// organization's sync service, which made another organization current): while the first run was pending, the
+    /// placeholder organization it started with (`placeholder`) is retired when nothing was ever put in it, so the
+    /// organization switcher does not offer an empty "My organization". Anything with documents stays.
+    pub fn finish_first_run_elsewhere(&self, placeholder: OrgId) -> Result<(), StoreError> {
+        if self.first_run_done()? {
+            return Ok(());
+        }
+        let tx = self.store.conn().unchecked_transaction()?;
+        let used: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM documents WHERE org_id = ?1)
+                 OR (SELECT count(*) FROM memberships WHERE org_id = ?1) > 1",
+            [placeholder.to_string()],
+            |r| r.get(0),
+        )?;
+        if !used {
+            tx.execute(
+                "UPDATE organizations SET deleted_at = ?1 WHERE id = ?2 AND deleted_at IS NULL",
+                params![to_sql(self.store.clock().now()), placeholder.to_string()],
+            )?;
+        }
+        tx.execute(
+            "INSERT INTO local_state (key, value) VALUES ('first_run', 'done')
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
     /// The first-run screen's outcome, in one transaction: the current organization gets the name the person
     /// gave, its own names and aliases are stored (the synced setting `organization.aliases`, so the review never
     /// takes them for the counterparty), and the installation counts as set up. Refused once it is set up (names

@@ -339,10 +339,15 @@ impl Api {
         let bound = self
             .db
             .call(move |store| {
+                let before = crate::session::open_local(store)?.org();
                 let session = store.sync_log().bind(&binding)?;
                 let scope = store.sessions().make_current(session)?;
                 store.members().record(&scope, &known)?;
-                // Signed in to its organization: this installation is set up (no first-run screen).
+                // Signed in to its organization: this installation is set up (no first-run screen, and no empty
+                // placeholder organization left beside the synced one).
+                if before != scope.org() {
+                    store.platform().finish_first_run_elsewhere(before)?;
+                }
                 store.platform().mark_first_run_done()?;
                 Ok(scope)
             })
