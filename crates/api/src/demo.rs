@@ -50,11 +50,8 @@ impl Api {
                 platform.set_membership(org, local.user(), Role::Owner)?;
                 let session = platform.start_session(local.user(), org)?;
                 let scope = store.sessions().make_current(session)?;
-                // `make run` and the first-run screen's "explore the demo": set up, no welcome screen (and no empty
-                // placeholder organization left beside the demo).
-                if local.org() != org {
-                    platform.finish_first_run_elsewhere(local.org())?;
-                }
+                // `make run` and the first-run screen's "explore the demo": set up, no welcome screen. The local
+                // organization stays, to switch to once the person starts on their own contracts.
                 platform.mark_first_run_done()?;
                 let mut created = 0;
                 for (name, blob) in stored {

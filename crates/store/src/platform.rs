@@ -113,10 +113,10 @@ impl<'s> Platform<'s> {
         Ok(())
     }
 
-    /// Sets the installation up another way than by naming its organization (the demo, or a sign-in to the
-    /// organization's sync service, which made another organization current): while the first run was pending, the
-    /// placeholder organization it started with (`placeholder`) is retired when nothing was ever put in it, so the
-    /// organization switcher does not offer an empty "My organization". Anything with documents stays.
+    /// Sets the installation up by a sign-in to the organization's sync service (which made that organization
+    /// current): while the first run was pending, the placeholder organization it started with (`placeholder`) is
+    /// retired when nothing was ever put in it, so the organization switcher does not offer an empty "My
+    /// organization". Anything with documents stays.
     pub fn finish_first_run_elsewhere(&self, placeholder: OrgId) -> Result<(), StoreError> {
         if self.first_run_done()? {
             return Ok(());
