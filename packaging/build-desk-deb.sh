@@ -3,11 +3,15 @@
 # (/usr/bin/pactwise-desk), the CLI (/usr/bin/pactwise), libpdfium and the embedding model under /usr/lib/pactwise/
 # (where crates/extract's locate_pdfium and crates/embed's locate_model_dir look beside the installed program), each
 # checked against its SHA-256 first. Dependencies: what the binaries link against (runtime_depends) and Tesseract's
-# English data. Prints the .deb's path; the package lands in $PACKAGE_CACHE/out/.
+# English data. The package is signed with the update key (packaging/updates.sh) for the updater: its signature
+# beside it (.deb.sig) and a feed entry offering it (.update.json). Prints the .deb's path; the package lands in
+# $PACKAGE_CACHE/out/.
 #
-# Env: PACTWISE_PDFIUM_PATH and PDFIUM_SHA256 (the Makefile's), PACTWISE_EMBED_MODEL_DIR.
+# Env: PACTWISE_PDFIUM_PATH and PDFIUM_SHA256 (the Makefile's), PACTWISE_EMBED_MODEL_DIR; PACTWISE_UPDATE_KEY_DIR and
+# PACTWISE_UPDATE_FEED (updates.sh); PACTWISE_UPDATE_URL, where the feed entry says the .deb is served.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/updates.sh"
 
 : "${PACTWISE_PDFIUM_PATH:?set by the Makefile}" "${PDFIUM_SHA256:?set by the Makefile}" "${PACTWISE_EMBED_MODEL_DIR:?set by the Makefile}"
 app="$CARGO_TARGET_DIR/release/pactwise-desk"
@@ -33,6 +37,13 @@ done < <(sed -n '/^pub const MODEL_FILES/,/^\];/s/^ *("\([^"]*\)", "\([0-9a-f]\{
 # The CLI ships without its symbol table (the bundler copies the app's binary as cargo built it).
 install -m 0755 "$cli" "$stage/pactwise" && strip --strip-unneeded "$stage/pactwise"
 
+# The app must carry this update key (make package compiles updates.sh's configuration in through TAURI_CONFIG):
+# a package whose app trusts another key could never be updated by packages signed with this one.
+update_config > "$stage/updater.json"
+pubkey=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["plugins"]["updater"]["pubkey"])' "$stage/updater.json")
+grep -qaF "$pubkey" "$app" ||
+	die "$app was not built with the update key in $UPDATE_KEY_DIR: build it with make package (TAURI_CONFIG)"
+
 depends=$(runtime_depends "$app" "$cli")
 # Read at run time, not linked, so named here: Tesseract's English data, and the root certificates the HTTPS clients
 # (the model API, the sync service) trust; without them the HTTP client cannot be built (found by the install test).
@@ -40,9 +51,9 @@ depends="$depends, tesseract-ocr-eng, ca-certificates"
 
 # Bundling switched on for this target only (tauri.conf.json keeps it off so `make build` never bundles), with what
 # only this build knows: the dependencies and the checked files. The rest of the bundle section is tauri.conf.json's.
-python3 - "$stage/tauri.package.json" "$depends" "$stage" "${model_files[@]}" <<'PY'
+python3 - "$stage/tauri.package.json" "$stage/updater.json" "$depends" "$stage" "${model_files[@]}" <<'PY'
 import json, sys
-path, depends, stage, *models = sys.argv[1:]
+path, updater, depends, stage, *models = sys.argv[1:]
 files = {
     "/usr/bin/pactwise": f"{stage}/pactwise",
     "/usr/lib/pactwise/libpdfium.so": f"{stage}/libpdfium.so",
@@ -61,7 +72,9 @@ config = {
                 "files": files,
             }
         },
-    }
+    },
+    # The same updater configuration as compiled into the app (the bundler reads it; the .deb is signed below).
+    **json.load(open(updater)),
 }
 with open(path, "w") as f:
     json.dump(config, f, indent=2)
@@ -73,4 +86,8 @@ built="$CARGO_TARGET_DIR/release/bundle/deb/Pactwise Desk_${version}_amd64.deb"
 [ -f "$built" ] || die "the bundler did not write $built"
 deb="$out/pactwise-desk_${version}_amd64.deb"
 cp "$built" "$deb"
+# Signed for the updater (bound to its version), and the feed entry a release publishes for it.
+sign_update "$deb" "$version"
+update_feed "$version" "${PACTWISE_UPDATE_URL:-https://updates.pactwise.invalid/desk/$(basename "$deb")}" "$deb.sig" \
+	"Pactwise Desk $version" > "${deb%.deb}.update.json"
 echo "$deb"
