@@ -741,11 +741,15 @@ fn update_error(e: &tauri_plugin_updater::Error, installing: bool, current: &str
     use pactwise_api::update::UpdateFailure;
     use tauri_plugin_updater::Error as E;
     let failure = match e {
-        E::Minisign(_) | E::Base64(_) | E::SignatureUtf8(_) | E::SignedVersionMismatch { .. } => UpdateFailure::Unsigned,
+        E::Minisign(_) | E::Base64(_) | E::SignatureUtf8(_) | E::SignedVersionMismatch { .. } => {
+            UpdateFailure::Unsigned
+        }
         E::MissingSignedVersion => UpdateFailure::Unsigned,
         E::Serialization(e) => UpdateFailure::of_unreadable_feed(&e.to_string()),
         E::Semver(_) | E::UrlParse(_) => UpdateFailure::NotAFeed,
-        E::TargetNotFound(_) | E::TargetsNotFound(_) | E::UnsupportedArch | E::UnsupportedOs => UpdateFailure::NoBuildHere,
+        E::TargetNotFound(_) | E::TargetsNotFound(_) | E::UnsupportedArch | E::UnsupportedOs => {
+            UpdateFailure::NoBuildHere
+        }
         E::InvalidUpdaterFormat | E::BinaryNotFoundInArchive => UpdateFailure::WrongPackage,
         E::AuthenticationFailed => UpdateFailure::NotAuthorized,
         E::Reqwest(_) | E::Network(_) | E::ReleaseNotFound | E::InsecureTransportProtocol => UpdateFailure::Unreachable,

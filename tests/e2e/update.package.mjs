@@ -43,7 +43,9 @@ const browser = await remote({
 });
 /** A screenshot with `testid` (what the step is about) scrolled into view. */
 const shot = async (name, testid) => {
-  if (testid) await browser.$(`[data-testid=${testid}]`).scrollIntoView().catch(() => {});
+  if (testid) await browser.$(`[data-testid=${testid}]`).scrollIntoView({ block: "center" }).catch(() => {});
+  // scrollIntoView also scrolls the document itself, which moves the whole frame up: put it back.
+  await browser.execute(() => window.scrollTo(0, 0));
   await browser.saveScreenshot(path.join(out, `update-${name}.png`));
 };
 const text = async (testid) => {

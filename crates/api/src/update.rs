@@ -279,8 +279,7 @@ fn feed_transport(feed: &str) -> Result<Transport, String> {
 }
 
 fn is_loopback(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// What went wrong with a check or an install, as the shell classifies the updater's error.
@@ -397,7 +396,8 @@ mod tests {
 
     #[test]
     fn it_may_move_the_feed_but_never_the_key() {
-        let file = Some(Ok(r#"{"feed": "https://mirror.example.org/pactwise/latest.json", "pubkey": "THEIRS"}"#.into()));
+        let file =
+            Some(Ok(r#"{"feed": "https://mirror.example.org/pactwise/latest.json", "pubkey": "THEIRS"}"#.into()));
         let setup = update_setup(Some(&compiled("OURS", &["https://updates.example/latest.json"])), file);
         assert!(setup.is_set_up());
         assert_eq!(setup.plugin_config["endpoints"], json!(["https://mirror.example.org/pactwise/latest.json"]));
@@ -429,7 +429,8 @@ mod tests {
             let setup = update_setup(Some(&ours), Some(Ok(text.into())));
             assert!(setup.not_set_up.unwrap().contains(UPDATE_FEED_FILE), "{text}");
         }
-        let unreadable = update_setup(Some(&ours), Some(Err("/etc/pactwise-desk/update.json could not be read".into())));
+        let unreadable =
+            update_setup(Some(&ours), Some(Err("/etc/pactwise-desk/update.json could not be read".into())));
         assert!(unreadable.not_set_up.unwrap().contains("Ask your IT team"));
     }
 
