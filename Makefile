@@ -42,7 +42,8 @@ help:
 	@echo "make test   run every check: fmt, clippy, Rust tests, UI checks and tests, bindings drift, end-to-end"
 	@echo "make setup  install what is missing (called by run and test)"
 	@echo "make package       build the release app and the .debs (pactwise-desk, pactwise-desk-model, pactwise-sync-server)"
-	@echo "make package-test  install the .debs into a clean Debian 12 chroot, start the app, take a screenshot"
+	@echo "make package-test  install the .debs into a clean Debian 12 chroot, start the app, take a screenshot,"
+	@echo "                   and update it from a signed feed on loopback (tampered and unsigned updates refused)"
 
 setup: check-toolchain setup-debian setup-pdfium setup-embed setup-npm setup-tauri-driver
 
@@ -153,8 +154,11 @@ DESK_DEB = $(PACKAGE_CACHE)/out/pactwise-desk_$(PACKAGE_VERSION)_$(DEB_ARCH).deb
 SYNC_DEB = $(PACKAGE_CACHE)/out/pactwise-sync-server_$(PACKAGE_VERSION)_$(DEB_ARCH).deb
 MODEL_DEB = $(PACKAGE_CACHE)/out/pactwise-desk-model_all.deb
 
+# The release app is compiled with the updater's key and feed (packaging/updates.sh; TAURI_CONFIG is merged into
+# tauri.conf.json at compile time): the development key in $(PACKAGE_CACHE)/keys unless PACTWISE_UPDATE_KEY_DIR says.
 package: setup ui
-	cargo build --release -p pactwise-desk -p pactwise-cli -p pactwise-sync-server
+	updater=$$(packaging/updates.sh config); \
+		TAURI_CONFIG="$$updater" cargo build --release -p pactwise-desk -p pactwise-cli -p pactwise-sync-server
 	PDFIUM_SHA256=$(PDFIUM_SHA256) packaging/build-desk-deb.sh
 	packaging/build-model-deb.sh
 	packaging/build-sync-deb.sh
@@ -171,4 +175,5 @@ setup-package-test:
 
 package-test: package setup-package-test
 	SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
-	$$SUDO env PACKAGE_CACHE=$(PACKAGE_CACHE) packaging/test-install.sh $(DESK_DEB) $(SYNC_DEB) $(MODEL_DEB)
+	$$SUDO env PACKAGE_CACHE=$(PACKAGE_CACHE) PACTWISE_UPDATE_KEY_DIR="$${PACTWISE_UPDATE_KEY_DIR:-}" \
+		packaging/test-install.sh $(DESK_DEB) $(SYNC_DEB) $(MODEL_DEB)

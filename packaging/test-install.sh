@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The install test (`make package-test`): the three .debs installed into a clean Debian 12 minbase chroot with apt (their
 # dependencies from the Debian mirror this machine uses), the app started from the chroot under Xvfb on a fresh data
-# dir and a screenshot of its first window taken, the service's --help run and its unit checked.
+# dir and a screenshot of its first window taken, the service's --help run and its unit checked; then the signed-update
+# test (packaging/test-update.sh): the installed app refuses tampered and unsigned updates and installs a signed one.
 #
 # Usage: packaging/test-install.sh DESK_DEB SYNC_DEB MODEL_DEB   (run as root; Xvfb, ImageMagick, debootstrap on the host)
-# Output: $PACKAGE_CACHE/test/ (first-window.png, app.log, install logs, summary.txt).
+# Output: $PACKAGE_CACHE/test/ (first-window.png, update-*.png, app.log, install logs, summary.txt).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -35,8 +36,12 @@ if [ ! -f "$base/.complete" ]; then
 fi
 
 mounts=()
+extra_pids=()
+extra_groups=()
 cleanup() {
 	local i
+	for i in "${extra_groups[@]}"; do kill -- "-$i" 2>/dev/null || true; done
+	for i in "${extra_pids[@]}"; do kill "$i" 2>/dev/null || true; done
 	[ -n "${xvfb_pid:-}" ] && kill "$xvfb_pid" 2>/dev/null || true
 	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[i]}" 2>/dev/null || true; done
 }
@@ -184,6 +189,9 @@ kill -KILL -- "-$app_pid" 2>/dev/null || true
 cp "$root/root/.local/share/pactwise/logs/pactwise-desk.log" "$results/pactwise-desk.log" 2>/dev/null || true
 if grep -q "window ready" "$results/pactwise-desk.log" 2>/dev/null; then log "ok: the app logged 'window ready' on a fresh data dir"; else
 	log "FAILED: no 'window ready' in the app's log"; failures=$((failures + 1)); fi
+
+# 5. Signed updates against a feed on loopback, through the app's window.
+source "$(dirname "$0")/test-update.sh"
 
 log "done in $(($(date +%s) - started)) s with $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -111,6 +111,9 @@ const COMMANDS: &[&str] = &[
     "switch_organization",
     "bring_over_documents",
     "semantic_status",
+    "update_check",
+    "update_install",
+    "update_restart",
 ];
 
 fn main() {

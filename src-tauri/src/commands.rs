@@ -68,6 +68,12 @@ pub struct SemanticProgressEvent {
     pub status: pactwise_api::SemanticStatus,
 }
 
+/// How far the download of an update is (`update_install`): Settings shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+pub struct UpdateProgressEvent {
+    pub progress: pactwise_api::update::UpdateProgress,
+}
+
 /// Runs or approvals changed without the window asking (the engine's work loop moved runs or escalated an
 /// approval, or a sync round brought runs, steps or decisions from other desktops — then both counts are 0): the
 /// Runs area and the inbox reload.
@@ -752,6 +758,107 @@ async fn dismiss_crash_reports(state: State<'_, AppState>) -> Result<(), ApiErro
     })
 }
 
+/// The updater's setup for this run, decided once at start (`lib.rs`, `pactwise_api::update::update_setup`).
+pub struct Updates {
+    pub setup: pactwise_api::update::UpdateSetup,
+}
+
+/// How an updater failure reads: verification failures are refusals, and an I/O failure after the download is an
+/// install that failed (during a check it is an unreachable feed). The words are `pactwise_api::update`'s.
+fn update_error(e: &tauri_plugin_updater::Error, installing: bool, current: &str) -> ApiError {
+    use pactwise_api::update::UpdateFailure;
+    use tauri_plugin_updater::Error as E;
+    let failure = match e {
+        E::Minisign(_) | E::Base64(_) | E::SignatureUtf8(_) | E::SignedVersionMismatch { .. } => {
+            UpdateFailure::Unsigned
+        }
+        E::MissingSignedVersion => UpdateFailure::Unsigned,
+        E::Serialization(e) => UpdateFailure::of_unreadable_feed(&e.to_string()),
+        E::Semver(_) | E::UrlParse(_) => UpdateFailure::NotAFeed,
+        E::TargetNotFound(_) | E::TargetsNotFound(_) | E::UnsupportedArch | E::UnsupportedOs => {
+            UpdateFailure::NoBuildHere
+        }
+        E::InvalidUpdaterFormat | E::BinaryNotFoundInArchive => UpdateFailure::WrongPackage,
+        E::AuthenticationFailed => UpdateFailure::NotAuthorized,
+        E::Reqwest(_) | E::Network(_) | E::ReleaseNotFound | E::InsecureTransportProtocol => UpdateFailure::Unreachable,
+        E::Io(_) if !installing => UpdateFailure::Unreachable,
+        _ => UpdateFailure::InstallFailed,
+    };
+    tracing::warn!(error = %e, ?failure, installing, "update not done");
+    failure.error(current)
+}
+
+/// Asks the update feed for a newer version (never an older or equal one): the offer with its notes and date, "up
+/// to date", or why updates are not set up here.
+#[tauri::command]
+#[specta::specta]
+async fn update_check(
+    app: AppHandle,
+    updates: State<'_, Updates>,
+) -> Result<pactwise_api::update::UpdateStatus, ApiError> {
+    use pactwise_api::update::UpdateStatus;
+    use tauri_plugin_updater::UpdaterExt;
+    let current = app.package_info().version.to_string();
+    if let Some(why) = &updates.setup.not_set_up {
+        return Ok(UpdateStatus::not_set_up(&current, why));
+    }
+    let offer = async { app.updater()?.check().await }.await.map_err(|e| update_error(&e, false, &current))?;
+    Ok(match offer {
+        Some(update) => {
+            let published = update.date.map(|d| d.date().to_string());
+            UpdateStatus::available(&current, &update.version, update.body.clone(), published.as_deref())
+        }
+        None => UpdateStatus::up_to_date(&current),
+    })
+}
+
+/// Downloads `version` (the one the check offered), verifies its signature with the app's update key, installs it
+/// and says to restart. Progress goes to the window as `UpdateProgressEvent`.
+#[tauri::command]
+#[specta::specta]
+async fn update_install(
+    app: AppHandle,
+    updates: State<'_, Updates>,
+    version: String,
+) -> Result<pactwise_api::update::UpdateInstalled, ApiError> {
+    use pactwise_api::update::{DownloadCounter, UpdateInstalled, UpdateStatus};
+    use tauri_plugin_updater::UpdaterExt;
+    let current = app.package_info().version.to_string();
+    if let Some(why) = &updates.setup.not_set_up {
+        return Err(ApiError::new(ErrorCode::UpdateUnavailable, UpdateStatus::not_set_up(&current, why).message));
+    }
+    let offer = async { app.updater()?.check().await }.await.map_err(|e| update_error(&e, false, &current))?;
+    let update = match offer {
+        Some(update) if update.version == version => update,
+        other => return Err(pactwise_api::update::offer_changed(&version, other.as_ref().map(|u| u.version.as_str()))),
+    };
+    let mut counter = DownloadCounter::default();
+    let progress = |chunk: usize, total: Option<u64>| {
+        if let Some(progress) = counter.advance(chunk as u64, total)
+            && let Err(e) = (UpdateProgressEvent { progress }).emit(&app)
+        {
+            tracing::warn!(error = %e, "could not send the update's download progress");
+        }
+    };
+    // The download is verified (signature, key, signed version) before it is returned; nothing is written before.
+    let bytes = update.download(progress, || {}).await.map_err(|e| update_error(&e, false, &current))?;
+    // Installing runs the package manager (pkexec, else sudo), which may wait for a password: off the async workers.
+    let installed = tauri::async_runtime::spawn_blocking(move || update.install(bytes).map(|()| update.version))
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the installation stopped unexpectedly ({e})")))?
+        .map_err(|e| update_error(&e, true, &current))?;
+    tracing::info!(from = %current, to = %installed, "update installed");
+    Ok(UpdateInstalled::new(&installed))
+}
+
+/// Restarts the app (after an update was installed, to run the new version).
+#[tauri::command]
+#[specta::specta]
+async fn update_restart(app: AppHandle) -> Result<(), ApiError> {
+    tracing::info!("restarting to run the installed update");
+    app.restart()
+}
+
 /// Saves a file of an opened technical envelope.
 #[tauri::command]
 #[specta::specta]
@@ -1184,6 +1291,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             stage_log,
             assistant_history,
             semantic_status,
+            update_check,
+            update_install,
+            update_restart,
         ])
         .events(tauri_specta::collect_events![
             ImportProgressEvent,
@@ -1191,7 +1301,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             RunsChangedEvent,
             RecordsChangedEvent,
             SemanticProgressEvent,
-            CrashReportedEvent
+            CrashReportedEvent,
+            UpdateProgressEvent
         ])
         // Sizes are u64 in Rust; no file Pactwise accepts comes near 2^53 bytes.
         .dangerously_cast_bigints_to_number()

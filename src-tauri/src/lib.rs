@@ -247,8 +247,26 @@ async fn page_image_response(app: &tauri::AppHandle, uri: &tauri::http::Uri) -> 
     response.unwrap_or_else(|_| Response::new(Vec::new()))
 }
 
+/// The updater's setup for this run: the update key compiled into the app (`plugins.updater`, from `make package`)
+/// and the feed, which IT may move or turn off in `pactwise_api::update::UPDATE_FEED_FILE`, read here and nowhere
+/// else. The plugin runs with the decided configuration; without a key or a feed it runs with none and Settings says
+/// so in words.
+fn updates_for(context: &mut tauri::Context<tauri::Wry>) -> commands::Updates {
+    use pactwise_api::update::{UPDATE_FEED_FILE, read_feed_override, update_setup};
+    let plugins = &mut context.config_mut().plugins.0;
+    let setup = update_setup(plugins.get("updater"), read_feed_override(std::path::Path::new(UPDATE_FEED_FILE)));
+    match &setup.not_set_up {
+        None => tracing::info!(feed = %setup.plugin_config["endpoints"], "updates are checked from this feed"),
+        Some(why) => tracing::info!("updates are not checked: {why}"),
+    }
+    plugins.insert("updater".into(), setup.plugin_config.clone());
+    commands::Updates { setup }
+}
+
 pub fn run() {
     let (state, _log_guard) = open_state();
+    let mut context = tauri::generate_context!();
+    let updates = updates_for(&mut context);
     let builder = specta_builder();
     let mut app = tauri::Builder::default();
     if let Some(script) = save_dir_script() {
@@ -259,6 +277,10 @@ pub fn run() {
         // Native notifications for new approvals (the UI asks through the plugin's commands; on a desktop without a
         // notification daemon the plugin's send fails in the background and nothing else happens).
         .plugin(tauri_plugin_notification::init())
+        // Signed updates: only through the app's own commands (update_check, update_install); the plugin's JS
+        // commands are not allowed to the window.
+        .plugin(tauri_plugin_updater::Builder::new().build())
+        .manage(updates)
         .invoke_handler(builder.invoke_handler())
         .register_asynchronous_uri_scheme_protocol("pwpage", |ctx, request, responder| {
             let app = ctx.app_handle().clone();
@@ -286,7 +308,7 @@ pub fn run() {
             tracing::info!("window ready");
             Ok(())
         })
-        .build(tauri::generate_context!());
+        .build(context);
     let app = match app {
         Ok(app) => app,
         Err(e) => {

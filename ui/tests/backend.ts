@@ -166,6 +166,13 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         return null;
       case "session_info":
         return sessionOf(backend);
+      case "update_check":
+        return {
+          current_version: "0.1.0",
+          state: "not_set_up",
+          available: null,
+          message: "Updates are not set up for this installation.",
+        };
       case "voyage_status":
         return backend.voyage ?? { configured: false, summary: "The model on this computer (no Voyage key is stored)." };
       case "set_voyage_key":

@@ -31,6 +31,7 @@ mod session;
 mod shared_runs;
 mod source;
 mod sync;
+pub mod update;
 mod vendors;
 mod voyage;
 mod work_loop;

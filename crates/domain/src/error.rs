@@ -73,6 +73,15 @@ pub enum ErrorCode {
     /// A quote a person chose may not be the clause (the table of contents, a heading, a definition, another
     /// section); the message says why. Choose the clause's words, or keep the quote knowingly.
     QuoteNeedsCheck,
+    /// The update feed could not be read (offline, the server failed, an answer that is not a feed, no build for this
+    /// computer); nothing was installed. Try again later.
+    UpdateUnavailable,
+    /// An update's signature is missing, does not match its file, was not made with the app's update key, or names
+    /// another version: it was not installed and nothing changed.
+    UpdateRefused,
+    /// A verified update could not be installed (the administrator password was not given, the package manager
+    /// failed); the installed version is unchanged.
+    UpdateNotInstalled,
 }
 
 impl ErrorCode {
@@ -110,6 +119,9 @@ impl ErrorCode {
             ErrorCode::Conflict => "conflict",
             ErrorCode::FileExists => "file_exists",
             ErrorCode::QuoteNeedsCheck => "quote_needs_check",
+            ErrorCode::UpdateUnavailable => "update_unavailable",
+            ErrorCode::UpdateRefused => "update_refused",
+            ErrorCode::UpdateNotInstalled => "update_not_installed",
         }
     }
 
@@ -169,6 +181,9 @@ mod tests {
             ErrorCode::ApprovalOutdated,
             ErrorCode::Conflict,
             ErrorCode::FileExists,
+            ErrorCode::UpdateUnavailable,
+            ErrorCode::UpdateRefused,
+            ErrorCode::UpdateNotInstalled,
         ] {
             assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{}\"", code.as_str()));
         }

@@ -199,6 +199,18 @@ export const commands = {
 	assistantHistory: (search: string | null, cursor: string | null) => typedError<HistoryPage_Serialize, ApiError>(__TAURI_INVOKE("assistant_history", { search, cursor })),
 	/**  How far meaning-based search is prepared for the organization. */
 	semanticStatus: () => typedError<SemanticStatus, ApiError>(__TAURI_INVOKE("semantic_status")),
+	/**
+	 *  Asks the update feed for a newer version (never an older or equal one): the offer with its notes and date, "up
+	 *  to date", or why updates are not set up here.
+	 */
+	updateCheck: () => typedError<UpdateStatus_Serialize, ApiError>(__TAURI_INVOKE("update_check")),
+	/**
+	 *  Downloads `version` (the one the check offered), verifies its signature with the app's update key, installs it
+	 *  and says to restart. Progress goes to the window as `UpdateProgressEvent`.
+	 */
+	updateInstall: (version: string) => typedError<UpdateInstalled, ApiError>(__TAURI_INVOKE("update_install", { version })),
+	/**  Restarts the app (after an update was installed, to run the new version). */
+	updateRestart: () => typedError<null, ApiError>(__TAURI_INVOKE("update_restart")),
 };
 
 /** Events */
@@ -209,6 +221,7 @@ export const events = {
 	recordsChangedEvent: makeEvent<RecordsChangedEvent, RecordsChangedEvent>("records-changed-event"),
 	runsChangedEvent: makeEvent<RunsChangedEvent, RunsChangedEvent>("runs-changed-event"),
 	semanticProgressEvent: makeEvent<SemanticProgressEvent, SemanticProgressEvent>("semantic-progress-event"),
+	updateProgressEvent: makeEvent<UpdateProgressEvent_Serialize, UpdateProgressEvent_Deserialize>("update-progress-event"),
 };
 
 /* Types */
@@ -530,6 +543,27 @@ export type AuditQuery_Serialize = {
 	from: string | null,
 	to: string | null,
 	text: string | null,
+};
+
+/**  A newer version the feed offers, before it is downloaded or verified. */
+export type AvailableUpdate = AvailableUpdate_Serialize | AvailableUpdate_Deserialize;
+
+/**  A newer version the feed offers, before it is downloaded or verified. */
+export type AvailableUpdate_Deserialize = {
+	version: string,
+	/**  The release notes as the feed gives them (plain text). */
+	notes?: string | null,
+	/**  When it was published (`YYYY-MM-DD`), if the feed says. */
+	published?: string | null,
+};
+
+/**  A newer version the feed offers, before it is downloaded or verified. */
+export type AvailableUpdate_Serialize = {
+	version: string,
+	/**  The release notes as the feed gives them (plain text). */
+	notes: string | null,
+	/**  When it was published (`YYYY-MM-DD`), if the feed says. */
+	published: string | null,
 };
 
 export type AwardInput = {
@@ -1604,7 +1638,22 @@ export type ErrorCode =
  *  A quote a person chose may not be the clause (the table of contents, a heading, a definition, another
  *  section); the message says why. Choose the clause's words, or keep the quote knowingly.
  */
-"quote_needs_check";
+"quote_needs_check" | 
+/**
+ *  The update feed could not be read (offline, the server failed, an answer that is not a feed, no build for this
+ *  computer); nothing was installed. Try again later.
+ */
+"update_unavailable" | 
+/**
+ *  An update's signature is missing, does not match its file, was not made with the app's update key, or names
+ *  another version: it was not installed and nothing changed.
+ */
+"update_refused" | 
+/**
+ *  A verified update could not be installed (the administrator password was not given, the package manager
+ *  failed); the installed version is unchanged.
+ */
+"update_not_installed";
 
 export type EvaluationView = EvaluationView_Serialize | EvaluationView_Deserialize;
 
@@ -4137,6 +4186,74 @@ export type UpcomingDates_Serialize = {
 	until: string,
 	months: MonthDates_Serialize[],
 	total: number,
+};
+
+/**  A verified update was installed; the new version runs after a restart. */
+export type UpdateInstalled = {
+	version: string,
+	message: string,
+};
+
+/**  How far the download of an update is, sent while `update_install` runs. */
+export type UpdateProgress = UpdateProgress_Serialize | UpdateProgress_Deserialize;
+
+/**  How far the download of an update is (`update_install`): Settings shows it. */
+export type UpdateProgressEvent = UpdateProgressEvent_Serialize | UpdateProgressEvent_Deserialize;
+
+/**  How far the download of an update is (`update_install`): Settings shows it. */
+export type UpdateProgressEvent_Deserialize = {
+	progress: UpdateProgress_Deserialize,
+};
+
+/**  How far the download of an update is (`update_install`): Settings shows it. */
+export type UpdateProgressEvent_Serialize = {
+	progress: UpdateProgress_Serialize,
+};
+
+/**  How far the download of an update is, sent while `update_install` runs. */
+export type UpdateProgress_Deserialize = {
+	downloaded: number,
+	/**  The size, when the server says it. */
+	total?: number | null,
+};
+
+/**  How far the download of an update is, sent while `update_install` runs. */
+export type UpdateProgress_Serialize = {
+	downloaded: number,
+	/**  The size, when the server says it. */
+	total: number | null,
+};
+
+/**  Whether this installation checks for updates, as the Updates section shows it. */
+export type UpdateState = 
+/**  No update key or no feed (a development build, or IT turned the check off): `message` says which. */
+"not_set_up" | 
+/**  The feed's newest version is not newer than this one. */
+"up_to_date" | 
+/**  A newer version is offered: `available`. */
+"available";
+
+/**  The answer of a check for updates. */
+export type UpdateStatus = UpdateStatus_Serialize | UpdateStatus_Deserialize;
+
+/**  The answer of a check for updates. */
+export type UpdateStatus_Deserialize = {
+	/**  The version running now. */
+	current_version: string,
+	state: UpdateState,
+	available?: AvailableUpdate_Deserialize | null,
+	/**  What to tell the person, in words. */
+	message: string,
+};
+
+/**  The answer of a check for updates. */
+export type UpdateStatus_Serialize = {
+	/**  The version running now. */
+	current_version: string,
+	state: UpdateState,
+	available: AvailableUpdate_Serialize | null,
+	/**  What to tell the person, in words. */
+	message: string,
 };
 
 /**
