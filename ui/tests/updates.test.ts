@@ -83,7 +83,7 @@ describe("Settings → Updates", () => {
     render(UpdateSettings);
     const offered = await screen.findByTestId("update-offer");
     expect(offered.textContent).toContain("Pactwise Desk 0.1.1");
-    expect(offered.textContent).toContain("published 2026-12-01");
+    expect(offered.textContent).toContain("published 1 December 2026");
     expect(screen.getByTestId("update-notes").textContent).toBe("Faster search.\nA clearer review queue.");
 
     await fireEvent.click(screen.getByTestId("update-install"));
