@@ -108,6 +108,23 @@ fn sha256_file(path: &Path) -> Result<(String, Vec<u8>), EmbedError> {
     Ok((hex::encode(Sha256::digest(&bytes)), bytes))
 }
 
+/// Checks that every model file is in `dir` with the shipped checksum, reading each in pieces.
+fn verify_files(dir: &Path) -> Result<(), EmbedError> {
+    for (name, expected) in MODEL_FILES {
+        let path = dir.join(name);
+        let mut file = std::fs::File::open(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => EmbedError::Missing { path: path.display().to_string() },
+            _ => EmbedError::Load(format!("{}: {e}", path.display())),
+        })?;
+        let mut hasher = Sha256::new();
+        std::io::copy(&mut file, &mut hasher).map_err(|e| EmbedError::Load(format!("{}: {e}", path.display())))?;
+        if hex::encode(hasher.finalize()) != expected {
+            return Err(EmbedError::HashMismatch { file: name.to_string() });
+        }
+    }
+    Ok(())
+}
+
 impl Embedder {
     /// Loads the model from `dir`, refusing a missing file or one whose checksum is not the shipped one.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
@@ -247,23 +264,28 @@ impl LazyEmbedder {
         }
     }
 
-    /// The model's id (stored beside every vector) without loading it: when it loaded before, or when its files are
-    /// in place (their checksums are checked when it loads, and a failed load is said from then on); otherwise why
-    /// there is no model.
+    /// The model's id (stored beside every vector) without loading the model: once per process its files' checksums
+    /// are checked (read in pieces, nothing kept), so a missing or replaced model is said here and not first at a
+    /// search; otherwise why there is no model.
     pub fn model_id(&self) -> Result<String, String> {
-        {
-            let slot = self.slot();
-            if let Some(why) = &slot.failed {
-                return Err(why.clone());
+        let mut slot = self.slot();
+        if let Some(why) = &slot.failed {
+            return Err(why.clone());
+        }
+        if let Some(id) = &slot.model_id {
+            return Ok(id.clone());
+        }
+        match verify_files(&self.dir) {
+            Ok(()) => {
+                slot.model_id = Some(shipped_model_id());
+                Ok(shipped_model_id())
             }
-            if let Some(id) = &slot.model_id {
-                return Ok(id.clone());
+            Err(e) => {
+                tracing::warn!(error = %e, "the local embedding model is not available");
+                slot.failed = Some(e.to_string());
+                Err(e.to_string())
             }
         }
-        if MODEL_FILES.iter().all(|(name, _)| self.dir.join(name).is_file()) {
-            return Ok(shipped_model_id());
-        }
-        self.get().map(|e| e.model_id().to_owned())
     }
 
     /// Whether the model is in memory now.

@@ -42,7 +42,7 @@ fn the_lazy_model_is_released_after_sitting_unused_and_loads_again_on_the_next_u
     let lazy = LazyEmbedder::new(dir);
     assert!(!lazy.is_loaded(), "nothing loads before it is needed");
     let known = lazy.model_id().map_err(anyhow::Error::msg)?;
-    assert!(!lazy.is_loaded(), "the id of the model in place is known without loading it");
+    assert!(!lazy.is_loaded(), "the id of the model in place is known (its files checked) without loading it");
     let id = lazy.get().map_err(anyhow::Error::msg)?.model_id().to_owned();
     assert_eq!(id, known);
     assert!(lazy.is_loaded());
@@ -68,4 +68,20 @@ fn a_missing_model_stays_unavailable_with_its_reason_and_is_never_released_into_
     assert!(first.contains("make setup"), "{first}");
     assert_eq!(lazy.model_id().unwrap_err(), first);
     assert!(!lazy.release_if_idle(std::time::Instant::now(), std::time::Duration::ZERO));
+}
+
+#[test]
+fn a_replaced_model_file_is_said_by_its_id_before_any_search_loads_it() -> anyhow::Result<()> {
+    use pactwise_embed::{LazyEmbedder, MODEL_FILES};
+    let Some(dir) = pactwise_testkit::embedding_model() else { return Ok(()) };
+    let replaced = tempfile::tempdir()?;
+    for (name, _) in MODEL_FILES {
+        std::fs::copy(dir.join(name), replaced.path().join(name))?;
+    }
+    std::fs::write(replaced.path().join("config.json"), b"{\"hidden_size\": 384}")?;
+    let lazy = LazyEmbedder::new(replaced.path().to_path_buf());
+    let why = lazy.model_id().unwrap_err();
+    assert!(why.contains("config.json") && why.contains("make setup"), "{why}");
+    assert_eq!(lazy.get().unwrap_err(), why, "and it stays unavailable, with the same reason");
+    Ok(())
 }
