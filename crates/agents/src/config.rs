@@ -14,6 +14,22 @@ pub struct AgentsConfig {
     pub vendor: VendorConfig,
     pub analytics: AnalyticsConfig,
     pub notifications: NotificationsConfig,
+    pub workers: WorkersConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkersConfig {
+    /// Agent steps and follow-up tasks that run at once (1 to 16).
+    pub concurrency: u32,
+    /// Seconds one agent step or task may take before it is stopped and reported (1 to 600).
+    pub timeout_secs: u32,
+}
+
+impl Default for WorkersConfig {
+    fn default() -> Self {
+        WorkersConfig { concurrency: 4, timeout_secs: 30 }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -172,6 +188,8 @@ impl AgentsConfig {
             });
         }
         range(&mut p, "notifications.max_items_per_run", self.notifications.max_items_per_run, 1, 100);
+        range(&mut p, "workers.concurrency", self.workers.concurrency, 1, 16);
+        range(&mut p, "workers.timeout_secs", self.workers.timeout_secs, 1, 600);
         if p.is_empty() { Ok(()) } else { Err(ConfigRefused(p)) }
     }
 
@@ -264,7 +282,7 @@ mod tests {
     #[test]
     fn the_schema_names_every_section() {
         let schema = AgentsConfig::schema().to_string();
-        for s in ["manager", "secretary", "financial", "vendor", "analytics", "notifications"] {
+        for s in ["manager", "secretary", "financial", "vendor", "analytics", "notifications", "workers"] {
             assert!(schema.contains(s), "{s}");
         }
     }

@@ -160,16 +160,35 @@ impl<'a> Engine<'a> {
         Ok(self.start_all(&[(Starter::Platform(org), graph, &input)])?[0])
     }
 
+    /// Starts a run of a graph made for it (the manager's compiled plan) in the session's organization. The graph is
+    /// checked as a registered one would be — its shape, and handlers this registry knows — and the run keeps it
+    /// as its snapshot, so nothing else needs to know it.
+    pub fn start_graph(&self, scope: &OrgScope, graph: &GraphDef, input: Value) -> Result<RunId, EngineError> {
+        self.registry.check(graph)?;
+        let snapshot = serde_json::to_string(graph).map_err(|e| corrupt("graph", e))?;
+        Ok(self.start_defs(&[(Starter::Session(scope), graph, &input, snapshot)])?[0])
+    }
+
     fn start_all(&self, starts: &[(Starter<'_>, &str, &Value)]) -> Result<Vec<RunId>, EngineError> {
+        let mut defs = Vec::with_capacity(starts.len());
+        for (starter, name, input) in starts {
+            let graph = self.registry.graph(name)?;
+            let snapshot = self.snapshot_text(graph)?;
+            defs.push((*starter, graph, *input, snapshot));
+        }
+        self.start_defs(&defs)
+    }
+
+    fn start_defs(&self, starts: &[(Starter<'_>, &GraphDef, &Value, String)]) -> Result<Vec<RunId>, EngineError> {
         let now = self.now();
         let mut writes = Vec::with_capacity(starts.len());
         let mut ids = Vec::with_capacity(starts.len());
-        for (starter, name, input) in starts {
-            let graph = self.registry.graph(name)?;
+        for (starter, graph, input, snapshot) in starts {
+            let graph: &GraphDef = graph;
+            let snapshot = snapshot.clone();
             if !input.is_object() {
                 return Err(EngineError::InvalidInput(format!("got {}", kind_of(input))));
             }
-            let snapshot = self.snapshot_text(graph)?;
             let (mut run, org) = match starter {
                 Starter::Session(scope) => {
                     (NewRun::in_scope(scope, &graph.name, graph.version, snapshot, input.to_string()), scope.org())
@@ -700,7 +719,7 @@ impl<'a> Engine<'a> {
                     kids.push(id);
                 }
                 Command::Handoff { node, superstep, index, handoff } => commit.handoffs.push(NewHandoff {
-                    idempotency_key: format!("{run}/s{superstep}/{node}/{index}"),
+                    idempotency_key: handoff.key.unwrap_or_else(|| format!("{run}/s{superstep}/{node}/{index}")),
                     node,
                     agent_type: handoff.agent_type,
                     priority: handoff.priority,
@@ -742,6 +761,7 @@ impl crate::registry::DocumentText for Engine<'_> {
 }
 
 /// Who starts a run: a person's session, or the platform for an organization.
+#[derive(Clone, Copy)]
 enum Starter<'a> {
     Session(&'a OrgScope),
     Platform(pactwise_domain::OrgId),

@@ -17,7 +17,7 @@ mod registry;
 
 pub use driver::{Advanced, Engine};
 pub use error::EngineError;
-pub use graph::{FieldKind, GraphDef, InputField, ModelSpec, NodeDef, NodeKind, Reducer, RetryPolicy};
+pub use graph::{Edge, FieldKind, GraphDef, InputField, ModelSpec, NodeDef, NodeKind, Reducer, RetryPolicy};
 pub use machine::{Handoff, NodeFailure, NodeOutput, Phase, RunState};
 pub use model::{AskFailure, GatewayModel, ModelPort, ToolAsk};
 pub use registry::{DocumentText, NodeContext, NodeHandler, Records, Registry};

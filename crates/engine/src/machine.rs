@@ -43,6 +43,11 @@ pub struct Handoff {
     /// Not to be claimed before this time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduled_at: Option<DateTime<Utc>>,
+    /// What makes this work the same as other work of the organization (a follow-up about one contract's one
+    /// deadline): it is queued once per key, whichever run hands it off. Without a key, once per run, super-step,
+    /// node and position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// What a node produced.

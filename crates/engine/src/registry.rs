@@ -153,6 +153,15 @@ impl Registry {
     }
 
     pub fn add_graph(&mut self, graph: GraphDef) -> Result<&GraphDef, EngineError> {
+        self.check(&graph)?;
+        let name = graph.name.clone();
+        self.graphs.insert(name.clone(), graph);
+        Ok(&self.graphs[&name])
+    }
+
+    /// Checks a graph against this registry without adding it: its shape, its handlers and the graphs its subgraph
+    /// nodes run must be known.
+    pub fn check(&self, graph: &GraphDef) -> Result<(), EngineError> {
         graph.validate().map_err(EngineError::InvalidGraph)?;
         for n in &graph.nodes {
             let handler = match &n.kind {
@@ -176,9 +185,7 @@ impl Registry {
                 )));
             }
         }
-        let name = graph.name.clone();
-        self.graphs.insert(name.clone(), graph);
-        Ok(&self.graphs[&name])
+        Ok(())
     }
 
     pub fn graph(&self, name: &str) -> Result<&GraphDef, EngineError> {

@@ -223,6 +223,7 @@ fn approval_registry() -> Registry {
             priority: 3,
             payload: json!({"note": "vendor chosen"}),
             scheduled_at: None,
+            key: None,
         }))
     });
     registry

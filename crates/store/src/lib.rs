@@ -18,6 +18,7 @@ mod db;
 mod documents;
 mod error;
 pub mod members;
+mod memories;
 mod migrations;
 mod pages;
 mod passage_vectors;
@@ -57,6 +58,7 @@ pub use data_dir::DataDir;
 pub use db::Db;
 pub use documents::{BroughtOver, Documents, NewDocument};
 pub use error::StoreError;
+pub use memories::{MAX_PER_TIER, Memories, MemoryRecord, MemoryTier, NewMemory, SHORT_TERM};
 pub use migrations::SCHEMA_VERSION;
 pub use pactwise_domain::ImportOutcome;
 pub use pages::{PageTexts, Pages};
@@ -96,7 +98,8 @@ pub use sync_remote::{
     WantedDocument, check_document_fields,
 };
 pub use tasks::{
-    Backlog, FailingAgent, HealthThresholds, NewTask, QUEUE_HEALTH_SETTING, QueueHealth, TaskRecord, Tasks,
+    AgentNotice, Backlog, FailingAgent, HealthThresholds, NewNotice, NewTask, QUEUE_HEALTH_SETTING, QueueHealth,
+    TaskDone, TaskRecord, Tasks,
 };
 pub use usage::{SpendRow, Usage, spend_visible_to};
 pub use usage_journal::UsageJournal;
@@ -249,6 +252,11 @@ impl Store {
     /// The per-organization task queue.
     pub fn tasks(&self) -> Tasks<'_> {
         Tasks::new(self)
+    }
+
+    /// The agents' memory of the session's person.
+    pub fn memories(&self) -> Memories<'_> {
+        Memories::new(self)
     }
 
     /// Makes every commit wait until it is on disk (`synchronous = FULL`): a committed checkpoint survives power

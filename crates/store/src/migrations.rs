@@ -28,6 +28,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0021_passage_embeddings", include_str!("../migrations/0021_passage_embeddings.sql")),
     ("0022_vectors_per_model", include_str!("../migrations/0022_vectors_per_model.sql")),
     ("0023_first_run", include_str!("../migrations/0023_first_run.sql")),
+    ("0024_agents", include_str!("../migrations/0024_agents.sql")),
 ];
 
 /// The schema version this build writes.

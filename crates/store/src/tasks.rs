@@ -33,6 +33,8 @@ pub struct TaskRecord {
     pub finished_at: Option<DateTime<Utc>>,
     pub error: Option<String>,
     pub created_at: DateTime<Utc>,
+    /// What the task did, in words, once done.
+    pub result: Option<String>,
 }
 
 /// A task a member puts on the organization's queue.
@@ -43,6 +45,38 @@ pub struct NewTask {
     pub priority: i64,
     pub payload: Value,
     pub scheduled_at: Option<DateTime<Utc>>,
+}
+
+/// What a finished task did and left behind (see [`Tasks::complete_with`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskDone {
+    /// What the task did, in words.
+    pub result: String,
+    pub notices: Vec<NewNotice>,
+    /// Follow-up tasks; their idempotency keys say what makes two the same.
+    pub follow_ups: Vec<NewTask>,
+}
+
+/// A notice the agents leave for the organization.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewNotice {
+    /// What makes two notices the same (a notice is left once per key).
+    pub key: String,
+    pub title: String,
+    pub message: String,
+    pub urgent: bool,
+}
+
+/// A notice as kept.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentNotice {
+    pub id: String,
+    pub run: Option<RunId>,
+    pub title: String,
+    pub message: String,
+    pub urgent: bool,
+    pub created_at: DateTime<Utc>,
+    pub seen: bool,
 }
 
 /// Thresholds of the queue's health check. Per organization: the setting `queue.health` (checked by
@@ -92,7 +126,7 @@ impl QueueHealth {
 pub const QUEUE_HEALTH_SETTING: &str = pactwise_rules::settings::QUEUE_HEALTH;
 
 const COLUMNS: &str = "id, org_id, idempotency_key, agent_type, priority, payload, status, run_id, node, scheduled_at,
-     claimed_by, claimed_at, finished_at, error, created_at";
+     claimed_by, claimed_at, finished_at, error, created_at, result";
 
 fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     Ok(TaskRecord {
@@ -111,6 +145,7 @@ fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         finished_at: from_sql_opt(r.get(12)?)?,
         error: r.get(13)?,
         created_at: from_sql(&r.get::<_, String>(14)?)?,
+        result: r.get(15)?,
     })
 }
 
@@ -207,6 +242,101 @@ impl<'s> Tasks<'s> {
     /// Marks a task this worker holds as done.
     pub fn complete(&self, credential: &PlatformCredential, id: TaskId) -> Result<(), StoreError> {
         self.finish(credential, id, "done", None)
+    }
+
+    /// Marks a task this worker holds as done with what it did, and in the same transaction leaves its notices and
+    /// queues its follow-ups (each once: a notice or follow-up whose key the organization already has is not
+    /// added again). The organization of every notice and follow-up is the task's own. `Conflict` when this worker
+    /// no longer holds the task (its lease ran out and another took it, or it was timed out): nothing is written.
+    pub fn complete_with(
+        &self,
+        credential: &PlatformCredential,
+        id: TaskId,
+        done: &TaskDone,
+    ) -> Result<TaskRecord, StoreError> {
+        let now = to_sql(self.store.clock().now());
+        let tx = write_tx(self.store)?;
+        let changed = tx.execute(
+            "UPDATE engine_tasks SET status = 'done', finished_at = ?3, result = ?4, lease_expires_at = NULL
+             WHERE id = ?1 AND claimed_by = ?2 AND status = 'processing'",
+            params![id.to_string(), credential.worker(), now, done.result],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::Conflict("the task is not being processed by this worker".into()));
+        }
+        let task = tx.query_row(
+            &format!("SELECT {COLUMNS} FROM engine_tasks WHERE id = ?1"),
+            [id.to_string()],
+            task_from_row,
+        )?;
+        let org = task.org.to_string();
+        let run = task.run.map(|r| r.to_string());
+        for n in &done.notices {
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO agent_notices (id, org_id, run_id, idempotency_key, title, message, urgent,
+                     created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![
+                uuid::Uuid::now_v7().to_string(),
+                org,
+                run,
+                n.key,
+                n.title,
+                n.message,
+                n.urgent,
+                now
+            ])?;
+        }
+        for f in &done.follow_ups {
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO engine_tasks (id, org_id, idempotency_key, agent_type, priority, payload, status,
+                     run_id, scheduled_at, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?8, ?9)",
+            )?
+            .execute(params![
+                TaskId::new().to_string(),
+                org,
+                f.idempotency_key,
+                f.agent_type,
+                f.priority,
+                f.payload.to_string(),
+                run,
+                f.scheduled_at.map(to_sql),
+                now
+            ])?;
+        }
+        tx.commit()?;
+        Ok(task)
+    }
+
+    /// The notices the agents left for the session's organization, newest first (at most `limit`).
+    pub fn notices(&self, scope: &OrgScope, limit: u32) -> Result<Vec<AgentNotice>, StoreError> {
+        let mut stmt = self.store.conn().prepare_cached(
+            "SELECT id, run_id, title, message, urgent, created_at, seen_at FROM agent_notices
+             WHERE org_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![scope.org().to_string(), limit], |r| {
+            Ok(AgentNotice {
+                id: r.get(0)?,
+                run: r.get::<_, Option<String>>(1)?.map(|v| parse_text("run id", &v)).transpose()?,
+                title: r.get(2)?,
+                message: r.get(3)?,
+                urgent: r.get(4)?,
+                created_at: from_sql(&r.get::<_, String>(5)?)?,
+                seen: r.get::<_, Option<String>>(6)?.is_some(),
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Marks the session's organization's notices as seen (they are no longer announced).
+    pub fn notices_seen(&self, scope: &OrgScope) -> Result<usize, StoreError> {
+        let now = to_sql(self.store.clock().now());
+        Ok(self.store.conn().execute(
+            "UPDATE agent_notices SET seen_at = ?2 WHERE org_id = ?1 AND seen_at IS NULL",
+            params![scope.org().to_string(), now],
+        )?)
     }
 
     /// Marks a task this worker holds as failed (counted by the health check).

@@ -19,6 +19,7 @@ pub fn register(r: &mut Registry) {
                 priority: 5,
                 payload: json!({ "action": "pay_invoice", "invoice": number, "amount": amount }),
                 scheduled_at: None,
+                key: None,
             })
             .write("payment", json!({ "scheduled": true, "amount": amount }))
             .write("outcome", json!({ "status": "payment_scheduled", "amount": amount }))

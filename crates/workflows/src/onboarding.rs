@@ -22,6 +22,7 @@ pub fn register(r: &mut Registry) {
                 priority: 5,
                 payload: json!({ "action": "request_documents", "vendor": vendor, "missing": missing }),
                 scheduled_at: None,
+                key: None,
             })
             .write("outcome", json!({ "status": "waiting_for_documents", "missing": missing }))
             .write("log", json!("request_documents")))

@@ -10,6 +10,11 @@ mod names;
 mod text;
 
 pub use amounts::{Money, minor_digits};
+
+/// The amounts a text states (the manager's reading: a number with a currency or a multiplier), in order.
+pub fn amounts_in(text: &str, default_currency: &str) -> Vec<Money> {
+    amounts::amounts(text, default_currency)
+}
 pub use dates::DateMention;
 pub use names::VendorIndex;
 
@@ -274,7 +279,8 @@ fn request_type(kinds: u32, has_reference: bool) -> RequestType {
     }
 }
 
-fn money_words(m: &Money) -> String {
+/// An amount in words: `EUR 50,000.00`.
+pub fn money_words(m: &Money) -> String {
     let d = minor_digits(&m.currency);
     let unit = 10i64.pow(d);
     let whole = (m.minor / unit).to_string();
