@@ -49,6 +49,33 @@ pub fn with_timeout<T: Send + 'static>(
     rx.recv_timeout(limit).map_err(|_| TimedOut(limit))
 }
 
+/// Runs every job at once, each on its own thread, and waits at most `limit` for all of them together. Jobs still
+/// going then are reported as timed out and left to end on their own (their results are dropped).
+pub fn all_with_timeout<K, T: Send + 'static, F: FnOnce() -> T + Send + 'static>(
+    limit: Duration,
+    jobs: Vec<(K, F)>,
+) -> Vec<(K, Result<T, TimedOut>)> {
+    let deadline = std::time::Instant::now() + limit;
+    let waiting: Vec<(K, Option<std::sync::mpsc::Receiver<T>>)> = jobs
+        .into_iter()
+        .map(|(key, job)| {
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            let spawned = std::thread::Builder::new().name("agent-task".into()).spawn(move || {
+                let _ = tx.send(job());
+            });
+            (key, spawned.ok().map(|_| rx))
+        })
+        .collect();
+    waiting
+        .into_iter()
+        .map(|(key, rx)| {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let result = rx.and_then(|rx| rx.recv_timeout(left).ok()).ok_or(TimedOut(limit));
+            (key, result)
+        })
+        .collect()
+}
+
 /// Registers the ten agents' step handlers with the rule-based runner.
 pub fn register(registry: &mut Registry) {
     register_with(registry, Arc::new(|agent, input: &StepInput<'_>| run_step(agent, input)));

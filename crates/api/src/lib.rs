@@ -2,6 +2,7 @@
 //! `pactwise` CLI), returning typed results or an [`ApiError`] whose `code` the UI branches on. The session's
 //! [`OrgScope`] is the only source of the organization; no function here takes an organization id for tenant data.
 
+mod agent_work;
 mod agents;
 mod assistant;
 mod blobs;
@@ -37,6 +38,10 @@ mod voyage;
 mod work_loop;
 mod workspace;
 
+pub use agent_work::{
+    AgentRequestRow, AgentRequestView, AgentStepView, FollowUpView, MANAGERS_KEY, MemoryView, NoticeView, PlanStepView,
+    PlanView, TaskRound, WorkerOptions, plan_view,
+};
 pub use agents::{AGENTS_CONFIG_KEY, OrgSnapshot};
 pub use assistant::CorpusImport;
 pub use checklists::{checklist_export, checklist_stats};
@@ -291,6 +296,14 @@ impl Api {
             Some(registry) => registry,
             None => runs::registry()?.clone(),
         });
+        // Every registry runs the agents' steps too (a request's compiled plan names them).
+        let workflows = if workflows.get_handler("agents.legal").is_some() {
+            workflows
+        } else {
+            let mut r = (*workflows).clone();
+            pactwise_agents::run::register(&mut r);
+            Arc::new(r)
+        };
         let data_dir = DataDir::create(&root).map_err(|e| ApiError::from_store_at(e, &root))?;
         // This process is the platform's worker for its own runs: the store is opened on the platform path once, and
         // the credential stays here, beside the store's thread, for the engine (never for tenant code).

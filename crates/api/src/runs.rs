@@ -18,7 +18,11 @@ pub use pactwise_workflows::bench::BenchReport;
 pub(crate) fn registry() -> Result<&'static Registry, ApiError> {
     static REGISTRY: OnceLock<Result<Registry, String>> = OnceLock::new();
     REGISTRY
-        .get_or_init(|| pactwise_workflows::registry().map_err(|e| e.to_string()))
+        .get_or_init(|| {
+            let mut r = pactwise_workflows::registry().map_err(|e| e.to_string())?;
+            pactwise_agents::run::register(&mut r);
+            Ok(r)
+        })
         .as_ref()
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the built-in workflows did not load: {e}")))
 }

@@ -41,12 +41,18 @@ pub struct WorkRound {
     pub more: bool,
     /// Renewal notice runs started because a contract's reminder fell due (each now waits in the inbox).
     pub reminders_started: Vec<RunId>,
+    /// What the agents' follow-up worker did (notices left, tasks done, failed or timed out).
+    pub tasks: crate::TaskRound,
 }
 
 impl WorkRound {
     /// Whether runs or the inbox changed (the UI is told).
     pub fn changed(&self) -> bool {
-        !self.moved.is_empty() || self.escalated_approvals > 0 || self.stopped > 0 || !self.reminders_started.is_empty()
+        !self.moved.is_empty()
+            || self.escalated_approvals > 0
+            || self.stopped > 0
+            || !self.reminders_started.is_empty()
+            || self.tasks.done + self.tasks.failed + self.tasks.timed_out > 0
     }
 
     /// How long to sleep after this round, from `now`.
@@ -92,8 +98,16 @@ impl Api {
                 break;
             }
         }
+        round.tasks = self.work_agent_tasks(crate::WorkerOptions::default()).await?;
         let credential = self.platform.clone();
-        round.next_due = self.db.call(move |store| store.runs().next_due(&credential)).await?;
+        round.next_due = self
+            .db
+            .call(move |store| {
+                let runs = store.runs().next_due(&credential)?;
+                let tasks = store.tasks().next_scheduled(&credential, pactwise_agents::tasks::ACTION)?;
+                Ok::<_, pactwise_store::StoreError>(runs.into_iter().chain(tasks).min())
+            })
+            .await?;
         Ok(round)
     }
 

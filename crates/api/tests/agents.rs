@@ -112,3 +112,165 @@ async fn thresholds_are_per_organization_checked_and_for_admins_only() {
     let plan = api.plan_request(&ours, "budget approval for 40k".into()).await.unwrap();
     assert_eq!(plan.entities.amounts[0].canonical(), "USD 40000.00");
 }
+
+#[tokio::test]
+async fn a_manager_runs_a_request_and_sees_each_agents_output_the_follow_ups_and_the_notice() {
+    let (tmp, api) = offline_api().await;
+    let ours = api.local_session().await.unwrap();
+    finalized_msa(&api, &ours, tmp.path()).await;
+    let request = "Renew MSA-2026-014 with Tailspin Software before 31 March, budget 50k, legal to check liability";
+    let plan = api.plan_request_view(&ours, request.into()).await.unwrap();
+    assert!(plan.ready && plan.may_run, "{plan:?}");
+    let agents: Vec<_> = plan.steps.iter().map(|s| (s.agent.as_str(), s.round)).collect();
+    assert_eq!(agents[0], ("Document reading (OCR)", 1));
+    assert_eq!(agents.last().unwrap().0, "Notifications");
+    assert!(plan.names.contains(&"Contract MSA-2026-014".to_string()), "{:?}", plan.names);
+
+    let done = api.run_request(&ours, request.into()).await.unwrap();
+    assert_eq!(done.state, "Done", "{done:?}");
+    assert_eq!(done.steps.len(), plan.steps.len());
+    for s in &done.steps {
+        assert_eq!(s.state, "Done", "{s:?}");
+        assert!(!s.summary.is_empty(), "{s:?}");
+    }
+    let legal = done.steps.iter().find(|s| s.agent == "Legal").unwrap();
+    assert!(legal.findings.iter().any(|f| f.starts_with("MSA-2026-014: ") && f.contains("reviewed by a lawyer")));
+    // The notice went out at once; the notice deadline's and expiry's reminders wait for their day or are done.
+    assert_eq!(done.notices.len(), 1, "{:?}", done.notices);
+    assert!(done.notices[0].title.contains("MSA-2026-014"), "{:?}", done.notices[0]);
+    assert!(done.follow_ups.iter().any(|f| f.state.starts_with("Done: Left a notice")), "{:?}", done.follow_ups);
+    assert_eq!(api.agent_notices(&ours).await.unwrap().len(), done.notices.len() + reminders_done(&done));
+
+    // Listed, shown again, remembered for the person who ran it.
+    let rows = api.agent_requests(&ours).await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].request, request);
+    assert_eq!(api.agent_request(&ours, done.run).await.unwrap().steps, done.steps);
+    let memories = api.memories(&ours).await.unwrap();
+    assert!(memories.iter().any(|m| m.kind == "For today" && m.text.contains("Renew MSA-2026-014")));
+    assert!(memories.iter().any(|m| m.kind == "Kept" && m.text == "Renewal for MSA-2026-014: EUR 50,000.00"));
+    let again = api.plan_request_view(&ours, "What budget did we set for the MSA-2026-014 renewal?".into()).await;
+    assert!(again.unwrap().remembered.iter().any(|m| m.contains("EUR 50,000.00")));
+
+    // The same request again: a new notice, but no follow-up queued twice.
+    let second = api.run_request(&ours, request.into()).await.unwrap();
+    let keys = |v: &pactwise_api::AgentRequestView| v.follow_ups.iter().map(|f| f.why.clone()).collect::<Vec<_>>();
+    assert!(keys(&second).iter().all(|why| why.starts_with("The outcome goes to the inbox")), "{:?}", keys(&second));
+    assert_eq!(second.notices.len(), 1);
+}
+
+fn reminders_done(v: &pactwise_api::AgentRequestView) -> usize {
+    v.follow_ups.iter().filter(|f| f.why.starts_with("A reminder") && f.state.starts_with("Done")).count()
+}
+
+#[tokio::test]
+async fn only_members_with_the_manager_role_run_requests() {
+    let (tmp, api) = offline_api().await;
+    let ours = api.local_session().await.unwrap();
+    finalized_msa(&api, &ours, tmp.path()).await;
+    let reviewer = session_in(&api, Some(ours.org()), "Rita Reviewer", Role::Reviewer);
+    let viewer = session_in(&api, Some(ours.org()), "Val Viewer", Role::Viewer);
+    let request = "Review MSA-2026-014 by Friday";
+
+    let plan = api.plan_request_view(&reviewer, request.into()).await.unwrap();
+    assert!(plan.ready && !plan.may_run);
+    assert!(plan.cannot_run_because.unwrap().contains("manager role"));
+    let e = api.run_request(&reviewer, request.into()).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::Forbidden);
+    assert!(api.agent_requests(&ours).await.unwrap().is_empty(), "nothing ran");
+
+    // Only owners and admins grant it; a granted reviewer runs; a viewer never does.
+    let e = api.set_manager(&reviewer, reviewer.user(), true).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::Forbidden);
+    assert_eq!(api.set_manager(&ours, reviewer.user(), true).await.unwrap(), ["Rita Reviewer"]);
+    assert_eq!(api.run_request(&reviewer, request.into()).await.unwrap().state, "Done");
+    api.set_manager(&ours, viewer.user(), true).await.unwrap();
+    assert_eq!(api.run_request(&viewer, request.into()).await.unwrap_err().code, ErrorCode::Forbidden);
+    // Another organization's member cannot be granted here.
+    let theirs = session_in(&api, None, "Eve Other", Role::Owner);
+    assert_eq!(api.set_manager(&ours, theirs.user(), true).await.unwrap_err().code, ErrorCode::NotFound);
+}
+
+#[tokio::test]
+async fn another_organizations_contract_and_vendor_never_reach_a_run() {
+    let (tmp, api) = offline_api().await;
+    let ours = api.local_session().await.unwrap();
+    finalized_msa(&api, &ours, tmp.path()).await;
+    let theirs = session_in(&api, None, "Eve Other", Role::Owner);
+    let done = api.run_request(&theirs, "Review MSA-2026-014 with Tailspin Software urgently".into()).await.unwrap();
+    assert_eq!(done.state, "Done");
+    let text = serde_json::to_string(&done).unwrap();
+    assert!(!text.contains("reviewed by a lawyer") && !text.contains("Tailspin Software is a vendor"), "{text}");
+    let legal = done.steps.iter().find(|s| s.agent == "Legal").unwrap();
+    assert!(legal.summary.starts_with("No contract to review"), "{legal:?}");
+    assert!(api.agent_requests(&ours).await.unwrap().is_empty());
+    assert!(api.agent_notices(&ours).await.unwrap().is_empty());
+    // A request's run is not readable from another organization.
+    assert_eq!(api.agent_request(&ours, done.run).await.unwrap_err().code, ErrorCode::NotFound);
+}
+
+#[tokio::test]
+async fn memories_are_recalled_per_person_within_their_organization() {
+    let (_tmp, api) = offline_api().await;
+    let ours = api.local_session().await.unwrap();
+    let colleague = session_in(&api, Some(ours.org()), "Rita Reviewer", Role::Reviewer);
+    let theirs = session_in(&api, None, "Eve Other", Role::Owner);
+    let kept = api.remember(&ours, "The Tailspin renewal budget is EUR 50,000".into()).await.unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].kind, "Kept");
+    api.remember(&theirs, "Tailspin is blocked for us".into()).await.unwrap();
+
+    let request = "Check the Tailspin renewal budget";
+    let mine = api.plan_request_view(&ours, request.into()).await.unwrap();
+    assert_eq!(mine.remembered, ["The Tailspin renewal budget is EUR 50,000"]);
+    let hers = api.plan_request_view(&colleague, request.into()).await.unwrap();
+    assert!(hers.remembered.is_empty(), "a colleague does not recall my memories");
+    let other = api.plan_request_view(&theirs, request.into()).await.unwrap();
+    assert_eq!(other.remembered, ["Tailspin is blocked for us"]);
+    assert!(api.memories(&colleague).await.unwrap().is_empty());
+
+    // Nobody deletes another's memory; the person deletes their own.
+    assert_eq!(api.forget_memory(&colleague, kept[0].id.clone()).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(api.forget_memory(&theirs, kept[0].id.clone()).await.unwrap_err().code, ErrorCode::NotFound);
+    assert!(api.forget_memory(&ours, kept[0].id.clone()).await.unwrap().is_empty());
+    assert_eq!(api.remember(&ours, "   ".into()).await.unwrap_err().code, ErrorCode::InvalidInput);
+}
+
+#[tokio::test]
+async fn a_worker_killed_mid_task_leaves_it_to_another_and_its_notice_appears_once() {
+    let (_tmp, api) = offline_api().await;
+    let ours = api.local_session().await.unwrap();
+    let payload = serde_json::json!({
+        "action": "agent.follow_up", "depth": 1, "why": "A test notice.",
+        "work": {"kind": "notice", "title": "Budget check", "message": "Within budget.", "urgent": false}
+    });
+    let store = side_store(&api);
+    store
+        .tasks()
+        .enqueue(
+            &store.sessions().open(ours.session()).unwrap(),
+            &pactwise_store::NewTask {
+                idempotency_key: "test/notice".into(),
+                agent_type: "notifications".into(),
+                priority: 5,
+                payload,
+                scheduled_at: None,
+            },
+        )
+        .unwrap();
+    // A worker claims it and dies: its lease is already over.
+    let (dead_store, dead) = side_store(&api).into_platform_worker("dead-worker").into_parts();
+    let claimed = dead_store.tasks().claim_action(&dead, "agent.follow_up", 10, chrono::Duration::zero()).unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert!(api.agent_notices(&ours).await.unwrap().is_empty());
+
+    // The desktop's next round gives it back and runs it; the dead worker's late finish changes nothing.
+    let round = api.work_round().await.unwrap();
+    assert_eq!(round.tasks.done, 1, "{round:?}");
+    let late = pactwise_store::TaskDone { result: "late".into(), ..Default::default() };
+    assert!(dead_store.tasks().complete_with(&dead, claimed[0].id, &late).is_err());
+    let notices = api.agent_notices(&ours).await.unwrap();
+    assert_eq!(notices.len(), 1);
+    assert_eq!(notices[0].title, "Budget check");
+    assert_eq!(api.work_round().await.unwrap().tasks.done, 0, "nothing runs twice");
+}

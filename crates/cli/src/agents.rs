@@ -1,6 +1,8 @@
 //! Agent commands: `agents plan "REQUEST"` (the manager's plan, not run), `agents list` (the ten agent types),
 //! `agents config` (the organization's thresholds; `--set agent.field=VALUE` changes one with the same check as
-//! the app, `--schema` prints the JSON schema). Each is a few lines over an `api` function.
+//! the app, `--schema` prints the JSON schema), `agents run "REQUEST"` (plans and runs it: the manager role),
+//! `agents requests` and `agents show RUN` (what ran), `agents managers` (who holds the manager role),
+//! `agents memory` (what the agents remember of you). Each is a few lines over an `api` function.
 
 use crate::output::{Outcome, clean};
 use clap::Subcommand;
@@ -13,6 +15,32 @@ pub enum AgentsCommand {
     Plan {
         #[arg(value_name = "REQUEST")]
         request: String,
+    },
+    /// Plans a request and runs it (needs the manager role): each agent's output, follow-ups and the notice
+    Run {
+        #[arg(value_name = "REQUEST")]
+        request: String,
+    },
+    /// The organization's recent requests to the agents
+    Requests,
+    /// One request the agents ran, with each step's output
+    Show {
+        #[arg(value_name = "RUN")]
+        run: String,
+    },
+    /// Members who hold the manager role besides owners and admins; --add/--remove EMAIL (owners and admins)
+    Managers {
+        #[arg(long, value_name = "EMAIL", conflicts_with = "remove")]
+        add: Option<String>,
+        #[arg(long, value_name = "EMAIL")]
+        remove: Option<String>,
+    },
+    /// What the agents remember of you; --remember TEXT keeps a fact, --forget ID deletes one
+    Memory {
+        #[arg(long, value_name = "TEXT", conflicts_with = "forget")]
+        remember: Option<String>,
+        #[arg(long, value_name = "ID")]
+        forget: Option<String>,
     },
     /// The ten agent types: what each does and whose output it reads
     List,
@@ -74,6 +102,21 @@ fn plan_text(p: &AgentPlan) -> String {
     lines.join("\n")
 }
 
+fn request_text(r: &pactwise_api::AgentRequestView) -> String {
+    let mut lines = vec![format!("{}: {}", clean(&r.kind), clean(&r.state)), format!("run: {}", r.run)];
+    for s in &r.steps {
+        lines.push(format!("{} — {}: {}", clean(&s.agent), s.state, clean(&s.summary)));
+        lines.extend(s.findings.iter().map(|f| format!("    {}", clean(f))));
+    }
+    for f in &r.follow_ups {
+        lines.push(format!("follow-up ({}): {} — {}", clean(&f.agent), clean(&f.why), clean(&f.state)));
+    }
+    for n in &r.notices {
+        lines.push(format!("notice: {} — {}", clean(&n.title), clean(&n.message)));
+    }
+    lines.join("\n")
+}
+
 fn config_text(c: &AgentsConfig) -> String {
     let json = serde_json::to_value(c).unwrap_or_default();
     let mut lines = Vec::new();
@@ -92,6 +135,70 @@ pub async fn run(api: &Api, scope: &OrgScope, what: AgentsCommand) -> Result<Out
         AgentsCommand::Plan { request } => {
             let plan = api.plan_request(scope, request).await?;
             Ok(Outcome::ok(to_json(&plan)?, plan_text(&plan)))
+        }
+        AgentsCommand::Run { request } => {
+            let r = api.run_request(scope, request).await?;
+            Ok(Outcome::ok(to_json(&r)?, request_text(&r)))
+        }
+        AgentsCommand::Requests => {
+            let rows = api.agent_requests(scope).await?;
+            let lines: Vec<String> = rows
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{}  {}  {}: {}",
+                        r.run,
+                        r.started_at.format("%Y-%m-%d %H:%M"),
+                        clean(&r.state),
+                        clean(&r.request)
+                    )
+                })
+                .collect();
+            Ok(Outcome::ok(to_json(&rows)?, lines.join("\n")))
+        }
+        AgentsCommand::Show { run } => {
+            let id = run.trim().parse().map_err(|_| {
+                ApiError::new(
+                    ErrorCode::InvalidInput,
+                    format!("{run:?} is not a run id; `pactwise agents requests` lists them"),
+                )
+            })?;
+            let r = api.agent_request(scope, id).await?;
+            Ok(Outcome::ok(to_json(&r)?, request_text(&r)))
+        }
+        AgentsCommand::Managers { add, remove } => {
+            let granted = match (add, remove) {
+                (Some(who), _) => {
+                    let user = api.find_member(scope, &who).await?;
+                    api.set_manager(scope, user, true).await?
+                }
+                (None, Some(who)) => {
+                    let user = api.find_member(scope, &who).await?;
+                    api.set_manager(scope, user, false).await?
+                }
+                (None, None) => api.managers(scope).await?,
+            };
+            let text = if granted.is_empty() {
+                "Owners and admins hold the manager role; no other member does.".to_string()
+            } else {
+                format!(
+                    "Owners and admins hold the manager role, and: {}",
+                    granted.iter().map(|m| clean(m)).collect::<Vec<_>>().join(", ")
+                )
+            };
+            Ok(Outcome::ok(to_json(&granted)?, text))
+        }
+        AgentsCommand::Memory { remember, forget } => {
+            let list = match (remember, forget) {
+                (Some(text), _) => api.remember(scope, text).await?,
+                (None, Some(id)) => api.forget_memory(scope, id).await?,
+                (None, None) => api.memories(scope).await?,
+            };
+            let lines: Vec<String> =
+                list.iter().map(|m| format!("{}  [{}] {} ({})", m.id, m.kind, clean(&m.text), clean(&m.why))).collect();
+            let text =
+                if lines.is_empty() { "The agents remember nothing of you.".to_string() } else { lines.join("\n") };
+            Ok(Outcome::ok(to_json(&list)?, text))
         }
         AgentsCommand::List => {
             let list = api.agent_registry();

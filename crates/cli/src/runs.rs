@@ -308,8 +308,15 @@ async fn runs(api: &Api, scope: &OrgScope, what: RunsCommand) -> Result<Outcome,
         }
         RunsCommand::Work => {
             let moved = api.work_runs(scope).await?;
-            let text = format!("{} run(s) moved", moved.len());
-            Ok(Outcome::ok(json!({ "runs": moved }), text))
+            let tasks = api.work_agent_tasks(pactwise_api::WorkerOptions::default()).await?;
+            let text = format!(
+                "{} run(s) moved; {} follow-up(s) done, {} failed, {} stopped at their timeout",
+                moved.len(),
+                tasks.done,
+                tasks.failed,
+                tasks.timed_out
+            );
+            Ok(Outcome::ok(json!({ "runs": moved, "follow_ups": tasks }), text))
         }
     }
 }

@@ -181,6 +181,26 @@ pub fn check_member_change(actor: Role, change: MemberChange, owners: u64) -> Re
     Ok(())
 }
 
+/// May a member orchestrate the agents (run a request's plan)? The seed's manager role: owners and admins hold
+/// it; any other member only when an owner or admin granted it (`granted`); a viewer never.
+pub fn may_orchestrate(role: Role, granted: bool) -> Result<(), RoleRefusal> {
+    match role {
+        Role::Owner | Role::Admin => Ok(()),
+        Role::Viewer => Err(RoleRefusal {
+            role,
+            message: "Viewers cannot run requests to the agents; ask an owner or admin to run it, or for another role."
+                .into(),
+        }),
+        _ if granted => Ok(()),
+        _ => Err(RoleRefusal {
+            role,
+            message: format!(
+                "Running a request needs the manager role, and your role ({role}) does not have it; an owner or                  admin can grant it (pactwise agents managers add EMAIL). You can still see the plan."
+            ),
+        }),
+    }
+}
+
 /// May `role` push any change at all? (A viewer may not.)
 pub fn may_change_anything(role: Role) -> bool {
     MEMBERS.contains(&role)
@@ -189,6 +209,17 @@ pub fn may_change_anything(role: Role) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_manager_role_is_owners_admins_and_granted_members_never_viewers() {
+        for role in Role::ALL {
+            let plain = may_orchestrate(role, false).is_ok();
+            let granted = may_orchestrate(role, true).is_ok();
+            assert_eq!(plain, matches!(role, Role::Owner | Role::Admin), "{role}");
+            assert_eq!(granted, role != Role::Viewer, "{role}");
+        }
+        assert!(may_orchestrate(Role::Reviewer, false).unwrap_err().message.contains("manager role"));
+    }
 
     #[test]
     fn only_owners_and_admins_change_synced_settings_whatever_the_key() {

@@ -58,7 +58,9 @@ pub use data_dir::DataDir;
 pub use db::Db;
 pub use documents::{BroughtOver, Documents, NewDocument};
 pub use error::StoreError;
-pub use memories::{MAX_PER_TIER, Memories, MemoryRecord, MemoryTier, NewMemory, SHORT_TERM};
+pub use memories::{
+    MAX_PER_TIER, MAX_TEXT as MEMORY_MAX_TEXT, Memories, MemoryRecord, MemoryTier, NewMemory, SHORT_TERM,
+};
 pub use migrations::SCHEMA_VERSION;
 pub use pactwise_domain::ImportOutcome;
 pub use pages::{PageTexts, Pages};

@@ -212,6 +212,29 @@ impl<'s> Tasks<'s> {
         limit: usize,
         lease_for: Duration,
     ) -> Result<Vec<TaskRecord>, StoreError> {
+        self.claim_where(credential, agent_type, None, limit, lease_for)
+    }
+
+    /// Claims like [`Tasks::claim`], only tasks whose payload's `action` is `action` (the agents' follow-ups, not
+    /// other handoffs waiting for their own workers).
+    pub fn claim_action(
+        &self,
+        credential: &PlatformCredential,
+        action: &str,
+        limit: usize,
+        lease_for: Duration,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        self.claim_where(credential, None, Some(action), limit, lease_for)
+    }
+
+    fn claim_where(
+        &self,
+        credential: &PlatformCredential,
+        agent_type: Option<&str>,
+        action: Option<&str>,
+        limit: usize,
+        lease_for: Duration,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
         let now_t = self.store.clock().now();
         let now = to_sql(now_t);
         let tx = write_tx(self.store)?;
@@ -223,12 +246,13 @@ impl<'s> Tasks<'s> {
                      WHERE status = 'pending' AND deleted_at IS NULL
                        AND (scheduled_at IS NULL OR scheduled_at <= ?2)
                        AND (?4 IS NULL OR agent_type = ?4)
+                       AND (?6 IS NULL OR json_extract(payload, '$.action') = ?6)
                      ORDER BY priority DESC, created_at, seq LIMIT ?5)
                    AND status = 'pending'
                  RETURNING {COLUMNS}"
             ))?;
             stmt.query_map(
-                params![credential.worker(), now, to_sql(now_t + lease_for), agent_type, limit as i64],
+                params![credential.worker(), now, to_sql(now_t + lease_for), agent_type, limit as i64, action],
                 task_from_row,
             )?
             .collect::<Result<Vec<_>, _>>()?
@@ -308,6 +332,22 @@ impl<'s> Tasks<'s> {
         }
         tx.commit()?;
         Ok(task)
+    }
+
+    /// When the next pending task with `action` falls due (any organization: the platform's worker waits for it).
+    pub fn next_scheduled(
+        &self,
+        _credential: &PlatformCredential,
+        action: &str,
+    ) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let next: Option<String> = self.store.conn().query_row(
+            "SELECT MIN(scheduled_at) FROM engine_tasks
+             WHERE status = 'pending' AND deleted_at IS NULL AND scheduled_at IS NOT NULL
+               AND json_extract(payload, '$.action') = ?1",
+            [action],
+            |r| r.get(0),
+        )?;
+        Ok(from_sql_opt(next)?)
     }
 
     /// The notices the agents left for the session's organization, newest first (at most `limit`).
