@@ -5,6 +5,7 @@ use pactwise_api::{
     AddMemberInput, AddedMemberView, BringOverReport, CodeSignInInput, MemberView, MembersView, Membership,
     parse_member_id,
 };
+use pactwise_api::{AgentRequestRow, AgentRequestView, MemoryView, NoticeView, PlanView};
 use pactwise_api::{
     ApiError, ApprovalReading, ApprovalView, ArtifactKind, CancelOutcome, Content, CorrectionInput, DecisionOutcome,
     DocumentQuery, DocumentReview, DraftProgress, Existing, ExportedReview, FinalizeInput, GraphSummary, ImportOptions,
@@ -342,6 +343,78 @@ async fn ask_assistant(
 ) -> Result<pactwise_api::Answer, ApiError> {
     let (api, scope) = state.session().await?;
     api.ask(&scope, &question, session).await
+}
+
+/// The manager's plan for a request in words, before anything runs (and whether the session may run it).
+#[tauri::command]
+#[specta::specta]
+async fn plan_request(state: State<'_, AppState>, request: String) -> Result<PlanView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.plan_request_view(&scope, request).await
+}
+
+/// Plans and runs a request (the manager role): each agent's output, the follow-ups and the notice.
+#[tauri::command]
+#[specta::specta]
+async fn run_request(state: State<'_, AppState>, request: String) -> Result<AgentRequestView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.run_request(&scope, request).await
+}
+
+/// The organization's recent requests to the agents.
+#[tauri::command]
+#[specta::specta]
+async fn agent_requests(state: State<'_, AppState>) -> Result<Vec<AgentRequestRow>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.agent_requests(&scope).await
+}
+
+/// One request the agents ran.
+#[tauri::command]
+#[specta::specta]
+async fn agent_request(state: State<'_, AppState>, run: RunId) -> Result<AgentRequestView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.agent_request(&scope, run).await
+}
+
+/// The notices the agents left for the organization, newest first.
+#[tauri::command]
+#[specta::specta]
+async fn agent_notices(state: State<'_, AppState>) -> Result<Vec<NoticeView>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.agent_notices(&scope).await
+}
+
+/// Marks the agents' notices as seen.
+#[tauri::command]
+#[specta::specta]
+async fn agent_notices_seen(state: State<'_, AppState>) -> Result<(), ApiError> {
+    let (api, scope) = state.session().await?;
+    api.agent_notices_seen(&scope).await
+}
+
+/// What the agents remember of the session's person.
+#[tauri::command]
+#[specta::specta]
+async fn memories(state: State<'_, AppState>) -> Result<Vec<MemoryView>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.memories(&scope).await
+}
+
+/// Asks the agents to remember a fact for the session's person.
+#[tauri::command]
+#[specta::specta]
+async fn remember(state: State<'_, AppState>, text: String) -> Result<Vec<MemoryView>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.remember(&scope, text).await
+}
+
+/// Deletes one of the session's person's memories.
+#[tauri::command]
+#[specta::specta]
+async fn forget_memory(state: State<'_, AppState>, id: String) -> Result<Vec<MemoryView>, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.forget_memory(&scope, id).await
 }
 
 /// Pending approvals the session may resolve, oldest first (escalations that are due are made first).
@@ -1189,6 +1262,15 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             model_availability,
             first_run,
             complete_first_run,
+            plan_request,
+            run_request,
+            agent_requests,
+            agent_request,
+            agent_notices,
+            agent_notices_seen,
+            memories,
+            remember,
+            forget_memory,
             explore_demo,
             set_api_key,
             clear_api_key,

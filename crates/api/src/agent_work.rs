@@ -489,8 +489,8 @@ impl Api {
     /// The plan is compiled into a graph, started in the session's organization and driven until it ends; its
     /// follow-ups that are due run at once (the notice among them). The request and what it named are remembered
     /// for the person.
+    #[tracing::instrument(name = "agents.run_request", skip_all)]
     pub async fn run_request(&self, scope: &OrgScope, request: String) -> Result<AgentRequestView, ApiError> {
-        let _span = tracing::info_span!("agents.run_request").entered();
         if let Err(why) = self.may_orchestrate(scope).await? {
             return Err(ApiError::new(ErrorCode::Forbidden, why));
         }
@@ -606,8 +606,8 @@ impl Api {
     /// batch, and finishes each task with its outcome — notices and further follow-ups in the same transaction.
     /// A task past its timeout fails with the reason and is not run again; a task whose worker died is given back
     /// by the watchdog when its lease runs out, and its effects are keyed, so nothing happens twice.
+    #[tracing::instrument(name = "agents.worker", skip_all, fields(concurrency = options.concurrency))]
     pub async fn work_agent_tasks(&self, options: WorkerOptions) -> Result<TaskRound, ApiError> {
-        let _span = tracing::info_span!("agents.worker", concurrency = options.concurrency).entered();
         let mut round = TaskRound::default();
         let concurrency = options.concurrency.clamp(1, 64);
         for _ in 0..options.batches.max(1) {

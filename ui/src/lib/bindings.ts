@@ -16,6 +16,24 @@ export const commands = {
 	firstRun: () => typedError<FirstRunView, ApiError>(__TAURI_INVOKE("first_run")),
 	/**  The welcome screen's "Create the organization": its name and its own names. */
 	completeFirstRun: (input: FirstRunInput) => typedError<SessionInfo, ApiError>(__TAURI_INVOKE("complete_first_run", { input })),
+	/**  The manager's plan for a request in words, before anything runs (and whether the session may run it). */
+	planRequest: (request: string) => typedError<PlanView_Serialize, ApiError>(__TAURI_INVOKE("plan_request", { request })),
+	/**  Plans and runs a request (the manager role): each agent's output, the follow-ups and the notice. */
+	runRequest: (request: string) => typedError<AgentRequestView_Serialize, ApiError>(__TAURI_INVOKE("run_request", { request })),
+	/**  The organization's recent requests to the agents. */
+	agentRequests: () => typedError<AgentRequestRow[], ApiError>(__TAURI_INVOKE("agent_requests")),
+	/**  One request the agents ran. */
+	agentRequest: (run: RunId) => typedError<AgentRequestView_Serialize, ApiError>(__TAURI_INVOKE("agent_request", { run })),
+	/**  The notices the agents left for the organization, newest first. */
+	agentNotices: () => typedError<NoticeView_Serialize[], ApiError>(__TAURI_INVOKE("agent_notices")),
+	/**  Marks the agents' notices as seen. */
+	agentNoticesSeen: () => typedError<null, ApiError>(__TAURI_INVOKE("agent_notices_seen")),
+	/**  What the agents remember of the session's person. */
+	memories: () => typedError<MemoryView_Serialize[], ApiError>(__TAURI_INVOKE("memories")),
+	/**  Asks the agents to remember a fact for the session's person. */
+	remember: (text: string) => typedError<MemoryView_Serialize[], ApiError>(__TAURI_INVOKE("remember", { text })),
+	/**  Deletes one of the session's person's memories. */
+	forgetMemory: (id: string) => typedError<MemoryView_Serialize[], ApiError>(__TAURI_INVOKE("forget_memory", { id })),
 	/**  The welcome screen's "Explore the demo": the demo organization seeded and made current. */
 	exploreDemo: () => typedError<SessionInfo, ApiError>(__TAURI_INVOKE("explore_demo")),
 	/**  Stores the API key in the OS keychain; the key is never sent back to the UI. */
@@ -247,6 +265,57 @@ export type AddedMemberView_Serialize = {
 	member: MemberView_Serialize,
 	code: string,
 	code_expires_at: string,
+};
+
+/**  A request in the list of recent ones. */
+export type AgentRequestRow = {
+	run: RunId,
+	request: string,
+	kind: string,
+	state: string,
+	started_at: string,
+};
+
+/**  A request the agents ran (or are running). */
+export type AgentRequestView = AgentRequestView_Serialize | AgentRequestView_Deserialize;
+
+/**  A request the agents ran (or are running). */
+export type AgentRequestView_Deserialize = {
+	run: RunId,
+	request: string,
+	kind: string,
+	/**  In words: "Done", "Running", "Stopped: …". */
+	state: string,
+	finished: boolean,
+	started_at: string,
+	plan: PlanView_Deserialize,
+	steps: AgentStepView[],
+	follow_ups: FollowUpView[],
+	notices: NoticeView_Deserialize[],
+};
+
+/**  A request the agents ran (or are running). */
+export type AgentRequestView_Serialize = {
+	run: RunId,
+	request: string,
+	kind: string,
+	/**  In words: "Done", "Running", "Stopped: …". */
+	state: string,
+	finished: boolean,
+	started_at: string,
+	plan: PlanView_Serialize,
+	steps: AgentStepView[],
+	follow_ups: FollowUpView[],
+	notices: NoticeView_Serialize[],
+};
+
+/**  One agent's step of a run, in words. */
+export type AgentStepView = {
+	agent: string,
+	/**  "Done", "Failed", "Skipped" or "Waiting". */
+	state: string,
+	summary: string,
+	findings: string[],
 };
 
 export type AmountRow = {
@@ -1860,6 +1929,14 @@ export type FirstRunView = {
 	organization_name: string,
 };
 
+/**  A follow-up an agent queued, in words. */
+export type FollowUpView = {
+	agent: string,
+	why: string,
+	/**  "Queued", "Due on 1 March 2027", "Done: …", "Failed: …". */
+	state: string,
+};
+
 /**  One field of a run's form. */
 export type FormField = FormField_Serialize | FormField_Deserialize;
 
@@ -2274,6 +2351,33 @@ export type Membership = {
 
 export type MemoFormat = "docx" | "pdf";
 
+/**  A memory, as the Memory view shows it. */
+export type MemoryView = MemoryView_Serialize | MemoryView_Deserialize;
+
+/**  A memory, as the Memory view shows it. */
+export type MemoryView_Deserialize = {
+	id: string,
+	text: string,
+	why: string,
+	/**  "For today" (short-term) or "Kept" (long-term). */
+	kind: string,
+	/**  When a short-term memory is forgotten. */
+	until?: string | null,
+	created_at: string,
+};
+
+/**  A memory, as the Memory view shows it. */
+export type MemoryView_Serialize = {
+	id: string,
+	text: string,
+	why: string,
+	/**  "For today" (short-term) or "Kept" (long-term). */
+	kind: string,
+	/**  When a short-term memory is forgotten. */
+	until: string | null,
+	created_at: string,
+};
+
 /**  What a merge did, in words. */
 export type MergeResult = MergeResult_Serialize | MergeResult_Deserialize;
 
@@ -2474,6 +2578,33 @@ export type NormalizedValue_Serialize =
 /**  A party: its name, the name the contract calls it by, and its role where the contract says it. */
 { kind: "party"; name: string; defined_as: string | null; role: string | null };
 
+/**  A notice the agents left. */
+export type NoticeView = NoticeView_Serialize | NoticeView_Deserialize;
+
+/**  A notice the agents left. */
+export type NoticeView_Deserialize = {
+	id: string,
+	title: string,
+	message: string,
+	/**  Also announced with a desktop notification. */
+	urgent: boolean,
+	created_at: string,
+	seen: boolean,
+	run?: RunId | null,
+};
+
+/**  A notice the agents left. */
+export type NoticeView_Serialize = {
+	id: string,
+	title: string,
+	message: string,
+	/**  Also announced with a desktop notification. */
+	urgent: boolean,
+	created_at: string,
+	seen: boolean,
+	run: RunId | null,
+};
+
 /**  What a run is doing now. */
 export type NowLine = NowLine_Serialize | NowLine_Deserialize;
 
@@ -2662,6 +2793,64 @@ export type Perspective =
 "bid_manager" | 
 /**  A lawyer preparing a bid protest: unequal treatment, hidden criteria, unclear deadlines. */
 "protest_lawyer";
+
+/**  A step of the plan, in words. */
+export type PlanStepView = {
+	/**  The agent's name ("Legal"). */
+	agent: string,
+	why: string,
+	/**  The agents whose output it reads, by name. */
+	after: string[],
+	/**  Its failure stops the run (else only the steps after it that read it are skipped). */
+	stops_the_run: boolean,
+	/**  1 for the steps that run first; steps with the same number run side by side. */
+	round: number,
+};
+
+/**  The manager's plan for a request, in words, before it runs. */
+export type PlanView = PlanView_Serialize | PlanView_Deserialize;
+
+/**  The manager's plan for a request, in words, before it runs. */
+export type PlanView_Deserialize = {
+	request: string,
+	/**  The kind of work ("a renewal"). */
+	kind: string,
+	/**  There is a plan to run. */
+	ready: boolean,
+	/**  Why there is none, and what to write instead. */
+	message?: string | null,
+	urgent: boolean,
+	/**  What the request names, one line each ("Contract MSA-2025-031", "Amount EUR 50,000.00"). */
+	names: string[],
+	steps: PlanStepView[],
+	notes: string[],
+	/**  What the agents remember that bears on the request (reference only; it does not change the plan). */
+	remembered: string[],
+	/**  The session may run it (holds the manager role). */
+	may_run: boolean,
+	cannot_run_because?: string | null,
+};
+
+/**  The manager's plan for a request, in words, before it runs. */
+export type PlanView_Serialize = {
+	request: string,
+	/**  The kind of work ("a renewal"). */
+	kind: string,
+	/**  There is a plan to run. */
+	ready: boolean,
+	/**  Why there is none, and what to write instead. */
+	message: string | null,
+	urgent: boolean,
+	/**  What the request names, one line each ("Contract MSA-2025-031", "Amount EUR 50,000.00"). */
+	names: string[],
+	steps: PlanStepView[],
+	notes: string[],
+	/**  What the agents remember that bears on the request (reference only; it does not change the plan). */
+	remembered: string[],
+	/**  The session may run it (holds the manager role). */
+	may_run: boolean,
+	cannot_run_because: string | null,
+};
 
 /**  A written export. */
 export type PrepExport = {
