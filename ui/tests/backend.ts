@@ -188,6 +188,10 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         return null;
       case "model_availability":
         return { availability: backend.model ?? "no_api_key", endpoint: backend.modelEndpoint ?? null };
+      case "memories":
+      case "agent_notices":
+      case "agent_requests":
+        return [];
       case "approvals_inbox":
         return backend.approvals;
       case "plugin:notification|is_permission_granted":

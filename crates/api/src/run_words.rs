@@ -195,6 +195,9 @@ pub(crate) fn graph_title_by_name(name: &str) -> String {
 }
 
 fn title_of(registry: &Registry, name: &str) -> String {
+    if name == pactwise_agents::PLAN_GRAPH {
+        return "Request to the agents".into();
+    }
     registry.graph(name).map(graph_title).unwrap_or_else(|_| humanize(name))
 }
 

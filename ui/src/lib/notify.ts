@@ -9,7 +9,7 @@
  * only points at it.
  */
 import { invoke } from "@tauri-apps/api/core";
-import type { ApprovalView } from "./bindings";
+import type { ApprovalView, NoticeView } from "./bindings";
 import { dueLabel } from "./workflow";
 
 export interface NativeNotice {
@@ -124,4 +124,44 @@ export class ApprovalNotifier {
 /** The remembered id of an approval's escalation (its own entry: the approval was announced when it arrived). */
 function escalationKey(id: string): string {
   return `escalated:${id}`;
+}
+
+const NOTICES_KEY = "pactwise.agents.notified";
+
+/**
+ * Native notifications for the agents' urgent notices (a close deadline, a high risk, an urgent request): each unseen
+ * urgent notice is announced once, ever (ids kept in local storage like the approvals'). The others wait in the
+ * Runs area's "From the agents" list.
+ */
+export class AgentNoticeNotifier {
+  private announced: string[];
+
+  constructor(
+    private readonly show: (notice: NativeNotice) => Promise<boolean> = showNative,
+    private readonly store: Storage | null = storage(),
+  ) {
+    try {
+      const saved = JSON.parse(this.store?.getItem(NOTICES_KEY) ?? "[]");
+      this.announced = Array.isArray(saved) ? saved.filter((x): x is string => typeof x === "string") : [];
+    } catch {
+      this.announced = [];
+    }
+  }
+
+  /** Announces the unseen urgent notices never announced; returns how many. */
+  async notice(notices: readonly NoticeView[]): Promise<number> {
+    const fresh = notices.filter((n) => n.urgent && !n.seen && !this.announced.includes(n.id));
+    if (fresh.length === 0) return 0;
+    this.announced = [...this.announced, ...fresh.map((n) => n.id)].slice(-REMEMBERED);
+    try {
+      this.store?.setItem(NOTICES_KEY, JSON.stringify(this.announced));
+    } catch {
+      // Remembered for this session.
+    }
+    for (const n of fresh.slice(0, ONE_BY_ONE)) await this.show({ title: n.title, body: n.message, urgent: true });
+    if (fresh.length > ONE_BY_ONE) {
+      await this.show({ title: `${fresh.length - ONE_BY_ONE} more notices from the agents`, body: "See Runs → Ask the agents." });
+    }
+    return fresh.length;
+  }
 }
