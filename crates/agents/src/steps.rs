@@ -113,6 +113,12 @@ pub fn run_step(agent: AgentType, input: &StepInput<'_>) -> Result<StepOutput, S
     }
 }
 
+/// `text` as a sentence: a full stop added unless it already ends in one (or a question or exclamation mark).
+fn sentence(text: &str) -> String {
+    let t = text.trim_end();
+    if t.ends_with(['.', '?', '!', '…']) { t.to_string() } else { format!("{t}.") }
+}
+
 fn plural(n: u32, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
@@ -184,10 +190,10 @@ fn legal(input: &StepInput<'_>) -> StepOutput {
         ));
         for i in &red {
             let page = i.page.map(|p| format!(" (page {p})")).unwrap_or_default();
-            out.findings.push(format!("Red flag{page}: {} — {}.", i.question, i.red_flags.join("; ")));
+            out.findings.push(sentence(&format!("Red flag{page}: {} — {}", i.question, i.red_flags.join("; "))));
         }
         for i in &gaps {
-            out.findings.push(format!("Critical item {}: {}.", i.status, i.question));
+            out.findings.push(sentence(&format!("Critical item {}: {}", i.status, i.question)));
         }
         if !red.is_empty() {
             out.warnings.push(format!("{}: {}", c.reference, plural(red.len() as u32, "red flag", "red flags")));
@@ -363,7 +369,8 @@ fn vendor(input: &StepInput<'_>) -> StepOutput {
     }
     out.summary = match out.findings.len() {
         0 => "The request names no vendor.".into(),
-        1 => out.findings[0].clone(),
+        // One vendor: its line is the summary.
+        1 => out.findings.remove(0),
         n => format!("{n} vendors checked."),
     };
     out
@@ -389,7 +396,7 @@ pub(crate) fn compliance_of(contracts: &[ContractFacts]) -> StepOutput {
         }
     }
     for (r, items) in &refs {
-        out.findings.push(format!("{r} — {}.", items.join("; ")));
+        out.findings.push(sentence(&format!("{r} — {}", items.join("; "))));
     }
     if !refs.is_empty() {
         out.warnings
@@ -521,7 +528,7 @@ fn risk_level(input: &StepInput<'_>) -> (&'static str, Vec<String>) {
 fn analytics(input: &StepInput<'_>) -> StepOutput {
     let (level, reasons) = risk_level(input);
     let mut out = StepOutput::done(AgentType::Analytics, String::new());
-    out.findings = reasons.iter().map(|r| format!("{}.", capitalise(r))).collect();
+    out.findings = reasons.iter().map(|r| sentence(&capitalise(r))).collect();
     out.summary = if reasons.is_empty() {
         format!("Risk {level}: nothing to flag.")
     } else {

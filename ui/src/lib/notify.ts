@@ -165,3 +165,11 @@ export class AgentNoticeNotifier {
     return fresh.length;
   }
 }
+
+let sharedAgentNotifier: AgentNoticeNotifier | null = null;
+
+/** The app's one agent-notice notifier (the background poll and the Runs area's request panel share it). */
+export function agentNoticeNotifier(): AgentNoticeNotifier {
+  sharedAgentNotifier ??= new AgentNoticeNotifier();
+  return sharedAgentNotifier;
+}
