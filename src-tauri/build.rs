@@ -15,6 +15,8 @@ const COMMANDS: &[&str] = &[
     "agent_request",
     "agent_notices",
     "agent_notices_seen",
+    "agent_settings",
+    "set_agent_setting",
     "memories",
     "remember",
     "forget_memory",

@@ -5,7 +5,7 @@ use pactwise_api::{
     AddMemberInput, AddedMemberView, BringOverReport, CodeSignInInput, MemberView, MembersView, Membership,
     parse_member_id,
 };
-use pactwise_api::{AgentRequestRow, AgentRequestView, MemoryView, NoticeView, PlanView};
+use pactwise_api::{AgentRequestRow, AgentRequestView, AgentSettingsView, MemoryView, NoticeView, PlanView};
 use pactwise_api::{
     ApiError, ApprovalReading, ApprovalView, ArtifactKind, CancelOutcome, Content, CorrectionInput, DecisionOutcome,
     DocumentQuery, DocumentReview, DraftProgress, Existing, ExportedReview, FinalizeInput, GraphSummary, ImportOptions,
@@ -391,6 +391,26 @@ async fn agent_notices(state: State<'_, AppState>) -> Result<Vec<NoticeView>, Ap
 async fn agent_notices_seen(state: State<'_, AppState>) -> Result<(), ApiError> {
     let (api, scope) = state.session().await?;
     api.agent_notices_seen(&scope).await
+}
+
+/// The organization's agent thresholds, for Settings → Agents.
+#[tauri::command]
+#[specta::specta]
+async fn agent_settings(state: State<'_, AppState>) -> Result<AgentSettingsView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.agent_settings(&scope).await
+}
+
+/// Changes one agent threshold (owners and admins), refused with every problem in words.
+#[tauri::command]
+#[specta::specta]
+async fn set_agent_setting(
+    state: State<'_, AppState>,
+    setting: String,
+    value: String,
+) -> Result<AgentSettingsView, ApiError> {
+    let (api, scope) = state.session().await?;
+    api.set_agent_setting(&scope, setting, value).await
 }
 
 /// What the agents remember of the session's person.
@@ -1268,6 +1288,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             agent_request,
             agent_notices,
             agent_notices_seen,
+            agent_settings,
+            set_agent_setting,
             memories,
             remember,
             forget_memory,

@@ -156,3 +156,40 @@ describe("The agents' urgent notices", () => {
     expect(shown.map((s) => s.title)).toEqual(["t1"]);
   });
 });
+
+describe("Settings → Agents", () => {
+  it("refuses a value outside its bounds beside the field, keeps what was typed, and saves a good one", async () => {
+    const { default: AgentSettings } = await import("../src/views/AgentSettings.svelte");
+    let value = "30";
+    mockWindows("main");
+    mockIPC((cmd, args) => {
+      const a = (args ?? {}) as Record<string, string>;
+      const view = () => ({
+        settings: [{ setting: "secretary.reminder_days_before", section: "Secretary", description: "Days before a deadline the reminder is due (1 to 365).", value, kind: "number" }],
+        may_change: true,
+      });
+      if (cmd === "agent_settings") return view();
+      if (cmd === "set_agent_setting") {
+        if (Number(a.value) < 1 || Number(a.value) > 365) {
+          throw { code: "invalid_input", message: `The agents' configuration was not changed: secretary.reminder_days_before: ${a.value} is outside the allowed range; use a whole number from 1 to 365` };
+        }
+        value = a.value;
+        return view();
+      }
+      return null;
+    });
+    render(AgentSettings);
+    const field = (await screen.findByLabelText(/Days before a deadline/)) as HTMLInputElement;
+    expect(field.value).toBe("30");
+    await fireEvent.input(field, { target: { value: "0" } });
+    await fireEvent.keyDown(field, { key: "Enter" });
+    expect((await screen.findByRole("alert")).textContent).toContain("use a whole number from 1 to 365");
+    expect(field.value).toBe("0");
+    expect(field.getAttribute("aria-invalid")).toBe("true");
+    await fireEvent.input(field, { target: { value: "14" } });
+    await fireEvent.keyDown(field, { key: "Enter" });
+    expect((await screen.findByRole("status")).textContent).toBe("Saved.");
+    expect(value).toBe("14");
+    expect(screen.queryByRole("alert")).toBeNull();
+  });
+});

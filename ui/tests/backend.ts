@@ -188,6 +188,8 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
         return null;
       case "model_availability":
         return { availability: backend.model ?? "no_api_key", endpoint: backend.modelEndpoint ?? null };
+      case "agent_settings":
+        return { settings: [], may_change: false };
       case "memories":
       case "agent_notices":
       case "agent_requests":

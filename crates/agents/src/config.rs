@@ -120,6 +120,16 @@ impl Default for NotificationsConfig {
     }
 }
 
+/// One setting as a form shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SettingLine {
+    /// `agent.field`.
+    pub setting: String,
+    /// What it does and its bounds, in words.
+    pub description: String,
+    pub value: serde_json::Value,
+}
+
 /// One reason a configuration is refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConfigProblem {
@@ -222,6 +232,31 @@ impl AgentsConfig {
         AgentsConfig::from_json(&json)
     }
 
+    /// Every setting with its description (from the schema, so the words live once, on the fields) and its value,
+    /// in the configuration's order.
+    pub fn settings(&self) -> Vec<SettingLine> {
+        let schema = Self::schema();
+        let values = serde_json::to_value(self).unwrap_or_default();
+        let defs = schema.get("$defs").or_else(|| schema.get("definitions"));
+        let mut out = Vec::new();
+        let Some(sections) = values.as_object() else { return out };
+        for (section, fields) in sections {
+            let reference = schema["properties"][section]["$ref"].as_str().unwrap_or_default();
+            let name = reference.rsplit('/').next().unwrap_or_default();
+            let props = defs.and_then(|d| d.get(name)).and_then(|d| d.get("properties"));
+            for (field, value) in fields.as_object().into_iter().flatten() {
+                let description = props
+                    .and_then(|p| p.get(field))
+                    .and_then(|f| f.get("description"))
+                    .and_then(|d| d.as_str())
+                    .unwrap_or_default()
+                    .to_string();
+                out.push(SettingLine { setting: format!("{section}.{field}"), description, value: value.clone() });
+            }
+        }
+        out
+    }
+
     /// The JSON schema of the configuration.
     pub fn schema() -> serde_json::Value {
         serde_json::to_value(schemars::schema_for!(AgentsConfig)).unwrap_or_default()
@@ -277,6 +312,16 @@ mod tests {
         let err = c.with_setting("financial.nope", "1").unwrap_err();
         assert!(err.to_string().contains("no such setting"), "{err}");
         assert!(c.with_setting("nodot", "1").is_err());
+    }
+
+    #[test]
+    fn every_setting_is_listed_with_its_words_from_the_schema() {
+        let lines = AgentsConfig::default().settings();
+        assert_eq!(lines.len(), 13);
+        let line = lines.iter().find(|l| l.setting == "secretary.reminder_days_before").unwrap();
+        assert_eq!(line.value, serde_json::json!(30));
+        assert!(line.description.contains("1 to 365"), "{}", line.description);
+        assert!(lines.iter().all(|l| !l.description.is_empty()), "{lines:?}");
     }
 
     #[test]

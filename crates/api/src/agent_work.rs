@@ -135,6 +135,27 @@ pub struct MemoryView {
     pub created_at: DateTime<Utc>,
 }
 
+/// One of the agents' thresholds, as Settings → Agents shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct AgentSettingView {
+    /// `agent.field`: what the change names.
+    pub setting: String,
+    /// The agent it belongs to, in words ("Secretary"; "Workers" for the workers').
+    pub section: String,
+    /// What it does and its bounds.
+    pub description: String,
+    pub value: String,
+    /// `number`, `flag` or `text`.
+    pub kind: String,
+}
+
+/// The agents' thresholds of the organization and whether the session may change them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct AgentSettingsView {
+    pub settings: Vec<AgentSettingView>,
+    pub may_change: bool,
+}
+
 /// What one round of the follow-up worker did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TaskRound {
@@ -370,6 +391,50 @@ impl Api {
             })
             .await
             .map_err(ApiError::from)
+    }
+
+    /// The organization's agent thresholds in words, for Settings → Agents.
+    pub async fn agent_settings(&self, scope: &OrgScope) -> Result<AgentSettingsView, ApiError> {
+        let config = self.agents_config(scope).await?;
+        let settings = config
+            .settings()
+            .into_iter()
+            .map(|line| {
+                let section = line.setting.split('.').next().unwrap_or_default().to_string();
+                let section =
+                    AgentType::from_id(&section).map_or_else(|| capitalise(&section), |a| a.name().to_string());
+                let (value, kind) = match &line.value {
+                    serde_json::Value::Bool(b) => (b.to_string(), "flag"),
+                    serde_json::Value::Number(n) => (n.to_string(), "number"),
+                    serde_json::Value::String(t) => (t.clone(), "text"),
+                    other => (other.to_string(), "text"),
+                };
+                AgentSettingView {
+                    setting: line.setting,
+                    section,
+                    description: line.description,
+                    value,
+                    kind: kind.into(),
+                }
+            })
+            .collect();
+        let may_change = pactwise_rules::roles::check(
+            scope.role(),
+            pactwise_rules::roles::SharedChange::Setting(crate::AGENTS_CONFIG_KEY),
+        )
+        .is_ok();
+        Ok(AgentSettingsView { settings, may_change })
+    }
+
+    /// Changes one threshold with the one check (owners and admins); refused with every problem in words.
+    pub async fn set_agent_setting(
+        &self,
+        scope: &OrgScope,
+        setting: String,
+        value: String,
+    ) -> Result<AgentSettingsView, ApiError> {
+        self.set_agents_config(scope, setting.trim(), value.trim()).await?;
+        self.agent_settings(scope).await
     }
 
     /// The members granted the manager role (besides owners and admins), by name.

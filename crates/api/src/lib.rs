@@ -39,8 +39,8 @@ mod work_loop;
 mod workspace;
 
 pub use agent_work::{
-    AgentRequestRow, AgentRequestView, AgentStepView, FollowUpView, MANAGERS_KEY, MemoryView, NoticeView, PlanStepView,
-    PlanView, TaskRound, WorkerOptions, plan_view,
+    AgentRequestRow, AgentRequestView, AgentSettingView, AgentSettingsView, AgentStepView, FollowUpView, MANAGERS_KEY,
+    MemoryView, NoticeView, PlanStepView, PlanView, TaskRound, WorkerOptions, plan_view,
 };
 pub use agents::{AGENTS_CONFIG_KEY, OrgSnapshot};
 pub use assistant::CorpusImport;

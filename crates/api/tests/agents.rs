@@ -111,6 +111,18 @@ async fn thresholds_are_per_organization_checked_and_for_admins_only() {
     api.set_agents_config(&ours, "manager.default_currency", "USD").await.unwrap();
     let plan = api.plan_request(&ours, "budget approval for 40k".into()).await.unwrap();
     assert_eq!(plan.entities.amounts[0].canonical(), "USD 40000.00");
+
+    // Settings → Agents: every threshold in words, changeable by owners and admins only.
+    let view = api.agent_settings(&ours).await.unwrap();
+    assert!(view.may_change);
+    let line = view.settings.iter().find(|s| s.setting == "secretary.reminder_days_before").unwrap();
+    assert_eq!((line.section.as_str(), line.value.as_str(), line.kind.as_str()), ("Secretary", "14", "number"));
+    assert!(line.description.contains("1 to 365"));
+    assert!(!api.agent_settings(&viewer).await.unwrap().may_change);
+    let e = api.set_agent_setting(&ours, "workers.timeout_secs".into(), "0".into()).await.unwrap_err();
+    assert!(e.message.contains("workers.timeout_secs") && e.message.contains("from 1 to 600"), "{}", e.message);
+    let changed = api.set_agent_setting(&ours, "workers.timeout_secs".into(), "45".into()).await.unwrap();
+    assert!(changed.settings.iter().any(|s| s.setting == "workers.timeout_secs" && s.value == "45"));
 }
 
 #[tokio::test]

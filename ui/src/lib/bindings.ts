@@ -28,6 +28,10 @@ export const commands = {
 	agentNotices: () => typedError<NoticeView_Serialize[], ApiError>(__TAURI_INVOKE("agent_notices")),
 	/**  Marks the agents' notices as seen. */
 	agentNoticesSeen: () => typedError<null, ApiError>(__TAURI_INVOKE("agent_notices_seen")),
+	/**  The organization's agent thresholds, for Settings → Agents. */
+	agentSettings: () => typedError<AgentSettingsView, ApiError>(__TAURI_INVOKE("agent_settings")),
+	/**  Changes one agent threshold (owners and admins), refused with every problem in words. */
+	setAgentSetting: (setting: string, value: string) => typedError<AgentSettingsView, ApiError>(__TAURI_INVOKE("set_agent_setting", { setting, value })),
 	/**  What the agents remember of the session's person. */
 	memories: () => typedError<MemoryView_Serialize[], ApiError>(__TAURI_INVOKE("memories")),
 	/**  Asks the agents to remember a fact for the session's person. */
@@ -307,6 +311,25 @@ export type AgentRequestView_Serialize = {
 	steps: AgentStepView[],
 	follow_ups: FollowUpView[],
 	notices: NoticeView_Serialize[],
+};
+
+/**  One of the agents' thresholds, as Settings → Agents shows it. */
+export type AgentSettingView = {
+	/**  `agent.field`: what the change names. */
+	setting: string,
+	/**  The agent it belongs to, in words ("Secretary"; "Workers" for the workers'). */
+	section: string,
+	/**  What it does and its bounds. */
+	description: string,
+	value: string,
+	/**  `number`, `flag` or `text`. */
+	kind: string,
+};
+
+/**  The agents' thresholds of the organization and whether the session may change them. */
+export type AgentSettingsView = {
+	settings: AgentSettingView[],
+	may_change: boolean,
 };
 
 /**  One agent's step of a run, in words. */
