@@ -1,8 +1,8 @@
 // Requests to the agents in the real app, offline: a contract named "MSA-2026-014 Tailspin.txt" is imported and
 // finalized through the CLI on the app's data directory; in the app Alt+8 opens Runs, "a" opens Ask the agents, a
 // request typed in plain words shows the manager's plan (steps in order, why, what stops the run) before anything
-// runs, Ctrl+Enter runs it, each agent's output appears, the urgent notice is in the list and reaches the desktop
-// as a native notification, and Settings lists what the agents remember of the person.
+// runs, Ctrl+Enter runs it, each agent's output appears, the urgent notice is in the list, in the inbox and reaches
+// the desktop as a native notification, and Settings lists what the agents remember of the person.
 import { test, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -87,8 +87,14 @@ test("a request typed in plain words is planned, shown, run, and each agent's ou
   const shown = await daemon.waitFor((n) => /A renewal for MSA-2026-014: done/.test(n.summary ?? n.title ?? ""), 30000);
   assert.ok(shown);
 
-  // Settings lists what the agents remember of the person.
+  // The inbox (Approvals) lists it under "From the agents".
   await browser.keys(["Escape"]);
+  await browser.keys(["Alt", "4"]);
+  const inbox = await browser.$("[data-testid=inbox-agent-notices]");
+  await inbox.waitForDisplayed({ timeout: 10000 });
+  assert.match(await inbox.getText(), /A renewal for MSA-2026-014: done/);
+
+  // Settings lists what the agents remember of the person.
   await browser.keys(["Alt", "7"]);
   const memory = await browser.$("[data-testid=memory-settings]");
   await memory.waitForDisplayed({ timeout: 10000 });

@@ -454,13 +454,40 @@ impl Api {
             .map_err(ApiError::from)
     }
 
-    /// Memories of the session's person that bear on `text`, best first (see `pactwise_agents::memory`).
+    /// Memories of the session's person that bear on `text`, best first (see `pactwise_agents::memory`). Relevance
+    /// is by the local embedding model when it is loaded (a search loaded it), else by BM25: recall never loads it.
     async fn recall(&self, scope: &OrgScope, text: &str) -> Result<Vec<String>, ApiError> {
         let s = scope.clone();
         let kept = self.db.call(move |store| store.memories().list(&s)).await?;
+        if kept.is_empty() {
+            return Ok(Vec::new());
+        }
+        let lazy = self.retriever.lazy_embedder();
+        let similarity = if lazy.is_loaded() {
+            let texts: Vec<String> = std::iter::once(text.to_string()).chain(kept.iter().map(|m| m.text.clone())).collect();
+            tokio::task::spawn_blocking(move || {
+                let embedder = lazy.get().ok()?;
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                let vectors = embedder.embed(&refs).ok()?;
+                let (query, rest) = vectors.split_first()?;
+                // Unit-length vectors: the dot product is the cosine.
+                Some(rest.iter().map(|v| v.iter().zip(query).map(|(a, b)| a * b).sum::<f32>()).collect::<Vec<f32>>())
+            })
+            .await
+            .ok()
+            .flatten()
+        } else {
+            None
+        };
         let candidates: Vec<Candidate<'_>> = kept
             .iter()
-            .map(|m| Candidate { text: &m.text, importance: m.importance, created_at: m.created_at, similarity: None })
+            .enumerate()
+            .map(|(i, m)| Candidate {
+                text: &m.text,
+                importance: m.importance,
+                created_at: m.created_at,
+                similarity: similarity.as_ref().and_then(|s| s.get(i).copied()),
+            })
             .collect();
         let ranked = memory::rank(text, &candidates, self.clock.now(), RECALL);
         Ok(ranked.into_iter().map(|r| kept[r.index].text.clone()).collect())

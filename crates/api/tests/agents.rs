@@ -286,3 +286,25 @@ async fn a_worker_killed_mid_task_leaves_it_to_another_and_its_notice_appears_on
     assert_eq!(notices[0].title, "Budget check");
     assert_eq!(api.work_round().await.unwrap().tasks.done, 0, "nothing runs twice");
 }
+
+#[tokio::test]
+async fn with_the_local_model_loaded_memories_are_recalled_by_meaning_not_only_by_words() {
+    if pactwise_testkit::embedding_model().is_none() {
+        return;
+    }
+    let (tmp, api) = offline_api().await;
+    let ours = api.local_session().await.unwrap();
+    api.remember(&ours, "The supplier's fee ceiling is EUR 40,000".into()).await.unwrap();
+    api.remember(&ours, "Globex signed the NDA in June".into()).await.unwrap();
+    let request = "Check the vendor price cap before we renew";
+    // Words alone: nothing shared, nothing recalled (recall never loads the model).
+    assert!(api.plan_request_view(&ours, request.into()).await.unwrap().remembered.is_empty());
+
+    // A search by meaning loads the model; from then on recall ranks by it.
+    let file = tmp.path().join("supply.txt");
+    std::fs::write(&file, "SUPPLY AGREEMENT\n\n4. PAYMENT. The buyer pays each invoice within 45 days.").unwrap();
+    api.import_documents(&ours, vec![file], ImportOptions::default(), &|_| {}).await.unwrap();
+    api.prepare_semantic_search(&ours, |_| {}).await.unwrap();
+    let recalled = api.plan_request_view(&ours, request.into()).await.unwrap().remembered;
+    assert_eq!(recalled, ["The supplier's fee ceiling is EUR 40,000"], "the NDA is not about prices");
+}
