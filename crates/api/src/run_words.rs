@@ -208,7 +208,8 @@ fn step_label(graph: Option<&GraphDef>, node: &str) -> String {
             NodeKind::Approval(spec) => spec.title.clone(),
             _ => humanize(node),
         }),
-        None => humanize(node),
+        // A compiled plan's graph is not registered: its nodes are agents, named by the registry of agent types.
+        None => pactwise_agents::AgentType::from_id(node).map_or_else(|| humanize(node), |a| a.name().to_string()),
     }
 }
 
