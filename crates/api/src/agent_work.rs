@@ -464,7 +464,8 @@ impl Api {
         }
         let lazy = self.retriever.lazy_embedder();
         let similarity = if lazy.is_loaded() {
-            let texts: Vec<String> = std::iter::once(text.to_string()).chain(kept.iter().map(|m| m.text.clone())).collect();
+            let texts: Vec<String> =
+                std::iter::once(text.to_string()).chain(kept.iter().map(|m| m.text.clone())).collect();
             tokio::task::spawn_blocking(move || {
                 let embedder = lazy.get().ok()?;
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
