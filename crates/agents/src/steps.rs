@@ -321,7 +321,8 @@ fn financial(input: &StepInput<'_>) -> StepOutput {
     out
 }
 
-fn capitalise(s: &str) -> String {
+/// `s` with its first letter upper-case.
+pub fn capitalise(s: &str) -> String {
     let mut c = s.chars();
     c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }

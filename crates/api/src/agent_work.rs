@@ -9,7 +9,7 @@ use crate::{Api, ApiError};
 use chrono::{DateTime, Utc};
 use pactwise_agents::facts::{ContractFacts, Facts, ItemFacts, VendorFacts};
 use pactwise_agents::memory::{self, Candidate};
-use pactwise_agents::steps::day_words;
+use pactwise_agents::steps::{capitalise, day_words};
 use pactwise_agents::tasks::{ACTION, TaskPayload, run_task};
 use pactwise_agents::{
     AgentType, Outcome, PLAN_GRAPH, Plan, RunInput, STEPS_CHANNEL, StepOutput, StepStatus, compile, money_words,
@@ -194,11 +194,6 @@ fn state_word(s: StepStatus) -> &'static str {
         StepStatus::Failed => "Failed",
         StepStatus::Skipped => "Skipped",
     }
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }
 
 /// The plan in words.
