@@ -146,14 +146,35 @@ export async function openTheTender(browser, title) {
   await (await browser.$("h2=Your submission")).waitForExist({ timeout: 10000 });
 }
 
+/** Fills the field whose label starts with `labelStart`. The page may re-render the form (new field ids) after a
+ * submission, so the label is looked up again until its field exists. */
 export async function fillByLabel(browser, labelStart, value) {
-  const input = await browser.execute((start) => {
-    const label = Array.from(document.querySelectorAll("label")).find((l) => l.textContent.startsWith(start));
-    return label ? label.htmlFor : null;
-  }, labelStart);
-  assert.ok(input, `no field labelled "${labelStart}…"`);
-  const element = await browser.$(`#${input}`);
-  await element.setValue(value);
+  let element = null;
+  await browser.waitUntil(
+    async () => {
+      const input = await browser.execute((start) => {
+        const label = Array.from(document.querySelectorAll("label")).find((l) => l.textContent.startsWith(start));
+        return label ? label.htmlFor : null;
+      }, labelStart);
+      if (!input) return false;
+      const found = await browser.$(`#${input}`);
+      if (!(await found.isExisting())) return false;
+      element = found;
+      return true;
+    },
+    { timeout: 10000, timeoutMsg: `no field labelled "${labelStart}…"` },
+  );
+  try {
+    await element.setValue(value);
+  } catch {
+    // Re-rendered between the look-up and the typing: look it up once more.
+    const input = await browser.execute((start) => {
+      const label = Array.from(document.querySelectorAll("label")).find((l) => l.textContent.startsWith(start));
+      return label ? label.htmlFor : null;
+    }, labelStart);
+    assert.ok(input, `no field labelled "${labelStart}…"`);
+    await (await browser.$(`#${input}`)).setValue(value);
+  }
 }
 
 export async function chooseFiles(browser, files) {

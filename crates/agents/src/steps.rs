@@ -438,6 +438,39 @@ fn workflow(input: &StepInput<'_>) -> StepOutput {
     line.push('.');
     out.findings.push(line);
     out.summary = format!("\u{201c}{graph}\u{201d} is the workflow for this request.");
+    // An onboarding it can fill in from the request is started (a follow-up, once per vendor).
+    if plan.request_type == RequestType::VendorOnboarding
+        && let Some(v) = plan.entities.vendors.first()
+    {
+        let known = v.vendor.as_ref().and_then(|id| input.run.facts.vendors.iter().find(|f| &f.id == id));
+        match known.map(|k| k.status.as_str()) {
+            Some("active") => out.findings.push(format!("{} is already active: no onboarding is started.", v.name)),
+            Some("onboarding") => {
+                out.findings.push(format!("An onboarding is already deciding on {}: no other is started.", v.name))
+            }
+            Some("blocked") => out
+                .findings
+                .push(format!("{} is blocked: no onboarding is started; a person reopens it from Vendors.", v.name)),
+            _ => {
+                let (vendor, key) = match &v.vendor {
+                    Some(id) => (serde_json::json!({ "id": id }), id.clone()),
+                    None => (serde_json::json!({ "name": v.name }), v.name.to_lowercase()),
+                };
+                out.follow_ups.push(FollowUp {
+                    agent: AgentType::Workflow,
+                    key: format!("workflow/vendor_onboarding/{key}"),
+                    why: format!("Start \u{201c}Vendor onboarding\u{201d} for {}.", v.name),
+                    work: crate::tasks::TaskWork::StartWorkflow {
+                        graph: "vendor_onboarding".into(),
+                        title: "Vendor onboarding".into(),
+                        input: serde_json::json!({ "vendor": vendor }),
+                    },
+                    not_before: None,
+                });
+                out.summary = format!("\u{201c}Vendor onboarding\u{201d} is started for {}.", v.name);
+            }
+        }
+    }
     out
 }
 

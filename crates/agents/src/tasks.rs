@@ -25,6 +25,8 @@ pub enum TaskWork {
     Notice { title: String, message: String, urgent: bool },
     /// List the regulatory references of a contract's items hit.
     ComplianceCheck { contract: ContractFacts },
+    /// Start a built-in workflow with this input (checked against its form by the worker before it starts).
+    StartWorkflow { graph: String, title: String, input: serde_json::Value },
 }
 
 /// A task's payload as queued.
@@ -53,6 +55,15 @@ pub struct Notice {
     pub urgent: bool,
 }
 
+/// A workflow a task starts: the worker checks the input against the graph's form and starts it for the task's
+/// organization.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkflowStart {
+    pub graph: String,
+    pub title: String,
+    pub input: serde_json::Value,
+}
+
 /// What a task did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskOutcome {
@@ -61,6 +72,8 @@ pub struct TaskOutcome {
     pub notices: Vec<Notice>,
     /// Follow-ups to queue (only when [`may_follow_up`] allows), with their depth.
     pub follow_ups: Vec<(FollowUp, u8)>,
+    /// A workflow to start (the worker says in the result whether it did).
+    pub start: Option<WorkflowStart>,
 }
 
 /// Runs a task's work. `Err` says why it could not (an unreadable payload: the task fails with that reason).
@@ -76,6 +89,13 @@ pub fn run_task(payload: &serde_json::Value) -> Result<TaskOutcome, String> {
             result: format!("Left a notice: {title}."),
             notices: vec![Notice { title, message, urgent }],
             follow_ups: Vec::new(),
+            start: None,
+        }),
+        TaskWork::StartWorkflow { graph, title, input } => Ok(TaskOutcome {
+            result: String::new(),
+            notices: Vec::new(),
+            follow_ups: Vec::new(),
+            start: Some(WorkflowStart { graph, title, input }),
         }),
         TaskWork::ComplianceCheck { contract } => {
             let out = compliance_of(std::slice::from_ref(&contract));
@@ -103,7 +123,7 @@ pub fn run_task(payload: &serde_json::Value) -> Result<TaskOutcome, String> {
             } else {
                 result.push_str(" (A notice about it was not queued: follow-ups go one level deep.)");
             }
-            Ok(TaskOutcome { result, notices: Vec::new(), follow_ups })
+            Ok(TaskOutcome { result, notices: Vec::new(), follow_ups, start: None })
         }
     }
 }

@@ -720,6 +720,19 @@ impl Api {
             })
             .await
             .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the follow-up worker stopped: {e}")))?;
+            // Workflows the tasks start: checked against the graph's form, started for the task's organization.
+            let mut results = results;
+            for (id, result) in results.iter_mut() {
+                if let Ok(Ok(out)) = result
+                    && let Some(start) = out.start.take()
+                {
+                    let org = claimed.iter().find(|t| t.id == *id).map(|t| t.org);
+                    out.result = match org {
+                        Some(org) => self.start_workflow_for_task(org, start).await,
+                        None => "Not started: the task's organization is unknown.".into(),
+                    };
+                }
+            }
             let cred = self.platform.clone();
             let outcome = self
                 .db
@@ -782,6 +795,40 @@ impl Api {
             }
         }
         Ok(round)
+    }
+
+    /// Starts a built-in workflow a follow-up asked for, as the platform for the task's organization (the
+    /// organization the request's run belongs to). Its input is checked against the graph's form first; the result
+    /// says in words what happened.
+    async fn start_workflow_for_task(
+        &self,
+        org: pactwise_domain::OrgId,
+        start: pactwise_agents::tasks::WorkflowStart,
+    ) -> String {
+        let def = match self.workflows.graph(&start.graph) {
+            Ok(def) => def,
+            Err(_) => return format!("Not started: \u{201c}{}\u{201d} is not a built-in workflow.", start.title),
+        };
+        if let Err(problem) = pactwise_workflows::check_input(def, &start.input) {
+            return format!("Not started: {problem}");
+        }
+        let (graph, input, title) = (start.graph.clone(), start.input.clone(), start.title.clone());
+        let started = with_engine(self, move |_, engine| {
+            let run = engine.start_for_platform(org, &graph, input)?;
+            Ok(engine.drive(run)?)
+        })
+        .await;
+        self.wake_work();
+        match started {
+            Ok(record) if record.status == RunStatus::Waiting => {
+                format!("Started \u{201c}{title}\u{201d}; it waits for a decision in the inbox.")
+            }
+            Ok(record) if record.status == RunStatus::Failed => {
+                format!("Started \u{201c}{title}\u{201d}; it stopped: {}", record.reason.unwrap_or_default())
+            }
+            Ok(_) => format!("Started \u{201c}{title}\u{201d}."),
+            Err(e) => format!("Not started: {}", e.message),
+        }
     }
 
     /// The notices the agents left for the session's organization, newest first.

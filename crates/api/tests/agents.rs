@@ -308,3 +308,25 @@ async fn with_the_local_model_loaded_memories_are_recalled_by_meaning_not_only_b
     let recalled = api.plan_request_view(&ours, request.into()).await.unwrap().remembered;
     assert_eq!(recalled, ["The supplier's fee ceiling is EUR 40,000"], "the NDA is not about prices");
 }
+
+#[tokio::test]
+async fn an_onboarding_request_starts_the_built_in_workflow_once() {
+    let (_tmp, api) = offline_api().await;
+    let ours = api.local_session().await.unwrap();
+    let request = "Please onboard Initech GmbH as a new supplier for cloud hosting";
+    let done = api.run_request(&ours, request.into()).await.unwrap();
+    assert_eq!(done.state, "Done", "{done:?}");
+    let workflow = done.steps.iter().find(|s| s.agent == "Workflow").unwrap();
+    assert!(workflow.summary.contains("Vendor onboarding"), "{workflow:?}");
+    let start = done.follow_ups.iter().find(|f| f.agent == "Workflow").expect("the start is a follow-up");
+    assert!(start.state.starts_with("Done: Started \u{201c}Vendor onboarding\u{201d}"), "{start:?}");
+    let onboardings =
+        |runs: &[pactwise_api::RunSummary]| runs.iter().filter(|r| r.graph == "vendor_onboarding").count();
+    let filter = pactwise_api::RunFilter::default();
+    assert_eq!(onboardings(&api.run_summaries(&ours, filter.clone()).await.unwrap()), 1);
+
+    // The same request again: the onboarding is not started twice.
+    let again = api.run_request(&ours, request.into()).await.unwrap();
+    assert!(again.follow_ups.iter().all(|f| f.agent != "Workflow"), "{:?}", again.follow_ups);
+    assert_eq!(onboardings(&api.run_summaries(&ours, filter).await.unwrap()), 1);
+}
