@@ -33,9 +33,9 @@ const ran: AgentRequestView = {
   started_at: "2026-12-03T09:00:00Z",
   plan: plan(true),
   steps: [
-    { agent: "Document reading (OCR)", state: "Done", summary: "MSA-2026-014 is read.", findings: ["MSA-2026-014: 12 pages read."] },
-    { agent: "Legal", state: "Done", summary: "1 red flag in the checklist.", findings: ["Red flag (page 4): Is liability capped? — Uncapped."] },
-    { agent: "Notifications", state: "Skipped", summary: "Skipped: Analytics did not finish.", findings: [] },
+    { agent: "Document reading (OCR)", state: "Done", summary: "MSA-2026-014 is read.", findings: ["MSA-2026-014: 12 pages read."], drafted: null },
+    { agent: "Legal", state: "Done", summary: "1 red flag in the checklist.", findings: ["Red flag (page 4): Is liability capped? — Uncapped."], drafted: "Summary drafted by the model from the agents' findings and checked against them." },
+    { agent: "Notifications", state: "Skipped", summary: "Skipped: Analytics did not finish.", findings: [], drafted: null },
   ],
   follow_ups: [{ agent: "Notifications", why: "A reminder on 1 March 2027 for MSA-2026-014's expiry.", state: "Due on 1 March 2027" }],
   notices: [{ id: "n1", title: "A renewal for MSA-2026-014: done", message: "Risk medium: 1 red flag.", urgent: false, created_at: "2026-12-03T09:00:01Z", seen: false, run: "0193a0b4-0000-7000-8000-0000000000aa" }],
@@ -84,6 +84,8 @@ describe("Ask the agents", () => {
     const outputs = screen.getAllByTestId("agent-step").map((li) => li.textContent ?? "");
     expect(outputs[1]).toContain("Red flag (page 4)");
     expect(outputs[2]).toContain("Skipped");
+    const drafted = screen.getAllByTestId("agent-step-drafted");
+    expect(drafted.map((d) => d.textContent)).toEqual(["Summary drafted by the model from the agents' findings and checked against them."]);
     expect(screen.getByTestId("agent-follow-ups").textContent).toContain("Due on 1 March 2027");
     expect(screen.getByTestId("agent-notices").textContent).toContain("A renewal for MSA-2026-014: done");
     await waitFor(() => expect(document.activeElement).toBe(result));

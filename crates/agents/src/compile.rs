@@ -1,8 +1,9 @@
 //! The manager's plan compiled into a graph on the engine: one agent node per step (handler `agents.<type>`),
 //! in levels — a step runs in the super-step after the last of the steps it depends on — so steps of one level
 //! run side by side and every dependency is done before its dependants start. The graph carries no request data
-//! (that is the run's input), so plans with the same steps share one snapshot. No model mode: the agents' default
-//! processing is rule-based, and a mode could only come from a graph definition, never from a request.
+//! (that is the run's input), so plans with the same steps share one snapshot. The agents' default processing is
+//! rule-based; an agent's model part comes only from the built-in graph definition (`draft::model_parts`), never
+//! from a request, and is used only when a model is configured.
 
 use crate::manager::Plan;
 use crate::registry::AgentType;
@@ -48,7 +49,10 @@ pub fn compile(plan: &Plan) -> Option<GraphDef> {
         .map(|s| NodeDef {
             id: s.agent.id().into(),
             label: Some(s.agent.name().into()),
-            kind: NodeKind::Agent { handler: handler_name(s.agent), model: None },
+            kind: NodeKind::Agent {
+                handler: handler_name(s.agent),
+                model: crate::draft::model_parts().get(&s.agent).cloned(),
+            },
             retry: None,
             compensate: None,
         })

@@ -40,6 +40,9 @@ pub struct ContractFacts {
     pub items: Vec<ItemFacts>,
     pub expires_on: Option<NaiveDate>,
     pub notice_by: Option<NaiveDate>,
+    /// A renewal notice run is already deciding on this contract's notice deadline (the reminder went out).
+    #[serde(default)]
+    pub renewal_started: bool,
     /// The contract's value as written in it ("USD 1,200,000 per year").
     pub value_text: Option<String>,
     /// The pricing or payment terms as written.

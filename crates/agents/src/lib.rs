@@ -7,6 +7,7 @@
 
 pub mod compile;
 pub mod config;
+pub mod draft;
 pub mod facts;
 pub mod manager;
 pub mod memory;
@@ -18,6 +19,7 @@ pub mod tasks;
 
 pub use compile::{PLAN_GRAPH, STEPS_CHANNEL, compile};
 pub use config::{AgentsConfig, ConfigProblem, ConfigRefused};
+pub use draft::Drafted;
 pub use facts::{ContractFacts, Facts, ItemFacts, VendorFacts};
 pub use manager::{
     Context, ContractMention, DateMention, Entities, KnownContract, KnownVendor, MemoryRecords, Money, OrgRecords,

@@ -135,7 +135,9 @@ pub struct AgentSpec {
     pub name: &'static str,
     pub job: &'static str,
     pub depends_on: Vec<AgentType>,
-    /// The agents' default processing mode (the seed): rule-based. A model mode comes only from a graph definition.
+    /// The agents' default processing mode (the seed): rule-based (`rules`). An agent with a model part in the plan's
+    /// graph definition (`draft::model_parts`) is `rules+model draft`: with a model configured, the model drafts its
+    /// summary and code checks it.
     pub mode: &'static str,
     pub has_thresholds: bool,
 }
@@ -149,7 +151,7 @@ pub fn registry() -> Vec<AgentSpec> {
             name: agent.name(),
             job: agent.job(),
             depends_on: agent.depends_on().to_vec(),
-            mode: "rules",
+            mode: if crate::draft::model_parts().contains_key(&agent) { "rules+model draft" } else { "rules" },
             has_thresholds: agent.has_thresholds(),
         })
         .collect()

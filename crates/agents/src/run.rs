@@ -124,6 +124,7 @@ fn handle(agent: AgentType, ctx: &NodeContext<'_>, runner: StepRunner) -> Result
     }
     let limit = Duration::from_secs(input.config.workers.timeout_secs.max(1) as u64);
     let critical = step.critical;
+    let started = std::time::Instant::now();
     let result = {
         let (input, earlier) = (input.clone(), earlier.clone());
         with_timeout(limit, move || runner(agent, &StepInput { run: &input, earlier: &earlier }))
@@ -142,6 +143,7 @@ fn handle(agent: AgentType, ctx: &NodeContext<'_>, runner: StepRunner) -> Result
         }
         Err(why) => StepOutput::not_run(agent, StepStatus::Failed, why),
     };
+    let out = crate::draft::refine(ctx, &input, &earlier, out, limit.saturating_sub(started.elapsed()));
     let mut node = write(agent, &out);
     for f in &out.follow_ups {
         let key = if f.key.is_empty() { format!("notice/{}", ctx.run) } else { format!("follow-up/{}", f.key) };

@@ -21,6 +21,10 @@ pub struct RunInput {
     pub config: AgentsConfig,
     /// The day the request was run (relative dates and "days until" count from it).
     pub today: NaiveDate,
+    /// What the agents recalled of the person when the request ran (untrusted reference data: only ever fenced in a
+    /// prompt by `memory::prompt_block`).
+    #[serde(default)]
+    pub remembered: Vec<String>,
 }
 
 /// How a step ended.
@@ -59,6 +63,12 @@ pub struct StepOutput {
     pub warnings: Vec<String>,
     pub red_flags: u32,
     pub follow_ups: Vec<FollowUp>,
+    /// The risk level the analytics agent computed (`low`, `medium`, `high`); a drafted summary must keep it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk: Option<String>,
+    /// Whether the model drafted the summary (only for an agent with a model part, when a model is configured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drafted: Option<crate::draft::Drafted>,
 }
 
 impl StepOutput {
@@ -71,6 +81,8 @@ impl StepOutput {
             warnings: Vec::new(),
             red_flags: 0,
             follow_ups: Vec::new(),
+            risk: None,
+            drafted: None,
         }
     }
 
@@ -114,7 +126,7 @@ pub fn run_step(agent: AgentType, input: &StepInput<'_>) -> Result<StepOutput, S
 }
 
 /// `text` as a sentence: a full stop added unless it already ends in one (or a question or exclamation mark).
-fn sentence(text: &str) -> String {
+pub(crate) fn sentence(text: &str) -> String {
     let t = text.trim_end();
     if t.ends_with(['.', '?', '!', '…']) { t.to_string() } else { format!("{t}.") }
 }
@@ -471,7 +483,66 @@ fn workflow(input: &StepInput<'_>) -> StepOutput {
             }
         }
     }
+    if plan.request_type == RequestType::Renewal {
+        renewal_notices(input, &mut out);
+    }
     out
+}
+
+/// For a renewal: each named contract whose notice deadline is still ahead gets its "Renewal notice" decision
+/// started now (once per contract and deadline; not when its reminder already started one).
+fn renewal_notices(input: &StepInput<'_>, out: &mut StepOutput) {
+    let mut started = Vec::new();
+    for c in input.contracts() {
+        let Some(notice_by) = c.notice_by else {
+            out.findings.push(format!(
+                "{} has no notice deadline on record: a person starts \u{201c}Renewal notice\u{201d} from Runs.",
+                c.reference
+            ));
+            continue;
+        };
+        if !c.finalized {
+            out.findings.push(format!(
+                "{}'s review is not finalized: its notice deadline is not confirmed, so no renewal decision starts.",
+                c.reference
+            ));
+        } else if c.renewal_started {
+            out.findings
+                .push(format!("A renewal decision on {} is already in the inbox: no other is started.", c.reference));
+        } else if notice_by < input.run.today {
+            out.findings.push(format!(
+                "{}'s last day to give notice was {}: a person decides what to do from the contract.",
+                c.reference,
+                day_words(notice_by)
+            ));
+        } else {
+            let mut form = serde_json::json!({
+                "contract": c.reference, "document": c.document, "notice_by": notice_by.to_string(),
+            });
+            if let Some(end) = c.expires_on {
+                form["expires_on"] = serde_json::json!(end.to_string());
+            }
+            out.follow_ups.push(FollowUp {
+                agent: AgentType::Workflow,
+                key: format!("workflow/renewal_notice/{}/{notice_by}", c.document),
+                why: format!(
+                    "Start \u{201c}Renewal notice\u{201d} for {}: renew or give notice by {}.",
+                    c.reference,
+                    day_words(notice_by)
+                ),
+                work: crate::tasks::TaskWork::StartWorkflow {
+                    graph: "renewal_notice".into(),
+                    title: "Renewal notice".into(),
+                    input: form,
+                },
+                not_before: None,
+            });
+            started.push(c.reference.clone());
+        }
+    }
+    if !started.is_empty() {
+        out.summary = format!("\u{201c}Renewal notice\u{201d} is started for {}.", started.join(", "));
+    }
 }
 
 fn secretary(input: &StepInput<'_>) -> StepOutput {
@@ -571,6 +642,7 @@ fn analytics(input: &StepInput<'_>) -> StepOutput {
     if level == "high" {
         out.warnings.push("risk high".into());
     }
+    out.risk = Some(level.into());
     out
 }
 

@@ -57,6 +57,7 @@ fn contract() -> ContractFacts {
         ],
         expires_on: NaiveDate::from_ymd_opt(2027, 3, 31),
         notice_by: NaiveDate::from_ymd_opt(2026, 12, 31),
+        renewal_started: false,
         value_text: Some("EUR 48,000 per year".into()),
         payment_terms: Some("Invoiced yearly in advance, payable within 30 days.".into()),
     }
@@ -79,7 +80,14 @@ fn input(request: &str, config: AgentsConfig) -> RunInput {
             contracts: 1,
         }],
     };
-    RunInput { request: request.into(), plan, facts, config, today: NaiveDate::from_ymd_opt(2026, 12, 3).unwrap() }
+    RunInput {
+        request: request.into(),
+        plan,
+        facts,
+        config,
+        today: NaiveDate::from_ymd_opt(2026, 12, 3).unwrap(),
+        remembered: Vec::new(),
+    }
 }
 
 fn steps(store: &Store, cred: &pactwise_store::PlatformCredential, run: pactwise_domain::RunId) -> Vec<StepOutput> {
@@ -104,7 +112,7 @@ fn the_issue_example_runs_every_step_in_order_and_queues_each_follow_up_once() {
     let engine = Engine::new(&store, &registry, &cred);
     let input = input(REQUEST, AgentsConfig::default());
     use AgentType::*;
-    assert_eq!(input.plan.agents(), [Ocr, Legal, Financial, Vendor, Secretary, Analytics, Notifications]);
+    assert_eq!(input.plan.agents(), [Ocr, Legal, Financial, Vendor, Workflow, Secretary, Analytics, Notifications]);
     let graph = compile(&input.plan).unwrap();
     assert_eq!(graph.entry, ["ocr"]);
 
@@ -177,7 +185,8 @@ fn a_non_critical_failure_skips_only_its_dependants_and_a_critical_one_stops_the
     let status = |a: AgentType| out.iter().find(|s| s.agent == a).unwrap().status;
     use AgentType::*;
     assert_eq!(status(Vendor), StepStatus::Failed);
-    assert_eq!(input.plan.skipped_if_failed(Vendor), [Analytics, Notifications]);
+    assert_eq!(input.plan.skipped_if_failed(Vendor), [Workflow, Analytics, Notifications]);
+    assert_eq!(status(Workflow), StepStatus::Skipped);
     assert_eq!(status(Analytics), StepStatus::Skipped);
     assert_eq!(status(Notifications), StepStatus::Skipped);
     for a in [Ocr, Legal, Financial, Secretary] {

@@ -72,6 +72,9 @@ pub struct AgentStepView {
     pub state: String,
     pub summary: String,
     pub findings: Vec<String>,
+    /// Who wrote the summary, when the model was asked: "Summary drafted by the model from the findings, checked by
+    /// the rules." or why the model's draft was set aside. `None` when only the rules ran.
+    pub drafted: Option<String>,
 }
 
 /// A follow-up an agent queued, in words.
@@ -304,6 +307,18 @@ fn notice_view(n: pactwise_store::AgentNotice) -> NoticeView {
     }
 }
 
+/// How a step's summary was written, in words.
+fn drafted_words(d: &pactwise_agents::Drafted) -> String {
+    match d {
+        pactwise_agents::Drafted::ByModel => {
+            "Summary drafted by the model from the agents' findings and checked against them.".into()
+        }
+        pactwise_agents::Drafted::SetAside { why } => {
+            format!("The model's summary was set aside ({why}); this one is the rules'.")
+        }
+    }
+}
+
 /// The memories a run leaves for the person who ran it: the request itself for a day, and what it named that is
 /// worth keeping (amounts and dates with what they are for).
 fn memories_of(input: &RunInput, run: RunId, today: chrono::NaiveDate) -> Vec<NewMemory> {
@@ -507,10 +522,14 @@ impl Api {
             let Ok(id) = known.id.parse::<DocumentId>() else { continue };
             let review = self.document_review(scope, id).await?;
             let s = scope.clone();
-            let (row, extracted) = self
+            let (row, extracted, reminder) = self
                 .db
                 .call(move |store| {
-                    Ok::<_, pactwise_store::StoreError>((store.contracts().row(&s, id)?, store.pages().load(&s, id)?))
+                    Ok::<_, pactwise_store::StoreError>((
+                        store.contracts().row(&s, id)?,
+                        store.pages().load(&s, id)?,
+                        store.contracts().reminder(&s, id)?,
+                    ))
                 })
                 .await?;
             let pages = extracted.as_ref().map_or(0, |d| d.pages.len() as u32);
@@ -552,6 +571,7 @@ impl Api {
                 items,
                 expires_on: row.as_ref().and_then(|r| r.expires_on),
                 notice_by: row.as_ref().and_then(|r| r.notice_by),
+                renewal_started: reminder.is_some_and(|r| r.started),
                 value_text: x.value.as_ref().map(|v| v.value.clone()),
                 payment_terms: x.pricing.as_ref().map(|v| v.value.clone()),
             });
@@ -596,7 +616,8 @@ impl Api {
         let config = self.agents_config(scope).await?;
         let facts = self.agent_facts(scope, &plan).await?;
         let today = self.clock.now().date_naive();
-        let input = RunInput { request: request.clone(), plan, facts, config, today };
+        let remembered = self.recall(scope, &request).await?;
+        let input = RunInput { request: request.clone(), plan, facts, config, today, remembered };
         let value = serde_json::to_value(&input)
             .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the run's input could not be written: {e}")))?;
         let s = scope.clone();
@@ -641,12 +662,14 @@ impl Api {
                     state: state_word(o.status).into(),
                     summary: o.summary.clone(),
                     findings: o.findings.clone(),
+                    drafted: o.drafted.as_ref().map(drafted_words),
                 },
                 None => AgentStepView {
                     agent: p.agent.name().into(),
                     state: if record.status == RunStatus::Failed { "Not run" } else { "Waiting" }.into(),
                     summary: String::new(),
                     findings: Vec::new(),
+                    drafted: None,
                 },
             })
             .collect();
@@ -728,7 +751,7 @@ impl Api {
                 {
                     let org = claimed.iter().find(|t| t.id == *id).map(|t| t.org);
                     out.result = match org {
-                        Some(org) => self.start_workflow_for_task(org, start).await,
+                        Some(org) => self.start_workflow_for_task(org, *id, start).await,
                         None => "Not started: the task's organization is unknown.".into(),
                     };
                 }
@@ -799,10 +822,12 @@ impl Api {
 
     /// Starts a built-in workflow a follow-up asked for, as the platform for the task's organization (the
     /// organization the request's run belongs to). Its input is checked against the graph's form first; the result
-    /// says in words what happened.
+    /// says in words what happened. The run's id is the task's, so a task rerun after its worker died (the run had
+    /// started, the task was not yet marked done) finds its run instead of starting a second one.
     async fn start_workflow_for_task(
         &self,
         org: pactwise_domain::OrgId,
+        task: pactwise_domain::TaskId,
         start: pactwise_agents::tasks::WorkflowStart,
     ) -> String {
         let def = match self.workflows.graph(&start.graph) {
@@ -813,17 +838,23 @@ impl Api {
             return format!("Not started: {problem}");
         }
         let (graph, input, title) = (start.graph.clone(), start.input.clone(), start.title.clone());
-        let started = with_engine(self, move |_, engine| {
-            let run = engine.start_for_platform(org, &graph, input)?;
-            Ok(engine.drive(run)?)
+        let id = RunId::from_uuid(task.as_uuid());
+        let credential = self.platform.clone();
+        let started = with_engine(self, move |store, engine| {
+            let (run, new) = engine.start_for_platform_once(org, &graph, input.clone(), id)?;
+            if new {
+                crate::work_loop::record_start(store, &credential, &graph, &input, run)?;
+            }
+            Ok((engine.drive(run)?, new))
         })
         .await;
         self.wake_work();
         match started {
-            Ok(record) if record.status == RunStatus::Waiting => {
+            Ok((_, false)) => format!("\u{201c}{title}\u{201d} had already been started for this request."),
+            Ok((record, true)) if record.status == RunStatus::Waiting => {
                 format!("Started \u{201c}{title}\u{201d}; it waits for a decision in the inbox.")
             }
-            Ok(record) if record.status == RunStatus::Failed => {
+            Ok((record, true)) if record.status == RunStatus::Failed => {
                 format!("Started \u{201c}{title}\u{201d}; it stopped: {}", record.reason.unwrap_or_default())
             }
             Ok(_) => format!("Started \u{201c}{title}\u{201d}."),

@@ -127,8 +127,8 @@ impl Api {
                 if let Some(end) = r.expires_on {
                     input["expires_on"] = serde_json::json!(end.to_string());
                 }
-                let id = engine.start_for_platform(r.org, "renewal_notice", input)?;
-                store.contracts().reminder_started_for_worker(&credential, r.document, r.notice_by, id)?;
+                let id = engine.start_for_platform(r.org, RENEWAL_NOTICE, input.clone())?;
+                record_start(store, &credential, RENEWAL_NOTICE, &input, id)?;
                 views.push(crate::runs::run_view(&engine.drive(id)?));
                 ids.push(id);
             }
@@ -184,4 +184,28 @@ impl Api {
     pub async fn run_work_loop_forever(&self, on_change: impl Fn(&WorkRound) + Send) {
         self.run_work_loop(Arc::new(pactwise_sync::TokioPause), on_change, std::future::pending()).await
     }
+}
+
+/// The built-in graph a contract's renewal reminder starts.
+const RENEWAL_NOTICE: &str = "renewal_notice";
+
+/// What a started run of a built-in graph changes beside itself, whoever started it (the work loop, or an agent's
+/// follow-up): a renewal notice marks its contract's reminder for that deadline as gone out, so the reminder does
+/// not start another. Other graphs change nothing here.
+pub(crate) fn record_start(
+    store: &pactwise_store::Store,
+    credential: &pactwise_store::PlatformCredential,
+    graph: &str,
+    input: &serde_json::Value,
+    run: RunId,
+) -> Result<(), pactwise_store::StoreError> {
+    if graph != RENEWAL_NOTICE {
+        return Ok(());
+    }
+    let document = input["document"].as_str().and_then(|d| d.parse::<pactwise_domain::DocumentId>().ok());
+    let notice_by = input["notice_by"].as_str().and_then(|d| d.parse::<chrono::NaiveDate>().ok());
+    if let (Some(document), Some(notice_by)) = (document, notice_by) {
+        store.contracts().reminder_started_for_worker(credential, document, notice_by, run)?;
+    }
+    Ok(())
 }

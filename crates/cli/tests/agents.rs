@@ -38,7 +38,7 @@ fn plan_list_and_config_from_the_command_line() {
     assert_eq!(plan["entities"]["amounts"][0]["minor"], 2_200_000);
     assert_eq!(plan["entities"]["contracts"][0]["contract"], Value::Null, "no such contract in this organization");
     let agents: Vec<&str> = plan["steps"].as_array().unwrap().iter().map(|s| s["agent"].as_str().unwrap()).collect();
-    assert_eq!(agents, ["ocr", "legal", "financial", "secretary", "analytics", "notifications"]);
+    assert_eq!(agents, ["ocr", "legal", "financial", "workflow", "secretary", "analytics", "notifications"]);
 
     let emoji = ok_json(pactwise(&data, &["agents", "plan", "🚀🔥", "--json"]));
     assert_eq!(emoji["outcome"]["kind"], "nothing_to_do");

@@ -160,6 +160,25 @@ impl<'a> Engine<'a> {
         Ok(self.start_all(&[(Starter::Platform(org), graph, &input)])?[0])
     }
 
+    /// [`Engine::start_for_platform`] once per piece of work: the run takes the id `id` (derived from the work, a
+    /// follow-up task's id). When a run with that id exists already — the work was done by a worker that died before
+    /// it could say so — that run is returned and nothing starts; `false` says so.
+    pub fn start_for_platform_once(
+        &self,
+        org: pactwise_domain::OrgId,
+        graph: &str,
+        input: Value,
+        id: RunId,
+    ) -> Result<(RunId, bool), EngineError> {
+        match self.store.runs().load(self.credential, id) {
+            Ok(existing) if existing.org == org => return Ok((id, false)),
+            Ok(_) => return Err(EngineError::InvalidInput("that run belongs to another organization".into())),
+            Err(pactwise_store::StoreError::NotFound) => {}
+            Err(e) => return Err(e.into()),
+        }
+        Ok((self.start_all(&[(Starter::PlatformAs(org, id), graph, &input)])?[0], true))
+    }
+
     /// Starts a run of a graph made for it (the manager's compiled plan) in the session's organization. The graph is
     /// checked as a registered one would be — its shape, and handlers this registry knows — and the run keeps it
     /// as its snapshot, so nothing else needs to know it.
@@ -202,6 +221,18 @@ impl<'a> Engine<'a> {
                         snapshot,
                         input.to_string(),
                     ),
+                    *org,
+                ),
+                Starter::PlatformAs(org, id) => (
+                    NewRun::for_platform(
+                        self.credential,
+                        *org,
+                        &graph.name,
+                        graph.version,
+                        snapshot,
+                        input.to_string(),
+                    )
+                    .with_id(*id),
                     *org,
                 ),
             };
@@ -765,6 +796,8 @@ impl crate::registry::DocumentText for Engine<'_> {
 enum Starter<'a> {
     Session(&'a OrgScope),
     Platform(pactwise_domain::OrgId),
+    /// The platform, with the run's id chosen by the caller.
+    PlatformAs(pactwise_domain::OrgId, RunId),
 }
 
 /// Record changes of steps, as this worker for the run's organization.

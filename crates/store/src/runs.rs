@@ -105,6 +105,13 @@ impl NewRun {
     pub fn id(&self) -> RunId {
         self.id
     }
+
+    /// The same run with the id the caller chose: a start made once per piece of work (a follow-up task) takes its
+    /// id from that work, so a second start of it is refused by the store instead of running twice.
+    pub fn with_id(mut self, id: RunId) -> Self {
+        self.id = id;
+        self
+    }
 }
 
 /// A child run (subgraph) started by a parent's super-step; it belongs to the parent's organization.

@@ -128,7 +128,9 @@ impl RequestType {
         use AgentType::*;
         match self {
             RequestType::ContractReview => (&[Ocr, Legal, Analytics, Notifications], Some(Legal)),
-            RequestType::Renewal => (&[Ocr, Legal, Financial, Secretary, Analytics, Notifications], Some(Secretary)),
+            RequestType::Renewal => {
+                (&[Ocr, Legal, Financial, Workflow, Secretary, Analytics, Notifications], Some(Secretary))
+            }
             RequestType::VendorOnboarding => (&[Vendor, Compliance, Workflow, Analytics, Notifications], Some(Vendor)),
             RequestType::Invoice => (&[Ocr, Financial, Workflow, Analytics, Notifications], Some(Financial)),
             RequestType::Budget => (&[Financial, Workflow, Analytics, Notifications], Some(Financial)),
@@ -455,16 +457,16 @@ mod tests {
         assert_eq!(p.entities.dates[0].date.to_string(), "2027-03-31");
         assert_eq!(p.signals, [Signal::Financial, Signal::Legal]);
         use AgentType::*;
-        assert_eq!(p.agents(), [Ocr, Legal, Financial, Vendor, Secretary, Analytics, Notifications]);
+        assert_eq!(p.agents(), [Ocr, Legal, Financial, Vendor, Workflow, Secretary, Analytics, Notifications]);
         // Extraction before legal, financial and vendor; analytics after them; notifications last.
         let step = |a| p.steps.iter().find(|s| s.agent == a).unwrap();
         assert_eq!(step(Legal).depends_on, [Ocr]);
-        assert_eq!(step(Analytics).depends_on, [Legal, Financial, Vendor]);
+        assert_eq!(step(Analytics).depends_on, [Legal, Financial, Vendor, Workflow]);
         assert_eq!(step(Notifications).depends_on, [Analytics]);
         assert!(step(Ocr).critical && step(Secretary).critical && !step(Vendor).critical);
         assert!(step(Financial).why.contains("EUR 50,000.00"), "{}", step(Financial).why);
         // A non-critical failure skips only its dependants.
-        assert_eq!(p.skipped_if_failed(Vendor), [Analytics, Notifications]);
+        assert_eq!(p.skipped_if_failed(Vendor), [Workflow, Analytics, Notifications]);
         assert_eq!(p.skipped_if_failed(Secretary), Vec::<AgentType>::new());
     }
 
