@@ -293,7 +293,7 @@ export type AgentRequestView_Deserialize = {
 	finished: boolean,
 	started_at: string,
 	plan: PlanView_Deserialize,
-	steps: AgentStepView[],
+	steps: AgentStepView_Deserialize[],
 	follow_ups: FollowUpView[],
 	notices: NoticeView_Deserialize[],
 };
@@ -308,7 +308,7 @@ export type AgentRequestView_Serialize = {
 	finished: boolean,
 	started_at: string,
 	plan: PlanView_Serialize,
-	steps: AgentStepView[],
+	steps: AgentStepView_Serialize[],
 	follow_ups: FollowUpView[],
 	notices: NoticeView_Serialize[],
 };
@@ -333,12 +333,34 @@ export type AgentSettingsView = {
 };
 
 /**  One agent's step of a run, in words. */
-export type AgentStepView = {
+export type AgentStepView = AgentStepView_Serialize | AgentStepView_Deserialize;
+
+/**  One agent's step of a run, in words. */
+export type AgentStepView_Deserialize = {
 	agent: string,
 	/**  "Done", "Failed", "Skipped" or "Waiting". */
 	state: string,
 	summary: string,
 	findings: string[],
+	/**
+	 *  Who wrote the summary, when the model was asked: "Summary drafted by the model from the findings, checked by
+	 *  the rules." or why the model's draft was set aside. `None` when only the rules ran.
+	 */
+	drafted?: string | null,
+};
+
+/**  One agent's step of a run, in words. */
+export type AgentStepView_Serialize = {
+	agent: string,
+	/**  "Done", "Failed", "Skipped" or "Waiting". */
+	state: string,
+	summary: string,
+	findings: string[],
+	/**
+	 *  Who wrote the summary, when the model was asked: "Summary drafted by the model from the findings, checked by
+	 *  the rules." or why the model's draft was set aside. `None` when only the rules ran.
+	 */
+	drafted: string | null,
 };
 
 export type AmountRow = {
