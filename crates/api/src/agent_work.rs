@@ -841,20 +841,24 @@ impl Api {
         let id = RunId::from_uuid(task.as_uuid());
         let credential = self.platform.clone();
         let started = with_engine(self, move |store, engine| {
+            if crate::work_loop::already_started(store, &credential, &graph, &input)? {
+                return Ok(None);
+            }
             let (run, new) = engine.start_for_platform_once(org, &graph, input.clone(), id)?;
             if new {
                 crate::work_loop::record_start(store, &credential, &graph, &input, run)?;
             }
-            Ok((engine.drive(run)?, new))
+            Ok(Some((engine.drive(run)?, new)))
         })
         .await;
         self.wake_work();
         match started {
-            Ok((_, false)) => format!("\u{201c}{title}\u{201d} had already been started for this request."),
-            Ok((record, true)) if record.status == RunStatus::Waiting => {
+            Ok(None) => format!("Not started: \u{201c}{title}\u{201d} is already under way for it."),
+            Ok(Some((_, false))) => format!("\u{201c}{title}\u{201d} had already been started for this request."),
+            Ok(Some((record, true))) if record.status == RunStatus::Waiting => {
                 format!("Started \u{201c}{title}\u{201d}; it waits for a decision in the inbox.")
             }
-            Ok((record, true)) if record.status == RunStatus::Failed => {
+            Ok(Some((record, true))) if record.status == RunStatus::Failed => {
                 format!("Started \u{201c}{title}\u{201d}; it stopped: {}", record.reason.unwrap_or_default())
             }
             Ok(_) => format!("Started \u{201c}{title}\u{201d}."),

@@ -189,6 +189,28 @@ impl Api {
 /// The built-in graph a contract's renewal reminder starts.
 const RENEWAL_NOTICE: &str = "renewal_notice";
 
+/// The contract and notice deadline a renewal notice run's input names.
+fn renewal_of(input: &serde_json::Value) -> Option<(pactwise_domain::DocumentId, chrono::NaiveDate)> {
+    let document = input["document"].as_str()?.parse().ok()?;
+    let notice_by = input["notice_by"].as_str()?.parse().ok()?;
+    Some((document, notice_by))
+}
+
+/// Whether the work a start of `graph` would do was already started by someone else: for a renewal notice, its
+/// contract's reminder for that deadline already went out. Read in the same store call as the start and
+/// [`record_start`], so nothing else on the store's thread comes between them.
+pub(crate) fn already_started(
+    store: &pactwise_store::Store,
+    credential: &pactwise_store::PlatformCredential,
+    graph: &str,
+    input: &serde_json::Value,
+) -> Result<bool, pactwise_store::StoreError> {
+    match renewal_of(input).filter(|_| graph == RENEWAL_NOTICE) {
+        Some((document, notice_by)) => store.contracts().reminder_went_out_for_worker(credential, document, notice_by),
+        None => Ok(false),
+    }
+}
+
 /// What a started run of a built-in graph changes beside itself, whoever started it (the work loop, or an agent's
 /// follow-up): a renewal notice marks its contract's reminder for that deadline as gone out, so the reminder does
 /// not start another. Other graphs change nothing here.
@@ -199,12 +221,7 @@ pub(crate) fn record_start(
     input: &serde_json::Value,
     run: RunId,
 ) -> Result<(), pactwise_store::StoreError> {
-    if graph != RENEWAL_NOTICE {
-        return Ok(());
-    }
-    let document = input["document"].as_str().and_then(|d| d.parse::<pactwise_domain::DocumentId>().ok());
-    let notice_by = input["notice_by"].as_str().and_then(|d| d.parse::<chrono::NaiveDate>().ok());
-    if let (Some(document), Some(notice_by)) = (document, notice_by) {
+    if let Some((document, notice_by)) = renewal_of(input).filter(|_| graph == RENEWAL_NOTICE) {
         store.contracts().reminder_started_for_worker(credential, document, notice_by, run)?;
     }
     Ok(())

@@ -174,12 +174,34 @@ async fn a_manager_runs_a_request_and_sees_each_agents_output_the_follow_ups_and
     assert!(reminder.started && reminder.run.is_some(), "{reminder:?}");
     let inbox = api.inbox(&ours).await.unwrap();
     assert_eq!(inbox.iter().filter(|a| a.run == reminder.run.unwrap()).count(), 1, "the decision is in the inbox");
+    // Another start of the same decision (a second task asking for it) finds it under way and starts nothing.
+    let form = serde_json::json!({
+        "contract": "MSA-2026-014", "document": contract.to_string(), "notice_by": reminder.notice_by.to_string(),
+    });
+    let payload = serde_json::json!({
+        "action": "agent.follow_up", "depth": 1, "why": "Start Renewal notice again.",
+        "work": {"kind": "start_workflow", "graph": "renewal_notice", "title": "Renewal notice", "input": form}
+    });
+    let again = pactwise_store::NewTask {
+        idempotency_key: "test/renewal-notice-again".into(),
+        agent_type: "workflow".into(),
+        priority: 5,
+        payload,
+        scheduled_at: None,
+    };
+    let store = side_store(&api);
+    store.tasks().enqueue(&store.sessions().open(ours.session()).unwrap(), &again).unwrap();
+    assert_eq!(api.work_round().await.unwrap().tasks.done, 1);
+    let renewals = |runs: Vec<pactwise_api::RunSummary>| runs.iter().filter(|r| r.graph == "renewal_notice").count();
+    let filter = pactwise_api::RunFilter::default();
+    assert_eq!(renewals(api.run_summaries(&ours, filter.clone()).await.unwrap()), 1, "one decision, not two");
 
     // The same request again: a new notice, but no follow-up queued twice.
     let second = api.run_request(&ours, request.into()).await.unwrap();
     let keys = |v: &pactwise_api::AgentRequestView| v.follow_ups.iter().map(|f| f.why.clone()).collect::<Vec<_>>();
     assert!(keys(&second).iter().all(|why| why.starts_with("The outcome goes to the inbox")), "{:?}", keys(&second));
     assert_eq!(second.notices.len(), 1);
+    assert_eq!(renewals(api.run_summaries(&ours, filter).await.unwrap()), 1);
 }
 
 fn reminders_done(v: &pactwise_api::AgentRequestView) -> usize {

@@ -403,6 +403,23 @@ impl<'s> Contracts<'s> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Whether the reminder of `document` for `notice_by` already went out (a run was started for it). `false` also
+    /// when there is no such reminder.
+    pub fn reminder_went_out_for_worker(
+        &self,
+        _credential: &crate::PlatformCredential,
+        document: DocumentId,
+        notice_by: NaiveDate,
+    ) -> Result<bool, StoreError> {
+        let status: Option<String> = self
+            .store
+            .conn()
+            .prepare_cached("SELECT status FROM renewal_reminders WHERE document_id = ?1 AND notice_by = ?2")?
+            .query_row(params![document.to_string(), notice_by.to_string()], |r| r.get(0))
+            .optional()?;
+        Ok(status.as_deref() == Some("started"))
+    }
+
     /// Records that the reminder for `notice_by` went out as `run`. Only a still scheduled reminder for that same
     /// deadline is marked (a deadline moved meanwhile keeps the new one scheduled); `false` when none was.
     pub fn reminder_started_for_worker(
