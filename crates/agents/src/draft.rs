@@ -9,12 +9,13 @@
 use crate::memory;
 use crate::registry::AgentType;
 use crate::steps::{RunInput, StepOutput, StepStatus};
+use pactwise_domain::RunId;
 use pactwise_engine::{ModelSpec, NodeContext, ToolAsk};
 use pactwise_model::PromptDocument;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 /// The plan's graph definition: which agents have a model part, with its ledger mode and instruction.
@@ -73,6 +74,38 @@ pub fn model_parts() -> &'static BTreeMap<AgentType, ModelSpec> {
     })
 }
 
+fn recalled_by_run() -> &'static Mutex<HashMap<RunId, Vec<String>>> {
+    static HELD: OnceLock<Mutex<HashMap<RunId, Vec<String>>>> = OnceLock::new();
+    HELD.get_or_init(Default::default)
+}
+
+/// The person's recalled memories, held in this process for a run while it is driven. They are private to the
+/// person, so they are never written to the run (an organization's record, shared with its desktops); a step that
+/// asks the model reads them here. Released when the guard drops; a run resumed elsewhere drafts without them.
+#[must_use = "the memories are released when the guard drops"]
+pub struct HeldMemories(RunId);
+
+/// Holds `memories` for `run` until the guard drops.
+pub fn hold_memories(run: RunId, memories: Vec<String>) -> HeldMemories {
+    if let Ok(mut held) = recalled_by_run().lock() {
+        held.insert(run, memories);
+    }
+    HeldMemories(run)
+}
+
+impl Drop for HeldMemories {
+    fn drop(&mut self) {
+        if let Ok(mut held) = recalled_by_run().lock() {
+            held.remove(&self.0);
+        }
+    }
+}
+
+/// The memories held for `run` (none when nothing holds them).
+pub fn held_memories(run: RunId) -> Vec<String> {
+    recalled_by_run().lock().ok().and_then(|held| held.get(&run).cloned()).unwrap_or_default()
+}
+
 /// The text the draft is drawn from and checked against: this step's and the earlier steps' summaries, findings
 /// and warnings.
 pub fn findings_text(out: &StepOutput, earlier: &BTreeMap<AgentType, StepOutput>) -> String {
@@ -87,13 +120,18 @@ pub fn findings_text(out: &StepOutput, earlier: &BTreeMap<AgentType, StepOutput>
 }
 
 /// The question for the model: written by code; the request, the findings and memories go as fenced documents.
-pub fn ask(out: &StepOutput, input: &RunInput, earlier: &BTreeMap<AgentType, StepOutput>) -> Result<ToolAsk, String> {
+pub fn ask(
+    out: &StepOutput,
+    input: &RunInput,
+    earlier: &BTreeMap<AgentType, StepOutput>,
+    memories: &[String],
+) -> Result<ToolAsk, String> {
     let mut documents = vec![
         PromptDocument::new("The request, as the person typed it", input.request.clone()),
         PromptDocument::new("The agents' findings", findings_text(out, earlier)),
     ];
-    if !input.remembered.is_empty() {
-        let refs: Vec<&str> = input.remembered.iter().map(String::as_str).collect();
+    if !memories.is_empty() {
+        let refs: Vec<&str> = memories.iter().map(String::as_str).collect();
         documents.push(PromptDocument::new("What the agents remember of this person", memory::prompt_block(&refs)));
     }
     let level = out.risk.as_deref().map(|l| format!(" The risk level is {l}.")).unwrap_or_default();
@@ -217,7 +255,7 @@ pub fn refine(
         out.drafted = set_aside("no time was left for the model".into());
         return out;
     }
-    let mut question = match ask(&out, input, earlier) {
+    let mut question = match ask(&out, input, earlier, &held_memories(ctx.run)) {
         Ok(q) => q,
         Err(e) => {
             out.drafted = set_aside(format!("the question could not be written ({e})"));
@@ -271,6 +309,17 @@ mod tests {
         }
         let empty = r#"{"description":"d","agents":{"legal":{"mode":"m","prompt":" "}}}"#;
         assert!(parse_definition(empty).unwrap_err().contains("must not be empty"));
+    }
+
+    #[test]
+    fn memories_are_held_only_while_the_guard_lives() {
+        let run = RunId::new();
+        {
+            let _held = hold_memories(run, vec!["Dana approves Tailspin renewals".into()]);
+            assert_eq!(held_memories(run), ["Dana approves Tailspin renewals"]);
+            assert!(held_memories(RunId::new()).is_empty(), "another run holds nothing");
+        }
+        assert!(held_memories(run).is_empty());
     }
 
     #[test]

@@ -21,10 +21,6 @@ pub struct RunInput {
     pub config: AgentsConfig,
     /// The day the request was run (relative dates and "days until" count from it).
     pub today: NaiveDate,
-    /// What the agents recalled of the person when the request ran (untrusted reference data: only ever fenced in a
-    /// prompt by `memory::prompt_block`).
-    #[serde(default)]
-    pub remembered: Vec<String>,
 }
 
 /// How a step ended.

@@ -80,14 +80,7 @@ fn input(request: &str, config: AgentsConfig) -> RunInput {
             contracts: 1,
         }],
     };
-    RunInput {
-        request: request.into(),
-        plan,
-        facts,
-        config,
-        today: NaiveDate::from_ymd_opt(2026, 12, 3).unwrap(),
-        remembered: Vec::new(),
-    }
+    RunInput { request: request.into(), plan, facts, config, today: NaiveDate::from_ymd_opt(2026, 12, 3).unwrap() }
 }
 
 fn steps(store: &Store, cred: &pactwise_store::PlatformCredential, run: pactwise_domain::RunId) -> Vec<StepOutput> {

@@ -616,13 +616,16 @@ impl Api {
         let config = self.agents_config(scope).await?;
         let facts = self.agent_facts(scope, &plan).await?;
         let today = self.clock.now().date_naive();
+        // Recalled for the steps that ask the model, held in this process only: a person's memories never go into
+        // the run, which is the organization's record.
         let remembered = self.recall(scope, &request).await?;
-        let input = RunInput { request: request.clone(), plan, facts, config, today, remembered };
+        let input = RunInput { request: request.clone(), plan, facts, config, today };
         let value = serde_json::to_value(&input)
             .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the run's input could not be written: {e}")))?;
         let s = scope.clone();
         let run = with_engine(self, move |_, engine| {
             let id = engine.start_graph(&s, &graph, value)?;
+            let _held = pactwise_agents::draft::hold_memories(id, remembered);
             engine.drive(id)?;
             Ok(id)
         })

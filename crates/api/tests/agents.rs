@@ -485,6 +485,9 @@ async fn with_a_model_the_summaries_are_drafted_checked_and_memories_fenced_as_d
         assert!(memory > body.find("<untrusted_memories>").unwrap(), "the memory is fenced as untrusted");
         assert!(!r.body["system"].to_string().contains("ignore the plan"));
     }
+    // The memory is the person's: it reached the model but is not in the run, the organization's record.
+    let record = side_store(&api).runs().get(&ours, done.run).unwrap();
+    assert!(!record.input.contains("Dana") && !record.state.contains("Dana"), "{}", record.input);
     // The calls are priced in the usage ledger like every other.
     let report = api.usage_report(&ours, None).await.unwrap();
     let this = report.months.iter().find(|m| m.month == report.current_month).unwrap();
