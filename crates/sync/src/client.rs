@@ -138,7 +138,8 @@ pub struct LoopProgress {
 /// The app's sync line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SyncStatus {
-    /// `idle`, `syncing` or `waiting_to_retry`.
+    /// `idle`, `syncing` (also while what the round brought is put in place: files fetched, their pipelines run)
+    /// or `waiting_to_retry`.
     pub activity: &'static str,
     pub pending_uploads: u64,
     pub last_success: Option<DateTime<Utc>>,
@@ -169,8 +170,20 @@ pub struct SyncClient<R: LocalReplica> {
     config: SyncConfig,
     hooks: Arc<dyn RoundHooks>,
     state: Mutex<State>,
+    /// The round's after-round work (files fetched, their pipelines run) is going on: the line still says syncing,
+    /// so nobody reads "synced" before what the round brought is in place.
+    finishing: std::sync::atomic::AtomicBool,
     wake: Notify,
     progress: watch::Sender<LoopProgress>,
+}
+
+/// Clears the client's `finishing` flag when the after-round work ends, however it ends.
+struct Finishing<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for Finishing<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl<R: LocalReplica> SyncClient<R> {
@@ -193,7 +206,18 @@ impl<R: LocalReplica> SyncClient<R> {
     ) -> Self {
         let state = Mutex::new(State::new(config.seed));
         let progress = watch::Sender::new(LoopProgress::default());
-        Self { replica, api, clock, pause, config, hooks: Arc::new(NoHooks), state, wake: Notify::new(), progress }
+        Self {
+            replica,
+            api,
+            clock,
+            pause,
+            config,
+            hooks: Arc::new(NoHooks),
+            state,
+            finishing: std::sync::atomic::AtomicBool::new(false),
+            wake: Notify::new(),
+            progress,
+        }
     }
 
     /// The same client, moving files around each round with `hooks`.
@@ -235,7 +259,9 @@ impl<R: LocalReplica> SyncClient<R> {
     pub fn status(&self) -> SyncStatus {
         let state = self.snapshot();
         let ms = |ms: u64| Utc.timestamp_millis_opt(ms as i64).single();
+        let finishing = self.finishing.load(std::sync::atomic::Ordering::SeqCst);
         let (activity, next_retry_at) = match state.phase {
+            Phase::Idle if finishing => ("syncing", None),
             Phase::Idle => ("idle", None),
             Phase::Backoff { retry_at_ms } => ("waiting_to_retry", ms(retry_at_ms)),
             _ => ("syncing", None),
@@ -274,6 +300,8 @@ impl<R: LocalReplica> SyncClient<R> {
             let event = match command {
                 Command::RoundDone => {
                     let span = tracing::info_span!("sync_after_round");
+                    self.finishing.store(true, std::sync::atomic::Ordering::SeqCst);
+                    let _finishing = Finishing(&self.finishing);
                     match tracing::Instrument::instrument(self.hooks.after_round(&self.api), span).await {
                         Ok(()) => {
                             report.failures = 0;

@@ -122,7 +122,64 @@ async fn hooks_run_before_the_push_and_a_failed_fetch_backs_off_and_resumes(back
     assert!(status.last_error.is_none() && status.last_success.is_some());
 }
 
+/// Holds the after-round work until told to go on.
+struct HeldAfterRound {
+    entered: std::sync::atomic::AtomicBool,
+    release: tokio::sync::Notify,
+}
+
+impl RoundHooks for HeldAfterRound {
+    fn before_push<'a>(&'a self, _: &'a HttpApi, _: &'a [Change]) -> HookFuture<'a> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn after_round<'a>(&'a self, _: &'a HttpApi) -> HookFuture<'a> {
+        Box::pin(async move {
+            self.entered.store(true, std::sync::atomic::Ordering::SeqCst);
+            self.release.notified().await;
+            Ok(())
+        })
+    }
+}
+
+/// The line says "syncing" until what the round brought is in place (files fetched, their pipelines run): a window
+/// that reads "synced" finds the documents reviewed.
+async fn the_line_says_syncing_until_the_after_round_work_is_done(backend: Backend) {
+    let fresh = fresh(backend);
+    let clock = fixed_clock();
+    let a = org(fresh.storage.as_ref(), clock.as_ref(), "alpha", &[Role::Reviewer]);
+    let server = TestServer::start(fresh.storage.clone(), clock.clone(), generous()).await;
+    let replica = Arc::new(MemoryReplica::new(Uuid::now_v7(), Arc::new(FixedClock::new(start_time()))));
+    replica.set_fields(SyncedModel::Document, "d1", [("title".to_string(), json!("NDA"))].into());
+    let hooks = Arc::new(HeldAfterRound {
+        entered: std::sync::atomic::AtomicBool::new(false),
+        release: tokio::sync::Notify::new(),
+    });
+    let client = Arc::new(
+        SyncClient::with_api(
+            replica.clone(),
+            HttpApi::new(&server.endpoint, Some(DeviceToken::new(&a.tokens[0]))).unwrap(),
+            clock.clone(),
+            Arc::new(IdleForever),
+            SyncConfig::default(),
+        )
+        .with_hooks(hooks.clone()),
+    );
+    let round = tokio::spawn({
+        let client = client.clone();
+        async move { client.sync_now(None).await }
+    });
+    until("the after-round work", || hooks.entered.load(std::sync::atomic::Ordering::SeqCst)).await;
+    let during = client.status();
+    assert!(during.last_success.is_some(), "pushed and pulled already");
+    assert_eq!(during.activity, "syncing", "not idle while the round's files are put in place");
+    hooks.release.notify_one();
+    round.await.unwrap().unwrap();
+    assert_eq!(client.status().activity, "idle");
+}
+
 crate::both_backends!(
     the_background_loop_syncs_on_start_and_on_wake_then_stops,
-    hooks_run_before_the_push_and_a_failed_fetch_backs_off_and_resumes
+    hooks_run_before_the_push_and_a_failed_fetch_backs_off_and_resumes,
+    the_line_says_syncing_until_the_after_round_work_is_done
 );
