@@ -157,7 +157,7 @@ impl<'a> Engine<'a> {
         graph: &str,
         input: Value,
     ) -> Result<RunId, EngineError> {
-        Ok(self.start_all(&[(Starter::Platform(org), graph, &input)])?[0])
+        Ok(self.start_all(&[(Starter::Platform(org, None), graph, &input)])?[0])
     }
 
     /// [`Engine::start_for_platform`] once per piece of work: the run takes the id `id` (derived from the work, a
@@ -176,7 +176,7 @@ impl<'a> Engine<'a> {
             Err(pactwise_store::StoreError::NotFound) => {}
             Err(e) => return Err(e.into()),
         }
-        Ok((self.start_all(&[(Starter::PlatformAs(org, id), graph, &input)])?[0], true))
+        Ok((self.start_all(&[(Starter::Platform(org, Some(id)), graph, &input)])?[0], true))
     }
 
     /// Starts a run of a graph made for it (the manager's compiled plan) in the session's organization. The graph is
@@ -212,29 +212,17 @@ impl<'a> Engine<'a> {
                 Starter::Session(scope) => {
                     (NewRun::in_scope(scope, &graph.name, graph.version, snapshot, input.to_string()), scope.org())
                 }
-                Starter::Platform(org) => (
-                    NewRun::for_platform(
+                Starter::Platform(org, id) => {
+                    let run = NewRun::for_platform(
                         self.credential,
                         *org,
                         &graph.name,
                         graph.version,
                         snapshot,
                         input.to_string(),
-                    ),
-                    *org,
-                ),
-                Starter::PlatformAs(org, id) => (
-                    NewRun::for_platform(
-                        self.credential,
-                        *org,
-                        &graph.name,
-                        graph.version,
-                        snapshot,
-                        input.to_string(),
-                    )
-                    .with_id(*id),
-                    *org,
-                ),
+                    );
+                    (if let Some(id) = id { run.with_id(*id) } else { run }, *org)
+                }
             };
             run.deadline_at = graph.deadline_secs.map(|s| now + Duration::seconds(s));
             let (state, commands) = machine::start(graph, (*input).clone(), now);
@@ -795,9 +783,8 @@ impl crate::registry::DocumentText for Engine<'_> {
 #[derive(Clone, Copy)]
 enum Starter<'a> {
     Session(&'a OrgScope),
-    Platform(pactwise_domain::OrgId),
-    /// The platform, with the run's id chosen by the caller.
-    PlatformAs(pactwise_domain::OrgId, RunId),
+    /// The platform; the run's id chosen by the caller when given (a start made once per piece of work).
+    Platform(pactwise_domain::OrgId, Option<RunId>),
 }
 
 /// Record changes of steps, as this worker for the run's organization.
