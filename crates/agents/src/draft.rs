@@ -154,30 +154,6 @@ fn figure_pattern() -> &'static Regex {
     RE.get_or_init(|| Regex::new(r"\d(?:[\d,]*\d)?(?:\.\d+)?").expect("a valid pattern"))
 }
 
-const NUMBER_WORDS: [&str; 21] = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-    "twenty",
-];
-
 /// The figures in `text`, normalised: separators dropped, zero decimals dropped ("50,000.00" is "50000"), number
 /// words as digits ("three" is "3"; "one" is left out: it is as often a pronoun as a count).
 pub fn figures(text: &str) -> BTreeSet<String> {
@@ -191,8 +167,8 @@ pub fn figures(text: &str) -> BTreeSet<String> {
             }
         })
         .collect();
-    for word in text.split(|c: char| !c.is_alphabetic()).map(str::to_lowercase) {
-        if let Some(n) = NUMBER_WORDS.iter().position(|w| *w == word).filter(|n| *n != 1) {
+    for word in text.split(|c: char| !c.is_alphabetic()) {
+        if let Some(n) = crate::manager::text::number_word(word).filter(|n| *n != 1) {
             found.insert(n.to_string());
         }
     }
@@ -219,7 +195,10 @@ pub fn check(draft: &str, out: &StepOutput, earlier: &BTreeMap<AgentType, StepOu
         return Err(format!("it was longer than {MAX_DRAFT_CHARS} characters"));
     }
     let known = figures(&findings_text(out, earlier));
-    if let Some(f) = figures(&text).into_iter().find(|f| !known.contains(f)) {
+    // Each figure as the draft wrote it ("1,000,000", "three"), so the reason reads as the draft did.
+    let mut written =
+        figure_pattern().find_iter(&text).map(|m| m.as_str()).chain(text.split(|c: char| !c.is_alphabetic()));
+    if let Some(f) = written.find(|w| figures(w).iter().any(|f| !known.contains(f))) {
         return Err(format!("it named {f}, which no agent found"));
     }
     let words = words_of(&text);
@@ -347,7 +326,8 @@ mod tests {
         let none = BTreeMap::new();
         let cases = [
             ("Risk medium: notice in 7 days.", "it named 7, which no agent found"),
-            ("Risk medium: a penalty of 1,000,000 EUR applies.", "it named 1000000, which no agent found"),
+            ("Risk medium: a penalty of 1,000,000 EUR applies.", "it named 1,000,000, which no agent found"),
+            ("Risk medium: notice in nine days.", "it named nine, which no agent found"),
             ("The risk is low: notice in 5 days.", "it did not give the risk level the agents found (medium)"),
             ("Risk medium, though high for notice in 5 days.", "it called the risk high; the agents found it medium"),
             ("Risk medium; Tailspin is the best vendor.", "which the agents never do"),

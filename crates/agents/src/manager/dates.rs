@@ -98,13 +98,15 @@ fn weekday(name: &str) -> Option<Weekday> {
 }
 
 fn count(word: &str) -> Option<u64> {
-    let words =
-        ["a", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
     let w = word.to_ascii_lowercase();
-    if w == "an" {
+    if w == "a" || w == "an" {
         return Some(1);
     }
-    words.iter().position(|x| *x == w).map(|i| i.max(1) as u64).or_else(|| w.parse().ok())
+    match super::text::number_word(&w) {
+        Some(0) => None,
+        Some(n) => Some(u64::from(n)),
+        None => w.parse().ok(),
+    }
 }
 
 /// A day and month without a year is its next occurrence from today (today included).

@@ -7,7 +7,7 @@
 mod amounts;
 mod dates;
 mod names;
-mod text;
+pub(crate) mod text;
 
 pub use amounts::{Money, minor_digits};
 

@@ -292,6 +292,37 @@ pub(crate) fn kinds(text: &str) -> u32 {
     k
 }
 
+/// Counts written as words, `zero` to `twenty` (index = value).
+const NUMBER_WORDS: [&str; 21] = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+];
+
+/// The value of a count written as a word (`"three"` is 3), any case.
+pub(crate) fn number_word(word: &str) -> Option<u32> {
+    let w = word.to_ascii_lowercase();
+    NUMBER_WORDS.iter().position(|x| *x == w).map(|n| n as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
