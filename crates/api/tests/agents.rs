@@ -30,6 +30,19 @@ fn session_in(api: &Api, org: Option<pactwise_domain::OrgId>, name: &str, role: 
     store.sessions().open(session).unwrap()
 }
 
+/// Queues a follow-up task in the session's organization, as a step's handoff would.
+fn queue_task(api: &Api, scope: &OrgScope, key: &str, agent: &str, payload: serde_json::Value) {
+    let store = side_store(api);
+    let task = pactwise_store::NewTask {
+        idempotency_key: key.into(),
+        agent_type: agent.into(),
+        priority: 5,
+        payload,
+        scheduled_at: None,
+    };
+    store.tasks().enqueue(&store.sessions().open(scope.session()).unwrap(), &task).unwrap();
+}
+
 /// The demo licence imported as "MSA-2026-014 Tailspin.txt" and finalized with a new vendor.
 async fn finalized_msa(api: &Api, scope: &OrgScope, dir: &std::path::Path) -> DocumentId {
     let source =
@@ -182,15 +195,7 @@ async fn a_manager_runs_a_request_and_sees_each_agents_output_the_follow_ups_and
         "action": "agent.follow_up", "depth": 1, "why": "Start Renewal notice again.",
         "work": {"kind": "start_workflow", "graph": "renewal_notice", "title": "Renewal notice", "input": form}
     });
-    let again = pactwise_store::NewTask {
-        idempotency_key: "test/renewal-notice-again".into(),
-        agent_type: "workflow".into(),
-        priority: 5,
-        payload,
-        scheduled_at: None,
-    };
-    let store = side_store(&api);
-    store.tasks().enqueue(&store.sessions().open(ours.session()).unwrap(), &again).unwrap();
+    queue_task(&api, &ours, "test/renewal-notice-again", "workflow", payload);
     assert_eq!(api.work_round().await.unwrap().tasks.done, 1);
     let renewals = |runs: Vec<pactwise_api::RunSummary>| runs.iter().filter(|r| r.graph == "renewal_notice").count();
     let filter = pactwise_api::RunFilter::default();
@@ -289,20 +294,7 @@ async fn a_worker_killed_mid_task_leaves_it_to_another_and_its_notice_appears_on
         "action": "agent.follow_up", "depth": 1, "why": "A test notice.",
         "work": {"kind": "notice", "title": "Budget check", "message": "Within budget.", "urgent": false}
     });
-    let store = side_store(&api);
-    store
-        .tasks()
-        .enqueue(
-            &store.sessions().open(ours.session()).unwrap(),
-            &pactwise_store::NewTask {
-                idempotency_key: "test/notice".into(),
-                agent_type: "notifications".into(),
-                priority: 5,
-                payload,
-                scheduled_at: None,
-            },
-        )
-        .unwrap();
+    queue_task(&api, &ours, "test/notice", "notifications", payload);
     // A worker claims it and dies: its lease is already over.
     let (dead_store, dead) = side_store(&api).into_platform_worker("dead-worker").into_parts();
     let claimed = dead_store.tasks().claim_action(&dead, "agent.follow_up", 10, chrono::Duration::zero()).unwrap();
@@ -370,20 +362,12 @@ async fn an_onboarding_request_starts_the_built_in_workflow_once() {
 async fn a_workflow_start_rerun_after_its_worker_died_starts_nothing_twice() {
     let (_tmp, api) = offline_api().await;
     let ours = api.local_session().await.unwrap();
-    let store = side_store(&api);
     let input = serde_json::json!({ "vendor": { "name": "Initech GmbH" } });
     let payload = serde_json::json!({
         "action": "agent.follow_up", "depth": 1, "why": "Start Vendor onboarding for Initech GmbH.",
         "work": {"kind": "start_workflow", "graph": "vendor_onboarding", "title": "Vendor onboarding", "input": input}
     });
-    let task = pactwise_store::NewTask {
-        idempotency_key: "follow-up/workflow/vendor_onboarding/initech gmbh".into(),
-        agent_type: "workflow".into(),
-        priority: 5,
-        payload,
-        scheduled_at: None,
-    };
-    store.tasks().enqueue(&store.sessions().open(ours.session()).unwrap(), &task).unwrap();
+    queue_task(&api, &ours, "follow-up/workflow/vendor_onboarding/initech gmbh", "workflow", payload);
     // The dead worker claimed it, started the run with the task's id, and died before marking the task done.
     let (dead_store, dead) = side_store(&api).into_platform_worker("dead-worker").into_parts();
     let claimed = dead_store.tasks().claim_action(&dead, "agent.follow_up", 10, chrono::Duration::zero()).unwrap();
@@ -464,7 +448,7 @@ async fn with_a_model_the_summaries_are_drafted_checked_and_memories_fenced_as_d
     assert!(!analytics.summary.contains("1,000,000"));
     assert_eq!(
         analytics.drafted.as_deref(),
-        Some("The model's summary was set aside (it named 1000000, which no agent found); this one is the rules'.")
+        Some("The model's summary was set aside (it named 1,000,000, which no agent found); this one is the rules'.")
     );
     for other in done.steps.iter().filter(|s| s.agent != "Legal" && s.agent != "Analytics") {
         assert_eq!(other.drafted, None, "only a graph definition gives an agent a model part: {other:?}");
