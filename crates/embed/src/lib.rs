@@ -180,6 +180,17 @@ impl Embedder {
         Ok(out)
     }
 
+    /// [`Embedder::embed`] for work nobody is waiting on (the vectors of imported passages): on a pool of threads
+    /// the OS runs only when the CPU is otherwise idle (`SCHED_IDLE` on Linux), so a window stays responsive while a
+    /// portfolio is embedded. The same vectors; on an idle machine, the same speed. A question's vector is not
+    /// computed here: a person waits for it.
+    pub fn embed_in_background(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        match background_pool() {
+            Some(pool) => pool.install(|| self.embed(texts)),
+            None => self.embed(texts),
+        }
+    }
+
     /// One text's vector.
     pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         Ok(self.embed(&[text])?.pop().unwrap_or_default())
@@ -211,6 +222,37 @@ impl Embedder {
         Ok(unit.to_vec2::<f32>()?)
     }
 }
+
+/// The threads of [`Embedder::embed_in_background`] (candle's matrix kernels run on the rayon pool they are called
+/// from). None when the pool cannot be built: the work then runs on the caller's pool, as a question's does.
+fn background_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("embed-idle-{i}"))
+            .start_handler(|_| lower_this_thread())
+            .build()
+            .map_err(|e| tracing::warn!(error = %e, "the background embedding threads could not start; embedding runs at normal priority"))
+            .ok()
+    })
+    .as_ref()
+}
+
+/// Puts the calling thread in the idle scheduling class: it runs only on CPU time no other thread wants.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // one libc call; nix does not wrap sched_setscheduler
+fn lower_this_thread() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; `param` is an initialised struct that outlives the call, which only reads
+    // it. SCHED_IDLE needs no privilege (a thread may always lower itself).
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    if rc != 0 {
+        tracing::debug!(error = %std::io::Error::last_os_error(), "a background embedding thread kept its priority");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_this_thread() {}
 
 /// The model, loaded on first use and released again when it sits unused ([`LazyEmbedder::release_if_idle`]): the
 /// weights are about 100 MB of memory that an idle desktop does not need. A model that cannot be loaded (missing,
@@ -322,6 +364,20 @@ mod tests {
         let err = Embedder::load(&dir).unwrap_err();
         assert!(matches!(err, EmbedError::Missing { .. }), "{err:?}");
         assert!(err.to_string().contains("make setup"), "{err}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn background_work_runs_in_the_idle_scheduling_class() {
+        let pool = background_pool().expect("the background pool starts");
+        // /proc/thread-self/sched names the thread's policy; 5 is SCHED_IDLE, 0 the normal class.
+        let policy = |sched: String| {
+            sched.lines().find_map(|l| l.strip_prefix("policy")?.split(':').nth(1)?.trim().parse::<i32>().ok())
+        };
+        let inside = pool.install(|| std::fs::read_to_string("/proc/thread-self/sched")).unwrap();
+        assert_eq!(policy(inside), Some(libc::SCHED_IDLE));
+        let caller = std::fs::read_to_string("/proc/thread-self/sched").unwrap();
+        assert_eq!(policy(caller), Some(libc::SCHED_OTHER), "the caller's own priority is left alone");
     }
 
     #[test]

@@ -186,7 +186,7 @@ pub fn fuse_weighted(lists: &[(&[i64], f64)]) -> Vec<i64> {
 /// Vectors (stored form) for passages, by the given model.
 pub fn vectors_for(embedder: &Embedder, passages: &[PassageToEmbed]) -> Result<Vec<(i64, Vec<u8>)>, RetrievalError> {
     let texts: Vec<&str> = passages.iter().map(|p| p.text.as_str()).collect();
-    let vectors = embedder.embed(&texts)?;
+    let vectors = embedder.embed_in_background(&texts)?;
     Ok(passages.iter().zip(vectors).map(|(p, v)| (p.id, Quantized::from_vector(&v).to_bytes())).collect())
 }
 
