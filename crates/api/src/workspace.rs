@@ -191,16 +191,25 @@ impl Api {
         if !(0.25..=6.0).contains(&scale) {
             return Err(ApiError::new(ErrorCode::InvalidInput, format!("zoom {scale} is out of range (0.25 to 6)")));
         }
-        let bytes = self.document_bytes(scope, id).await?;
+        let doc = self.get_document(scope, id).await?;
         let extractor = self.extractor.clone();
         let cache = self.data_dir.cache().join("renders");
+        // A page rendered before is read from the cache by the document's hash, without reading the document.
+        let (e, c, hash) = (extractor.clone(), cache.clone(), doc.content_hash.clone());
+        let interrupted = |e| ApiError::new(ErrorCode::Internal, format!("rendering was interrupted ({e})"));
+        if let Some(png) =
+            tokio::task::spawn_blocking(move || e.cached_render(&c, &hash, number, scale)).await.map_err(interrupted)?
+        {
+            return Ok(png);
+        }
+        let bytes = self.read_org_blob(scope, &doc.content_hash).await?;
         tokio::task::spawn_blocking(move || {
             extractor
                 .render_page(&bytes, number, scale, None, Some(&cache))
                 .map_err(|e| ApiError::new(e.code(), e.to_string()))
         })
         .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("rendering was interrupted ({e})")))?
+        .map_err(interrupted)?
     }
 
     /// A contract type with all its items (guidance, benchmark, positions, regulatory references).

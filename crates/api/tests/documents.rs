@@ -376,3 +376,36 @@ async fn a_protected_pdf_imports_with_its_password_which_is_kept_nowhere() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_page_image_is_rendered_once_then_read_from_the_cache_and_only_for_the_documents_organization() {
+    let pdfium = pactwise_extract::ExtractConfig::from_env().pdfium_path;
+    if !pactwise_testkit::library("libpdfium (page images)", &pdfium) {
+        return;
+    }
+    use pactwise_extract::fixtures::{FixturePage, build_pdf};
+    let tmp = tempfile::tempdir().unwrap();
+    let (api, scope) = open(tmp.path()).await;
+    let lines =
+        |n: u32| FixturePage::Text(vec![format!("{n}. SERVICES"), "The Supplier shall perform the services.".into()]);
+    let file = write(tmp.path(), "two-pages.pdf", &build_pdf(&pdfium, &[lines(1), lines(2)]).unwrap());
+    let report = api.import_documents(&scope, vec![file], ImportOptions::default(), &quiet).await.unwrap();
+    let doc = &report.imported[0].document;
+
+    let png = api.page_image(&scope, doc.id, 2, 1.0).await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG of the page");
+    // The render is kept under the document's hash; asked again, the page is read from there (a marker proves it),
+    // without the document being read.
+    let cached = api.data_dir().cache().join("renders").join(&doc.content_hash).join("p2-s1000.png");
+    assert_eq!(std::fs::read(&cached).unwrap(), png);
+    std::fs::write(&cached, b"from the cache").unwrap();
+    assert_eq!(api.page_image(&scope, doc.id, 2, 1.0).await.unwrap(), b"from the cache");
+
+    // Another organization gets neither the render nor a fresh one; a page or zoom out of range is said so.
+    let (other, _) = api.seed_demo().await.unwrap();
+    assert_eq!(api.page_image(&other, doc.id, 2, 1.0).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(api.page_image(&other, doc.id, 1, 1.0).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(api.page_image(&scope, doc.id, 2, 9.0).await.unwrap_err().code, ErrorCode::InvalidInput);
+    let beyond = api.page_image(&scope, doc.id, 3, 1.0).await.unwrap_err();
+    assert!(beyond.message.contains('3'), "{beyond:?}");
+}

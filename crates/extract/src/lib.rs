@@ -241,6 +241,12 @@ impl Extractor {
 
     /// Renders one page (1-based) of a PDF or image document to PNG at `scale` (1.0 = 72 pixels per inch). With a
     /// cache directory, renders are kept under `<cache>/<content hash>/` and reused.
+    /// A page's render kept by [`Extractor::render_page`] under `cache_dir` for the document whose content hash is
+    /// `hash`, without reading the document: a page seen before costs one file read.
+    pub fn cached_render(&self, cache_dir: &Path, hash: &str, page: u32, scale: f32) -> Option<Vec<u8>> {
+        std::fs::read(render::cache_path(cache_dir, hash, page, scale)).ok()
+    }
+
     pub fn render_page(
         &self,
         bytes: &[u8],
