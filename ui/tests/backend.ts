@@ -505,7 +505,7 @@ export function installBackend(initial: Partial<FakeBackend> = {}): FakeBackend 
       default:
         throw new Error(`unexpected command ${cmd}`);
     }
-  });
+  }, { shouldMockEvents: true });
   return backend;
 }
 

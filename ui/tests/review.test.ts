@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import { emit } from "@tauri-apps/api/event";
 import Review from "../src/views/Review.svelte";
 import { callsOf, installReviewBackend } from "./backend";
 import { DOC, PAGE_1, PAGE_2, spanOn } from "./review-fixture";
@@ -139,6 +140,25 @@ describe("Review view", () => {
     await fireEvent.keyDown(screen.getByTestId("correct-note"), { key: "Enter", ctrlKey: true });
     expect((await screen.findByTestId("correct-error")).textContent).toContain("not found on page 2");
     expect((screen.getByTestId("correct-note") as HTMLTextAreaElement).value).toBe("checked twice");
+  });
+
+  it("a sync round that changed the review reads it again in place: the selection and a correction being typed stay", async () => {
+    const backend = await open();
+    await fireEvent.keyDown(window, { key: "e" });
+    await screen.findByTestId("correct-form");
+    await fireEvent.input(screen.getByTestId("correct-note"), { target: { value: "half typed" } });
+    // Another desktop confirmed the second item.
+    const other = backend.reviews[DOC].items.find((i) => i.id === "nda.confidentiality.definition")!;
+    other.method = "person";
+    other.confirmed_by = "Bob";
+    const before = callsOf(backend, "document_review").length;
+    await emit("records-changed-event", { rounds: 1 });
+    await waitFor(() => expect(callsOf(backend, "document_review").length).toBe(before + 1));
+    await waitFor(() =>
+      expect(document.querySelector('[data-item-id="nda.confidentiality.definition"]')?.textContent).toContain("Confirmed"),
+    );
+    expect(selectedId()).toBe("nda.parties.identified");
+    expect((screen.getByTestId("correct-note") as HTMLTextAreaElement).value).toBe("half typed");
   });
 
   it("Escape closes the correction form first, and only then leaves the review", async () => {

@@ -348,9 +348,9 @@ impl Api {
         self.shared_runs_changed.subscribe()
     }
 
-    /// Changes each time a sync round changed the contract repository on this desktop: a contract, a vendor or a
-    /// review report arrived from another desktop, or a document a contract waited for was received. The desktop
-    /// reloads its Contracts and Vendors areas on each change.
+    /// Changes each time a sync round changed the contract repository on this desktop: a contract, a vendor, a
+    /// review's correction, reopen or finalize, or a review report arrived from another desktop, or a document was
+    /// received (and reviewed). The desktop reloads its Contracts and Vendors areas and an open review on each change.
     pub fn watch_shared_records(&self) -> tokio::sync::watch::Receiver<u64> {
         self.shared_records_changed.subscribe()
     }

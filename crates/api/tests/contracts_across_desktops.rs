@@ -203,6 +203,19 @@ async fn a_finalized_contract_reaches_the_other_desktop_and_a_corrected_notice_p
     // Ann reopens, corrects the notice period and finalizes again: Bob's deadline moves (derived on his desktop).
     ann.api.reopen_review(&ann.scope, id, "the notice period was misread".into()).await.unwrap();
     ann.correct_notice_to_45_days(id).await;
+    // Her reopen and correction alone tell Bob's windows (a review he has open reloads) and show there.
+    ann.sync().await;
+    repository.mark_unchanged();
+    bob.sync().await;
+    assert!(repository.has_changed().unwrap(), "a correction from another desktop tells Bob's windows");
+    let seen = bob.api.document_review(&bob.scope, id).await.unwrap();
+    assert!(seen.finalized_at.is_none(), "reopened on Ann's desktop");
+    let notice = seen.items.iter().find(|i| i.id == "license.term.nonrenewal_notice").unwrap();
+    assert_eq!(
+        notice.quote.as_deref(),
+        Some("payable within forty-five (45) days"),
+        "Ann's correction, on Bob's desktop"
+    );
     ann.api.finalize_review(&ann.scope, id, FinalizeInput::default()).await.unwrap();
     ann.sync().await;
     bob.sync().await;

@@ -3137,8 +3137,9 @@ export type QuoteWarning = {
 };
 
 /**
- *  Contracts, vendors or review reports changed on this desktop because of a sync round (another desktop finalized,
- *  linked, merged or signed off): the Contracts and Vendors areas reload.
+ *  Contracts, vendors, reviews or review reports changed on this desktop because of a sync round (another desktop
+ *  corrected, reopened, finalized, linked, merged or signed off, or a document arrived and was reviewed here): the
+ *  Contracts and Vendors areas and an open review reload.
  */
 export type RecordsChangedEvent = {
 	/**  How many sync rounds changed the repository since the app started. */

@@ -32,8 +32,8 @@ pub(crate) struct StoreReplica {
     resumed: Mutex<BTreeSet<RunId>>,
     /// Whether a page applied since the last [`StoreReplica::take_runs_moved`] changed runs or approvals.
     runs_moved: std::sync::atomic::AtomicBool,
-    /// Whether a page applied since the last [`StoreReplica::take_records_moved`] changed contracts, vendors or
-    /// review reports.
+    /// Whether a page applied since the last [`StoreReplica::take_records_moved`] changed contracts, vendors,
+    /// reviews (a person's correction, a document's reopen or finalize) or review reports.
     records_moved: std::sync::atomic::AtomicBool,
 }
 
@@ -480,6 +480,7 @@ impl LocalReplica for StoreReplica {
                                     continue;
                                 }
                                 a.ensure_user(author, author_name.as_deref())?;
+                                records = true;
                                 a.document_fields(id, author, &taken).map(|_| ())
                             }
                             Op::Contract { id, hlc, author, author_name, fields } => {
@@ -544,6 +545,7 @@ impl LocalReplica for StoreReplica {
                                 a.correction(&correction).map(|applied| {
                                     if applied == CorrectionApplied::Applied {
                                         touched.insert(correction.document);
+                                        records = true;
                                     }
                                 })
                             }
