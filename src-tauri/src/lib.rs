@@ -263,6 +263,26 @@ fn updates_for(context: &mut tauri::Context<tauri::Wry>) -> commands::Updates {
     commands::Updates { setup }
 }
 
+/// WebKitGTK composites pages with OpenGL unless told not to. Without a GPU (virtual and remote desktops, Xvfb) that
+/// is Mesa's software renderer, and it costs: on this project's 2-core machine under Xvfb a jump to page 50 of a
+/// 68-page PDF showed the page's image after a median 396 ms composited and 175 ms painted directly, and WebKit's web
+/// process held 285 MB idle against 154 MB (`bench/README.md`, viewer and footprint). A contract viewer gains nothing
+/// from compositing worth that, so the app paints directly unless the environment already says otherwise
+/// (`WEBKIT_DISABLE_COMPOSITING_MODE=0` turns compositing back on). Call it first in `main`, before any thread starts.
+pub fn choose_webkit_painting() {
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
+        set_before_threads("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // `std::env::set_var`, which is sound only while no other thread reads the environment
+fn set_before_threads(key: &str, value: &str) {
+    // SAFETY: called from `choose_webkit_painting`, first thing in `main`, while the process has one thread.
+    unsafe { std::env::set_var(key, value) };
+}
+
 pub fn run() {
     let (state, _log_guard) = open_state();
     let mut context = tauri::generate_context!();
