@@ -108,6 +108,21 @@ describe("long-PDF viewer", () => {
     await waitFor(() => expect(imageOf(10)).not.toBeNull());
   });
 
+  it("in a document of text pages (no images), a jump's neighbours come at once", async () => {
+    const backend = installReviewBackend();
+    backend.pages[DOC] = longPdf().map((p) => ({ ...p, renderable: false, synthetic: true }));
+    render(Review, { documentId: DOC, name: "long-agreement.docx" });
+    await screen.findAllByTestId("checklist-item");
+    await waitFor(() => expect(screen.getByTestId("page-count").textContent).toContain(`of ${PAGES}`));
+    // The first item's quote is shown on page 1: the pane has settled.
+    await waitFor(() => expect(document.querySelectorAll('[data-page="1"] mark.current').length).toBeGreaterThan(0));
+    await jumpTo(9);
+    await waitFor(() => expect(page(9).querySelector("[data-testid=page-text]")?.textContent).toContain("CLAUSE 9"));
+    await waitFor(() => expect(page(10).querySelector("[data-testid=page-text]")?.textContent).toContain("CLAUSE 10"));
+    await waitFor(() => expect(page(8).querySelector("[data-testid=page-text]")?.textContent).toContain("CLAUSE 8"));
+    expect(prefetched).toEqual([]);
+  });
+
   it("zoom keeps the reader's place: the same spot of the same page stays at the top", async () => {
     // Layout as a browser would do it: pages stacked with their heights (min-height) and a 14 px gap.
     const proto = HTMLElement.prototype;
