@@ -28,6 +28,10 @@ export PACTWISE_MODEL_ENDPOINT="${PACTWISE_MODEL_ENDPOINT:-http://127.0.0.1:$(( 
 
 # The app's save dialogs answer with files in this folder instead of opening (a native dialog cannot be driven).
 export PACTWISE_SAVE_DIR="$E2E_OUTPUT/saved"
+# WebKit composites here, as it did before the app chose to paint directly (`choose_webkit_painting`): in the direct
+# mode WebKitWebDriver's screenshot waits for a presentation update an idle page never sends, and hangs (seen in CI,
+# 2 minutes per retry). The app's behaviour is the same in both modes; the viewer benchmark measures the direct one.
+export WEBKIT_DISABLE_COMPOSITING_MODE=0
 mkdir -p "$PACTWISE_SAVE_DIR"
 
 # Two drivers: a test may drive two desktops at once (each driver starts its own app and WebKitWebDriver).
