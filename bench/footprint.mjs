@@ -98,5 +98,9 @@ if (longIdleSeconds > idleSeconds) {
     goal_mb: 300,
     processes: later.map((p) => ({ name: p.name, pss_mb: Math.round(pssKb(p.pid) / 1024) })),
   }));
+  // SMAPS_DIR: each process's /proc/PID/smaps at that moment, to see where its memory is (a diagnosis, not a figure).
+  if (process.env.SMAPS_DIR) {
+    for (const p of later) fs.writeFileSync(`${process.env.SMAPS_DIR}/${p.name}-${p.pid}.smaps`, fs.readFileSync(`/proc/${p.pid}/smaps`));
+  }
 }
 await last.deleteSession().catch(() => {});

@@ -283,6 +283,17 @@ fn set_before_threads(key: &str, value: &str) {
     unsafe { std::env::set_var(key, value) };
 }
 
+/// jemalloc (the app's allocator, `main.rs`) returns freed pages to the system a while after they were freed (its
+/// decay, 10 s), but without a thread of its own it does so only when the program next allocates or frees, so an idle
+/// desktop kept what its last burst freed (an import's embedding, the released model): 70 MB of the app's anonymous
+/// memory 200 s after opening a 100-page contract, 37 MB with the background thread (`bench/footprint.sh`; figures in
+/// `bench/README.md`). Call it from `main`, before the window opens.
+pub fn give_freed_memory_back_when_idle() {
+    if let Err(e) = tikv_jemalloc_ctl::background_thread::write(true) {
+        eprintln!("pactwise: memory freed while idle stays with the app (jemalloc's background thread: {e})");
+    }
+}
+
 pub fn run() {
     let (state, _log_guard) = open_state();
     let mut context = tauri::generate_context!();
@@ -344,4 +355,13 @@ pub fn run() {
             api.flush();
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_allocator_gives_freed_memory_back_on_its_own_thread() {
+        super::give_freed_memory_back_when_idle();
+        assert!(tikv_jemalloc_ctl::background_thread::read().expect("jemalloc answers"), "no background thread");
+    }
 }

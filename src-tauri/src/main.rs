@@ -11,5 +11,6 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 fn main() {
     // First, while this is the process's only thread: WebKit reads it when the window opens.
     pactwise_desk::choose_webkit_painting();
+    pactwise_desk::give_freed_memory_back_when_idle();
     pactwise_desk::run()
 }
