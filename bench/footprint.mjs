@@ -100,6 +100,7 @@ if (longIdleSeconds > idleSeconds) {
   }));
   // SMAPS_DIR: each process's /proc/PID/smaps at that moment, to see where its memory is (a diagnosis, not a figure).
   if (process.env.SMAPS_DIR) {
+    fs.mkdirSync(process.env.SMAPS_DIR, { recursive: true });
     for (const p of later) fs.writeFileSync(`${process.env.SMAPS_DIR}/${p.name}-${p.pid}.smaps`, fs.readFileSync(`/proc/${p.pid}/smaps`));
   }
 }

@@ -9,7 +9,7 @@
 #               under it (WebKit's web and network processes), read from /proc/PID/smaps_rollup.
 # The contract is generated and made into a text-layer PDF as bench/review-ui.sh does. RUNS starts (default 5),
 # IDLE_SECONDS after opening the review (default 10), LONG_IDLE_SECONDS (default 180: past the model's release),
-# PAGES (default 100).
+# PAGES (default 100). SMAPS_DIR=DIR keeps each process's /proc/PID/smaps at the long idle (where its memory is).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export RUNS=${RUNS:-5} IDLE_SECONDS=${IDLE_SECONDS:-10} PAGES=${PAGES:-100}
