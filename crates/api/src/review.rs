@@ -5,7 +5,7 @@
 
 use crate::workspace::{TextSpan, quote_span};
 use crate::{Api, ApiError};
-use pactwise_checklists::Catalog;
+use pactwise_checklists::{Catalog, SharedCatalog};
 use pactwise_domain::{
     Classification, Clock, DocumentId, ErrorCode, Extractions, GateDecision, ItemFinding, ItemStatus, Page, Quote,
     RejectedExtraction, Value,
@@ -26,12 +26,29 @@ use std::sync::{Arc, OnceLock};
 pub const OWN_NAMES_KEY: &str = "organization.aliases";
 
 /// The embedded checklist library, loaded once per process.
+static CATALOG: OnceLock<Result<SharedCatalog, String>> = OnceLock::new();
+
+/// How long the checklist library's compiled patterns stay in memory unused before an idle desktop drops them: a
+/// review compiles about 250 MB of them (the clause signals of every CUAD category and the contract type's items);
+/// compiling them again takes about a second of the next review.
+pub const COMPILED_PATTERNS_IDLE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The embedded checklist library (loaded on first use, then shared).
 pub fn catalog() -> Result<Arc<Catalog>, ApiError> {
-    static CATALOG: OnceLock<Result<Arc<Catalog>, String>> = OnceLock::new();
     CATALOG
-        .get_or_init(|| Catalog::load().map(Arc::new).map_err(|e| e.to_string()))
-        .clone()
+        .get_or_init(|| Catalog::load().map(SharedCatalog::new).map_err(|e| e.to_string()))
+        .as_ref()
+        .map(SharedCatalog::get)
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the checklist library is broken: {e}")))
+}
+
+/// Drops the library's compiled patterns when no review has used it for `idle` before `now`
+/// ([`SharedCatalog::release_compiled_if_idle`]). Returns whether they were dropped.
+pub fn release_compiled_catalog_if_idle(now: std::time::Instant, idle: std::time::Duration) -> bool {
+    CATALOG
+        .get()
+        .and_then(|loaded| loaded.as_ref().ok())
+        .is_some_and(|shared| shared.release_compiled_if_idle(now, idle))
 }
 
 /// Scores the offline review on a labelled CUAD folder (`contracts/*.txt` and `labels.jsonl`; the first `limit`

@@ -243,7 +243,8 @@ impl Api {
 
     /// Resolves when passages may lack vectors (an import added some); the desktop then calls
     /// [`Api::prepare_semantic_search`]. While it waits, the local model is released once nothing has used it for
-    /// [`MODEL_IDLE`] (looked at every [`MODEL_IDLE_CHECK`]); the next search or import loads it again.
+    /// [`MODEL_IDLE`], and the checklist library's compiled patterns once no review has for
+    /// [`crate::review::COMPILED_PATTERNS_IDLE`] (looked at every [`MODEL_IDLE_CHECK`]); the next use loads them again.
     pub async fn semantic_wake(&self) {
         let mut checks = tokio::time::interval(MODEL_IDLE_CHECK);
         checks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -251,8 +252,9 @@ impl Api {
             tokio::select! {
                 () = self.semantic_wake.notified() => return,
                 _ = checks.tick() => {
-                    let lazy = self.retriever.lazy_embedder();
-                    lazy.release_if_idle(std::time::Instant::now(), MODEL_IDLE);
+                    let now = std::time::Instant::now();
+                    self.retriever.lazy_embedder().release_if_idle(now, MODEL_IDLE);
+                    crate::review::release_compiled_catalog_if_idle(now, crate::review::COMPILED_PATTERNS_IDLE);
                 }
             }
         }

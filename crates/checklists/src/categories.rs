@@ -3,7 +3,7 @@
 //! its category's signals (one precise detector per category rather than a separate keyword list per item) and uses the
 //! item's own signals only to choose among supporting sentences, or for items that test no CUAD category.
 
-use crate::compiled::{check_patterns, compile_pattern};
+use crate::compiled::{CompiledPatterns, check_patterns};
 use crate::validate::Problem;
 use pactwise_domain::CuadCategory;
 use regex::Regex;
@@ -45,8 +45,8 @@ pub struct CompiledCategorySignals {
 }
 
 impl CompiledCategorySignals {
-    fn compile(signals: &CategorySignals) -> CompiledCategorySignals {
-        let compile = |patterns: &[String]| patterns.iter().filter_map(|p| compile_pattern(p).ok()).collect();
+    fn compile(signals: &CategorySignals, compiled: &CompiledPatterns) -> CompiledCategorySignals {
+        let compile = |patterns: &[String]| patterns.iter().filter_map(|p| compiled.get(p).ok()).collect();
         CompiledCategorySignals {
             category: signals.category,
             clause: compile(&signals.clause),
@@ -87,8 +87,8 @@ pub(crate) fn parse(text: &str, problems: &mut Vec<Problem>) -> Vec<CategorySign
 }
 
 /// Compiles every category's signals (done once, on first use).
-pub(crate) fn compile_all(signals: &[CategorySignals]) -> Vec<CompiledCategorySignals> {
-    signals.iter().map(CompiledCategorySignals::compile).collect()
+pub(crate) fn compile_all(signals: &[CategorySignals], compiled: &CompiledPatterns) -> Vec<CompiledCategorySignals> {
+    signals.iter().map(|one| CompiledCategorySignals::compile(one, compiled)).collect()
 }
 
 #[cfg(test)]
@@ -108,7 +108,7 @@ exclude = ['audited\s+financial']
             &mut problems,
         );
         assert!(problems.is_empty(), "{problems:?}");
-        let compiled = compile_all(&parsed);
+        let compiled = compile_all(&parsed, &CompiledPatterns::default());
         assert_eq!(compiled[0].category, CuadCategory::AuditRights);
         assert!(compiled[0].supports("The Supplier may AUDIT the books of the Distributor once a year."));
         assert!(!compiled[0].supports("It shall audit the books and deliver audited financial statements."));

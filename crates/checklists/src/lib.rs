@@ -2,7 +2,7 @@
 //! `checklists/` (embedded into the binary at compile time, or read from a directory for tools and tests), validated
 //! (structure, ids, sections, every pattern is valid `regex` syntax, matched case-insensitively) and indexed for
 //! lookup by type, section and item. Owns the catalog version and content hash recorded with every evaluation, the
-//! compiled patterns the classifier and offline evaluator use (compiled once, on first use), and the export and
+//! compiled patterns the classifier and offline evaluator use (compiled on first use, once per distinct pattern), and the export and
 //! statistics the CLI prints.
 //! Imports only `pactwise-domain`; no store, no network.
 
@@ -22,6 +22,7 @@ pub use similarity::{QuestionPair, closest_question_pair, question_similarity, q
 pub use topics::{CategoryTopic, CompiledTopic, TOPICS_FILE};
 pub use validate::Problem;
 
+use compiled::CompiledPatterns;
 use pactwise_domain::{CatalogVersion, ChecklistItem, ContractType, CuadCategory, ErrorCode, Section};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -96,6 +97,8 @@ pub struct Catalog {
     /// Where each category's clauses live (`topics.toml`).
     topics: Vec<CategoryTopic>,
     compiled_topics: OnceLock<Vec<CompiledTopic>>,
+    /// Every pattern compiled so far, once per distinct text, shared by the compiled signals above.
+    patterns: CompiledPatterns,
 }
 
 impl Catalog {
@@ -150,7 +153,10 @@ impl Catalog {
 
     /// A CUAD category's topic, compiled (all topics on the first call, then kept).
     pub fn topic(&self, category: CuadCategory) -> Option<&CompiledTopic> {
-        self.compiled_topics.get_or_init(|| topics::compile_all(&self.topics)).iter().find(|t| t.category == category)
+        self.compiled_topics
+            .get_or_init(|| topics::compile_all(&self.topics, &self.patterns))
+            .iter()
+            .find(|t| t.category == category)
     }
 
     /// Adds the per-category clause signals (the text of `categories.toml`), replacing any loaded before.
@@ -175,7 +181,7 @@ impl Catalog {
     /// A CUAD category's clause signals, compiled (all categories on the first call, then kept).
     pub fn category_signals(&self, category: CuadCategory) -> Option<&CompiledCategorySignals> {
         self.compiled_categories
-            .get_or_init(|| categories::compile_all(&self.categories))
+            .get_or_init(|| categories::compile_all(&self.categories, &self.patterns))
             .iter()
             .find(|c| c.category == category)
     }
@@ -242,7 +248,32 @@ impl Catalog {
             compiled_categories: OnceLock::new(),
             topics: Vec::new(),
             compiled_topics: OnceLock::new(),
+            patterns: CompiledPatterns::default(),
         })
+    }
+
+    /// The same library with nothing compiled: what an idle desktop keeps instead of this catalog, whose compiled
+    /// patterns (tens to hundreds of megabytes once a review has run) are then dropped with it. Its signals compile
+    /// again on first use, as after [`Catalog::load`].
+    pub fn uncompiled(&self) -> Catalog {
+        Catalog {
+            version: self.version.clone(),
+            types: self.types.clone(),
+            type_signals: self.types.iter().map(|_| OnceLock::new()).collect(),
+            item_signals: self.types.iter().map(|t| t.items.iter().map(|_| OnceLock::new()).collect()).collect(),
+            type_index: self.type_index.clone(),
+            item_index: self.item_index.clone(),
+            categories: self.categories.clone(),
+            compiled_categories: OnceLock::new(),
+            topics: self.topics.clone(),
+            compiled_topics: OnceLock::new(),
+            patterns: CompiledPatterns::default(),
+        }
+    }
+
+    /// How many distinct patterns this catalog has compiled (each once, however many signals use it).
+    pub fn compiled_pattern_count(&self) -> usize {
+        self.patterns.len()
     }
 
     /// The version and content hash to record with every evaluation.
@@ -286,13 +317,68 @@ impl Catalog {
     /// The type's classifier patterns, compiled (on the first call for the type, then kept).
     pub fn type_signals(&self, type_id: &str) -> Option<&CompiledTypeSignals> {
         let &t = self.type_index.get(type_id)?;
-        Some(self.type_signals[t].get_or_init(|| CompiledTypeSignals::compile(&self.types[t].signals)))
+        Some(self.type_signals[t].get_or_init(|| CompiledTypeSignals::compile(&self.types[t].signals, &self.patterns)))
     }
 
     /// The item's evaluator patterns, compiled (on the first call for the item, then kept).
     pub fn item_signals(&self, item_id: &str) -> Option<&CompiledItemSignals> {
         let &(t, i) = self.item_index.get(item_id)?;
-        Some(self.item_signals[t][i].get_or_init(|| CompiledItemSignals::compile(&self.types[t].items[i])))
+        Some(
+            self.item_signals[t][i]
+                .get_or_init(|| CompiledItemSignals::compile(&self.types[t].items[i], &self.patterns)),
+        )
+    }
+}
+
+/// The catalog a long-running process shares (the desktop's): handed out as an `Arc` to each review, and swapped for
+/// an [uncompiled](Catalog::uncompiled) copy once no review holds it and nothing has asked for it for a while, so an
+/// idle desktop gives back the memory its compiled patterns took.
+#[derive(Debug)]
+pub struct SharedCatalog {
+    slot: std::sync::Mutex<SharedSlot>,
+}
+
+#[derive(Debug)]
+struct SharedSlot {
+    catalog: std::sync::Arc<Catalog>,
+    last_used: Option<std::time::Instant>,
+}
+
+impl SharedCatalog {
+    pub fn new(catalog: Catalog) -> SharedCatalog {
+        SharedCatalog {
+            slot: std::sync::Mutex::new(SharedSlot { catalog: std::sync::Arc::new(catalog), last_used: None }),
+        }
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, SharedSlot> {
+        self.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The catalog, for one piece of work; the work's end is when the returned `Arc` is dropped.
+    pub fn get(&self) -> std::sync::Arc<Catalog> {
+        let mut slot = self.slot();
+        slot.last_used = Some(std::time::Instant::now());
+        slot.catalog.clone()
+    }
+
+    /// Drops the compiled patterns when nothing has asked for the catalog during `idle` before `now` and no work
+    /// holds it (work that holds it keeps its patterns until it ends); they compile again on next use. Returns
+    /// whether they were dropped.
+    pub fn release_compiled_if_idle(&self, now: std::time::Instant, idle: std::time::Duration) -> bool {
+        let mut slot = self.slot();
+        let unused = slot.last_used.is_none_or(|used| now.saturating_duration_since(used) >= idle);
+        let held = std::sync::Arc::strong_count(&slot.catalog) > 1;
+        let compiled = slot.catalog.compiled_pattern_count();
+        if unused && !held && compiled > 0 {
+            slot.catalog = std::sync::Arc::new(slot.catalog.uncompiled());
+            tracing::info!(
+                patterns = compiled,
+                "the checklist library's compiled patterns were released after sitting unused"
+            );
+            return true;
+        }
+        false
     }
 }
 
@@ -328,4 +414,35 @@ pub fn export() -> Result<CatalogExport, CatalogError> {
 /// Counts and field coverage of the embedded catalog, for `pactwise checklists stats --json`.
 pub fn stats() -> Result<CatalogStats, CatalogError> {
     Ok(Catalog::load()?.stats())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_shared_catalog_drops_its_compiled_patterns_only_when_idle_and_unheld() {
+        let shared = SharedCatalog::new(Catalog::load().unwrap());
+        let idle = Duration::from_secs(120);
+        assert!(!shared.release_compiled_if_idle(Instant::now() + idle, idle), "nothing compiled, nothing to drop");
+
+        let review = shared.get();
+        review.type_signals("nda").unwrap();
+        let compiled = review.compiled_pattern_count();
+        assert!(compiled > 0);
+        let later = Instant::now() + idle;
+        assert!(!shared.release_compiled_if_idle(later, idle), "a review still holds the catalog");
+        drop(review);
+        assert!(!shared.release_compiled_if_idle(Instant::now(), idle), "asked for a moment ago");
+        assert_eq!(shared.get().compiled_pattern_count(), compiled, "kept while in use");
+
+        assert!(shared.release_compiled_if_idle(Instant::now() + idle, idle));
+        let next = shared.get();
+        assert_eq!(next.compiled_pattern_count(), 0, "dropped");
+        assert!(
+            next.type_signals("nda").unwrap().title_patterns.iter().any(|r| r.is_match("NON-DISCLOSURE AGREEMENT"))
+        );
+        assert_eq!(next.compiled_pattern_count(), compiled, "compiled again on use");
+    }
 }

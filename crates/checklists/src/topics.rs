@@ -2,7 +2,7 @@
 //! sections it usually sits in, and the words that name its topic. The offline evaluator takes quotes from the
 //! sections so headed first, and calls a clause absent only when its topic is not mentioned at all.
 
-use crate::compiled::{check_patterns, compile_pattern};
+use crate::compiled::{CompiledPatterns, check_patterns};
 use crate::validate::Problem;
 use pactwise_domain::CuadCategory;
 use regex::Regex;
@@ -44,8 +44,8 @@ pub struct CompiledTopic {
 }
 
 impl CompiledTopic {
-    fn compile(topic: &CategoryTopic) -> CompiledTopic {
-        let compile = |patterns: &[String]| patterns.iter().filter_map(|p| compile_pattern(p).ok()).collect();
+    fn compile(topic: &CategoryTopic, compiled: &CompiledPatterns) -> CompiledTopic {
+        let compile = |patterns: &[String]| patterns.iter().filter_map(|p| compiled.get(p).ok()).collect();
         CompiledTopic {
             category: topic.category,
             headings: compile(&topic.headings),
@@ -95,8 +95,8 @@ pub(crate) fn parse(text: &str, problems: &mut Vec<Problem>) -> Vec<CategoryTopi
     file.topics
 }
 
-pub(crate) fn compile_all(topics: &[CategoryTopic]) -> Vec<CompiledTopic> {
-    topics.iter().map(CompiledTopic::compile).collect()
+pub(crate) fn compile_all(topics: &[CategoryTopic], compiled: &CompiledPatterns) -> Vec<CompiledTopic> {
+    topics.iter().map(|one| CompiledTopic::compile(one, compiled)).collect()
 }
 
 #[cfg(test)]
@@ -111,7 +111,7 @@ mod tests {
             &mut problems,
         );
         assert!(problems.is_empty(), "{problems:?}");
-        let topic = &compile_all(&parsed)[0];
+        let topic = &compile_all(&parsed, &CompiledPatterns::default())[0];
         assert!(topic.names_clause("11.4 INSURANCE"));
         assert!(topic.is_home("Indemnification / Insurance"));
         assert!(topic.is_home("Indemnification"));

@@ -612,12 +612,14 @@ fn every_type_has_four_to_eight_sections_each_with_items() {
 #[test]
 fn every_pattern_compiles_case_insensitively() {
     // The catalog compiles with `compile_pattern` and leaves out a pattern that fails, so equal counts mean every
-    // pattern compiled.
-    let catalog = catalog();
+    // pattern compiled. A catalog of its own: the shared one compiles other signals in other tests.
+    let catalog = &Catalog::load().unwrap();
     let mut patterns = 0;
+    let mut distinct = std::collections::HashSet::new();
     for t in catalog.types() {
         let compiled = catalog.type_signals(&t.id).unwrap();
         let signals = &t.signals;
+        distinct.extend(signals.title_patterns.iter().chain(&signals.distinctive_terms).chain(&signals.negative_cues));
         assert_eq!(compiled.title_patterns.len(), signals.title_patterns.len(), "{}", t.id);
         assert_eq!(compiled.distinctive_terms.len(), signals.distinctive_terms.len(), "{}", t.id);
         assert_eq!(compiled.negative_cues.len(), signals.negative_cues.len(), "{}", t.id);
@@ -629,12 +631,47 @@ fn every_pattern_compiles_case_insensitively() {
             assert_eq!(compiled.partial.len(), item.signals.partial.len(), "{}", item.id);
             assert_eq!(compiled.absent.len(), item.signals.absent.len(), "{}", item.id);
             patterns += item.signals.present.len() + item.signals.partial.len() + item.signals.absent.len();
+            distinct.extend(item.signals.present.iter().chain(&item.signals.partial).chain(&item.signals.absent));
         }
     }
-    eprintln!("{patterns} patterns compile");
+    eprintln!("{patterns} patterns compile, {} distinct", distinct.len());
     assert!(patterns >= 831);
+    // A pattern repeated across types and items is compiled once.
+    assert_eq!(catalog.compiled_pattern_count(), distinct.len());
+    assert!(distinct.len() < patterns);
     let title = &catalog.type_signals("nda").unwrap().title_patterns;
     assert!(title.iter().any(|re| re.is_match("MUTUAL NON-DISCLOSURE AGREEMENT")), "matching ignores case");
+}
+
+#[test]
+fn an_uncompiled_copy_keeps_the_library_and_compiles_again_on_use() {
+    let catalog = &Catalog::load().unwrap();
+    let sentence = "Neither party shall assign this Agreement without the prior written consent of the other party.";
+    let matches = |c: &Catalog| {
+        let mut hits = Vec::new();
+        for item in c.items() {
+            let compiled = c.item_signals(&item.id).unwrap();
+            hits.extend(
+                compiled.present.iter().filter(|r| r.is_match(sentence)).map(|r| format!("{} {}", item.id, r.as_str())),
+            );
+        }
+        for category in CuadCategory::ALL {
+            if c.category_signals(*category).is_some_and(|s| s.supports(sentence)) {
+                hits.push(category.to_string());
+            }
+        }
+        hits
+    };
+    let before = matches(catalog);
+    assert!(!before.is_empty(), "the sentence is an assignment clause");
+    assert!(catalog.compiled_pattern_count() > 0);
+
+    let copy = catalog.uncompiled();
+    assert_eq!(copy.compiled_pattern_count(), 0, "nothing compiled is carried over");
+    assert_eq!(copy.version(), catalog.version());
+    assert_eq!(copy.item_count(), catalog.item_count());
+    assert_eq!(matches(&copy), before);
+    assert_eq!(copy.compiled_pattern_count(), catalog.compiled_pattern_count());
 }
 
 /// Sentences nearly every contract contains; a pattern that matches one says nothing about any clause.
