@@ -294,6 +294,31 @@ pub fn give_freed_memory_back_when_idle() {
     }
 }
 
+/// glibc's malloc, which the C libraries use (pdfium, SQLite, GTK and WebKit's side of the window; the app's Rust code
+/// uses jemalloc), gives a thread that allocates while others do an arena of its own, up to eight per core, and an
+/// arena's pages stay with the process while any small block in them lives. Page images rendered on the runtime's
+/// blocking threads left four or five arenas of 3–4 MB each, mostly pdfium's blocks, 200 s after opening a 100-page
+/// contract (`bench/footprint.sh` with `SMAPS_DIR`). Two arenas are plenty for that work: one render runs at a time
+/// per document and the rest is one window's. Call it from `main`, before any thread starts. Returns whether glibc
+/// took the setting (elsewhere there is nothing to set).
+pub fn share_c_heap_arenas() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    return share_c_heap_arenas_glibc();
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    true
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)] // `mallopt`, a plain setting of glibc's allocator
+fn share_c_heap_arenas_glibc() -> bool {
+    // SAFETY: `mallopt` only sets a parameter of glibc's malloc; M_ARENA_MAX takes any positive count.
+    let taken = unsafe { libc::mallopt(libc::M_ARENA_MAX, 2) } == 1;
+    if !taken {
+        eprintln!("pactwise: the C libraries' heap keeps glibc's default arenas (mallopt refused M_ARENA_MAX)");
+    }
+    taken
+}
+
 pub fn run() {
     let (state, _log_guard) = open_state();
     let mut context = tauri::generate_context!();
@@ -363,5 +388,10 @@ mod tests {
     fn the_allocator_gives_freed_memory_back_on_its_own_thread() {
         super::give_freed_memory_back_when_idle();
         assert!(tikv_jemalloc_ctl::background_thread::read().expect("jemalloc answers"), "no background thread");
+    }
+
+    #[test]
+    fn the_c_libraries_heap_takes_the_arena_limit() {
+        assert!(super::share_c_heap_arenas(), "glibc refused M_ARENA_MAX");
     }
 }
