@@ -716,6 +716,18 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The Reseller shall pay the Company a royalty of five percent (5%) of Net Sales of the Products.",
             true,
         ),
+        // An exclusive licence stays exclusive with other words between "exclusive" and "license"; the exclusivity
+        // of a remedy is no exclusive dealing.
+        (
+            Exclusivity,
+            "The Owner hereby grants to the Reseller an exclusive, non-transferable, royalty-bearing right and license to sell the Software in the Territory.",
+            true,
+        ),
+        (
+            Exclusivity,
+            "Exclusivity of Remedies. The credits in this Schedule are the Customer's only remedy for a missed service level.",
+            false,
+        ),
         // "Sublicensees" is not a licence the licensor's affiliates grant.
         (
             AffiliateLicenseLicensor,
