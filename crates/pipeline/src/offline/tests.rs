@@ -728,6 +728,17 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "Exclusivity of Remedies. The credits in this Schedule are the Customer's only remedy for a missed service level.",
             false,
         ),
+        // Owning something is an IP ownership clause only when what is owned is intellectual property.
+        (
+            IpOwnershipAssignment,
+            "Upon payment of the cancellation charges, all components in stock shall become the property of the Buyer.",
+            false,
+        ),
+        (
+            IpOwnershipAssignment,
+            "All inventions and improvements made by the Developer under this Agreement shall be the sole and exclusive property of the Company.",
+            true,
+        ),
         // "Sublicensees" is not a licence the licensor's affiliates grant.
         (
             AffiliateLicenseLicensor,
