@@ -337,6 +337,7 @@ pub fn score_with(
         // Per category, the statuses its items were given.
         let mut statuses: HashMap<&str, HashSet<ItemStatus>> = HashMap::new();
         let normalized_text = scorer_norm(&text);
+        let normalized_contract = crate::verify::Normalized::new(&text);
         for finding in &review.findings {
             let category = item_categories.get(finding.item_id.as_str()).copied().flatten();
             let positive = matches!(finding.status, ItemStatus::Present | ItemStatus::Partial);
@@ -350,13 +351,11 @@ pub fn score_with(
             } else if positive && let Some(c) = category {
                 report.evidence_quotes += 1;
                 let spans = record.clauses.get(c.as_str()).map(Vec::as_slice).unwrap_or_default();
-                if let Some(byte_start) = text.find(&quote.text) {
-                    let start = text[..byte_start].chars().count();
-                    let end = start + quote.text.chars().count();
-                    if spans.iter().any(|s| s.start < end && start < s.end) {
-                        report.quotes_on_labelled_span += 1;
-                        report.evidence_quotes_on_labelled_span += 1;
-                    }
+                if let Some((start, end)) = quote_chars(&text, &normalized_contract, &quote.text)
+                    && spans.iter().any(|s| s.start < end && start < s.end)
+                {
+                    report.quotes_on_labelled_span += 1;
+                    report.evidence_quotes_on_labelled_span += 1;
                 }
             }
         }
@@ -596,9 +595,49 @@ fn ratio(n: usize, d: usize) -> f64 {
     if d == 0 { 0.0 } else { n as f64 / d as f64 }
 }
 
+/// Where a quote sits in the contract's `.txt`, as character offsets (the labels' unit): its exact text first, else the
+/// same text after verification's normalisation (whitespace runs, typographic quotes and dashes, words hyphenated
+/// across a line break), since the extractor may break a line where the `.txt` has a space. `normalized` is
+/// `Normalized::new(text)`, made once per contract.
+pub fn quote_chars(text: &str, normalized: &crate::verify::Normalized, quote: &str) -> Option<(usize, usize)> {
+    let bytes = match text.find(quote) {
+        Some(start) => start..start + quote.len(),
+        None => {
+            let needle = crate::verify::Normalized::new(quote);
+            if needle.text.is_empty() {
+                return None;
+            }
+            let found = normalized.text.find(&needle.text)?;
+            normalized.original_range(found..found + needle.text.len(), text)
+        }
+    };
+    let start = text[..bytes.start].chars().count();
+    Some((start, start + text[bytes].chars().count()))
+}
+
 /// The scorer's normalisation: typographic double quotes and right single quote made plain, whitespace runs made one
 /// space, trimmed, lowercased.
 pub fn scorer_norm(text: &str) -> String {
     let replaced = text.replace(['\u{201C}', '\u{201D}'], "\"").replace('\u{2019}', "'");
     replaced.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quote_whose_line_breaks_differ_from_the_text_is_placed_on_its_span_in_characters() {
+        let text =
+            "Caf\u{e9} terms. This Agreement may not be assigned without the prior written consent of the other party.";
+        let normalized = crate::verify::Normalized::new(text);
+        let start = text.chars().position(|c| c == 'T').expect("a capital T");
+        let exact = "This Agreement may not be assigned";
+        assert_eq!(quote_chars(text, &normalized, exact), Some((start, start + exact.chars().count())));
+        // The extractor broke the line where the text has a space: still the same span.
+        let wrapped = "This Agreement may not be\nassigned without the prior written consent of the other party.";
+        let end = text.chars().count();
+        assert_eq!(quote_chars(text, &normalized, wrapped), Some((start, end)));
+        assert_eq!(quote_chars(text, &normalized, "assigned with consent"), None);
+    }
 }

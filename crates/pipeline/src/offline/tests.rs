@@ -649,3 +649,110 @@ tool line together.\n\n2. Duration. ";
         Some(Value::Perpetual)
     );
 }
+
+#[test]
+fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
+    use pactwise_domain::CuadCategory::*;
+    // (category, sentence, supports the category). Sentences written for this test.
+    let table = [
+        // Returning or destroying confidential information at the end is the end of the relationship, not a
+        // service after it; a sell-off period still is.
+        (
+            PostTerminationServices,
+            "Upon termination of this Agreement, each party shall promptly return or destroy the Confidential Information of the other party.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "Following the expiration of this Agreement, Distributor shall be entitled to sell its remaining inventory for ninety (90) days.",
+            true,
+        ),
+        // A minimum the contract denies is no commitment, and a shortfall found by an audit is not one either.
+        (
+            MinimumCommitment,
+            "There shall be no minimum purchase amount due from the Buyer under this Agreement.",
+            false,
+        ),
+        (
+            MinimumCommitment,
+            "Nothing in this Agreement obligates the Buyer to purchase any minimum quantity of Products during the Term.",
+            false,
+        ),
+        (
+            MinimumCommitment,
+            "If the inspection discloses a shortfall in the amounts paid, the Licensee shall promptly pay the difference.",
+            false,
+        ),
+        (
+            MinimumCommitment,
+            "If the Royalties paid in a year fall below the guaranteed amount, the Licensee shall pay the shortfall within thirty days.",
+            true,
+        ),
+        (MinimumCommitment, "The Buyer shall purchase a minimum quantity of 1,000 units in each calendar year.", true),
+        // "Over" inside "cover" and "cap" inside "capital" or "capabilities" are not a cap on volume.
+        (
+            VolumeRestriction,
+            "The operator shall identify the charge to cover capital costs of the equipment it maintains.",
+            false,
+        ),
+        (
+            VolumeRestriction,
+            "Any usage over the cap of five hundred hours per month shall be charged at the overage rate.",
+            true,
+        ),
+        // Commissions or royalties the contract says nobody shares are not a revenue share.
+        (
+            RevenueProfitSharing,
+            "No deduction shall be made for commissions payable to the sales employees of either party.",
+            false,
+        ),
+        (
+            RevenueProfitSharing,
+            "The Licensor shall bear any royalties payable to third parties for the content it supplies.",
+            false,
+        ),
+        (
+            RevenueProfitSharing,
+            "The Reseller shall pay the Company a royalty of five percent (5%) of Net Sales of the Products.",
+            true,
+        ),
+        // An exclusive licence stays exclusive with other words between "exclusive" and "license"; the exclusivity
+        // of a remedy is no exclusive dealing.
+        (
+            Exclusivity,
+            "The Owner hereby grants to the Reseller an exclusive, non-transferable, royalty-bearing right and license to sell the Software in the Territory.",
+            true,
+        ),
+        (
+            Exclusivity,
+            "Exclusivity of Remedies. The credits in this Schedule are the Customer's only remedy for a missed service level.",
+            false,
+        ),
+        // Owning something is an IP ownership clause only when what is owned is intellectual property.
+        (
+            IpOwnershipAssignment,
+            "Upon payment of the cancellation charges, all components in stock shall become the property of the Buyer.",
+            false,
+        ),
+        (
+            IpOwnershipAssignment,
+            "All inventions and improvements made by the Developer under this Agreement shall be the sole and exclusive property of the Company.",
+            true,
+        ),
+        // "Sublicensees" is not a licence the licensor's affiliates grant.
+        (
+            AffiliateLicenseLicensor,
+            "The Supplier shall, and shall cause its Affiliates and sublicensees to, comply with all applicable laws.",
+            false,
+        ),
+        (
+            AffiliateLicenseLicensor,
+            "The Licensor, on behalf of itself and its Affiliates, hereby grants to the Licensee a licence to the Marks.",
+            true,
+        ),
+    ];
+    for (category, sentence, expected) in table {
+        let signals = CATALOG.category_signals(category).expect("the category has signals");
+        assert_eq!(signals.supports(sentence), expected, "{category}: {sentence}");
+    }
+}
