@@ -751,6 +751,21 @@ static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
         r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\bperpetu\w*|\bindefinite\w*|\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective)\s+(\w+\s+){0,2}for\s+so\s+long\s+as\b|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
     )
 });
+/// A term that lasts until an event rather than a date or a period: "shall remain in effect until the last patent
+/// expires", "will not end until the campaign is delivered", "shall expire if the adviser ceases to act". It has no
+/// fixed end (CUAD's answers call it perpetual). Read only where the agreement or its term is the subject, and only
+/// when the sentence names no end date or period.
+static UNTIL_EVENT: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective|in\s+operation)\b[^.;]{0,120}?\buntil\b|\b(shall|will)\s+not\s+(end|expire|terminate)\s+until\b|\b(shall|will)\s+(automatically\s+)?expire\s+(if|when|at\s+such\s+time\s+as)\b",
+    )
+});
+/// "until the expiration of the Term": the term's own end, which says nothing about when that is.
+static UNTIL_OWN_TERM: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\buntil\s+(the\s+)?(expiration|expiry|end|termination)\s+of\s+(the|this|such)\s+((initial|then[\s-]current|renewal|original)\s+)?term\b",
+    )
+});
 static END_OF_YEAR: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"\b(?:until|through|expir\w*\s+at)\s+the\s+end\s+of\s+(?:(?:the\s+)?(?:calendar|fiscal)\s+year\s+)?(\d{4})\b")
 });
@@ -857,7 +872,12 @@ fn expiration(
                 format!("{} (computed: {from_name}, {}, plus {period})", iso(end).display(), iso(from).display());
             return Some(extracted(index, value, Some(iso(end)), sentence));
         }
-        if period.is_none() && perpetual.is_none() && !NOT_THE_TERM.is_match(text) && UNTIL_TERMINATED.is_match(text) {
+        let until_event = subject(i) && UNTIL_EVENT.is_match(text) && !UNTIL_OWN_TERM.is_match(text);
+        if period.is_none()
+            && perpetual.is_none()
+            && !NOT_THE_TERM.is_match(text)
+            && (UNTIL_TERMINATED.is_match(text) || until_event)
+        {
             perpetual = Some(sentence);
         }
     }

@@ -651,6 +651,32 @@ tool line together.\n\n2. Duration. ";
 }
 
 #[test]
+fn a_term_that_lasts_until_an_event_has_no_fixed_end() {
+    let head = "LICENCE AGREEMENT\n\nThis Licence Agreement is made as of May 5, 2018 by and between Quartz Labs Inc. \
+(\"Quartz\") and Rowan Pharma LLC (\"Rowan\").\n\n1. Licence. Quartz grants Rowan a licence to the Compound.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    // The agreement or its term runs until something happens, not until a date: no fixed end.
+    for term in [
+        "This Agreement shall take effect on the Effective Date and shall remain in effect until the last Licensed Patent covering the Compound has expired.",
+        "The term of this Agreement shall begin on the Launch Date and will not end until Quartz has delivered every batch ordered.",
+        "This Agreement shall expire if Rowan ceases to market the Compound in any country.",
+    ] {
+        assert_eq!(read(term), Some(Value::Perpetual), "{term}");
+    }
+    // Running until the term's own end says nothing about when that is, and a period still gives the date.
+    assert_eq!(read("This Agreement shall remain in effect until the expiration of the Term."), None);
+    assert_eq!(
+        read(
+            "This Agreement shall remain in effect for two (2) years, and thereafter until either party gives notice."
+        ),
+        Some(Value::Date { iso: "2020-05-05".into() })
+    );
+}
+
+#[test]
 fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
     use pactwise_domain::CuadCategory::*;
     // (category, sentence, supports the category). Sentences written for this test.
