@@ -738,7 +738,7 @@ static CURE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
 /// "the date of its execution".
 static FROM_SIGNING: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(from|of|after|following)\s+the\s+(date\s+(and\s+year\s+)?(first\s+)?(above\s+|set\s+forth\s+above\s+|written\s+above\s+)?(written|set\s+forth|stated)(\s+above)?|date\s+hereof|date\s+of\s+(this\s+(\w+\s+)?agreement|its\s+execution|execution)|execution\s+date|signing\s+date)",
+        r"\b(from|of|after|following)\s+the\s+(date\s+(and\s+year\s+)?(first\s+)?(above\s+|set\s+forth\s+above\s+|written\s+above\s+)?(written|set\s+forth|stated)(\s+above)?|date\s+hereof|date\s+of\s+(this\s+(\w+\s+)?agreement|its\s+execution|execution)|execution\s+date|signing\s+date)|\b(of|from)\s+this\s+(\w+\s+){0,2}agreement\s*([;,.)]|$|\s+(and|or|unless)\b)",
     )
 });
 static ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| {
@@ -766,6 +766,9 @@ static UNTIL_OWN_TERM: LazyLock<Regex> = LazyLock::new(|| {
         r"\buntil\s+(the\s+)?(expiration|expiry|end|termination)\s+of\s+(the|this|such)\s+((initial|then[\s-]current|renewal|original)\s+)?term\b",
     )
 });
+/// An item of a list: "(a) ", "(ii) ", "b. ".
+static LIST_ITEM: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"^\s*(\(?([a-h]|i{1,3}|iv|v|vi|\d{1,2})\)|([a-h]|\d{1,2})\.)\s"));
 static END_OF_YEAR: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"\b(?:until|through|expir\w*\s+at)\s+the\s+end\s+of\s+(?:(?:the\s+)?(?:calendar|fiscal)\s+year\s+)?(\d{4})\b")
 });
@@ -809,6 +812,18 @@ fn expiration(
             continue;
         }
         let text = index.sentence_text(sentence);
+        // A clause that ends in a colon continues in the list after it: "shall remain in effect until the earlier
+        // of the following:" / "(a) the fifth anniversary of this Agreement; and" / "(b) ...".
+        let listed = text.trim_end().ends_with(':').then(|| {
+            let items: Vec<&str> = index.sentences()[i + 1..]
+                .iter()
+                .take(4)
+                .map(|s| index.sentence_text(s))
+                .take_while(|t| LIST_ITEM.is_match(t))
+                .collect();
+            format!("{} {}", text.trim_end(), items.join(" "))
+        });
+        let text = listed.as_deref().unwrap_or(text);
         let Some(clause) = TERM_CLAUSE.find(text) else { continue };
         // What the sentence says up to a value decides whether it is about the term: "during the Term and for one
         // year thereafter" is not, "the initial term shall be five years ... prior to the expiration of the term"

@@ -677,6 +677,17 @@ fn a_term_that_lasts_until_an_event_has_no_fixed_end() {
 }
 
 #[test]
+fn a_term_clause_ending_in_a_colon_is_read_with_its_list() {
+    let text = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of October 3, 2016 by and between Spruce Metals \
+Inc. (\"Spruce\") and Teak Tools LLC (\"Teak\").\n\n1. Supply. Spruce shall supply the goods Teak orders.\n\n2. Term. \
+This Agreement shall remain in force until whichever of the following happens first:\n\n(a) the third anniversary of \
+this Agreement; or\n\n(b) Teak no longer buys goods from Spruce.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    // The anniversary of this Agreement counts from the date it bears.
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2019-10-03".into() }));
+}
+
+#[test]
 fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
     use pactwise_domain::CuadCategory::*;
     // (category, sentence, supports the category). Sentences written for this test.
