@@ -617,7 +617,24 @@ static SIGNED_ON: LazyLock<Regex> = LazyLock::new(|| {
 /// speaks of effectiveness); else the agreement date: quoted where the contract says it is effective on the date
 /// it bears, else (an agreement takes effect when it is made) with the agreement date's quote and a value that says
 /// no other effective date is stated.
+/// A date the contract names its effective date where it writes it: "dated March 3, 2000 (the "Effective Date")".
+static DEFINED_AS_EFFECTIVE: LazyLock<Regex> =
+    LazyLock::new(|| ci(r#"^\s*,?\s*\(\s*(the\s+|this\s+|hereinafter\s+(the\s+)?)?["“]effective\s+date["”]\s*\)"#));
+
 fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Option<Extracted> {
+    // The date defined as the effective date, wherever the contract defines it, is the effective date.
+    for (i, sentence) in index.sentences().iter().enumerate() {
+        let place = index.place(i);
+        if !place.is_quotable() || place.zone == Zone::SignatureBlock {
+            continue;
+        }
+        let text = index.sentence_text(sentence);
+        if let Some((_, date)) =
+            values::dates(text).into_iter().find(|(r, _)| DEFINED_AS_EFFECTIVE.is_match(&text[r.end..]))
+        {
+            return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
+        }
+    }
     let near_effective = ci(r"\b(effective|commenc\w*)\b[^.;]{0,80}$");
     if let Some((page, range, date)) = date_in_zones(index, &[Zone::Preamble, Zone::Cover], Some(&near_effective)) {
         return Some(dated(index, page, range, date));

@@ -688,6 +688,18 @@ this Agreement; or\n\n(b) Teak no longer buys goods from Spruce.";
 }
 
 #[test]
+fn the_date_the_contract_defines_as_its_effective_date_is_the_effective_date() {
+    let text = "HOSTING AGREEMENT\n\nThis Hosting Agreement dated February 7, 2011 (the \"Effective Date\") is made between \
+Umber Cloud Inc. (\"Umber\") and Violet Retail LLC (\"Violet\").\n\n1. Fees. Violet shall pay the fee in two parts, \
+beginning on April 30, 2011 and on July 31, 2011.\n\n2. Term. The Term of this Agreement shall begin on the Effective \
+Date and shall end eighteen months therefrom.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    // Not the date a payment begins on, and the term counts from it.
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2011-02-07".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2012-08-07".into() }));
+}
+
+#[test]
 fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
     use pactwise_domain::CuadCategory::*;
     // (category, sentence, supports the category). Sentences written for this test.
