@@ -70,12 +70,24 @@ pub fn date_comparable(answer: &str, perpetual_allowed: bool) -> bool {
     !dates(answer).is_empty() || (perpetual_allowed && is_perpetual(answer))
 }
 
-/// Does a predicted period match the answer (same number and unit; business days count as days)?
+/// A period in whole years when it is one: 12 months is 1 year and 24 months 2 years, the same length written two
+/// ways (adding either to a date gives the same day). Other periods are left as written.
+fn in_years(number: u32, unit: DurationUnit) -> (u32, DurationUnit) {
+    if unit == DurationUnit::Month && number > 0 && number.is_multiple_of(12) {
+        (number / 12, DurationUnit::Year)
+    } else {
+        (number, unit)
+    }
+}
+
+/// Does a predicted period match the answer (the same length: the same number and unit, whole years written in
+/// months counting as years; business days count as days)?
 pub fn period_matches(answer: &str, predicted: &Value) -> bool {
     match predicted {
         Value::Duration { number, unit } => {
             let unit = if *unit == DurationUnit::BusinessDay { DurationUnit::Day } else { *unit };
-            periods(answer).contains(&(*number, unit))
+            let predicted = in_years(*number, unit);
+            periods(answer).into_iter().any(|(n, u)| in_years(n, u) == predicted)
         }
         Value::Perpetual => is_perpetual(answer),
         _ => false,
@@ -217,7 +229,12 @@ mod tests {
         assert!(periods("0.5 year").is_empty());
         assert!(periods("successive [] years").is_empty());
         assert!(period_matches("90 days", &Value::Duration { number: 90, unit: DurationUnit::BusinessDay }));
-        assert!(!period_matches("12 months", &Value::Duration { number: 1, unit: DurationUnit::Year }));
+        // The same length written two ways: whole years in months are years; other lengths stay apart.
+        assert!(period_matches("12 months", &Value::Duration { number: 1, unit: DurationUnit::Year }));
+        assert!(period_matches("successive 2 years", &Value::Duration { number: 24, unit: DurationUnit::Month }));
+        assert!(!period_matches("18 months", &Value::Duration { number: 1, unit: DurationUnit::Year }));
+        assert!(!period_matches("1 year", &Value::Duration { number: 52, unit: DurationUnit::Week }));
+        assert!(!period_matches("1 year", &Value::Duration { number: 365, unit: DurationUnit::Day }));
     }
 
     #[test]
