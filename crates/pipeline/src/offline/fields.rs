@@ -947,6 +947,7 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
     // pass the first sentence that names the renewal's length wins, else the first that says the term renews.
     let in_term_section = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
     let passes: [(&Regex, bool); 3] = [(&RENEWAL, false), (&RENEWAL_EXTRA, false), (&RENEW_LOOSE, true)];
+    let mut loose_at: Option<usize> = None;
     for (pattern, term_section_only) in passes {
         let mut first: Option<Extracted> = None;
         let mut first_at: Option<usize> = None;
@@ -986,12 +987,33 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
                 first = Some(extracted(index, RENEWS_UNKNOWN_LENGTH.to_owned(), None, sentence));
             }
         }
-        if first_at.is_some() {
+        if first.is_some() {
             return (first_at, first);
         }
+        if first_at.is_some() {
+            loose_at = first_at;
+            break;
+        }
     }
-    (None, None)
+    // No sentence says the term renews: a term that runs on after its fixed period until a party ends it ("shall continue in full
+    // force and effect thereafter until terminated by either party") renews without end.
+    for (i, sentence) in index.sentences().iter().enumerate() {
+        let text = index.sentence_text(sentence);
+        if index.place(i).is_operative() && TERM_SUBJECT.is_match(text) && CONTINUES_THEREAFTER.is_match(text) {
+            let value = "continues after its term until terminated (no end)".to_owned();
+            return (Some(i), Some(extracted(index, value, Some(Value::Perpetual), sentence)));
+        }
+    }
+    (loose_at, None)
 }
+
+/// After its fixed period the term runs on until a party ends it: "and shall continue thereafter until terminated",
+/// "shall remain in effect thereafter unless and until either party terminates it".
+static CONTINUES_THEREAFTER: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(continue|remain)\s+(in\s+(full\s+)?(force|effect)(\s+and\s+effect)?\s+)?thereafter\s+(unless\s+and\s+)?until\s+(\w+\s+){0,3}terminat\w*",
+    )
+});
 
 /// What the renewal field says when the term renews but the contract does not say for how long.
 pub const RENEWS_UNKNOWN_LENGTH: &str = "renews; the length is not stated";

@@ -700,6 +700,24 @@ Date and shall end eighteen months therefrom.";
 }
 
 #[test]
+fn a_term_that_runs_on_after_its_period_until_a_party_ends_it_renews_without_end() {
+    let head = "STORAGE AGREEMENT\n\nThis Storage Agreement is made as of July 1, 2014 by and between Walnut Depots Inc. \
+(\"Walnut\") and Yew Grain LLC (\"Yew\").\n\n1. Storage. Walnut shall store the grain Yew delivers.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.renewal.and_then(|e| e.normalized)
+    };
+    assert_eq!(
+        read(
+            "This Agreement shall begin on the date above and continue until the end of the eighth Storage Year, and shall remain in full force and effect thereafter until terminated by either party on sixty (60) days' notice."
+        ),
+        Some(Value::Perpetual)
+    );
+    // A term until terminated from the start has no fixed period to run on after: no renewal is read.
+    assert_eq!(read("This Agreement shall remain in effect until terminated by either party on notice."), None);
+}
+
+#[test]
 fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
     use pactwise_domain::CuadCategory::*;
     // (category, sentence, supports the category). Sentences written for this test.
