@@ -1039,7 +1039,27 @@ static RENEW_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extend\w*
 /// The notice that stops the term renewing: a period of notice in the renewal clause or the two sentences after it
 /// ("unless either party gives notice at least sixty (60) days before the end of the then-current term").
 fn renewal_notice(index: &ContractIndex, renewal_at: Option<usize>) -> Option<Extracted> {
-    renewal_at.and_then(|at| notice_near(index, at)).or_else(|| non_renewal_notice(index))
+    renewal_at
+        .and_then(|at| notice_near(index, at))
+        .or_else(|| non_renewal_notice(index))
+        .or_else(|| open_ended_notice(index))
+}
+
+/// A term that runs until a party ends it on notice: "the term shall remain in effect until terminated by either
+/// party upon thirty (30) days' prior written notice". That notice is what stops the agreement going on.
+static UNTIL_ENDED_ON_NOTICE: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(continue|remain)\b[^.;]{0,80}\buntil\s+(\w+\s+){0,3}terminat\w*[^.;]{0,80}\bnotice\b"));
+
+fn open_ended_notice(index: &ContractIndex) -> Option<Extracted> {
+    index.sentences().iter().enumerate().find_map(|(i, sentence)| {
+        let text = index.sentence_text(sentence);
+        if !index.place(i).is_operative() || !TERM_SUBJECT.is_match(text) || !UNTIL_ENDED_ON_NOTICE.is_match(text) {
+            return None;
+        }
+        let (_, number, unit) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))?;
+        let v = Value::Duration { number, unit };
+        Some(extracted(index, v.display(), Some(v), sentence))
+    })
 }
 
 /// A sentence that says how a renewal is stopped: "notice of its intention not to renew", "notice of non-renewal",

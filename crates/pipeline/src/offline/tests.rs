@@ -718,6 +718,29 @@ fn a_term_that_runs_on_after_its_period_until_a_party_ends_it_renews_without_end
 }
 
 #[test]
+fn the_notice_that_ends_an_open_ended_term_is_the_notice_to_stop_it() {
+    let head = "PIPELINE AGREEMENT\n\nThis Pipeline Agreement is made as of March 9, 2015 by and between Alder Gas Inc. \
+(\"Alder\") and Birch Power LLC (\"Birch\").\n\n1. Carriage. Alder shall carry the gas Birch tenders.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.renewal_notice.and_then(|e| e.normalized)
+    };
+    assert_eq!(
+        read(
+            "The term of this Agreement shall begin on the date above and shall remain in force until terminated by either party upon forty-five (45) days' prior written notice."
+        ),
+        Some(Value::Duration { number: 45, unit: DurationUnit::Day })
+    );
+    // A notice to end the agreement for a breach is not one that ends an open-ended term.
+    assert_eq!(
+        read(
+            "This Agreement shall remain in force until terminated. Either party may terminate this Agreement for breach on ten (10) days' notice."
+        ),
+        None
+    );
+}
+
+#[test]
 fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
     use pactwise_domain::CuadCategory::*;
     // (category, sentence, supports the category). Sentences written for this test.
