@@ -29,7 +29,7 @@ pub const OWN_NAMES_KEY: &str = "organization.aliases";
 static CATALOG: OnceLock<Result<SharedCatalog, String>> = OnceLock::new();
 
 /// How long the checklist library's compiled patterns stay in memory unused before an idle desktop drops them: a
-/// review compiles about 250 MB of them (the clause signals of every CUAD category and the contract type's items);
+/// review compiles about 240 MB of them (the clause signals of every CUAD category and the contract type's items);
 /// compiling them again takes about a second of the next review.
 pub const COMPILED_PATTERNS_IDLE: std::time::Duration = std::time::Duration::from_secs(120);
 

@@ -613,14 +613,14 @@ static SIGNED_ON: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// The effective date: a date the contract calls effective (the preamble's "effective as of", a sentence that
-/// speaks of effectiveness); else the agreement date: quoted where the contract says it is effective on the date
-/// it bears, else (an agreement takes effect when it is made) with the agreement date's quote and a value that says
-/// no other effective date is stated.
 /// A date the contract names its effective date where it writes it: "dated March 3, 2000 (the "Effective Date")".
 static DEFINED_AS_EFFECTIVE: LazyLock<Regex> =
     LazyLock::new(|| ci(r#"^\s*,?\s*\(\s*(the\s+|this\s+|hereinafter\s+(the\s+)?)?["“]effective\s+date["”]\s*\)"#));
 
+/// The effective date: the date the contract defines as its effective date, wherever it does; else a date the
+/// contract calls effective (the preamble's "effective as of", a sentence that speaks of effectiveness); else the
+/// agreement date: quoted where the contract says it is effective on the date it bears, else (an agreement takes
+/// effect when it is made) with the agreement date's quote and a value that says no other effective date is stated.
 fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Option<Extracted> {
     // The date defined as the effective date, wherever the contract defines it, is the effective date.
     for (i, sentence) in index.sentences().iter().enumerate() {
@@ -995,8 +995,8 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
             break;
         }
     }
-    // No sentence says the term renews: a term that runs on after its fixed period until a party ends it ("shall continue in full
-    // force and effect thereafter until terminated by either party") renews without end.
+    // No sentence says the term renews: a term that runs on after its fixed period until a party ends it ("shall
+    // continue in full force and effect thereafter until terminated by either party") renews without end.
     for (i, sentence) in index.sentences().iter().enumerate() {
         let text = index.sentence_text(sentence);
         if index.place(i).is_operative() && TERM_SUBJECT.is_match(text) && CONTINUES_THEREAFTER.is_match(text) {
