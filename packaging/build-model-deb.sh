@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds the embedding model's .deb (pactwise-desk-model, Architecture: all) with dpkg-deb from a staged tree: the
-# model's files under /usr/lib/pactwise/models/all-minilm-l6-v2/ (where crates/embed's locate_model_dir looks beside
-# the installed program), each checked against its SHA-256 first. Data only, so it is a package of its own that the
-# app's package depends on (as Debian ships Tesseract's language data): the app's .deb stays small and an update of
-# the app does not carry 90 MB of unchanged weights. Its version is the model's (lib.sh's model_package_version), not
+# Builds the embedding model's .deb (pactwise-desk-model, Architecture: amd64) with dpkg-deb from a staged tree: the
+# model's files and the ONNX Runtime library that runs them under /usr/lib/pactwise/models/all-minilm-l6-v2/ (where
+# crates/embed's locate_model_dir looks beside the installed program), each checked against its SHA-256 first. A
+# package of its own that the app's package depends on (as Debian ships Tesseract's language data): an update of the
+# app does not carry 50 MB of unchanged model and runtime. Its version is the model's (lib.sh's model_package_version), not
 # the app's. Prints the .deb's path; the package lands in $PACKAGE_CACHE/out/.
 #
 # Env: PACTWISE_EMBED_MODEL_DIR (the Makefile's).
@@ -33,6 +33,6 @@ sed -e "s/@VERSION@/$version/" -e "s/@INSTALLED_SIZE@/$size/" "$REPO_ROOT/packag
 (cd "$stage" && find . -path ./DEBIAN -prune -o -type f -printf '%P\n' | LC_ALL=C sort | xargs md5sum) \
 	> "$stage/DEBIAN/md5sums"
 
-deb="$out/pactwise-desk-model_all.deb"
+deb="$out/pactwise-desk-model_amd64.deb"
 dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >&2
 echo "$deb"

@@ -12,14 +12,14 @@ workspace_version() {
 	sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\([^"]*\)".*/\1/p' "$REPO_ROOT/Cargo.toml" | head -n1
 }
 
-# The model package's version: the model's own, not the app's (the weights' checksum in crates/embed's MODEL_FILES), so
-# an app that keeps its model, and the app's in-app update, need no new model package.
+# The model package's version: the model's own, not the app's (the checksum of its files and runtime, crates/embed's
+# MODEL_FILES), so an app that keeps its model, and the app's in-app update, need no new model package.
 model_package_version() {
-	local sum
-	sum=$(sed -n '/^pub const MODEL_FILES/,/^\];/s/^ *("model.safetensors", "\([0-9a-f]\{64\}\)"),$/\1/p' \
+	local sums
+	sums=$(sed -n '/^pub const MODEL_FILES/,/^\];/s/^ *([^,]*, "\([0-9a-f]\{64\}\)"),$/\1/p' \
 		"$REPO_ROOT/crates/embed/src/lib.rs")
-	[ -n "$sum" ] || die "could not read the model's checksum from crates/embed/src/lib.rs"
-	echo "1.0+${sum:0:12}"
+	[ -n "$sums" ] || die "could not read the model's checksums from crates/embed/src/lib.rs"
+	echo "2.0+$(echo "$sums" | sha256sum | cut -c1-12)"
 }
 
 # The Debian packages that hold the shared libraries BINARY... link against directly (their ELF NEEDED entries, found

@@ -83,7 +83,8 @@ failures=0
 check test -x "$root/usr/bin/pactwise-desk"
 check test -x "$root/usr/bin/pactwise"
 check test -f "$root/usr/lib/pactwise/libpdfium.so"
-check test -f "$root/usr/lib/pactwise/models/all-minilm-l6-v2/model.safetensors"
+check test -f "$root/usr/lib/pactwise/models/all-minilm-l6-v2/model.onnx"
+check test -f "$root/usr/lib/pactwise/models/all-minilm-l6-v2/libonnxruntime.so.1.31.1"
 check test -f "$root/usr/share/tesseract-ocr/5/tessdata/eng.traineddata"
 # The installed CLI finds the packaged libpdfium and model with no PACTWISE_* variable set and nothing under
 # /usr/local (pactwise_extract::locate_pdfium, pactwise_embed::locate_model_dir): a one-page PDF written here is

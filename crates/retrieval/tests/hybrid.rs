@@ -188,10 +188,10 @@ fn without_the_model_or_with_a_replaced_file_search_matches_words_and_says_why()
 
     let Some(dir) = model() else { return };
     let replaced = tempfile::tempdir().unwrap();
-    for file in ["model.safetensors", "tokenizer.json", "config.json"] {
+    for (file, _) in pactwise_embed::MODEL_FILES {
         std::fs::copy(dir.join(file), replaced.path().join(file)).unwrap();
     }
-    std::fs::write(replaced.path().join("config.json"), b"{\"hidden_size\": 384}").unwrap();
+    std::fs::write(replaced.path().join("tokenizer.json"), b"{\"version\": \"1.0\"}").unwrap();
     let swapped = retriever(replaced.path());
     let found = swapped.search(&store, &acme, "governing law", None, Mode::Hybrid, 3).unwrap();
     assert_eq!(found.mode, Mode::Bm25);

@@ -99,14 +99,14 @@ pub fn library(name: &str, path: &Path) -> bool {
 }
 
 /// The local embedding model's folder (`PACTWISE_EMBED_MODEL_DIR`, else where `make setup` installs it) when its
-/// weights are there; otherwise [`missing`].
+/// weights and runtime are there; otherwise [`missing`].
 #[track_caller]
 pub fn embedding_model() -> Option<PathBuf> {
     let dir = std::env::var_os("PACTWISE_EMBED_MODEL_DIR")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/usr/local/lib/pactwise/models/all-minilm-l6-v2"));
-    require(dir.join("model.safetensors").is_file(), || {
+    require(dir.join("model.onnx").is_file() && dir.join("libonnxruntime.so.1.31.1").is_file(), || {
         format!("the embedding model is not installed in {} (run make setup)", dir.display())
     })
     .then_some(dir)
