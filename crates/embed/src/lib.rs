@@ -182,22 +182,28 @@ impl Embedder {
         tokenizer.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, ..Default::default() }));
         let environment = runtime(&dir.join(runtime_name))?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let load = |e: String| EmbedError::Load(format!("model.onnx: {e}"));
+        let load = |e: &dyn std::fmt::Display| EmbedError::Load(format!("model.onnx: {e}"));
         let session = Session::builder(&environment)
-            .map_err(|e| load(e.to_string()))?
+            .map_err(|e| load(&e))?
             .with_optimization_level(GraphOptimizationLevel::All)
-            .and_then(|b| b.with_intra_threads(threads))
-            .and_then(|b| b.with_inter_threads(1))
+            .map_err(|e| load(&e))?
+            .with_intra_threads(threads)
+            .map_err(|e| load(&e))?
+            .with_inter_threads(1)
+            .map_err(|e| load(&e))?
             // Waiting threads sleep rather than spin: embedding runs beside a person's work.
-            .and_then(|b| b.with_intra_op_spinning(false))
-            .and_then(|b| b.with_thread_manager(IdleThreads))
+            .with_intra_op_spinning(false)
+            .map_err(|e| load(&e))?
+            .with_thread_manager(IdleThreads)
+            .map_err(|e| load(&e))?
             // Tensors are freed after each pass rather than kept in an arena sized for the longest batch (it held
             // ~400 MB after 400 passages in batches of 16), and inputs vary in length, so no memory plan is kept.
-            .and_then(|b| b.with_memory_pattern(false))
-            .and_then(|b| b.with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()]))
-            .map_err(|e| load(e.to_string()))?
+            .with_memory_pattern(false)
+            .map_err(|e| load(&e))?
+            .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()])
+            .map_err(|e| load(&e))?
             .commit_from_memory(&model_bytes)
-            .map_err(|e| load(e.to_string()))?;
+            .map_err(|e| load(&e))?;
         Ok(Embedder { session: std::sync::Mutex::new(session), tokenizer, model_id: shipped_model_id() })
     }
 
@@ -264,7 +270,9 @@ impl Embedder {
         let mut session = self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let outputs = session.run(inputs)?;
         let (out_shape, hidden) = outputs["last_hidden_state"].try_extract_tensor::<f32>()?;
-        if out_shape.len() != 3 || out_shape[0] as usize != rows || out_shape[1] as usize != width
+        if out_shape.len() != 3
+            || out_shape[0] as usize != rows
+            || out_shape[1] as usize != width
             || out_shape[2] as usize != DIMENSIONS
         {
             return Err(EmbedError::Compute(format!("the model returned a tensor of shape {out_shape:?}")));
@@ -316,9 +324,7 @@ impl ort::environment::ThreadManager for IdleThreads {
 }
 
 /// Runs `work` on a thread of its own in the idle scheduling class (see [`lower_this_thread`]) and returns its result.
-fn in_idle_thread<T: Send>(
-    work: impl FnOnce() -> Result<T, EmbedError> + Send,
-) -> Result<T, EmbedError> {
+fn in_idle_thread<T: Send>(work: impl FnOnce() -> Result<T, EmbedError> + Send) -> Result<T, EmbedError> {
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("embed-idle".into())
@@ -348,8 +354,8 @@ fn lower_this_thread() {
 fn lower_this_thread() {}
 
 /// The model, loaded on first use and released again when it sits unused ([`LazyEmbedder::release_if_idle`]): the
-/// weights are about 100 MB of memory that an idle desktop does not need. A model that cannot be loaded (missing,
-/// replaced) stays unavailable for the process, with the reason.
+/// model and its runtime's working memory are memory an idle desktop does not need. A model that cannot be loaded
+/// (missing, replaced) stays unavailable for the process, with the reason.
 pub struct LazyEmbedder {
     dir: PathBuf,
     slot: std::sync::Mutex<Slot>,
@@ -435,12 +441,29 @@ impl LazyEmbedder {
         let unused = slot.last_used.is_none_or(|used| now.saturating_duration_since(used) >= idle);
         if slot.loaded.is_some() && unused {
             slot.loaded = None;
+            give_back_c_heap();
             tracing::info!("the local embedding model was released after sitting unused");
             return true;
         }
         false
     }
 }
+
+/// Returns to the OS the C heap's free memory: ONNX Runtime allocates the model's weights and each pass's tensors with
+/// `malloc`, and glibc keeps what was freed for reuse (about 90 MB after the model is dropped, the `throughput`
+/// example). Done once the model is released, when nothing will reuse it soon.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // one libc call; no Rust crate wraps malloc_trim
+fn give_back_c_heap() {
+    // SAFETY: malloc_trim takes no pointer and only gives free heap pages back to the OS; it is safe to call from any
+    // thread at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn give_back_c_heap() {}
 
 /// The dot product of two vectors of the same length (the cosine similarity for unit vectors).
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -466,7 +489,8 @@ mod tests {
         let policy = |sched: String| {
             sched.lines().find_map(|l| l.strip_prefix("policy")?.split(':').nth(1)?.trim().parse::<i32>().ok())
         };
-        let read = || std::fs::read_to_string("/proc/thread-self/sched").map_err(|e| EmbedError::Compute(e.to_string()));
+        let read =
+            || std::fs::read_to_string("/proc/thread-self/sched").map_err(|e| EmbedError::Compute(e.to_string()));
         assert_eq!(policy(in_idle_thread(read).unwrap()), Some(libc::SCHED_IDLE));
         let (tx, rx) = std::sync::mpsc::channel();
         let runtime_thread = <IdleThreads as ort::environment::ThreadManager>::create(&IdleThreads, move || {
