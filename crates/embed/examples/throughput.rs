@@ -1,4 +1,5 @@
-//! Passages embedded per second on this machine: `throughput DIR [LIMIT]` embeds ~500-character pieces of the
+//! Passages embedded per second on this machine: `throughput DIR [LIMIT] [CHARS]` embeds CHARS-character (500 unless
+//! given; the product's passages are about that long, a sentence about 150) pieces of the
 //! `.txt` files in DIR (a CUAD folder's `full_contract_txt`), sorted by name, and prints the rate and the process's
 //! resident memory before loading, after loading, after embedding and after releasing the model (`/proc/self/status`, Linux).
 //! The same work by ONNX Runtime's own Python binding, as a peer: `bench/embed-peer.sh`.
@@ -14,13 +15,14 @@ fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let dir = args.next().ok_or_else(|| anyhow::anyhow!("usage: throughput DIR [LIMIT]"))?;
     let limit: usize = args.next().map(|l| l.parse()).transpose()?.unwrap_or(2000);
+    let size: usize = args.next().map(|c| c.parse()).transpose()?.unwrap_or(500).max(1);
     let mut files: Vec<_> = std::fs::read_dir(&dir)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
     files.sort();
     let mut pieces = Vec::new();
     'files: for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "txt")) {
         let text = std::fs::read_to_string(f)?;
         let chars: Vec<char> = text.chars().collect();
-        for piece in chars.chunks(500) {
+        for piece in chars.chunks(size) {
             pieces.push(piece.iter().collect::<String>());
             if pieces.len() >= limit {
                 break 'files;
@@ -37,7 +39,7 @@ fn main() -> anyhow::Result<()> {
     let vectors = embedder.embed(&refs)?;
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "{} passages of ~500 characters in {secs:.1} s: {:.0} passages/s ({} threads; the model loaded in {load_ms} ms)",
+        "{} passages of ~{size} characters in {secs:.1} s: {:.0} passages/s ({} threads; the model loaded in {load_ms} ms)",
         vectors.len(),
         vectors.len() as f64 / secs,
         std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -17,7 +17,7 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::value::Tensor;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 /// The model's name as people read it.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
@@ -25,10 +25,13 @@ pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 pub const DIMENSIONS: usize = 384;
 /// The longest input in word pieces; longer texts are cut (the model's own `max_seq_length`).
 pub const MAX_TOKENS: usize = 256;
-/// Texts embedded in one forward pass (sorted by length first, so a batch pads little). Small, because the attention
-/// scores grow with the batch times the square of its length: on 2 cores, ~500-character passages went 27 → 49 a
-/// second from 16 to 4 a batch, with 200 MB less at the peak (the `throughput` example).
-const BATCH: usize = 4;
+/// Word pieces in one forward pass, padding included: texts sorted by length go in together while the batch's rows
+/// times its longest row stay within this. The attention scores grow with the rows times the square of the length,
+/// so ~500-character passages go four at a time (on 2 cores, 27 → 49 a second from sixteen to four a pass, with
+/// 200 MB less at the peak: the `throughput` example) and short sentences many more.
+const TOKENS_PER_PASS: usize = 512;
+/// The most texts in one pass, however short.
+const MAX_ROWS: usize = 32;
 
 /// The runtime library's file name in the model's folder (ONNX Runtime 1.31, the version `ort` is built for).
 pub const RUNTIME_FILE: &str = MODEL_FILES[2].0;
@@ -179,7 +182,8 @@ impl Embedder {
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
             .map_err(|e| EmbedError::Load(format!("tokenizer.json: {e}")))?;
-        tokenizer.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, ..Default::default() }));
+        // Each text is tokenized alone; a forward pass pads its rows itself (`embed_pass`).
+        tokenizer.with_padding(None);
         let environment = runtime(&dir.join(runtime_name))?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let load = |e: &dyn std::fmt::Display| EmbedError::Load(format!("model.onnx: {e}"));
@@ -220,13 +224,15 @@ impl Embedder {
     /// Unit-length vectors of `texts`, in their order. Empty texts get the vector of the empty input.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let _span = tracing::debug_span!("embed", texts = texts.len()).entered();
+        let encodings =
+            self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| EmbedError::Compute(e.to_string()))?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
-        // Similar lengths share a batch: less padding, the same results (padding is masked).
-        order.sort_by_key(|&i| texts[i].len());
+        // Similar lengths share a pass: less padding, the same results (padding is masked).
+        order.sort_by_key(|&i| encodings[i].len());
         let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-            for (&i, vector) in chunk.iter().zip(self.embed_batch(&batch)?) {
+        for pass in passes(&order, |i| encodings[i].len()) {
+            let rows: Vec<&tokenizers::Encoding> = pass.iter().map(|&i| &encodings[i]).collect();
+            for (&i, vector) in pass.iter().zip(self.embed_pass(&rows)?) {
                 out[i] = vector;
             }
         }
@@ -246,19 +252,21 @@ impl Embedder {
         Ok(self.embed(&[text])?.pop().unwrap_or_default())
     }
 
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let encodings =
-            self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| EmbedError::Compute(e.to_string()))?;
+    /// One forward pass over texts' word pieces (`encodings`, unpadded), padded here to the longest.
+    fn embed_pass(&self, encodings: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let width = encodings.iter().map(|e| e.len()).max().unwrap_or(0);
         let rows = encodings.len();
-        let width = encodings.first().map_or(0, |e| e.get_ids().len());
         if rows == 0 || width == 0 {
             return Ok(vec![vec![0.0; DIMENSIONS]; rows]);
         }
         let mut ids = Vec::with_capacity(rows * width);
         let mut mask = Vec::with_capacity(rows * width);
-        for e in &encodings {
+        for e in encodings {
             ids.extend(e.get_ids().iter().map(|&i| i64::from(i)));
             mask.extend(e.get_attention_mask().iter().map(|&m| i64::from(m)));
+            // [PAD] is word piece 0, masked out.
+            ids.resize(ids.len() + width - e.len(), 0);
+            mask.resize(mask.len() + width - e.len(), 0);
         }
         let types = vec![0i64; rows * width];
         let shape = [rows, width];
@@ -321,6 +329,23 @@ impl ort::environment::ThreadManager for IdleThreads {
     fn join(thread: Self::Thread) -> ort::Result<()> {
         thread.join().map_err(|_| ort::Error::new("an embedding thread panicked"))
     }
+}
+
+/// `order` (indices sorted by length, shortest first) cut into forward passes: a pass grows while its rows times its
+/// longest row stay within [`TOKENS_PER_PASS`] and it has fewer than [`MAX_ROWS`] rows; a text longer than the budget
+/// goes alone.
+fn passes(order: &[usize], len: impl Fn(usize) -> usize) -> Vec<&[usize]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && end - start < MAX_ROWS && (end - start + 1) * len(order[end]) <= TOKENS_PER_PASS {
+            end += 1;
+        }
+        out.push(&order[start..end]);
+        start = end;
+    }
+    out
 }
 
 /// Runs `work` on a thread of its own in the idle scheduling class (see [`lower_this_thread`]) and returns its result.
@@ -473,6 +498,20 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn texts_go_into_passes_by_their_padded_size() {
+        let lens = [3, 3, 100, 120, 128, 130, 600];
+        let order: Vec<usize> = (0..lens.len()).collect();
+        let cut: Vec<Vec<usize>> = passes(&order, |i| lens[i]).into_iter().map(<[usize]>::to_vec).collect();
+        // 3 + 3 + 100: three rows of 100 = 300; adding 120 makes four of 120 = 480; 128 would make five of 128 = 640.
+        assert_eq!(cut, vec![vec![0, 1, 2, 3], vec![4, 5], vec![6]]);
+        let short = vec![10; 40];
+        let order: Vec<usize> = (0..40).collect();
+        let sizes: Vec<usize> = passes(&order, |i| short[i]).iter().map(|p| p.len()).collect();
+        assert_eq!(sizes, vec![MAX_ROWS, 8], "short texts fill a pass up to the most rows");
+        assert!(passes(&[], |_| 1).is_empty());
+    }
 
     #[test]
     fn a_missing_model_says_to_run_make_setup() {
