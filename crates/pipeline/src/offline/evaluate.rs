@@ -202,9 +202,32 @@ fn place_score(catalog: &Catalog, category: CuadCategory, topic: Option<&Compile
     if foreign { -0.6 } else { 0.0 }
 }
 
-/// The best sentence to quote for an item among `candidates`: in the section whose heading names the clause first,
-/// then in the clause's usual home, then one the item's own patterns also match, then one more of the category's
-/// signals match, then in document order; a sentence in a section about something else comes last.
+/// How strongly a sentence argues that it is the item's clause: in the section whose heading names the clause
+/// first, then in the clause's usual home, then one the item's own patterns also match, then one more of the
+/// category's signals match; a sentence in a section about something else comes last.
+fn sentence_score(
+    catalog: &Catalog,
+    item: &ChecklistItem,
+    category: CuadCategory,
+    index: &ContractIndex,
+    i: usize,
+) -> f32 {
+    let place = index.place(i);
+    let headings = index.headings_of(i);
+    let mut score = zone_weight(place.zone) + place_score(catalog, category, catalog.topic(category), &headings);
+    let text = index.sentence_text(&index.sentences()[i]);
+    if catalog.item_signals(&item.id).is_some_and(|s| s.present.iter().any(|r| r.is_match(text))) {
+        score += 0.5;
+    }
+    if let Some(signals) = catalog.category_signals(category) {
+        let matched = signals.clause.iter().filter(|r| r.is_match(text)).count();
+        score += 0.15 * matched.saturating_sub(1).min(2) as f32;
+    }
+    score
+}
+
+/// The best supporting sentence among `candidates` and its score ([`sentence_score`]), the earliest among equals:
+/// how strong the evidence for the clause is.
 fn best_sentence(
     catalog: &Catalog,
     item: &ChecklistItem,
@@ -212,26 +235,25 @@ fn best_sentence(
     candidates: &[usize],
     index: &ContractIndex,
 ) -> Option<(usize, f32)> {
-    let own = catalog.item_signals(&item.id);
-    let topic = catalog.topic(category);
-    let signals = catalog.category_signals(category);
-    let score = |i: usize| {
-        let place = index.place(i);
-        let headings = index.headings_of(i);
-        let mut score = zone_weight(place.zone) + place_score(catalog, category, topic, &headings);
-        let text = index.sentence_text(&index.sentences()[i]);
-        if own.is_some_and(|s| s.present.iter().any(|r| r.is_match(text))) {
-            score += 0.5;
-        }
-        if let Some(signals) = signals {
-            let matched = signals.clause.iter().filter(|r| r.is_match(text)).count();
-            score += 0.15 * matched.saturating_sub(1).min(2) as f32;
-        }
-        score
-    };
     // Highest score; the earliest among equals (max_by keeps the last, so compare in reverse order).
-    candidates.iter().copied().map(|i| (i, score(i))).rev().max_by(|a, b| a.1.total_cmp(&b.1))
+    candidates
+        .iter()
+        .copied()
+        .map(|i| (i, sentence_score(catalog, item, category, index, i)))
+        .rev()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
 }
+
+/// A sentence that opens by pointing back at what precedes it ("provided, however, ...", "However, ...", "The
+/// foregoing restrictions shall not apply ...", "Notwithstanding the foregoing / Section 4.4, ...", "In such event",
+/// "Such ...", "Further, ...", "In addition, ...", "This Section ...") qualifies or adds to a clause stated before
+/// it: a carve-out, a condition, a consequence. After its number, if any.
+static QUALIFIES_WHAT_PRECEDES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^\W*(?:(?:section|article|clause)\s+)?(?:\(?[0-9]+(?:\.[0-9]+)*\.?\)?|\(?[a-z]{1,4}\)|[a-z]\.)?\s*(?:provided\b|however\b|notwithstanding\s+(?:the\s+(?:foregoing|above|preceding)|(?:sections?|paragraphs?|clauses?|articles?)\s+\(?[0-9a-z])|the\s+(?:foregoing|above|preceding)\b|such\s|in\s+(?:such|that|either|any\s+such)\s+(?:event|case)|in\s+addition|further(?:more)?\b|additionally|accordingly|any\s+such\b|this\s+(?:section|paragraph|clause|article|provision)\b)",
+    )
+    .expect("valid pattern")
+});
 
 fn finding(
     item: &ChecklistItem,
@@ -267,7 +289,8 @@ const CLAUSE_QUOTE_CHARS: usize = 700;
 
 /// The quote for a clause: the sentence, and the other sentences of the same numbered clause on the same page when
 /// the whole clause is short enough to read at once (a clause's operative words are often split over sentences: "The
-/// term is one year. It renews ..."). Still a span of the page's own text.
+/// term is one year. It renews ..."). A sentence quoted alone that qualifies the one before it in its clause
+/// ([`QUALIFIES_WHAT_PRECEDES`]) is quoted with that one. Still a span of the page's own text.
 pub fn clause_quote(index: &ContractIndex, i: usize) -> Quote {
     let sentences = index.sentences();
     let place = index.place(i);
@@ -277,8 +300,19 @@ pub fn clause_quote(index: &ContractIndex, i: usize) -> Quote {
             && index.place(j).zone == place.zone
             && !index.place(j).heading_only
     };
+    let page = &index.pages()[sentences[i].page];
+    let span = |first: usize, last: usize| Quote {
+        text: page.text[sentences[first].range.start..sentences[last].range.end].to_owned(),
+        page: page.number,
+    };
+    // A sentence that qualifies the one before it ("provided, however, ...", "The foregoing shall not apply ...") is
+    // read with it: alone it does not say what it qualifies.
+    let alone = || {
+        let text = index.sentence_text(&sentences[i]);
+        if i > 0 && same(i - 1) && QUALIFIES_WHAT_PRECEDES.is_match(text) { span(i - 1, i) } else { quote_of(index, i) }
+    };
     if place.section.is_none() {
-        return quote_of(index, i);
+        return alone();
     }
     let (mut first, mut last) = (i, i);
     while first > 0 && same(first - 1) {
@@ -287,23 +321,21 @@ pub fn clause_quote(index: &ContractIndex, i: usize) -> Quote {
     while last + 1 < sentences.len() && same(last + 1) {
         last += 1;
     }
-    let range = sentences[first].range.start..sentences[last].range.end;
-    if range.len() > CLAUSE_QUOTE_CHARS {
-        return quote_of(index, i);
+    if sentences[last].range.end - sentences[first].range.start > CLAUSE_QUOTE_CHARS {
+        return alone();
     }
-    let page = &index.pages()[sentences[i].page];
-    Quote { text: page.text[range].to_owned(), page: page.number }
+    span(first, last)
 }
 
-fn category_finding(
+/// The sentences an item of `category` may quote: the operative ones that support the category, then the
+/// definitions that may stand as the clause.
+fn quote_candidates(
     catalog: &Catalog,
     item: &ChecklistItem,
     category: CuadCategory,
     found: &Evidence,
     index: &ContractIndex,
-    unreadable: &[u32],
-) -> ItemFinding {
-    let topic = catalog.topic(category);
+) -> Vec<usize> {
     let about_definition = crate::evidence::asks_about_a_definition(item);
     // For an item about a definition, the definitions are operative text too; so is the definition of the very term
     // the clause is about ("Initial Term" means the period from ... to ...), for any item of its category.
@@ -317,7 +349,19 @@ fn category_finding(
         .filter(|&i| index.place(i).zone == Zone::Definitions || index.place(i).definition)
         .filter(|&i| about_definition || names_the_clause(i))
         .collect();
-    let candidates: Vec<usize> = found.operative.iter().chain(&definitions).copied().collect();
+    found.operative.iter().chain(&definitions).copied().collect()
+}
+
+fn category_finding(
+    catalog: &Catalog,
+    item: &ChecklistItem,
+    category: CuadCategory,
+    found: &Evidence,
+    index: &ContractIndex,
+    unreadable: &[u32],
+) -> ItemFinding {
+    let topic = catalog.topic(category);
+    let candidates = quote_candidates(catalog, item, category, found, index);
     if let Some((best, best_score)) = best_sentence(catalog, item, category, &candidates, index) {
         let n = candidates.len();
         // Every supporting sentence sits in a section about something else (a "sole remedy" in the warranty

@@ -846,3 +846,58 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
         assert_eq!(signals.supports(sentence), expected, "{category}: {sentence}");
     }
 }
+
+#[test]
+fn a_sentence_that_qualifies_the_one_before_it_is_quoted_with_it() {
+    // (the sentence chosen as evidence, the sentence its quote must start with). Sentences written for this test,
+    // in a section too long to quote whole.
+    let filler = "The Supplier shall keep the Products in good condition while they are in its warehouse. \
+The Distributor shall report its sales of the Products to the Supplier every month in the agreed form. \
+The parties shall meet once in each quarter to review the marketing plan for the Territory. \
+Each party shall appoint a representative for the day-to-day conduct of this Agreement.";
+    let table = [
+        (
+            "The foregoing restrictions shall not apply to products the Distributor sold before the Effective Date.",
+            "The Distributor shall not sell any product that competes with the Products in the Territory.",
+        ),
+        (
+            "Provided, however, that the Licensee may assign this Agreement to a successor to its whole business.",
+            "The Licensee may not assign this Agreement without the prior written consent of the Licensor.",
+        ),
+        (
+            "Notwithstanding Section 4.2, the Reseller may sell the Products online to customers outside the Territory.",
+            "The Reseller shall sell the Products only to customers located in the Territory.",
+        ),
+        (
+            "4.3 However, the cap in this Section shall not apply to a party's breach of its duty of confidentiality.",
+            "In no event shall either party's total liability exceed the fees paid in the preceding twelve months.",
+        ),
+        // A sentence that states its own clause is quoted alone.
+        (
+            "Neither party may assign this Agreement without the prior written consent of the other party.",
+            "Neither party may assign this Agreement without the prior written consent of the other party.",
+        ),
+        (
+            "Such inspection shall take place during normal business hours upon ten days' prior notice.",
+            "The Licensor may inspect the books and records of the Licensee once in each calendar year.",
+        ),
+    ];
+    for (chosen, starts) in table {
+        let before = if starts == chosen {
+            "The Agent shall use its best efforts to promote the Products.".to_owned()
+        } else {
+            starts.to_owned()
+        };
+        let text = format!(
+            "DISTRIBUTOR AGREEMENT\n\n4. Obligations. {filler} {before} {chosen} {filler}\n\n5. Governing Law. This \
+Agreement shall be governed by the laws of the State of Ohio."
+        );
+        let index = ContractIndex::build(&pages(&text));
+        let i = (0..index.sentences().len())
+            .find(|&i| index.sentence_text(&index.sentences()[i]) == chosen)
+            .unwrap_or_else(|| panic!("the sentence is one of the index's: {chosen}"));
+        let quote = clause_quote(&index, i);
+        assert!(quote.text.starts_with(starts), "{chosen}: {}", quote.text);
+        assert!(quote.text.ends_with(chosen), "{chosen}: {}", quote.text);
+    }
+}
