@@ -6,7 +6,8 @@
 //!   line, the table of contents, a bare heading, a cross-reference, a definition (unless the item asks about one,
 //!   or it defines the very term the clause is about: "Initial Term" means ...), the recitals or a signature block;
 //!   preferring the section whose heading names the clause, then its usual home, then a sentence the item's own
-//!   patterns also match; a section whose heading names another topic comes last.
+//!   patterns also match, then one whose clause carries more of the category's signals; a section whose heading
+//!   names another topic comes last. A sentence that only qualifies the one before it is quoted with it.
 //! - **absent** only when the whole text was read and nothing names the topic at all.
 //! - **not evaluated**, with where to look, when the topic is mentioned but no clause matched, when only the
 //!   definitions, recitals or cover speak of it, when every supporting sentence sits in a section about another
@@ -255,6 +256,33 @@ static QUALIFIES_WHAT_PRECEDES: LazyLock<Regex> = LazyLock::new(|| {
     .expect("valid pattern")
 });
 
+/// For the quote, each further distinct signal of the category that the quoted clause carries (up to two) adds this
+/// to the sentence's score: of two sentences that both show the clause is there, the one whose clause says more of
+/// what such clauses say ("hereby grants ... an exclusive ... license", not "the license" in passing) is the one to
+/// quote.
+const QUOTE_SIGNAL_WEIGHT: f32 = 0.15;
+
+/// The sentence to quote for an item among `candidates`: the strongest evidence ([`sentence_score`]), counting also
+/// the category's signals in the clause it would be quoted with ([`clause_quote`]); the earliest among equals.
+/// Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being the
+/// one to quote.
+fn quote_sentence(
+    catalog: &Catalog,
+    item: &ChecklistItem,
+    category: CuadCategory,
+    candidates: &[usize],
+    index: &ContractIndex,
+) -> Option<usize> {
+    let signals = catalog.category_signals(category);
+    let score = |i: usize| {
+        let quote = clause_quote(index, i);
+        let matched = signals.map_or(0, |s| s.clause.iter().filter(|r| r.is_match(&quote.text)).count());
+        sentence_score(catalog, item, category, index, i)
+            + QUOTE_SIGNAL_WEIGHT * matched.saturating_sub(1).min(2) as f32
+    };
+    candidates.iter().copied().map(|i| (i, score(i))).rev().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(i, _)| i)
+}
+
 fn finding(
     item: &ChecklistItem,
     status: ItemStatus,
@@ -394,7 +422,7 @@ fn category_finding(
             item,
             ItemStatus::Present,
             (BASE_CONFIDENCE + 0.05 * (n.min(4) - 1) as f32).min(RULES_CONFIDENCE_CAP),
-            Some(clause_quote(index, best)),
+            Some(clause_quote(index, quote_sentence(catalog, item, category, &candidates, index).unwrap_or(best))),
             format!("{n} sentence(s) matched the {category} clause signals"),
         );
     }

@@ -901,3 +901,36 @@ Agreement shall be governed by the laws of the State of Ohio."
         assert!(quote.text.ends_with(chosen), "{chosen}: {}", quote.text);
     }
 }
+
+#[test]
+fn of_two_equally_placed_sentences_the_one_whose_clause_says_more_of_the_clause_is_quoted() {
+    // Each sentence carries one License Grant signal; the clause of the later one carries two, so it is quoted
+    // (before, the earliest was). Without its second sentence the earliest is quoted again. Written for this test.
+    let contract = |brand: &str| {
+        format!(
+            "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of April 4, 2022 by and between Gale Optics \
+Inc. (\"Supplier\") and Heron Trading LLC (\"Distributor\").\n\n2. Promotion. The Distributor is permitted to use the \
+Supplier marks in its catalogues for the Products.\n\n9. Brand. {brand}\n\n10. Governing Law. This Agreement shall be \
+governed by the laws of the State of Ohio."
+        )
+    };
+    let distributor = CATALOG.contract_type("distributor").unwrap();
+    let quote_of_licence = |text: &str| {
+        let findings = evaluate(&CATALOG, distributor, &ContractIndex::build(&pages(text)));
+        let (_, finding) = distributor
+            .items
+            .iter()
+            .zip(&findings)
+            .find(|(item, _)| item.cuad_category.is_some_and(|c| c.as_str() == "License Grant"))
+            .expect("the type has a licence item");
+        assert_eq!(finding.status, ItemStatus::Present, "{finding:?}");
+        finding.quote.as_ref().expect("a present item is quoted").text.clone()
+    };
+    let both = "The Distributor is authorized to use the Supplier logos on its website. The Supplier gives the \
+Distributor the permission to use its trade names on invoices.";
+    let quote = quote_of_licence(&contract(both));
+    assert!(quote.contains("authorized to use the Supplier logos") && quote.contains("permission to use"), "{quote}");
+    let one = "The Distributor is authorized to use the Supplier logos on its website.";
+    let quote = quote_of_licence(&contract(one));
+    assert!(quote.contains("permitted to use the Supplier marks"), "{quote}");
+}
