@@ -262,6 +262,27 @@ static QUALIFIES_WHAT_PRECEDES: LazyLock<Regex> = LazyLock::new(|| {
 /// quote.
 const QUOTE_SIGNAL_WEIGHT: f32 = 0.15;
 
+/// A signal's match that the words of the clause's heading (`topics.toml` `headings`: "Exclusivity", "Limitation of
+/// Liability", "Warranty Period") cover for at least this share of its length only names the clause.
+const NAMING_SHARE: f32 = 0.6;
+/// How much less a sentence counts, when choosing the quote, if each of its signals only names the clause.
+const NAMING_PENALTY: f32 = 0.3;
+
+/// Whether every match of the category's signals in a sentence is the clause's own name ("the limitation of
+/// liability in this paragraph reflects ...", "during the Warranty Period", "subject to the exclusivity in
+/// Section 5"): such a sentence refers to the clause; it does not state it.
+pub(crate) fn only_names_the_clause(signals: &CompiledCategorySignals, topic: &CompiledTopic, text: &str) -> bool {
+    let mut matches = signals.clause.iter().flat_map(|r| r.find_iter(text)).peekable();
+    if matches.peek().is_none() {
+        return false;
+    }
+    matches.all(|m| {
+        let matched = m.as_str().trim();
+        let named = topic.headings.iter().filter_map(|h| h.find(matched)).map(|h| h.len()).max().unwrap_or(0);
+        named as f32 >= NAMING_SHARE * matched.len() as f32
+    })
+}
+
 /// The sentence to quote for an item among `candidates`: the strongest evidence ([`sentence_score`]), counting also
 /// the category's signals in the clause it would be quoted with ([`clause_quote`]); the earliest among equals.
 /// Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being the
@@ -274,11 +295,18 @@ fn quote_sentence(
     index: &ContractIndex,
 ) -> Option<usize> {
     let signals = catalog.category_signals(category);
+    let topic = catalog.topic(category);
     let score = |i: usize| {
         let quote = clause_quote(index, i);
         let matched = signals.map_or(0, |s| s.clause.iter().filter(|r| r.is_match(&quote.text)).count());
+        let text = index.sentence_text(&index.sentences()[i]);
+        let names_only = match (signals, topic) {
+            (Some(signals), Some(topic)) => only_names_the_clause(signals, topic, text),
+            _ => false,
+        };
         sentence_score(catalog, item, category, index, i)
             + QUOTE_SIGNAL_WEIGHT * matched.saturating_sub(1).min(2) as f32
+            - if names_only { NAMING_PENALTY } else { 0.0 }
     };
     candidates.iter().copied().map(|i| (i, score(i))).rev().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(i, _)| i)
 }

@@ -934,3 +934,51 @@ Distributor the permission to use its trade names on invoices.";
     let quote = quote_of_licence(&contract(one));
     assert!(quote.contains("permitted to use the Supplier marks"), "{quote}");
 }
+
+#[test]
+fn a_sentence_that_only_names_the_clause_refers_to_it_and_does_not_state_it() {
+    use pactwise_domain::CuadCategory::*;
+    // (category, sentence, every signal it matches is the clause's own name). Sentences written for this test.
+    let table = [
+        (
+            CapOnLiability,
+            "The parties agree that the limitation of liability in this section reflects the agreed allocation of risk.",
+            true,
+        ),
+        (
+            CapOnLiability,
+            "In no event shall either party's aggregate liability under this Agreement exceed the fees paid in the prior year.",
+            false,
+        ),
+        (
+            WarrantyDuration,
+            "All claims must be made in writing to the Supplier before the end of the Warranty Period.",
+            true,
+        ),
+        (
+            WarrantyDuration,
+            "The Supplier warrants that the Products will be free from defects for a period of twelve (12) months after delivery.",
+            false,
+        ),
+        (Exclusivity, "The exclusivity granted above does not extend to products sold through the website.", true),
+        (
+            Exclusivity,
+            "The Supplier hereby appoints the Distributor as its exclusive distributor in the Territory.",
+            false,
+        ),
+        // A sentence no signal matches names nothing.
+        (Exclusivity, "The Distributor shall keep its warehouse clean and orderly.", false),
+    ];
+    for (category, sentence, expected) in table {
+        let signals = CATALOG.category_signals(category).expect("the category has signals");
+        let topic = CATALOG.topic(category).expect("the category has a topic");
+        if expected {
+            assert!(signals.supports(sentence), "{category}: {sentence} matches a signal");
+        }
+        assert_eq!(
+            super::evaluate::only_names_the_clause(signals, topic, sentence),
+            expected,
+            "{category}: {sentence}"
+        );
+    }
+}
