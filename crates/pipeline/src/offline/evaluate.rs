@@ -283,10 +283,17 @@ pub(crate) fn only_names_the_clause(signals: &CompiledCategorySignals, topic: &C
     })
 }
 
+/// "Hereby" is the word by which a contract's sentence takes effect ("hereby grants", "hereby assigns", "hereby
+/// appoints", "hereby waives"): such a sentence performs its clause rather than speaking of it.
+static PERFORMS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\bhereby\b").expect("valid pattern"));
+/// How much more a sentence that performs its clause ([`PERFORMS`]) counts when choosing the quote.
+const PERFORMING_WEIGHT: f32 = 0.3;
+
 /// The sentence to quote for an item among `candidates`: the strongest evidence ([`sentence_score`]), counting also
-/// the category's signals in the clause it would be quoted with ([`clause_quote`]); the earliest among equals.
-/// Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being the
-/// one to quote.
+/// the category's signals in the clause it would be quoted with ([`clause_quote`]), less for a sentence that only
+/// names the clause ([`only_names_the_clause`]), more for one that performs it ([`PERFORMS`]); the earliest among
+/// equals. Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being
+/// the one to quote.
 fn quote_sentence(
     catalog: &Catalog,
     item: &ChecklistItem,
@@ -307,6 +314,7 @@ fn quote_sentence(
         sentence_score(catalog, item, category, index, i)
             + QUOTE_SIGNAL_WEIGHT * matched.saturating_sub(1).min(2) as f32
             - if names_only { NAMING_PENALTY } else { 0.0 }
+            + if PERFORMS.is_match(text) { PERFORMING_WEIGHT } else { 0.0 }
     };
     candidates.iter().copied().map(|i| (i, score(i))).rev().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(i, _)| i)
 }

@@ -982,3 +982,37 @@ fn a_sentence_that_only_names_the_clause_refers_to_it_and_does_not_state_it() {
         );
     }
 }
+
+#[test]
+fn of_two_equally_placed_sentences_the_one_that_performs_the_clause_with_hereby_is_quoted() {
+    // Both sentences make the distributor exclusive and sit in sections about something else; the later one performs
+    // the appointment ("hereby"), so it is quoted; without "hereby" the earlier one is. Written for this test.
+    let contract = |supply: &str| {
+        format!(
+            "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of April 4, 2022 by and between Gale Optics \
+Inc. (\"Supplier\") and Heron Trading LLC (\"Distributor\").\n\n2. Marketing. The Supplier names the Distributor as its \
+exclusive distributor of the Products in its catalogues.\n\n9. Supply. {supply}\n\n10. Governing Law. This Agreement \
+shall be governed by the laws of the State of Ohio."
+        )
+    };
+    let distributor = CATALOG.contract_type("distributor").unwrap();
+    let quote_of_exclusivity = |text: &str| {
+        let findings = evaluate(&CATALOG, distributor, &ContractIndex::build(&pages(text)));
+        let (_, finding) = distributor
+            .items
+            .iter()
+            .zip(&findings)
+            .find(|(item, _)| item.cuad_category.is_some_and(|c| c.as_str() == "Exclusivity"))
+            .expect("the type has an exclusivity item");
+        assert_eq!(finding.status, ItemStatus::Present, "{finding:?}");
+        finding.quote.as_ref().expect("a present item is quoted").text.clone()
+    };
+    let quote = quote_of_exclusivity(&contract(
+        "The Supplier hereby names the Distributor as its exclusive distributor of the Products in the Territory.",
+    ));
+    assert!(quote.contains("hereby names"), "{quote}");
+    let quote = quote_of_exclusivity(&contract(
+        "The Supplier also names the Distributor as its exclusive distributor of the Products in the Territory.",
+    ));
+    assert!(quote.contains("in its catalogues"), "{quote}");
+}
