@@ -1016,3 +1016,22 @@ shall be governed by the laws of the State of Ohio."
     ));
     assert!(quote.contains("in its catalogues"), "{quote}");
 }
+
+#[test]
+fn a_section_headed_for_a_minimum_payment_names_the_minimum_commitment() {
+    use pactwise_domain::CuadCategory::*;
+    // (category, heading, the heading names the clause). Headings written for this test.
+    let table = [
+        (MinimumCommitment, "6.2 Minimum Royalty", true),
+        (MinimumCommitment, "Minimum Payments", true),
+        (MinimumCommitment, "MINIMUM ANNUAL FEES", true),
+        (MinimumCommitment, "Guaranteed Minimum", true),
+        (MinimumCommitment, "Minimum Purchase Requirements", true),
+        (MinimumCommitment, "Royalties", false),
+        (MinimumCommitment, "Payment Terms", false),
+    ];
+    for (category, heading, expected) in table {
+        let topic = CATALOG.topic(category).expect("the category has a topic");
+        assert_eq!(topic.names_clause(heading), expected, "{category}: {heading}");
+    }
+}
