@@ -351,10 +351,11 @@ fn quote_of(index: &ContractIndex, i: usize) -> Quote {
 /// The longest a quote grows when it takes in the rest of its clause.
 const CLAUSE_QUOTE_CHARS: usize = 700;
 
-/// The quote for a clause: the sentence, and the other sentences of the same numbered clause on the same page when
-/// the whole clause is short enough to read at once (a clause's operative words are often split over sentences: "The
-/// term is one year. It renews ..."). A sentence quoted alone that qualifies the one before it in its clause
-/// ([`QUALIFIES_WHAT_PRECEDES`]) is quoted with that one. Still a span of the page's own text.
+/// The quote for a clause: the sentence with as much of the rest of its numbered clause on the same page as can be
+/// read at once (up to [`CLAUSE_QUOTE_CHARS`]; a clause's operative words are often split over sentences: "The term
+/// is one year. It renews ..."), the whole clause when it is that short, else the sentences around it, one after and
+/// one before in turn. A sentence that qualifies the one before it ([`QUALIFIES_WHAT_PRECEDES`]) is always quoted
+/// with that one. Still a span of the page's own text.
 pub fn clause_quote(index: &ContractIndex, i: usize) -> Quote {
     let sentences = index.sentences();
     let place = index.place(i);
@@ -371,24 +372,26 @@ pub fn clause_quote(index: &ContractIndex, i: usize) -> Quote {
     };
     // A sentence that qualifies the one before it ("provided, however, ...", "The foregoing shall not apply ...") is
     // read with it: alone it does not say what it qualifies.
-    let alone = || {
-        let text = index.sentence_text(&sentences[i]);
-        if i > 0 && same(i - 1) && QUALIFIES_WHAT_PRECEDES.is_match(text) { span(i - 1, i) } else { quote_of(index, i) }
-    };
+    let qualifies = i > 0 && same(i - 1) && QUALIFIES_WHAT_PRECEDES.is_match(index.sentence_text(&sentences[i]));
+    let (mut first, mut last) = if qualifies { (i - 1, i) } else { (i, i) };
     if place.section.is_none() {
-        return alone();
+        return span(first, last);
     }
-    let (mut first, mut last) = (i, i);
-    while first > 0 && same(first - 1) {
-        first -= 1;
+    let fits =
+        |first: usize, last: usize| sentences[last].range.end - sentences[first].range.start <= CLAUSE_QUOTE_CHARS;
+    loop {
+        let after = last + 1 < sentences.len() && same(last + 1) && fits(first, last + 1);
+        if after {
+            last += 1;
+        }
+        let before = first > 0 && same(first - 1) && fits(first - 1, last);
+        if before {
+            first -= 1;
+        }
+        if !after && !before {
+            return span(first, last);
+        }
     }
-    while last + 1 < sentences.len() && same(last + 1) {
-        last += 1;
-    }
-    if sentences[last].range.end - sentences[first].range.start > CLAUSE_QUOTE_CHARS {
-        return alone();
-    }
-    span(first, last)
 }
 
 /// The sentences an item of `category` may quote: the operative ones that support the category, then the

@@ -849,57 +849,95 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
 
 #[test]
 fn a_sentence_that_qualifies_the_one_before_it_is_quoted_with_it() {
-    // (the sentence chosen as evidence, the sentence its quote must start with). Sentences written for this test,
-    // in a section too long to quote whole.
-    let filler = "The Supplier shall keep the Products in good condition while they are in its warehouse. \
-The Distributor shall report its sales of the Products to the Supplier every month in the agreed form. \
-The parties shall meet once in each quarter to review the marketing plan for the Territory. \
-Each party shall appoint a representative for the day-to-day conduct of this Agreement.";
+    // (the sentence chosen as evidence, the sentence before it, the quote starts with that one). Sentences written
+    // for this test; each is padded so that no two fit in one quote, which leaves only the rule to join them.
+    let pad = ", each as the parties have recorded it in the schedules to this Agreement, in the order forms the \
+Distributor has placed under it, in the price lists the Supplier has issued for the Products from time to time, and \
+in the written instructions that either party has given to the other in the course of performing this Agreement";
+    let long = |sentence: &str| format!("{}{pad}{pad}.", sentence.trim_end_matches('.'));
     let table = [
         (
             "The foregoing restrictions shall not apply to products the Distributor sold before the Effective Date.",
             "The Distributor shall not sell any product that competes with the Products in the Territory.",
+            true,
         ),
         (
             "Provided, however, that the Licensee may assign this Agreement to a successor to its whole business.",
             "The Licensee may not assign this Agreement without the prior written consent of the Licensor.",
+            true,
         ),
         (
             "Notwithstanding Section 4.2, the Reseller may sell the Products online to customers outside the Territory.",
             "The Reseller shall sell the Products only to customers located in the Territory.",
+            true,
         ),
         (
-            "4.3 However, the cap in this Section shall not apply to a party's breach of its duty of confidentiality.",
+            "However, the cap in this Section shall not apply to a party's breach of its duty of confidentiality.",
             "In no event shall either party's total liability exceed the fees paid in the preceding twelve months.",
-        ),
-        // A sentence that states its own clause is quoted alone.
-        (
-            "Neither party may assign this Agreement without the prior written consent of the other party.",
-            "Neither party may assign this Agreement without the prior written consent of the other party.",
+            true,
         ),
         (
             "Such inspection shall take place during normal business hours upon ten days' prior notice.",
             "The Licensor may inspect the books and records of the Licensee once in each calendar year.",
+            true,
+        ),
+        // A sentence that states its own clause is quoted alone.
+        (
+            "Neither party may assign this Agreement without the prior written consent of the other party.",
+            "The Agent shall use its best efforts to promote the Products.",
+            false,
         ),
     ];
-    for (chosen, starts) in table {
-        let before = if starts == chosen {
-            "The Agent shall use its best efforts to promote the Products.".to_owned()
-        } else {
-            starts.to_owned()
-        };
+    for (chosen, before, joined) in table {
+        let (before, after) = (long(before), long("The parties shall meet once in each quarter to review the plan"));
         let text = format!(
-            "DISTRIBUTOR AGREEMENT\n\n4. Obligations. {filler} {before} {chosen} {filler}\n\n5. Governing Law. This \
-Agreement shall be governed by the laws of the State of Ohio."
+            "DISTRIBUTOR AGREEMENT\n\n4. Obligations. {before} {chosen} {after}\n\n5. Governing Law. This Agreement \
+shall be governed by the laws of the State of Ohio."
         );
         let index = ContractIndex::build(&pages(&text));
         let i = (0..index.sentences().len())
             .find(|&i| index.sentence_text(&index.sentences()[i]) == chosen)
             .unwrap_or_else(|| panic!("the sentence is one of the index's: {chosen}"));
         let quote = clause_quote(&index, i);
-        assert!(quote.text.starts_with(starts), "{chosen}: {}", quote.text);
-        assert!(quote.text.ends_with(chosen), "{chosen}: {}", quote.text);
+        let expected = if joined { format!("{before} {chosen}") } else { chosen.to_owned() };
+        assert_eq!(quote.text, expected, "{chosen}");
     }
+}
+
+#[test]
+fn a_clause_too_long_to_quote_whole_is_quoted_by_the_sentence_and_the_sentences_around_it() {
+    // Ten sentences of one numbered clause, too long together for one quote: the quote holds the chosen sentence and
+    // its neighbours, one after and one before in turn, as many as fit. Written for this test.
+    let sentences: Vec<String> = (1..=10)
+        .map(|n| format!("The Supplier shall deliver batch number {n} of the Products to the Distributor's warehouse in the Territory."))
+        .collect();
+    let text = format!(
+        "SUPPLY AGREEMENT\n\n3. Deliveries. {}\n\n4. Governing Law. This Agreement shall be governed by the laws of \
+the State of Ohio.",
+        sentences.join(" ")
+    );
+    let index = ContractIndex::build(&pages(&text));
+    let i = (0..index.sentences().len())
+        .find(|&i| index.sentence_text(&index.sentences()[i]) == sentences[4])
+        .expect("the fifth sentence is one of the index's");
+    let quote = clause_quote(&index, i);
+    assert!(quote.text.len() <= 700, "{}", quote.text);
+    assert!(text.contains(&quote.text), "a span of the page: {}", quote.text);
+    assert!(
+        quote.text.contains(&sentences[4]) && quote.text.contains(&sentences[3]) && quote.text.contains(&sentences[5])
+    );
+    assert!(!quote.text.contains("Deliveries") && !quote.text.contains(&sentences[9]), "{}", quote.text);
+    // A clause short enough is quoted whole.
+    let short = "SUPPLY AGREEMENT\n\n3. Deliveries. The Supplier shall deliver the Products monthly. It shall bear the \
+freight.\n\n4. Governing Law. This Agreement shall be governed by the laws of the State of Ohio.";
+    let index = ContractIndex::build(&pages(short));
+    let i = (0..index.sentences().len())
+        .find(|&i| index.sentence_text(&index.sentences()[i]) == "It shall bear the freight.")
+        .expect("the second sentence is one of the index's");
+    assert_eq!(
+        clause_quote(&index, i).text,
+        "The Supplier shall deliver the Products monthly. It shall bear the freight."
+    );
 }
 
 #[test]
