@@ -6,7 +6,8 @@
 //!   line, the table of contents, a bare heading, a cross-reference, a definition (unless the item asks about one,
 //!   or it defines the very term the clause is about: "Initial Term" means ...), the recitals or a signature block;
 //!   preferring the section whose heading names the clause, then its usual home, then a sentence the item's own
-//!   patterns also match; a section whose heading names another topic comes last.
+//!   patterns also match, then one whose clause carries more of the category's signals; a section whose heading
+//!   names another topic comes last. A sentence that only qualifies the one before it is quoted with it.
 //! - **absent** only when the whole text was read and nothing names the topic at all.
 //! - **not evaluated**, with where to look, when the topic is mentioned but no clause matched, when only the
 //!   definitions, recitals or cover speak of it, when every supporting sentence sits in a section about another
@@ -202,9 +203,32 @@ fn place_score(catalog: &Catalog, category: CuadCategory, topic: Option<&Compile
     if foreign { -0.6 } else { 0.0 }
 }
 
-/// The best sentence to quote for an item among `candidates`: in the section whose heading names the clause first,
-/// then in the clause's usual home, then one the item's own patterns also match, then one more of the category's
-/// signals match, then in document order; a sentence in a section about something else comes last.
+/// How strongly a sentence argues that it is the item's clause: in the section whose heading names the clause
+/// first, then in the clause's usual home, then one the item's own patterns also match, then one more of the
+/// category's signals match; a sentence in a section about something else comes last.
+fn sentence_score(
+    catalog: &Catalog,
+    item: &ChecklistItem,
+    category: CuadCategory,
+    index: &ContractIndex,
+    i: usize,
+) -> f32 {
+    let place = index.place(i);
+    let headings = index.headings_of(i);
+    let mut score = zone_weight(place.zone) + place_score(catalog, category, catalog.topic(category), &headings);
+    let text = index.sentence_text(&index.sentences()[i]);
+    if catalog.item_signals(&item.id).is_some_and(|s| s.present.iter().any(|r| r.is_match(text))) {
+        score += 0.5;
+    }
+    if let Some(signals) = catalog.category_signals(category) {
+        let matched = signals.clause.iter().filter(|r| r.is_match(text)).count();
+        score += 0.15 * matched.saturating_sub(1).min(2) as f32;
+    }
+    score
+}
+
+/// The best supporting sentence among `candidates` and its score ([`sentence_score`]), the earliest among equals:
+/// how strong the evidence for the clause is.
 fn best_sentence(
     catalog: &Catalog,
     item: &ChecklistItem,
@@ -212,25 +236,87 @@ fn best_sentence(
     candidates: &[usize],
     index: &ContractIndex,
 ) -> Option<(usize, f32)> {
-    let own = catalog.item_signals(&item.id);
-    let topic = catalog.topic(category);
-    let signals = catalog.category_signals(category);
-    let score = |i: usize| {
-        let place = index.place(i);
-        let headings = index.headings_of(i);
-        let mut score = zone_weight(place.zone) + place_score(catalog, category, topic, &headings);
-        let text = index.sentence_text(&index.sentences()[i]);
-        if own.is_some_and(|s| s.present.iter().any(|r| r.is_match(text))) {
-            score += 0.5;
-        }
-        if let Some(signals) = signals {
-            let matched = signals.clause.iter().filter(|r| r.is_match(text)).count();
-            score += 0.15 * matched.saturating_sub(1).min(2) as f32;
-        }
-        score
-    };
     // Highest score; the earliest among equals (max_by keeps the last, so compare in reverse order).
-    candidates.iter().copied().map(|i| (i, score(i))).rev().max_by(|a, b| a.1.total_cmp(&b.1))
+    candidates
+        .iter()
+        .copied()
+        .map(|i| (i, sentence_score(catalog, item, category, index, i)))
+        .rev()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// A sentence that opens by pointing back at what precedes it ("provided, however, ...", "However, ...", "The
+/// foregoing restrictions shall not apply ...", "Notwithstanding the foregoing / Section 4.4, ...", "In such event",
+/// "Such ...", "Further, ...", "In addition, ...", "This Section ...") qualifies or adds to a clause stated before
+/// it: a carve-out, a condition, a consequence. After its number, if any.
+static QUALIFIES_WHAT_PRECEDES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^\W*(?:(?:section|article|clause)\s+)?(?:\(?[0-9]+(?:\.[0-9]+)*\.?\)?|\(?[a-z]{1,4}\)|[a-z]\.)?\s*(?:provided\b|however\b|notwithstanding\s+(?:the\s+(?:foregoing|above|preceding)|(?:sections?|paragraphs?|clauses?|articles?)\s+\(?[0-9a-z])|the\s+(?:foregoing|above|preceding)\b|such\s|in\s+(?:such|that|either|any\s+such)\s+(?:event|case)|in\s+addition|further(?:more)?\b|additionally|accordingly|any\s+such\b|this\s+(?:section|paragraph|clause|article|provision)\b)",
+    )
+    .expect("valid pattern")
+});
+
+/// For the quote, each further distinct signal of the category that the quoted clause carries (up to two) adds this
+/// to the sentence's score: of two sentences that both show the clause is there, the one whose clause says more of
+/// what such clauses say ("hereby grants ... an exclusive ... license", not "the license" in passing) is the one to
+/// quote.
+const QUOTE_SIGNAL_WEIGHT: f32 = 0.15;
+
+/// A signal's match that the words of the clause's heading (`topics.toml` `headings`: "Exclusivity", "Limitation of
+/// Liability", "Warranty Period") cover for at least this share of its length only names the clause.
+const NAMING_SHARE: f32 = 0.6;
+/// How much less a sentence counts, when choosing the quote, if each of its signals only names the clause.
+const NAMING_PENALTY: f32 = 0.3;
+
+/// Whether every match of the category's signals in a sentence is the clause's own name ("the limitation of
+/// liability in this paragraph reflects ...", "during the Warranty Period", "subject to the exclusivity in
+/// Section 5"): such a sentence refers to the clause; it does not state it.
+pub(crate) fn only_names_the_clause(signals: &CompiledCategorySignals, topic: &CompiledTopic, text: &str) -> bool {
+    let mut matches = signals.clause.iter().flat_map(|r| r.find_iter(text)).peekable();
+    if matches.peek().is_none() {
+        return false;
+    }
+    matches.all(|m| {
+        let matched = m.as_str().trim();
+        let named = topic.headings.iter().filter_map(|h| h.find(matched)).map(|h| h.len()).max().unwrap_or(0);
+        named as f32 >= NAMING_SHARE * matched.len() as f32
+    })
+}
+
+/// "Hereby" is the word by which a contract's sentence takes effect ("hereby grants", "hereby assigns", "hereby
+/// appoints", "hereby waives"): such a sentence performs its clause rather than speaking of it.
+static PERFORMS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\bhereby\b").expect("valid pattern"));
+/// How much more a sentence that performs its clause ([`PERFORMS`]) counts when choosing the quote.
+const PERFORMING_WEIGHT: f32 = 0.3;
+
+/// The sentence to quote for an item among `candidates`: the strongest evidence ([`sentence_score`]), counting also
+/// the category's signals in the clause it would be quoted with ([`clause_quote`]), less for a sentence that only
+/// names the clause ([`only_names_the_clause`]), more for one that performs it ([`PERFORMS`]); the earliest among
+/// equals. Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being
+/// the one to quote.
+fn quote_sentence(
+    catalog: &Catalog,
+    item: &ChecklistItem,
+    category: CuadCategory,
+    candidates: &[usize],
+    index: &ContractIndex,
+) -> Option<usize> {
+    let signals = catalog.category_signals(category);
+    let topic = catalog.topic(category);
+    let score = |i: usize| {
+        let quote = clause_quote(index, i);
+        let matched = signals.map_or(0, |s| s.clause.iter().filter(|r| r.is_match(&quote.text)).count());
+        let text = index.sentence_text(&index.sentences()[i]);
+        let names_only = match (signals, topic) {
+            (Some(signals), Some(topic)) => only_names_the_clause(signals, topic, text),
+            _ => false,
+        };
+        sentence_score(catalog, item, category, index, i)
+            + QUOTE_SIGNAL_WEIGHT * matched.saturating_sub(1).min(2) as f32
+            - if names_only { NAMING_PENALTY } else { 0.0 }
+            + if PERFORMS.is_match(text) { PERFORMING_WEIGHT } else { 0.0 }
+    };
+    candidates.iter().copied().map(|i| (i, score(i))).rev().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(i, _)| i)
 }
 
 fn finding(
@@ -265,9 +351,11 @@ fn quote_of(index: &ContractIndex, i: usize) -> Quote {
 /// The longest a quote grows when it takes in the rest of its clause.
 const CLAUSE_QUOTE_CHARS: usize = 700;
 
-/// The quote for a clause: the sentence, and the other sentences of the same numbered clause on the same page when
-/// the whole clause is short enough to read at once (a clause's operative words are often split over sentences: "The
-/// term is one year. It renews ..."). Still a span of the page's own text.
+/// The quote for a clause: the sentence with as much of the rest of its numbered clause on the same page as can be
+/// read at once (up to [`CLAUSE_QUOTE_CHARS`]; a clause's operative words are often split over sentences: "The term
+/// is one year. It renews ..."), the whole clause when it is that short, else the sentences around it, one after and
+/// one before in turn. A sentence that qualifies the one before it ([`QUALIFIES_WHAT_PRECEDES`]) is always quoted
+/// with that one. Still a span of the page's own text.
 pub fn clause_quote(index: &ContractIndex, i: usize) -> Quote {
     let sentences = index.sentences();
     let place = index.place(i);
@@ -277,33 +365,44 @@ pub fn clause_quote(index: &ContractIndex, i: usize) -> Quote {
             && index.place(j).zone == place.zone
             && !index.place(j).heading_only
     };
-    if place.section.is_none() {
-        return quote_of(index, i);
-    }
-    let (mut first, mut last) = (i, i);
-    while first > 0 && same(first - 1) {
-        first -= 1;
-    }
-    while last + 1 < sentences.len() && same(last + 1) {
-        last += 1;
-    }
-    let range = sentences[first].range.start..sentences[last].range.end;
-    if range.len() > CLAUSE_QUOTE_CHARS {
-        return quote_of(index, i);
-    }
     let page = &index.pages()[sentences[i].page];
-    Quote { text: page.text[range].to_owned(), page: page.number }
+    let span = |first: usize, last: usize| Quote {
+        text: page.text[sentences[first].range.start..sentences[last].range.end].to_owned(),
+        page: page.number,
+    };
+    // A sentence that qualifies the one before it ("provided, however, ...", "The foregoing shall not apply ...") is
+    // read with it: alone it does not say what it qualifies.
+    let qualifies = i > 0 && same(i - 1) && QUALIFIES_WHAT_PRECEDES.is_match(index.sentence_text(&sentences[i]));
+    let (mut first, mut last) = if qualifies { (i - 1, i) } else { (i, i) };
+    if place.section.is_none() {
+        return span(first, last);
+    }
+    let fits =
+        |first: usize, last: usize| sentences[last].range.end - sentences[first].range.start <= CLAUSE_QUOTE_CHARS;
+    loop {
+        let after = last + 1 < sentences.len() && same(last + 1) && fits(first, last + 1);
+        if after {
+            last += 1;
+        }
+        let before = first > 0 && same(first - 1) && fits(first - 1, last);
+        if before {
+            first -= 1;
+        }
+        if !after && !before {
+            return span(first, last);
+        }
+    }
 }
 
-fn category_finding(
+/// The sentences an item of `category` may quote: the operative ones that support the category, then the
+/// definitions that may stand as the clause.
+fn quote_candidates(
     catalog: &Catalog,
     item: &ChecklistItem,
     category: CuadCategory,
     found: &Evidence,
     index: &ContractIndex,
-    unreadable: &[u32],
-) -> ItemFinding {
-    let topic = catalog.topic(category);
+) -> Vec<usize> {
     let about_definition = crate::evidence::asks_about_a_definition(item);
     // For an item about a definition, the definitions are operative text too; so is the definition of the very term
     // the clause is about ("Initial Term" means the period from ... to ...), for any item of its category.
@@ -317,7 +416,19 @@ fn category_finding(
         .filter(|&i| index.place(i).zone == Zone::Definitions || index.place(i).definition)
         .filter(|&i| about_definition || names_the_clause(i))
         .collect();
-    let candidates: Vec<usize> = found.operative.iter().chain(&definitions).copied().collect();
+    found.operative.iter().chain(&definitions).copied().collect()
+}
+
+fn category_finding(
+    catalog: &Catalog,
+    item: &ChecklistItem,
+    category: CuadCategory,
+    found: &Evidence,
+    index: &ContractIndex,
+    unreadable: &[u32],
+) -> ItemFinding {
+    let topic = catalog.topic(category);
+    let candidates = quote_candidates(catalog, item, category, found, index);
     if let Some((best, best_score)) = best_sentence(catalog, item, category, &candidates, index) {
         let n = candidates.len();
         // Every supporting sentence sits in a section about something else (a "sole remedy" in the warranty
@@ -350,7 +461,7 @@ fn category_finding(
             item,
             ItemStatus::Present,
             (BASE_CONFIDENCE + 0.05 * (n.min(4) - 1) as f32).min(RULES_CONFIDENCE_CAP),
-            Some(clause_quote(index, best)),
+            Some(clause_quote(index, quote_sentence(catalog, item, category, &candidates, index).unwrap_or(best))),
             format!("{n} sentence(s) matched the {category} clause signals"),
         );
     }

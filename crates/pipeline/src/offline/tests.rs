@@ -846,3 +846,230 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
         assert_eq!(signals.supports(sentence), expected, "{category}: {sentence}");
     }
 }
+
+#[test]
+fn a_sentence_that_qualifies_the_one_before_it_is_quoted_with_it() {
+    // (the sentence chosen as evidence, the sentence before it, the quote starts with that one). Sentences written
+    // for this test; each is padded so that no two fit in one quote, which leaves only the rule to join them.
+    let pad = ", each as the parties have recorded it in the schedules to this Agreement, in the order forms the \
+Distributor has placed under it, in the price lists the Supplier has issued for the Products from time to time, and \
+in the written instructions that either party has given to the other in the course of performing this Agreement";
+    let long = |sentence: &str| format!("{}{pad}{pad}.", sentence.trim_end_matches('.'));
+    let table = [
+        (
+            "The foregoing restrictions shall not apply to products the Distributor sold before the Effective Date.",
+            "The Distributor shall not sell any product that competes with the Products in the Territory.",
+            true,
+        ),
+        (
+            "Provided, however, that the Licensee may assign this Agreement to a successor to its whole business.",
+            "The Licensee may not assign this Agreement without the prior written consent of the Licensor.",
+            true,
+        ),
+        (
+            "Notwithstanding Section 4.2, the Reseller may sell the Products online to customers outside the Territory.",
+            "The Reseller shall sell the Products only to customers located in the Territory.",
+            true,
+        ),
+        (
+            "However, the cap in this Section shall not apply to a party's breach of its duty of confidentiality.",
+            "In no event shall either party's total liability exceed the fees paid in the preceding twelve months.",
+            true,
+        ),
+        (
+            "Such inspection shall take place during normal business hours upon ten days' prior notice.",
+            "The Licensor may inspect the books and records of the Licensee once in each calendar year.",
+            true,
+        ),
+        // A sentence that states its own clause is quoted alone.
+        (
+            "Neither party may assign this Agreement without the prior written consent of the other party.",
+            "The Agent shall use its best efforts to promote the Products.",
+            false,
+        ),
+    ];
+    for (chosen, before, joined) in table {
+        let (before, after) = (long(before), long("The parties shall meet once in each quarter to review the plan"));
+        let text = format!(
+            "DISTRIBUTOR AGREEMENT\n\n4. Obligations. {before} {chosen} {after}\n\n5. Governing Law. This Agreement \
+shall be governed by the laws of the State of Ohio."
+        );
+        let index = ContractIndex::build(&pages(&text));
+        let i = (0..index.sentences().len())
+            .find(|&i| index.sentence_text(&index.sentences()[i]) == chosen)
+            .unwrap_or_else(|| panic!("the sentence is one of the index's: {chosen}"));
+        let quote = clause_quote(&index, i);
+        let expected = if joined { format!("{before} {chosen}") } else { chosen.to_owned() };
+        assert_eq!(quote.text, expected, "{chosen}");
+    }
+}
+
+#[test]
+fn a_clause_too_long_to_quote_whole_is_quoted_by_the_sentence_and_the_sentences_around_it() {
+    // Ten sentences of one numbered clause, too long together for one quote: the quote holds the chosen sentence and
+    // its neighbours, one after and one before in turn, as many as fit. Written for this test.
+    let sentences: Vec<String> = (1..=10)
+        .map(|n| format!("The Supplier shall deliver batch number {n} of the Products to the Distributor's warehouse in the Territory."))
+        .collect();
+    let text = format!(
+        "SUPPLY AGREEMENT\n\n3. Deliveries. {}\n\n4. Governing Law. This Agreement shall be governed by the laws of \
+the State of Ohio.",
+        sentences.join(" ")
+    );
+    let index = ContractIndex::build(&pages(&text));
+    let i = (0..index.sentences().len())
+        .find(|&i| index.sentence_text(&index.sentences()[i]) == sentences[4])
+        .expect("the fifth sentence is one of the index's");
+    let quote = clause_quote(&index, i);
+    assert!(quote.text.len() <= 700, "{}", quote.text);
+    assert!(text.contains(&quote.text), "a span of the page: {}", quote.text);
+    assert!(
+        quote.text.contains(&sentences[4]) && quote.text.contains(&sentences[3]) && quote.text.contains(&sentences[5])
+    );
+    assert!(!quote.text.contains("Deliveries") && !quote.text.contains(&sentences[9]), "{}", quote.text);
+    // A clause short enough is quoted whole.
+    let short = "SUPPLY AGREEMENT\n\n3. Deliveries. The Supplier shall deliver the Products monthly. It shall bear the \
+freight.\n\n4. Governing Law. This Agreement shall be governed by the laws of the State of Ohio.";
+    let index = ContractIndex::build(&pages(short));
+    let i = (0..index.sentences().len())
+        .find(|&i| index.sentence_text(&index.sentences()[i]) == "It shall bear the freight.")
+        .expect("the second sentence is one of the index's");
+    assert_eq!(
+        clause_quote(&index, i).text,
+        "The Supplier shall deliver the Products monthly. It shall bear the freight."
+    );
+}
+
+#[test]
+fn of_two_equally_placed_sentences_the_one_whose_clause_says_more_of_the_clause_is_quoted() {
+    // Each sentence carries one License Grant signal; the clause of the later one carries two, so it is quoted
+    // (before, the earliest was). Without its second sentence the earliest is quoted again. Written for this test.
+    let contract = |brand: &str| {
+        format!(
+            "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of April 4, 2022 by and between Gale Optics \
+Inc. (\"Supplier\") and Heron Trading LLC (\"Distributor\").\n\n2. Promotion. The Distributor is permitted to use the \
+Supplier marks in its catalogues for the Products.\n\n9. Brand. {brand}\n\n10. Governing Law. This Agreement shall be \
+governed by the laws of the State of Ohio."
+        )
+    };
+    let distributor = CATALOG.contract_type("distributor").unwrap();
+    let quote_of_licence = |text: &str| {
+        let findings = evaluate(&CATALOG, distributor, &ContractIndex::build(&pages(text)));
+        let (_, finding) = distributor
+            .items
+            .iter()
+            .zip(&findings)
+            .find(|(item, _)| item.cuad_category.is_some_and(|c| c.as_str() == "License Grant"))
+            .expect("the type has a licence item");
+        assert_eq!(finding.status, ItemStatus::Present, "{finding:?}");
+        finding.quote.as_ref().expect("a present item is quoted").text.clone()
+    };
+    let both = "The Distributor is authorized to use the Supplier logos on its website. The Supplier gives the \
+Distributor the permission to use its trade names on invoices.";
+    let quote = quote_of_licence(&contract(both));
+    assert!(quote.contains("authorized to use the Supplier logos") && quote.contains("permission to use"), "{quote}");
+    let one = "The Distributor is authorized to use the Supplier logos on its website.";
+    let quote = quote_of_licence(&contract(one));
+    assert!(quote.contains("permitted to use the Supplier marks"), "{quote}");
+}
+
+#[test]
+fn a_sentence_that_only_names_the_clause_refers_to_it_and_does_not_state_it() {
+    use pactwise_domain::CuadCategory::*;
+    // (category, sentence, every signal it matches is the clause's own name). Sentences written for this test.
+    let table = [
+        (
+            CapOnLiability,
+            "The parties agree that the limitation of liability in this section reflects the agreed allocation of risk.",
+            true,
+        ),
+        (
+            CapOnLiability,
+            "In no event shall either party's aggregate liability under this Agreement exceed the fees paid in the prior year.",
+            false,
+        ),
+        (
+            WarrantyDuration,
+            "All claims must be made in writing to the Supplier before the end of the Warranty Period.",
+            true,
+        ),
+        (
+            WarrantyDuration,
+            "The Supplier warrants that the Products will be free from defects for a period of twelve (12) months after delivery.",
+            false,
+        ),
+        (Exclusivity, "The exclusivity granted above does not extend to products sold through the website.", true),
+        (
+            Exclusivity,
+            "The Supplier hereby appoints the Distributor as its exclusive distributor in the Territory.",
+            false,
+        ),
+        // A sentence no signal matches names nothing.
+        (Exclusivity, "The Distributor shall keep its warehouse clean and orderly.", false),
+    ];
+    for (category, sentence, expected) in table {
+        let signals = CATALOG.category_signals(category).expect("the category has signals");
+        let topic = CATALOG.topic(category).expect("the category has a topic");
+        if expected {
+            assert!(signals.supports(sentence), "{category}: {sentence} matches a signal");
+        }
+        assert_eq!(
+            super::evaluate::only_names_the_clause(signals, topic, sentence),
+            expected,
+            "{category}: {sentence}"
+        );
+    }
+}
+
+#[test]
+fn of_two_equally_placed_sentences_the_one_that_performs_the_clause_with_hereby_is_quoted() {
+    // Both sentences make the distributor exclusive and sit in sections about something else; the later one performs
+    // the appointment ("hereby"), so it is quoted; without "hereby" the earlier one is. Written for this test.
+    let contract = |supply: &str| {
+        format!(
+            "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of April 4, 2022 by and between Gale Optics \
+Inc. (\"Supplier\") and Heron Trading LLC (\"Distributor\").\n\n2. Marketing. The Supplier names the Distributor as its \
+exclusive distributor of the Products in its catalogues.\n\n9. Supply. {supply}\n\n10. Governing Law. This Agreement \
+shall be governed by the laws of the State of Ohio."
+        )
+    };
+    let distributor = CATALOG.contract_type("distributor").unwrap();
+    let quote_of_exclusivity = |text: &str| {
+        let findings = evaluate(&CATALOG, distributor, &ContractIndex::build(&pages(text)));
+        let (_, finding) = distributor
+            .items
+            .iter()
+            .zip(&findings)
+            .find(|(item, _)| item.cuad_category.is_some_and(|c| c.as_str() == "Exclusivity"))
+            .expect("the type has an exclusivity item");
+        assert_eq!(finding.status, ItemStatus::Present, "{finding:?}");
+        finding.quote.as_ref().expect("a present item is quoted").text.clone()
+    };
+    let quote = quote_of_exclusivity(&contract(
+        "The Supplier hereby names the Distributor as its exclusive distributor of the Products in the Territory.",
+    ));
+    assert!(quote.contains("hereby names"), "{quote}");
+    let quote = quote_of_exclusivity(&contract(
+        "The Supplier also names the Distributor as its exclusive distributor of the Products in the Territory.",
+    ));
+    assert!(quote.contains("in its catalogues"), "{quote}");
+}
+
+#[test]
+fn a_section_headed_for_a_minimum_payment_names_the_minimum_commitment() {
+    use pactwise_domain::CuadCategory::*;
+    // (category, heading, the heading names the clause). Headings written for this test.
+    let table = [
+        (MinimumCommitment, "6.2 Minimum Royalty", true),
+        (MinimumCommitment, "Minimum Payments", true),
+        (MinimumCommitment, "MINIMUM ANNUAL FEES", true),
+        (MinimumCommitment, "Guaranteed Minimum", true),
+        (MinimumCommitment, "Minimum Purchase Requirements", true),
+        (MinimumCommitment, "Royalties", false),
+        (MinimumCommitment, "Payment Terms", false),
+    ];
+    for (category, heading, expected) in table {
+        let topic = CATALOG.topic(category).expect("the category has a topic");
+        assert_eq!(topic.names_clause(heading), expected, "{category}: {heading}");
+    }
+}
