@@ -1,5 +1,6 @@
 //! The runtime library's code leaves memory with the model (Linux): a test binary of its own, so no other test loads
-//! the model meanwhile.
+//! the model meanwhile, on a copy of the model's folder, so no other process (an app, another test run) shares the
+//! library's pages (the kernel does not page out pages another process maps).
 
 /// Resident kB of this process's read-only mappings of the runtime library (/proc/self/smaps).
 #[cfg(target_os = "linux")]
@@ -25,7 +26,11 @@ fn runtime_resident_kb() -> u64 {
 fn releasing_the_model_takes_the_runtimes_code_out_of_memory() -> anyhow::Result<()> {
     use std::time::{Duration, Instant};
     let Some(dir) = pactwise_testkit::embedding_model() else { return Ok(()) };
-    let lazy = pactwise_embed::LazyEmbedder::new(dir);
+    let copy = tempfile::tempdir()?;
+    for (name, _) in pactwise_embed::MODEL_FILES {
+        std::fs::copy(dir.join(name), copy.path().join(name))?;
+    }
+    let lazy = pactwise_embed::LazyEmbedder::new(copy.path().to_path_buf());
     let embedder = lazy.get().map_err(anyhow::Error::msg)?;
     embedder.embed(&["Either party may terminate this Agreement on ninety days' written notice."])?;
     drop(embedder);
