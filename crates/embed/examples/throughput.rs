@@ -1,6 +1,6 @@
 //! Passages embedded per second on this machine: `throughput DIR [LIMIT] [CHARS]` embeds CHARS-character (500 unless
 //! given; the product's passages are about that long, a sentence about 150) pieces of the
-//! `.txt` files in DIR (a CUAD folder's `full_contract_txt`), sorted by name, and prints the rate and the process's
+//! `.txt` files in DIR (a CUAD folder's `contracts`), sorted by name, and prints the rate and the process's
 //! resident memory before loading, after loading, after embedding and after releasing the model (`/proc/self/status`, Linux).
 //! The same work by ONNX Runtime's own Python binding, as a peer: `bench/embed.sh`.
 

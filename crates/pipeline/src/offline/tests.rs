@@ -940,6 +940,20 @@ freight.\n\n4. Governing Law. This Agreement shall be governed by the laws of th
     );
 }
 
+/// The quote of the distributor checklist's item for the CUAD `category` in `text`, which must find it present.
+fn distributor_quote(category: &str, text: &str) -> String {
+    let distributor = CATALOG.contract_type("distributor").unwrap();
+    let findings = evaluate(&CATALOG, distributor, &ContractIndex::build(&pages(text)));
+    let (_, finding) = distributor
+        .items
+        .iter()
+        .zip(&findings)
+        .find(|(item, _)| item.cuad_category.is_some_and(|c| c.as_str() == category))
+        .unwrap_or_else(|| panic!("the distributor type has a {category} item"));
+    assert_eq!(finding.status, ItemStatus::Present, "{finding:?}");
+    finding.quote.as_ref().expect("a present item is quoted").text.clone()
+}
+
 #[test]
 fn of_two_equally_placed_sentences_the_one_whose_clause_says_more_of_the_clause_is_quoted() {
     // Each sentence carries one License Grant signal; the clause of the later one carries two, so it is quoted
@@ -952,18 +966,7 @@ Supplier marks in its catalogues for the Products.\n\n9. Brand. {brand}\n\n10. G
 governed by the laws of the State of Ohio."
         )
     };
-    let distributor = CATALOG.contract_type("distributor").unwrap();
-    let quote_of_licence = |text: &str| {
-        let findings = evaluate(&CATALOG, distributor, &ContractIndex::build(&pages(text)));
-        let (_, finding) = distributor
-            .items
-            .iter()
-            .zip(&findings)
-            .find(|(item, _)| item.cuad_category.is_some_and(|c| c.as_str() == "License Grant"))
-            .expect("the type has a licence item");
-        assert_eq!(finding.status, ItemStatus::Present, "{finding:?}");
-        finding.quote.as_ref().expect("a present item is quoted").text.clone()
-    };
+    let quote_of_licence = |text: &str| distributor_quote("License Grant", text);
     let both = "The Distributor is authorized to use the Supplier logos on its website. The Supplier gives the \
 Distributor the permission to use its trade names on invoices.";
     let quote = quote_of_licence(&contract(both));
@@ -1033,18 +1036,7 @@ exclusive distributor of the Products in its catalogues.\n\n9. Supply. {supply}\
 shall be governed by the laws of the State of Ohio."
         )
     };
-    let distributor = CATALOG.contract_type("distributor").unwrap();
-    let quote_of_exclusivity = |text: &str| {
-        let findings = evaluate(&CATALOG, distributor, &ContractIndex::build(&pages(text)));
-        let (_, finding) = distributor
-            .items
-            .iter()
-            .zip(&findings)
-            .find(|(item, _)| item.cuad_category.is_some_and(|c| c.as_str() == "Exclusivity"))
-            .expect("the type has an exclusivity item");
-        assert_eq!(finding.status, ItemStatus::Present, "{finding:?}");
-        finding.quote.as_ref().expect("a present item is quoted").text.clone()
-    };
+    let quote_of_exclusivity = |text: &str| distributor_quote("Exclusivity", text);
     let quote = quote_of_exclusivity(&contract(
         "The Supplier hereby names the Distributor as its exclusive distributor of the Products in the Territory.",
     ));
