@@ -117,9 +117,23 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// See [`Store::write_mark`]: other connections' commits (SQLite's data version) and the rows this store's
+/// connection changed (a rolled-back change counts too, so a mark may change with nothing new to read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteMark {
+    others: i64,
+    own: u64,
+}
+
 /// An open database with migrations applied.
 pub struct Store {
     conn: Connection,
+    /// The database file (none in memory), for the second connection below.
+    path: Option<std::path::PathBuf>,
+    /// A second connection to the same file, read-only, opened on first use and closed with the memory release: a
+    /// full-text search across every contract ranks half the passages on it while the main connection ranks the
+    /// other half (ranking is most of such a search's time). Taken out while a search uses it.
+    reader: std::sync::Mutex<Option<Connection>>,
     clock: Arc<dyn Clock>,
     /// Turns local changes of synced records into outbox entries (installed by `api`, which knows the wire format).
     encoder: Option<Arc<dyn ChangeEncoder>>,
@@ -130,7 +144,9 @@ impl Store {
     /// Refuses a database written by a newer version of Pactwise.
     pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Store, StoreError> {
         let conn = Connection::open(path)?;
-        Self::prepare(conn, clock, true)
+        let mut store = Self::prepare(conn, clock, true)?;
+        store.path = Some(path.to_owned());
+        Ok(store)
     }
 
     /// An in-memory database (tests and dry runs).
@@ -156,7 +172,7 @@ impl Store {
         migrations::migrate(&mut conn)?;
         contracts::refresh_derived(&mut conn)?;
         vendors::refresh_keys(&mut conn)?;
-        Ok(Store { conn, clock, encoder: None })
+        Ok(Store { conn, path: None, reader: std::sync::Mutex::new(None), clock, encoder: None })
     }
 
     /// Installs the encoder of synced changes: from now on, writes to synced records of organizations that are
@@ -174,7 +190,44 @@ impl Store {
     pub fn release_memory(&self) -> Result<(), StoreError> {
         self.conn.execute_batch("PRAGMA shrink_memory;")?;
         self.conn.flush_prepared_statement_cache();
+        // The second connection's cache goes with it; the next search across every contract opens it again.
+        self.reader.lock().unwrap_or_else(|e| e.into_inner()).take();
         Ok(())
+    }
+
+    /// The second, read-only connection (opened now if it is not open), taken out until [`Store::give_back_reader`];
+    /// `None` in memory, when another search holds it, or when it cannot be opened (the caller then reads on the
+    /// main connection alone).
+    pub(crate) fn take_reader(&self) -> Option<Connection> {
+        let path = self.path.as_ref()?;
+        if let Some(reader) = self.reader.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Some(reader);
+        }
+        let open = || -> Result<Connection, rusqlite::Error> {
+            let conn = Connection::open(path)?;
+            conn.busy_timeout(Duration::from_secs(5))?;
+            // The main connection's cache size: the full-text index's pages stay cached between searches.
+            conn.execute_batch("PRAGMA query_only = ON; PRAGMA cache_size = -32768;")?;
+            Ok(conn)
+        };
+        match open() {
+            Ok(conn) => Some(conn),
+            Err(e) => {
+                tracing::warn!(error = %e, "the second connection did not open; searches read on one connection");
+                None
+            }
+        }
+    }
+
+    /// A mark that changes whenever something is written to the database, by this store or by another process:
+    /// equal marks mean nothing was written in between (a cache of what the database holds is still true).
+    pub fn write_mark(&self) -> Result<WriteMark, StoreError> {
+        let others: i64 = self.conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        Ok(WriteMark { others, own: self.conn.total_changes() })
+    }
+
+    pub(crate) fn give_back_reader(&self, reader: Connection) {
+        *self.reader.lock().unwrap_or_else(|e| e.into_inner()) = Some(reader);
     }
 
     pub fn clock(&self) -> &dyn Clock {
@@ -312,6 +365,23 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_write_mark_changes_with_a_write_of_this_store_or_of_another_process_and_not_with_a_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.db");
+        let store = Store::open(&path, Arc::new(pactwise_domain::SystemClock)).unwrap();
+        store.conn().execute_batch("CREATE TABLE t (n INTEGER PRIMARY KEY)").unwrap();
+        let before = store.write_mark().unwrap();
+        store.conn().query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0)).unwrap();
+        assert_eq!(store.write_mark().unwrap(), before, "a read changes nothing");
+        store.conn().execute("INSERT INTO t (n) VALUES (1)", []).unwrap();
+        let own = store.write_mark().unwrap();
+        assert_ne!(own, before, "this store's write");
+        let other = Connection::open(&path).unwrap();
+        other.execute("DELETE FROM t", []).unwrap();
+        assert_ne!(store.write_mark().unwrap(), own, "another connection's commit");
+    }
 
     #[test]
     fn a_store_that_gave_its_memory_back_reads_and_writes_as_before() {

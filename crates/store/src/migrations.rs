@@ -29,6 +29,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0022_vectors_per_model", include_str!("../migrations/0022_vectors_per_model.sql")),
     ("0023_first_run", include_str!("../migrations/0023_first_run.sql")),
     ("0024_agents", include_str!("../migrations/0024_agents.sql")),
+    ("0025_vector_stamp_index", include_str!("../migrations/0025_vector_stamp_index.sql")),
 ];
 
 /// The schema version this build writes.
@@ -572,6 +573,39 @@ mod tests {
         conn.execute("DELETE FROM passages WHERE id = 7", []).unwrap();
         let left: u32 = conn.query_row("SELECT count(*) FROM passage_vectors", [], |r| r.get(0)).unwrap();
         assert_eq!(left, 0, "a vector goes with its passage");
+    }
+
+    #[test]
+    fn the_vector_stamp_is_read_from_an_index_alone_after_the_previous_schema() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0025_vector_stamp_index").unwrap() as u32;
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+        migrate_to(&mut conn, before).unwrap();
+        conn.execute_batch(
+            "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't0');
+             INSERT INTO users (id, display_name, created_at) VALUES ('u1', 'Ann', 't0');
+             INSERT INTO documents (id, org_id, name, media_type, size, content_hash, created_by, created_at)
+             VALUES ('d1', 'o1', 'a.pdf', 'pdf', 1, printf('%.64c', 'a'), 'u1', 't0');
+             INSERT INTO passages (id, org_id, document_id, page, start_char, end_char, text, org_token, doc_token)
+             VALUES (7, 'o1', 'd1', 1, 0, 4, 'term', 'o1', 'd1'), (9, 'o1', 'd1', 1, 5, 9, 'fees', 'o1', 'd1');
+             INSERT INTO passage_vectors (passage_id, org_id, model_id, vector)
+             VALUES (7, 'o1', 'local', x'01'), (9, 'o1', 'local', x'02');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let stamp = "SELECT count(*), coalesce(max(passage_id), 0) FROM passage_vectors WHERE org_id = 'o1' AND model_id = 'local'";
+        let (rows, last): (u32, i64) = conn.query_row(stamp, [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        assert_eq!((rows, last), (2, 9), "the vectors were kept");
+        let plan: String = conn.query_row(&format!("EXPLAIN QUERY PLAN {stamp}"), [], |r| r.get(3)).unwrap();
+        assert!(plan.contains("COVERING INDEX passage_vectors_by_org"), "{plan}");
+        let plan: String = conn
+            .query_row(
+                "EXPLAIN QUERY PLAN SELECT count(*), max(passage_id) FROM precedent_passage_vectors WHERE model_id = 'local'",
+                [],
+                |r| r.get(3),
+            )
+            .unwrap();
+        assert!(plan.contains("COVERING INDEX precedent_passage_vectors_by_model"), "{plan}");
     }
 
     #[test]
