@@ -57,7 +57,7 @@ pub struct ModeFigures {
     /// Categories with at least one relevant contract.
     pub categories: usize,
     pub ndcg_at_10: f64,
-    /// Portfolio searches (every contract), milliseconds.
+    /// Portfolio searches (every contract), milliseconds, the query's embedding included.
     pub latency_p50_ms: f64,
     pub latency_p95_ms: f64,
 }
@@ -293,6 +293,9 @@ pub fn run(
                 mi * categories.len() + qi,
                 modes.len() * categories.len(),
             );
+            // A search the product has not run before: its query is embedded inside the time (the searches within
+            // each contract above asked the same descriptions, so their vectors are known).
+            retriever.forget_query_vectors();
             let started = Instant::now();
             let found = retriever.search(&store, &scope, description, None, *mode, crate::CANDIDATES)?;
             let ms = started.elapsed().as_secs_f64() * 1000.0;

@@ -21,7 +21,9 @@ pub use dense::DenseIndex;
 
 use pactwise_domain::{DocumentId, OrgId};
 use pactwise_embed::{Embedder, LazyEmbedder, Quantized};
-use pactwise_store::{OrgScope, PassageHit, PassageToEmbed, PrecedentHit, Store, StoreError, VectorProgress};
+use pactwise_store::{
+    OrgScope, PassageHit, PassageToEmbed, PrecedentHit, Store, StoreError, VectorProgress, VectorStamp, WriteMark,
+};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -118,6 +120,20 @@ pub enum TextKind {
 /// A dense index and a query vector of the same model.
 type IndexAndQuery = (Arc<DenseIndex>, Arc<Vec<f32>>);
 
+/// The dense side of one search once the store has been read: the index, and the query's vector or the model that
+/// embeds it.
+struct DenseQuery {
+    index: Arc<DenseIndex>,
+    vector: QueryVector,
+}
+
+enum QueryVector {
+    /// Known already (the remote model embedded the query before the search).
+    Ready(Arc<Vec<f32>>),
+    /// To be embedded by the local model (or found among recent queries).
+    Embed(Arc<Embedder>),
+}
+
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// A model run elsewhere (Voyage), reached asynchronously. Implemented by the api over `pactwise_model`'s client,
@@ -147,7 +163,9 @@ pub struct Retriever {
     remote_trouble: Mutex<Option<String>>,
     /// The dense list's weight in the fusion (BM25's is 1).
     dense_weight: f64,
-    indexes: Mutex<HashMap<Corpus, Arc<DenseIndex>>>,
+    /// Each with the store's write mark when its stamp was last found current: while nothing is written, a search
+    /// uses the index without reading the stamp again.
+    indexes: Mutex<HashMap<Corpus, (Arc<DenseIndex>, WriteMark)>>,
     queries: Mutex<HashMap<String, Arc<Vec<f32>>>>,
 }
 
@@ -246,6 +264,11 @@ impl Retriever {
         cache.insert(format!("{model_id}\u{0}{query}"), vector);
     }
 
+    /// Forgets the recent queries' vectors (the benchmark times a search whose query is new).
+    pub(crate) fn forget_query_vectors(&self) {
+        self.queries.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
     fn query_vector(&self, embedder: &Embedder, query: &str) -> Result<Arc<Vec<f32>>, RetrievalError> {
         if let Some(v) = self.cached_query(embedder.model_id(), query) {
             return Ok(v);
@@ -317,61 +340,92 @@ impl Retriever {
     /// The organization's dense index for `model_id`, read again from the store when its vectors changed. Damaged
     /// rows are forgotten so the background work computes them again.
     pub fn org_index(&self, store: &Store, scope: &OrgScope, model_id: &str) -> Result<Arc<DenseIndex>, StoreError> {
-        let passages = store.passages();
-        let stamp = passages.vector_stamp(scope, model_id)?;
         let key = Corpus::Organization(scope.org().to_string(), model_id.to_owned());
-        if let Some(index) = self.indexes.lock().unwrap_or_else(|e| e.into_inner()).get(&key)
-            && index.stamp == stamp
-        {
-            return Ok(index.clone());
-        }
-        let span = tracing::info_span!("dense_index_build", rows = stamp.rows);
-        let _enter = span.enter();
-        let coverage = passages.vector_progress(scope, model_id)?;
-        let rows = passages.load_vectors(scope, model_id)?.into_iter().map(|v| (v.passage, Some(v.document), v.bytes));
-        let (mut index, damaged) = DenseIndex::build(model_id, stamp, Some(coverage), rows);
-        if !damaged.is_empty() {
-            tracing::warn!(count = damaged.len(), "damaged stored vectors left out; they will be computed again");
-            passages.forget_vectors(scope, model_id, &damaged)?;
-            index.stamp = passages.vector_stamp(scope, model_id)?;
-            index.coverage = Some(passages.vector_progress(scope, model_id)?);
-        }
-        let index = Arc::new(index);
-        self.indexes.lock().unwrap_or_else(|e| e.into_inner()).insert(key, index.clone());
-        Ok(index)
+        let passages = store.passages();
+        self.index(
+            store,
+            key,
+            || passages.vector_stamp(scope, model_id),
+            |stamp| {
+                let span = tracing::info_span!("dense_index_build", rows = stamp.rows);
+                let _enter = span.enter();
+                let coverage = passages.vector_progress(scope, model_id)?;
+                let rows =
+                    passages.load_vectors(scope, model_id)?.into_iter().map(|v| (v.passage, Some(v.document), v.bytes));
+                let (mut index, damaged) = DenseIndex::build(model_id, stamp, Some(coverage), rows);
+                if !damaged.is_empty() {
+                    tracing::warn!(
+                        count = damaged.len(),
+                        "damaged stored vectors left out; they will be computed again"
+                    );
+                    passages.forget_vectors(scope, model_id, &damaged)?;
+                    index.stamp = passages.vector_stamp(scope, model_id)?;
+                    index.coverage = Some(passages.vector_progress(scope, model_id)?);
+                }
+                Ok(index)
+            },
+        )
     }
 
     fn precedent_index(&self, store: &Store, model_id: &str) -> Result<Arc<DenseIndex>, StoreError> {
         let passages = store.passages();
-        let stamp = passages.precedent_vector_stamp(model_id)?;
-        let key = Corpus::Precedents(model_id.to_owned());
-        if let Some(index) = self.indexes.lock().unwrap_or_else(|e| e.into_inner()).get(&key)
-            && index.stamp == stamp
+        self.index(
+            store,
+            Corpus::Precedents(model_id.to_owned()),
+            || passages.precedent_vector_stamp(model_id),
+            |stamp| {
+                let rows = passages.load_precedent_vectors(model_id)?.into_iter().map(|v| (v.passage, None, v.bytes));
+                let (mut index, damaged) = DenseIndex::build(model_id, stamp, None, rows);
+                if !damaged.is_empty() {
+                    tracing::warn!(
+                        count = damaged.len(),
+                        "damaged precedent vectors left out; they will be computed again"
+                    );
+                    passages.forget_precedent_vectors(model_id, &damaged)?;
+                    index.stamp = passages.precedent_vector_stamp(model_id)?;
+                }
+                Ok(index)
+            },
+        )
+    }
+
+    /// The index of `key`: the one held when nothing was written since its stamp was last checked, or when the
+    /// stamp is unchanged; otherwise built again.
+    fn index(
+        &self,
+        store: &Store,
+        key: Corpus,
+        stamp: impl FnOnce() -> Result<VectorStamp, StoreError>,
+        build: impl FnOnce(VectorStamp) -> Result<DenseIndex, StoreError>,
+    ) -> Result<Arc<DenseIndex>, StoreError> {
+        let mark = store.write_mark()?;
+        let held = self.indexes.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+        if let Some((index, seen)) = &held
+            && *seen == mark
         {
             return Ok(index.clone());
         }
-        let rows = passages.load_precedent_vectors(model_id)?.into_iter().map(|v| (v.passage, None, v.bytes));
-        let (mut index, damaged) = DenseIndex::build(model_id, stamp, None, rows);
-        if !damaged.is_empty() {
-            tracing::warn!(count = damaged.len(), "damaged precedent vectors left out; they will be computed again");
-            passages.forget_precedent_vectors(model_id, &damaged)?;
-            index.stamp = passages.precedent_vector_stamp(model_id)?;
-        }
-        let index = Arc::new(index);
-        self.indexes.lock().unwrap_or_else(|e| e.into_inner()).insert(key, index.clone());
+        let stamp = stamp()?;
+        let index = match held {
+            Some((index, _)) if index.stamp == stamp => index,
+            _ => Arc::new(build(stamp)?),
+        };
+        // The mark from before the stamp was read: a write since (forgetting damaged rows, another process's
+        // commit) has the next search read the stamp again.
+        self.indexes.lock().unwrap_or_else(|e| e.into_inner()).insert(key, (index.clone(), mark));
         Ok(index)
     }
 
-    /// The dense ranking for a query, or the note saying why there is none.
-    fn dense_ranking(
+    /// Everything the dense side of a search reads from the store (the index, and the remote model's query vector
+    /// when it has one), or `None` with a note saying why there is no dense list.
+    fn dense_query(
         &self,
         query: &str,
         index: impl Fn(&str) -> Result<Arc<DenseIndex>, StoreError>,
-        document: Option<DocumentId>,
         notes: &mut Vec<String>,
-    ) -> Result<Option<Vec<i64>>, StoreError> {
+    ) -> Result<Option<DenseQuery>, StoreError> {
         if let Some((index, vector)) = self.remote_query(query, &index, notes)? {
-            return Ok(Some(index.top(&vector, document, CANDIDATES).into_iter().map(|(id, _)| id).collect()));
+            return Ok(Some(DenseQuery { index, vector: QueryVector::Ready(vector) }));
         }
         let embedder = match self.embedder.get() {
             Ok(e) => e,
@@ -394,14 +448,65 @@ impl Retriever {
         {
             notes.push(format!("Meaning-based search covers {} of {} passages so far.", c.done, c.total));
         }
-        let vector = match self.query_vector(&embedder, query) {
-            Ok(v) => v,
-            Err(e) => {
-                notes.push(format!("The search could not be read for meaning ({e}); these results match words only."));
-                return Ok(None);
-            }
+        Ok(Some(DenseQuery { index, vector: QueryVector::Embed(embedder) }))
+    }
+
+    /// The dense ranking of `dense`: embeds the query when its vector is not known yet, then scans the index. Reads
+    /// nothing from the store, so it can run beside the BM25 query. The error is the note for the person.
+    fn dense_ranking(&self, dense: &DenseQuery, query: &str, document: Option<DocumentId>) -> Result<Vec<i64>, String> {
+        let span = tracing::info_span!("dense_ranking", rows = dense.index.len());
+        let _enter = span.enter();
+        let vector = match &dense.vector {
+            QueryVector::Ready(v) => v.clone(),
+            QueryVector::Embed(embedder) => self.query_vector(embedder, query).map_err(|e| {
+                format!("The search could not be read for meaning ({e}); these results match words only.")
+            })?,
         };
-        Ok(Some(index.top(&vector, document, CANDIDATES).into_iter().map(|(id, _)| id).collect()))
+        Ok(dense.index.top(&vector, document, CANDIDATES).into_iter().map(|(id, _)| id).collect())
+    }
+
+    /// The ranking `mode` asks for and the retrieval that ran: BM25 (`words`), the dense list, or both fused. In
+    /// hybrid, the query is embedded and the vectors scanned on a second thread while SQLite ranks by words on this
+    /// one, so the search takes about as long as the slower of the two rather than both. Without a dense list
+    /// (`dense` is `None`, or embedding the query failed: a note says why) the ranking is BM25's.
+    fn ranking(
+        &self,
+        mode: Mode,
+        query: &str,
+        document: Option<DocumentId>,
+        dense: Option<DenseQuery>,
+        words: impl FnOnce() -> Result<Vec<i64>, StoreError>,
+        notes: &mut Vec<String>,
+    ) -> Result<(Vec<i64>, Mode), StoreError> {
+        let dense = match (mode, dense) {
+            (Mode::Bm25, _) | (_, None) => return Ok((words()?, Mode::Bm25)),
+            (_, Some(dense)) => dense,
+        };
+        if mode == Mode::Dense {
+            return match self.dense_ranking(&dense, query, document) {
+                Ok(meaning) => Ok((meaning, Mode::Dense)),
+                Err(note) => {
+                    notes.push(note);
+                    Ok((words()?, Mode::Bm25))
+                }
+            };
+        }
+        let (words, meaning) = std::thread::scope(|s| {
+            let meaning = s.spawn(|| self.dense_ranking(&dense, query, document));
+            let words = words();
+            let meaning = meaning
+                .join()
+                .unwrap_or_else(|_| Err("Meaning-based search failed; these results match words only.".to_owned()));
+            (words, meaning)
+        });
+        let words = words?;
+        match meaning {
+            Ok(meaning) => Ok((fuse_weighted(&[(&words, 1.0), (&meaning, self.dense_weight)]), Mode::Hybrid)),
+            Err(note) => {
+                notes.push(note);
+                Ok((words, Mode::Bm25))
+            }
+        }
     }
 
     /// Searches the organization's live contracts (optionally one document): BM25, dense or both fused. The final
@@ -444,18 +549,13 @@ impl Retriever {
             }
             Ok(ids)
         };
-        let (ranked, ran) = match mode {
-            Mode::Bm25 => (bm25()?, Mode::Bm25),
+        let dense = match mode {
+            Mode::Bm25 => None,
             Mode::Dense | Mode::Hybrid => {
-                let dense =
-                    self.dense_ranking(&query, |model| self.org_index(store, scope, model), document, &mut notes)?;
-                match (mode, dense) {
-                    (Mode::Dense, Some(dense)) => (dense, Mode::Dense),
-                    (_, Some(dense)) => (fuse_weighted(&[(&bm25()?, 1.0), (&dense, self.dense_weight)]), Mode::Hybrid),
-                    (_, None) => (bm25()?, Mode::Bm25),
-                }
+                self.dense_query(&query, |model| self.org_index(store, scope, model), &mut notes)?
             }
         };
+        let (ranked, ran) = self.ranking(mode, &query, document, dense, bm25, &mut notes)?;
         let ids: Vec<i64> = ranked.into_iter().take(limit).collect();
         let hits = passages.passages_by_id(scope, &ids, document)?;
         Ok(Searched { hits, mode: ran, notes, searchable: true })
@@ -524,17 +624,13 @@ impl Retriever {
         let bm25 = || -> Result<Vec<i64>, StoreError> {
             Ok(passages.search_precedents(&any_terms, CANDIDATES as u32)?.iter().map(|h| h.id).collect())
         };
-        let (ranked, ran) = match mode {
-            Mode::Bm25 => (bm25()?, Mode::Bm25),
+        let dense = match mode {
+            Mode::Bm25 => None,
             Mode::Dense | Mode::Hybrid => {
-                let dense = self.dense_ranking(&query, |model| self.precedent_index(store, model), None, &mut notes)?;
-                match (mode, dense) {
-                    (Mode::Dense, Some(dense)) => (dense, Mode::Dense),
-                    (_, Some(dense)) => (fuse_weighted(&[(&bm25()?, 1.0), (&dense, self.dense_weight)]), Mode::Hybrid),
-                    (_, None) => (bm25()?, Mode::Bm25),
-                }
+                self.dense_query(&query, |model| self.precedent_index(store, model), &mut notes)?
             }
         };
+        let (ranked, ran) = self.ranking(mode, &query, None, dense, bm25, &mut notes)?;
         // Over-fetch so that hits dropped by the final check (a competitor's bid) do not shorten the list.
         let ids: Vec<i64> = ranked.into_iter().take(limit * 3).collect();
         let mut hits = passages.precedents_by_id(&ids, public_only)?;
