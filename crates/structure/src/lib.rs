@@ -20,7 +20,7 @@ pub use numbering::{SectionNumber, parse_section_number};
 pub use xref::is_bare_cross_reference;
 
 /// Bumped whenever the rules change, so stored structures are recomputed.
-pub const STRUCTURE_VERSION: u32 = 3;
+pub const STRUCTURE_VERSION: u32 = 4;
 
 /// What part of the document a line belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
@@ -96,6 +96,9 @@ pub struct Line {
     pub heading_end: Option<u32>,
     /// When the line starts a definition: its index into [`DocumentStructure::definitions`].
     pub definition: Option<u32>,
+    /// A line of only rule characters ("-----", "_____", "====="): a heading's underline or a separator, no words.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rule: bool,
 }
 
 impl Line {
@@ -205,8 +208,13 @@ impl DocumentStructure {
         let first = self.lines.get(lines.start).filter(|_| !lines.is_empty());
         let section_index = first.and_then(|l| l.section);
         let section = section_index.map(|s| &self.sections[s as usize]);
-        let in_heading =
-            lines.len() == 1 && first.is_some_and(|l| l.heading_end.is_some_and(|end| range.end <= end as usize));
+        // Only a heading: one line with words, the span ending where its heading ends, or past the line's end over
+        // nothing but its underline.
+        let mut worded = self.lines[lines].iter().filter(|l| !l.rule);
+        let in_heading = match (worded.next(), worded.next()) {
+            (Some(line), None) => line.heading_end.is_some_and(|end| range.end <= end as usize || end == line.end),
+            _ => false,
+        };
         Placement { zones, section, section_index, in_heading, definition }
     }
 

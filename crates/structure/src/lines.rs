@@ -182,6 +182,16 @@ pub(crate) fn normalise(text: &str) -> String {
 }
 
 /// Is most of this short text capitalised like a heading (Title Case or UPPER CASE)?
+/// A line of only rule characters, at least three: a heading's underline ("-----", "_____", "=====", "~~~~~",
+/// "*****") or a separator. It holds no words of the contract.
+pub(crate) fn is_rule(text: &str) -> bool {
+    let text = text.trim();
+    text.chars().filter(|c| !c.is_whitespace()).count() >= 3
+        && text.chars().all(|c| {
+            c.is_whitespace() || matches!(c, '-' | '_' | '=' | '~' | '*' | '\u{2014}' | '\u{2013}' | '\u{2500}')
+        })
+}
+
 pub(crate) fn title_like(text: &str) -> bool {
     const SMALL: &[&str] = &[
         "a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to", "under",

@@ -2,7 +2,7 @@
 //! open: heading words, nesting, and where each section ends.
 
 use crate::Section;
-use crate::lines::{WorkDoc, title_like};
+use crate::lines::{WorkDoc, is_rule, title_like};
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -318,6 +318,22 @@ pub(crate) fn sections(doc: &WorkDoc<'_>) -> (Vec<Section>, Vec<(usize, usize)>)
                 number: None,
                 heading: Some(clean(line.text.trim_end_matches(['.', ':']))),
             });
+        }
+    }
+    // A short title line underlined by a rule ("Confidentiality" / "===============") is a heading, numbered or not;
+    // it opens no section of its own (only capitals do, in documents without numbers).
+    let opens: std::collections::HashSet<usize> = found.iter().map(|f| f.line).collect();
+    for pair in content.windows(2) {
+        let (line, next) = (&doc.lines[pair[0]], &doc.lines[pair[1]]);
+        if is_rule(next.text)
+            && !is_rule(line.text)
+            && !opens.contains(&pair[0])
+            && line.words() <= MAX_HEADING_WORDS
+            && line.text.chars().any(char::is_alphabetic)
+            && !line.text.ends_with(['.', ',', ';', ':'])
+            && title_like(line.text)
+        {
+            extra_headings.push((pair[0], line.end));
         }
     }
     // A heading on its own line after a bare number is part of that number's line, not a section of its own.

@@ -38,3 +38,29 @@ fn hostile_text_never_panics() {
         }
     }
 }
+
+#[test]
+fn an_underlined_heading_is_a_heading_and_its_underline_no_words_of_the_clause() {
+    let text = "10.5 Limitation of Liability\n____________________________\nIn no event shall either party be liable for \
+                indirect damages.\n\nConfidentiality\n===============\nEach party shall keep the other's information \
+                confidential.\n--------\nThis sentence ends a clause.\n";
+    let pages = [Page::plain(1, text)];
+    let s = DocumentStructure::build(&pages);
+    let place = |quote: &str| {
+        let at = text.find(quote).unwrap();
+        s.place(1, at..at + quote.len())
+    };
+    assert!(place("10.5 Limitation of Liability").in_heading);
+    assert!(place("10.5 Limitation of Liability\n____________________________").in_heading, "with its underline");
+    assert!(place("Confidentiality").in_heading, "an unnumbered heading, underlined");
+    assert!(place("Confidentiality\n===============").in_heading);
+    assert!(!place("Confidentiality\n===============\nEach party shall keep").in_heading, "the clause's words");
+    assert!(!place("Each party shall keep the other's information confidential.").in_heading);
+    assert!(
+        !place("This sentence ends a clause.").in_heading && !place("confidential.\n--------").in_heading,
+        "a sentence above a separator is not a heading"
+    );
+    let rules: Vec<&str> = s.lines.iter().filter(|l| l.rule).map(|l| &text[l.range()]).collect();
+    assert_eq!(rules, ["____________________________", "===============", "--------"]);
+    assert!(s.sections.iter().all(|x| x.heading.as_deref() != Some("Confidentiality")), "no section of its own");
+}

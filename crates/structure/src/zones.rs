@@ -1,7 +1,7 @@
 //! The last pass: cover, preamble, recitals, operative body, definitions, signature block and exhibits, then each
 //! line's innermost section and the defined terms.
 
-use crate::lines::{WorkDoc, title_like};
+use crate::lines::{self, WorkDoc, title_like};
 use crate::numbering::parse_section_number;
 use crate::{Definition, DocumentStructure, Line, STRUCTURE_VERSION, Section, Zone};
 use regex::Regex;
@@ -253,6 +253,7 @@ pub(crate) fn assign(
             section: None,
             heading_end: None,
             definition: None,
+            rule: lines::is_rule(l.text),
         })
         .collect();
     for (line, end) in heading_ends {
