@@ -63,7 +63,7 @@ static SENTENCE: LazyLock<Regex> =
     LazyLock::new(|| ci(r"\b(is|are)\s+(made|entered|dated|executed)\b|\bentered\s+into\b"));
 static RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"(automatically\s+(be\s+)?(renew|extend)|\bautomatic\s+([\w-]+\s+){0,3}(renewal|extension)s?\b|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
+        r"(\btacit(ly)?\s+(be\s+)?(renew\w*|extend\w*|extension)|\b(renew|extend)\w*\s+tacitly\b|automatically\s+(be\s+)?(renew|extend)|\bautomatic\s+([\w-]+\s+){0,3}(renewal|extension)s?\b|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
     )
 });
 
@@ -961,6 +961,10 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
             // (the \"Renewal Term\")"), which may come before what the pattern matched.
             let from = RENEW_LOOSE.find(text).map_or(m.start(), |r| r.start().min(m.start()));
             let after = &text[from..];
+            if UNLIMITED_RENEWAL.is_match(after) {
+                let value = "renews without end (for an unlimited period)".to_owned();
+                return (Some(i), Some(extracted(index, value, Some(Value::Perpetual), sentence)));
+            }
             let normalized = values::durations(after)
                 .into_iter()
                 .find(|(r, _, _)| !is_notice_period(after, r))
@@ -1007,6 +1011,14 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
     (loose_at, None)
 }
 
+/// A renewal with no end: "then renews for an unlimited period", "renews indefinitely". Not "an unlimited number
+/// of one-year terms", which renew for a year each.
+static UNLIMITED_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(renew|extend)\w*\s+((\w+\s+){0,3}?for\s+an?\s+(unlimited|indefinite)\s+(period|term|duration)|indefinitely)\b",
+    )
+});
+
 /// After its fixed period the term runs on until a party ends it: "and shall continue thereafter until terminated",
 /// "shall remain in effect thereafter unless and until either party terminates it".
 static CONTINUES_THEREAFTER: LazyLock<Regex> = LazyLock::new(|| {
@@ -1021,7 +1033,7 @@ pub const RENEWS_UNKNOWN_LENGTH: &str = "renews; the length is not stated";
 /// "renews automatically", "successive renewal terms".
 static TERM_RENEWS: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|the\s+(initial\s+|original\s+|then[- ]current\s+)?term|it)\b[^.;]{0,120}\b(shall|will|may|is)\s+(\w+\s+){0,2}(renew|extend)\w*|\bautomatic(ally)?\s+(be\s+)?(renew|extend)\w*|\b(renew|extend)\w*\s+automatically|\bsuccessive\s+(\w+\s+){0,2}(renewal|extension)\s+(terms?|periods?)|\boption\s+to\s+(renew|extend)\s+(this|the)\s+(\w+\s+){0,2}(agreement|term)",
+        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|the\s+(initial\s+|original\s+|then[- ]current\s+)?term|it)\b[^.;]{0,120}\b(shall|will|may|is)\s+(\w+\s+){0,2}(renew|extend)\w*|\b(automatic(ally)?|tacit(ly)?)\s+(be\s+)?(renew|extend)\w*|\b(renew|extend)\w*\s+(automatically|tacitly)|\bsuccessive\s+(\w+\s+){0,2}(renewal|extension)\s+(terms?|periods?)|\boption\s+to\s+(renew|extend)\s+(this|the)\s+(\w+\s+){0,2}(agreement|term)",
     )
 });
 /// Renewals that are not the term's: an extension the parties may agree on, a refusal to renew, confidentiality

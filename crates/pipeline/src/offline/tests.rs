@@ -1065,3 +1065,38 @@ fn a_section_headed_for_a_minimum_payment_names_the_minimum_commitment() {
         assert_eq!(topic.names_clause(heading), expected, "{category}: {heading}");
     }
 }
+
+#[test]
+fn a_tacit_renewal_renews_and_a_renewal_for_an_unlimited_period_has_no_end() {
+    let head = "SERVICES AGREEMENT\n\nThis Services Agreement is made as of April 2, 2013 by and between Ironwood Care \
+Inc. (\"Provider\") and Juniper Clinics LLC (\"Client\").\n\n1. Services. Provider shall clean the clinics.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        (fields.renewal.and_then(|e| e.normalized), fields.renewal_notice.and_then(|e| e.normalized))
+    };
+    // Civil-law drafting: a term renewed tacitly (without a new agreement) renews as an automatic renewal does.
+    assert_eq!(
+        read(
+            "The contract runs for the calendar year and is renewed tacitly every year. Either party may stop a renewal by registered letter at least two (2) months prior to the end of the then-current year, with notice."
+        ),
+        (
+            Some(Value::Duration { number: 1, unit: DurationUnit::Year }),
+            Some(Value::Duration { number: 2, unit: DurationUnit::Month })
+        )
+    );
+    assert_eq!(
+        read(
+            "This Agreement shall remain in force for five (5) years and shall thereafter automatically renew for an unlimited period unless terminated under Section 9."
+        )
+        .0,
+        Some(Value::Perpetual)
+    );
+    // An unlimited number of renewals of a stated length renews for that length.
+    assert_eq!(
+        read(
+            "This Agreement shall remain in force for five (5) years and shall thereafter automatically renew for an unlimited number of successive two (2) year terms."
+        )
+        .0,
+        Some(Value::Duration { number: 2, unit: DurationUnit::Year })
+    );
+}
