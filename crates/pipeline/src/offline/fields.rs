@@ -1055,6 +1055,32 @@ fn renewal_notice(index: &ContractIndex, renewal_at: Option<usize>) -> Option<Ex
         .and_then(|at| notice_near(index, at))
         .or_else(|| non_renewal_notice(index))
         .or_else(|| open_ended_notice(index))
+        .or_else(|| after_the_initial_term_notice(index))
+}
+
+/// A party's wish not to renew, said without the word "notice": "unless a party asks in writing, no later than
+/// sixty (60) days before the renewal, that the term not be renewed".
+static NOT_RENEWING: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\bnot\s+(to\s+)?(be\s+)?(renew|extend)\w*|\bnon-?\s?renewal\b|\belects?\s+not\s+to\b"));
+
+/// After its first term the agreement runs on until a party ends it on notice: "After the Initial Term, either party
+/// may terminate this Agreement for convenience on written notice of at least two months".
+static AFTER_THE_INITIAL_TERM: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(following|after|upon\s+(the\s+)?(expiration|expiry|end)\s+of|at\s+any\s+time\s+after)\s+(the\s+)?(initial|original|first|minimum)\s+(term|period)\b[^.;]{0,40}\b(either|any|each)\s+part(y|ies)\s+may\s+terminate\b",
+    )
+});
+
+fn after_the_initial_term_notice(index: &ContractIndex) -> Option<Extracted> {
+    index.sentences().iter().enumerate().find_map(|(i, sentence)| {
+        let text = index.sentence_text(sentence);
+        if !index.place(i).is_operative() || !AFTER_THE_INITIAL_TERM.is_match(text) || !NOTICE_WORD.is_match(text) {
+            return None;
+        }
+        let (_, number, unit) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))?;
+        let v = Value::Duration { number, unit };
+        Some(extracted(index, v.display(), Some(v), sentence))
+    })
 }
 
 /// A term that runs until a party ends it on notice: "the term shall remain in effect until terminated by either
@@ -1087,7 +1113,8 @@ static NON_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
 fn non_renewal_notice(index: &ContractIndex) -> Option<Extracted> {
     for (i, sentence) in index.sentences().iter().enumerate() {
         let text = index.sentence_text(sentence);
-        if !index.place(i).is_operative() || !NON_RENEWAL.is_match(text) || !NOTICE_WORD.is_match(text) {
+        let says_notice = NOTICE_WORD.is_match(text) || NOT_RENEWING.is_match(text);
+        if !index.place(i).is_operative() || !NON_RENEWAL.is_match(text) || !says_notice {
             continue;
         }
         if let Some((_, number, unit)) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))
@@ -1107,7 +1134,8 @@ fn notice_near(index: &ContractIndex, at: usize) -> Option<Extracted> {
             continue;
         }
         let text = index.sentence_text(sentence);
-        if !NOTICE_WORD.is_match(text) || (i != at && !RENEW_WORD.is_match(text)) {
+        let says_notice = NOTICE_WORD.is_match(text) || (i == at && NOT_RENEWING.is_match(text));
+        if !says_notice || (i != at && !RENEW_WORD.is_match(text)) {
             continue;
         }
         if let Some((_, number, unit)) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))

@@ -1100,3 +1100,34 @@ Inc. (\"Provider\") and Juniper Clinics LLC (\"Client\").\n\n1. Services. Provid
         Some(Value::Duration { number: 2, unit: DurationUnit::Year })
     );
 }
+
+#[test]
+fn the_notice_to_stop_a_renewal_may_be_a_request_not_to_renew_or_a_notice_after_the_first_term() {
+    let head = "RESELLER AGREEMENT\n\nThis Reseller Agreement is made as of June 9, 2017 by and between Kauri Devices \
+Inc. (\"Vendor\") and Linden Sales LLC (\"Reseller\").\n\n1. Resale. Reseller may resell the Devices.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.renewal_notice.and_then(|e| e.normalized)
+    };
+    // Without the word "notice": a written request, made a period before the renewal, that the term not renew.
+    assert_eq!(
+        read(
+            "This Agreement shall renew for successive one (1) year periods unless either party asks in writing, no later than sixty (60) days before the anniversary date, that it not be renewed."
+        ),
+        Some(Value::Duration { number: 60, unit: DurationUnit::Day })
+    );
+    // After the first term either party may end the agreement on notice: that notice stops it going on.
+    assert_eq!(
+        read(
+            "The initial term of this Agreement is two (2) years. After the Initial Term, either party may terminate this Agreement for convenience upon written notice of at least four (4) months."
+        ),
+        Some(Value::Duration { number: 4, unit: DurationUnit::Month })
+    );
+    // A notice to end the agreement for a breach, at any time, is not such a notice.
+    assert_eq!(
+        read(
+            "The initial term of this Agreement is two (2) years. Either party may terminate this Agreement for breach upon thirty (30) days' written notice."
+        ),
+        None
+    );
+}
