@@ -828,7 +828,7 @@ fn expiration(
         if !place.is_quotable() || place.zone == Zone::SignatureBlock {
             continue;
         }
-        let text = index.sentence_text(sentence);
+        let text = &*whole_text(index, i);
         // A clause that ends in a colon continues in the list after it: "shall remain in effect until the earlier
         // of the following:" / "(a) the fifth anniversary of this Agreement; and" / "(b) ...".
         let listed = text.trim_end().ends_with(':').then(|| {
@@ -916,6 +916,28 @@ fn expiration(
     perpetual.map(|s| extracted(index, Value::Perpetual.display(), Some(Value::Perpetual), s))
 }
 
+/// Sentence `i` read whole when a page break cuts it: the two halves the index joins across the break, or the text
+/// that goes on after the page's running lines ("... shall continue for twelve (12)" / "Page 4" / "months from ...":
+/// the sentence ends without a full stop and the next one, running lines aside, opens in small letters).
+fn whole_text(index: &ContractIndex, i: usize) -> std::borrow::Cow<'_, str> {
+    let sentences = index.sentences();
+    let text = index.sentence_text(&sentences[i]);
+    if let Some((_, _, joined)) = index.joined_sentences().iter().find(|(before, _, _)| *before == i) {
+        return joined.as_str().into();
+    }
+    if text.trim_end().ends_with(['.', '!', '?', ':', ';']) {
+        return text.into();
+    }
+    let next = (i + 1..sentences.len().min(i + 6))
+        .find(|&j| !matches!(index.place(j).zone, Zone::RunningHeader | Zone::RunningFooter | Zone::PageNumber));
+    match next {
+        Some(j) if j > i + 1 && index.sentence_text(&sentences[j]).starts_with(char::is_lowercase) => {
+            format!("{} {}", text.trim_end(), index.sentence_text(&sentences[j])).into()
+        }
+        _ => text.into(),
+    }
+}
+
 static RENEWAL_EXTRA: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\b(renew\w*|extend\w*|extension)\b[^.;]{0,80}\b(additional|successive|further|consecutive|subsequent|another|each|one)\b|\b(year|month)[\s-]+to[\s-]+(year|month)\b",
@@ -955,8 +977,16 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
             if !index.place(i).is_operative() || (term_section_only && !in_term_section(i)) {
                 continue;
             }
-            let text = index.sentence_text(sentence);
-            let Some(m) = pattern.find(text) else { continue };
+            // The sentence is read whole across a page break, but only when it is itself about renewing (the next
+            // page's half is the next sentence's to show).
+            let text = &*whole_text(index, i);
+            let own = index.sentence_text(sentence).len();
+            let Some(m) = pattern.find(text).filter(|m| m.start() < own) else { continue };
+            // A period to cure a failure that is extended ("if the party is diligently curing the failure, that
+            // period shall be extended by a further thirty (30) days") is not the term renewing.
+            if CURING_BEFORE.is_match(&text[..m.start()]) {
+                continue;
+            }
             // The renewal's length follows the first word of renewing ("shall renew for a further two (2) years
             // (the \"Renewal Term\")"), which may come before what the pattern matched.
             let from = RENEW_LOOSE.find(text).map_or(m.start(), |r| r.start().min(m.start()));
@@ -1002,7 +1032,7 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
     // No sentence says the term renews: a term that runs on after its fixed period until a party ends it ("shall
     // continue in full force and effect thereafter until terminated by either party") renews without end.
     for (i, sentence) in index.sentences().iter().enumerate() {
-        let text = index.sentence_text(sentence);
+        let text = &*whole_text(index, i);
         if index.place(i).is_operative() && TERM_SUBJECT.is_match(text) && CONTINUES_THEREAFTER.is_match(text) {
             let value = "continues after its term until terminated (no end)".to_owned();
             return (Some(i), Some(extracted(index, value, Some(Value::Perpetual), sentence)));
@@ -1010,6 +1040,9 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
     }
     (loose_at, None)
 }
+
+/// A cure period just before: "is diligently curing the failure, that period shall be".
+static CURING_BEFORE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(cure|cured|curing|remedy|remedied)\b[^.]{0,200}$"));
 
 /// A renewal with no end: "then renews for an unlimited period", "renews indefinitely". Not "an unlimited number
 /// of one-year terms", which renew for a year each.
@@ -1073,7 +1106,7 @@ static AFTER_THE_INITIAL_TERM: LazyLock<Regex> = LazyLock::new(|| {
 
 fn after_the_initial_term_notice(index: &ContractIndex) -> Option<Extracted> {
     index.sentences().iter().enumerate().find_map(|(i, sentence)| {
-        let text = index.sentence_text(sentence);
+        let text = &*whole_text(index, i);
         if !index.place(i).is_operative() || !AFTER_THE_INITIAL_TERM.is_match(text) || !NOTICE_WORD.is_match(text) {
             return None;
         }
@@ -1090,7 +1123,7 @@ static UNTIL_ENDED_ON_NOTICE: LazyLock<Regex> =
 
 fn open_ended_notice(index: &ContractIndex) -> Option<Extracted> {
     index.sentences().iter().enumerate().find_map(|(i, sentence)| {
-        let text = index.sentence_text(sentence);
+        let text = &*whole_text(index, i);
         if !index.place(i).is_operative() || !TERM_SUBJECT.is_match(text) || !UNTIL_ENDED_ON_NOTICE.is_match(text) {
             return None;
         }
@@ -1112,7 +1145,7 @@ static NON_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
 /// period of notice.
 fn non_renewal_notice(index: &ContractIndex) -> Option<Extracted> {
     for (i, sentence) in index.sentences().iter().enumerate() {
-        let text = index.sentence_text(sentence);
+        let text = &*whole_text(index, i);
         let says_notice = NOTICE_WORD.is_match(text) || NOT_RENEWING.is_match(text);
         if !index.place(i).is_operative() || !NON_RENEWAL.is_match(text) || !says_notice {
             continue;
@@ -1133,7 +1166,7 @@ fn notice_near(index: &ContractIndex, at: usize) -> Option<Extracted> {
         if !index.place(i).is_operative() {
             continue;
         }
-        let text = index.sentence_text(sentence);
+        let text = &*whole_text(index, i);
         let says_notice = NOTICE_WORD.is_match(text) || (i == at && NOT_RENEWING.is_match(text));
         if !says_notice || (i != at && !RENEW_WORD.is_match(text)) {
             continue;

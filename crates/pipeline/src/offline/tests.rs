@@ -1131,3 +1131,25 @@ Inc. (\"Vendor\") and Linden Sales LLC (\"Reseller\").\n\n1. Resale. Reseller ma
         None
     );
 }
+
+#[test]
+fn a_term_sentence_cut_by_a_page_break_is_read_whole_and_an_extended_cure_period_is_no_renewal() {
+    let first = "HOSTING AGREEMENT\n\nThis Hosting Agreement is made as of January 4, 2010 by and between Maple Hosting \
+Inc. (\"Host\") and Nutmeg Stores LLC (\"Customer\").\n\n1. Term. The initial term is two (2) years, and this Agreement \
+shall automatically renew for further";
+    let second = "two (2) year terms unless either party gives notice of non-renewal at least sixty (60) days before the \
+end of the then-current term.\n\n2. Fees. Customer shall pay the fees monthly.";
+    let index = ContractIndex::build(&[Page::plain(1, first), Page::plain(2, second)]);
+    let fields = extract_fields(&index);
+    assert_eq!(
+        fields.renewal.and_then(|e| e.normalized),
+        Some(Value::Duration { number: 2, unit: DurationUnit::Year })
+    );
+
+    let cure = "OPERATION AGREEMENT\n\nThis Operation Agreement is made as of May 2, 2012 by and between Olive Power \
+Inc. (\"Owner\") and Poplar Services LLC (\"Operator\").\n\n1. Default. The Operator shall have thirty (30) days to cure a \
+failure, and if the Operator is diligently attempting to cure it, that period shall be extended by a further \
+ninety (90) days.";
+    let fields = extract_fields(&ContractIndex::build(&pages(cure)));
+    assert_eq!(fields.renewal, None);
+}
