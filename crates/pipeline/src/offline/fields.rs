@@ -652,6 +652,11 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
         if !place.is_quotable() || place.zone == Zone::SignatureBlock || !EFFECTIVE.is_match(text) {
             continue;
         }
+        // What starts must be the agreement or its term: "the second project phase will commence on", "the
+        // discount period begins on" start something else.
+        if !THIS_AGREEMENT.is_match(text) && !OWN_TERM_OR_EFFECTIVE_DATE.is_match(text) {
+            continue;
+        }
         // "from the Effective Date until December 31, 2018": the date after an end word is where it ends.
         let starts = values::dates(text).into_iter().find(|(r, _)| {
             let before = &text[floor_boundary(text, r.start.saturating_sub(60))..r.start];
@@ -679,6 +684,13 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
     }
 }
 
+/// The agreement's own term or effective date, or the undertaking it sets up, named in a sentence: "the Initial Term
+/// shall commence on", "the Effective Date shall be", "Contract start:", "the Venture shall commence on".
+static OWN_TERM_OR_EFFECTIVE_DATE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(term|effective\s+date|commencement\s+date|contract|venture|partnership|engagement|collaboration|appointment)\b|(?-i:\b[Tt]he\s+Agreement\b)",
+    )
+});
 static STARTS_ON: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"\b(effective|commenc\w*|begin\w*|start\w*|as\s+of|come\s+into\s+force|take\s+effect)\b[^.;]{0,40}$")
 });

@@ -1153,3 +1153,25 @@ ninety (90) days.";
     let fields = extract_fields(&ContractIndex::build(&pages(cure)));
     assert_eq!(fields.renewal, None);
 }
+
+#[test]
+fn a_date_something_else_begins_on_is_not_the_effective_date() {
+    let head = "CHANNEL AGREEMENT\n\nThis Channel Agreement is dated May 12, 2016 and is made between Quince Media Inc. \
+(\"Quince\") and Rowan Video LLC (\"Rowan\").\n\n1. Definitions. \"Effective Date\" means the date of this Agreement.\n\n\
+2. Launch. ";
+    let read = |text: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{text}"))));
+        fields.effective_date.and_then(|e| e.normalized)
+    };
+    // A phase of the work or a sales period that begins on a date is not the agreement beginning.
+    assert_eq!(
+        read("Phase One will commence on September 1, 2016 and end on August 31, 2017."),
+        Some(Value::Date { iso: "2016-05-12".into() })
+    );
+    // The term, the contract or the venture it sets up beginning on a date is.
+    assert_eq!(
+        read("The Initial Term shall commence on July 1, 2016."),
+        Some(Value::Date { iso: "2016-07-01".into() })
+    );
+    assert_eq!(read("Contract start: 07-01-16"), Some(Value::Date { iso: "2016-07-01".into() }));
+}
