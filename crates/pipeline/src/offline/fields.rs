@@ -534,9 +534,12 @@ fn dated(index: &ContractIndex, page: usize, range: std::ops::Range<usize>, date
 /// parties say they sign on ("executed this 14th day of"). Never a running line (filing stamps, fax headers) nor
 /// any other date of a signature page.
 fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
-    date_in_zones(index, &[Zone::Preamble], None)
-        .or_else(|| date_in_zones(index, &[Zone::Cover], Some(&DATED)))
-        .map(|(page, range, date)| dated(index, page, range, date))
+    letter_dated(index)
+        .or_else(|| {
+            date_in_zones(index, &[Zone::Preamble], None)
+                .or_else(|| date_in_zones(index, &[Zone::Cover], Some(&DATED)))
+                .map(|(page, range, date)| dated(index, page, range, date))
+        })
         .or_else(|| this_agreement_dated(index))
         .or_else(|| first_dated_sentence(index, 4_000, |text| DATED.is_match(text) || text.contains("dated")))
         .or_else(|| {
@@ -551,6 +554,32 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
             date_in_zones(index, &[Zone::SignatureBlock], None)
                 .map(|(page, range, date)| dated(index, page, range, date))
         })
+}
+
+/// The salutation that opens a letter: "Ladies and Gentlemen:", "Dear Ms. Smith,", "Gentlemen:".
+static SALUTATION: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"^\s*(dear\s+[^\n]{1,60}|ladies\s+and\s+gentlemen|gentlemen|to\s+whom\s+it\s+may\s+concern)\s*[:,]?\s*$")
+});
+
+/// A letter agreement is dated by the line above its salutation that holds only a date ("March 14, 2019" / the
+/// addressee / "Ladies and Gentlemen:").
+fn letter_dated(index: &ContractIndex) -> Option<Extracted> {
+    let structure = index.structure();
+    let pages = index.pages();
+    let lines: Vec<_> = structure.lines.iter().filter(|l| !l.zone.is_running()).take(60).collect();
+    let salutation = lines.iter().position(|l| SALUTATION.is_match(structure.line_text(pages, l)))?;
+    lines[..salutation].iter().find_map(|line| {
+        let text = structure.line_text(pages, line);
+        let (r, date) = values::dates(text).into_iter().next()?;
+        let rest = format!("{}{}", &text[..r.start], &text[r.end..]);
+        if rest.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == '.').is_empty() {
+            let page = pages.iter().position(|p| p.number == line.page)?;
+            let start = line.start as usize + r.start;
+            Some(dated(index, page, start..line.start as usize + r.end, date))
+        } else {
+            None
+        }
+    })
 }
 
 /// The agreement is made "as of the Effective Date" ...

@@ -1175,3 +1175,12 @@ fn a_date_something_else_begins_on_is_not_the_effective_date() {
     );
     assert_eq!(read("Contract start: 07-01-16"), Some(Value::Date { iso: "2016-07-01".into() }));
 }
+
+#[test]
+fn a_letter_agreement_is_dated_by_the_date_line_above_its_salutation() {
+    let letter = "SIDE LETTER\n\nMarch 14, 2019\n\nSorrel Bank plc\n12 Harbour Road\nLeith\n\nLadies and Gentlemen:\n\n\
+Tansy Holdings Inc. (the \"Company\") sold notes to you under the Purchase Agreement, dated June 2, 2015 (the \
+\"Purchase Agreement\"). The Company agrees with you as follows.\n\n1. Fees. The Company shall pay the fee on demand.";
+    let fields = extract_fields(&ContractIndex::build(&pages(letter)));
+    assert_eq!(fields.agreement_date.and_then(|d| d.normalized), Some(Value::Date { iso: "2019-03-14".into() }));
+}
