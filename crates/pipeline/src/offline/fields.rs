@@ -554,6 +554,36 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
             date_in_zones(index, &[Zone::SignatureBlock], None)
                 .map(|(page, range, date)| dated(index, page, range, date))
         })
+        .or_else(|| signature_line_dated(index))
+}
+
+/// A signature: "/s/ Name", "By:".
+static SIGNATURE_MARK: LazyLock<Regex> = LazyLock::new(|| ci(r"/s/|\bby\s*:"));
+/// A rule to sign on: "______".
+static SIGNING_RULE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"_{6,}").expect("valid"));
+
+/// Failing all else, the date written on or just above the lines the parties sign on ("Columbus, 9 October 2017" /
+/// "/s/ A. Person"; "10/09/17   ________"), wherever the structure placed them: a short line in the second half of
+/// the document with a date, with a rule to sign on beside it, or a signature on it or on one of the next three
+/// lines.
+fn signature_line_dated(index: &ContractIndex) -> Option<Extracted> {
+    let structure = index.structure();
+    let pages = index.pages();
+    let lines: Vec<_> = structure.lines.iter().filter(|l| !l.zone.is_running()).collect();
+    lines.iter().enumerate().skip(lines.len() / 2).find_map(|(n, line)| {
+        let text = structure.line_text(pages, line);
+        if text.trim().len() > 200 {
+            return None;
+        }
+        let (r, date) = values::dates(text).into_iter().next()?;
+        let signed = SIGNING_RULE.is_match(text)
+            || lines[n..].iter().take(4).any(|l| SIGNATURE_MARK.is_match(structure.line_text(pages, l)));
+        if !signed {
+            return None;
+        }
+        let page = pages.iter().position(|p| p.number == line.page)?;
+        Some(dated(index, page, line.start as usize + r.start..line.start as usize + r.end, date))
+    })
 }
 
 /// The salutation that opens a letter: "Ladies and Gentlemen:", "Dear Ms. Smith,", "Gentlemen:".

@@ -1184,3 +1184,21 @@ Tansy Holdings Inc. (the \"Company\") sold notes to you under the Purchase Agree
     let fields = extract_fields(&ContractIndex::build(&pages(letter)));
     assert_eq!(fields.agreement_date.and_then(|d| d.normalized), Some(Value::Date { iso: "2019-03-14".into() }));
 }
+
+#[test]
+fn an_agreement_dated_nowhere_else_is_dated_on_the_line_its_parties_sign() {
+    let body = "SERVICES AGREEMENT\n\nThis Services Agreement is entered into by Umbra Paints Inc. (\"Umbra\") and Vetch \
+Logistics LLC (\"Vetch\").\n\n1. Services. Vetch shall carry the paint Umbra orders.\n\n2. Fees. Umbra shall pay the \
+fees within thirty days.\n\n3. Law. This Agreement is governed by the laws of the State of Ohio.\n\n";
+    for signed in [
+        "Columbus, 9 October 2017\n\n/s/ Ann Ash          /s/ Ben Birch\nUmbra Paints Inc.    Vetch Logistics LLC",
+        "10/09/17              10/09/17 ________________   ________________\nDate                  Date",
+    ] {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{body}{signed}"))));
+        assert_eq!(
+            fields.agreement_date.and_then(|d| d.normalized),
+            Some(Value::Date { iso: "2017-10-09".into() }),
+            "{signed}"
+        );
+    }
+}
