@@ -840,12 +840,13 @@ static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 /// A term that lasts until an event rather than a date or a period: "shall remain in effect until the last patent
-/// expires", "will not end until the campaign is delivered", "shall expire if the adviser ceases to act". It has no
+/// expires", "will not end until the campaign is delivered", "shall expire if the adviser ceases to act", "shall
+/// terminate: (a) automatically if ...; (b) ...", "shall continue thereafter, unless terminated". It has no
 /// fixed end (CUAD's answers call it perpetual). Read only where the agreement or its term is the subject, and only
 /// when the sentence names no end date or period.
 static UNTIL_EVENT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective|in\s+operation)\b[^.;]{0,120}?\buntil\b|\b(shall|will)\s+not\s+(end|expire|terminate)\s+until\b|\b(shall|will)\s+(automatically\s+)?expire\s+(if|when|at\s+such\s+time\s+as)\b",
+        r"\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective|in\s+operation)\b[^.;]{0,120}?\buntil\b|\b(shall|will)\s+not\s+(end|expire|terminate)\s+until\b|\b(shall|will)\s+(automatically\s+)?expire\s+(if|when|at\s+such\s+time\s+as)\b|\b(shall|will)\s+(automatically\s+)?(terminate|expire)\s*(:|\(\s*(i|a|1)\s*\)|(up)?on\s+the\s+(earliest|earlier|first)\s+(of|to\s+occur))|\bthereafter,?\s+unless\s+(\w+\s+){0,3}terminated\b",
     )
 });
 /// "until the expiration of the Term": the term's own end, which says nothing about when that is.

@@ -1202,3 +1202,28 @@ fees within thirty days.\n\n3. Law. This Agreement is governed by the laws of th
         );
     }
 }
+
+#[test]
+fn an_agreement_that_ends_only_on_listed_events_or_on_termination_has_no_fixed_end() {
+    let head = "AGENCY AGREEMENT\n\nThis Agency Agreement is made as of October 2, 2008 by and between Wisteria Mutual \
+Inc. (\"Insurer\") and Yarrow Brokers LLC (\"Agent\").\n\n1. Appointment. Insurer appoints Agent to sell its policies.\n\n\
+2. Records. Agent shall keep records while it acts for Insurer and for a period of two years thereafter.\n\n3. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    for term in [
+        "This Agreement shall terminate:\n\n(a) automatically if Agent's licence is revoked;\n\n(b) upon the sale of Agent's business.",
+        "This Agreement shall terminate upon the earliest of (i) the closing of the offering, (ii) the resignation of Agent or (iii) a written agreement of the parties.",
+        "This Agreement shall take effect on the date above and shall govern the parties thereafter, unless terminated under Section 4.",
+    ] {
+        assert_eq!(read(term), Some(Value::Perpetual), "{term}");
+    }
+    // A listed event beside a fixed period still gives the period's end.
+    assert_eq!(
+        read(
+            "This Agreement shall terminate upon the earlier of (i) the third anniversary of this Agreement and (ii) the sale of Agent's business."
+        ),
+        Some(Value::Date { iso: "2011-10-02".into() })
+    );
+}
