@@ -985,7 +985,27 @@ fn expiration(
             perpetual = Some(sentence);
         }
     }
-    perpetual.map(|s| extracted(index, Value::Perpetual.display(), Some(Value::Perpetual), s))
+    perpetual
+        .map(|s| extracted(index, Value::Perpetual.display(), Some(Value::Perpetual), s))
+        .or_else(|| end_date_label(index))
+}
+
+/// A form's label for the end with the date after it: "Termination Date:   1 June 2010", "Expiration Date: June 30,
+/// 2012", "End Date: 12/31/15".
+static END_DATE_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"(^|\n)\s*(scheduled\s+)?(termination|expiration|expiry|end)\s+date\s*:?\s*$"));
+
+/// Failing a term clause, the date a form's end-date label gives.
+fn end_date_label(index: &ContractIndex) -> Option<Extracted> {
+    index.sentences().iter().enumerate().find_map(|(i, sentence)| {
+        let place = index.place(i);
+        if !place.is_quotable() || place.zone == Zone::SignatureBlock {
+            return None;
+        }
+        let text = index.sentence_text(sentence);
+        let (_, date) = values::dates(text).into_iter().find(|(r, _)| END_DATE_LABEL.is_match(&text[..r.start]))?;
+        Some(extracted(index, iso(date).display(), Some(iso(date)), sentence))
+    })
 }
 
 /// Sentence `i` read whole when a page break cuts it: the two halves the index joins across the break, or the text

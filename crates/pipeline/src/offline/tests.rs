@@ -1227,3 +1227,17 @@ Inc. (\"Insurer\") and Yarrow Brokers LLC (\"Agent\").\n\n1. Appointment. Insure
         Some(Value::Date { iso: "2011-10-02".into() })
     );
 }
+
+#[test]
+fn a_forms_end_date_label_gives_the_expiry_when_no_term_clause_does() {
+    let form = "CONFIRMATION\n\nThis confirmation sets out the terms of the swap between Alder Bank plc (\"Bank\") and Briar \
+Trust (\"Trust\").\n\nTrade Date:            14 May 2007\n\nEffective Date:        1 June 2007\n\nTermination Date:      \
+1 June 2010\n\nNotional Amount:       USD 5,000,000";
+    let fields = extract_fields(&ContractIndex::build(&pages(form)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2010-06-01".into() }));
+    // A definition of the term "Termination Date" is not a date.
+    let defined =
+        form.replace("Termination Date:      1 June 2010", "\"Termination Date\" means the day the swap ends.");
+    let fields = extract_fields(&ContractIndex::build(&pages(&defined)));
+    assert_eq!(fields.expiration_date, None);
+}
