@@ -63,7 +63,7 @@ static SENTENCE: LazyLock<Regex> =
     LazyLock::new(|| ci(r"\b(is|are)\s+(made|entered|dated|executed)\b|\bentered\s+into\b"));
 static RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"(automatically\s+(be\s+)?(renew|extend)|\bautomatic\s+([\w-]+\s+){0,3}(renewal|extension)s?\b|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
+        r"(\btacit(ly)?\s+(be\s+)?(renew\w*|extend\w*|extension)|\b(renew|extend)\w*\s+tacitly\b|automatically\s+(be\s+)?(renew|extend)|\bautomatic\s+([\w-]+\s+){0,3}(renewal|extension)s?\b|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
     )
 });
 
@@ -534,9 +534,12 @@ fn dated(index: &ContractIndex, page: usize, range: std::ops::Range<usize>, date
 /// parties say they sign on ("executed this 14th day of"). Never a running line (filing stamps, fax headers) nor
 /// any other date of a signature page.
 fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
-    date_in_zones(index, &[Zone::Preamble], None)
-        .or_else(|| date_in_zones(index, &[Zone::Cover], Some(&DATED)))
-        .map(|(page, range, date)| dated(index, page, range, date))
+    letter_dated(index)
+        .or_else(|| {
+            date_in_zones(index, &[Zone::Preamble], None)
+                .or_else(|| date_in_zones(index, &[Zone::Cover], Some(&DATED)))
+                .map(|(page, range, date)| dated(index, page, range, date))
+        })
         .or_else(|| this_agreement_dated(index))
         .or_else(|| first_dated_sentence(index, 4_000, |text| DATED.is_match(text) || text.contains("dated")))
         .or_else(|| {
@@ -551,6 +554,62 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
             date_in_zones(index, &[Zone::SignatureBlock], None)
                 .map(|(page, range, date)| dated(index, page, range, date))
         })
+        .or_else(|| signature_line_dated(index))
+}
+
+/// A signature: "/s/ Name", "By:".
+static SIGNATURE_MARK: LazyLock<Regex> = LazyLock::new(|| ci(r"/s/|\bby\s*:"));
+/// A rule to sign on: "______".
+static SIGNING_RULE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"_{6,}").expect("valid"));
+
+/// Failing all else, the date written on or just above the lines the parties sign on ("Columbus, 9 October 2017" /
+/// "/s/ A. Person"; "10/09/17   ________"), wherever the structure placed them: a short line in the second half of
+/// the document with a date, with a rule to sign on beside it, or a signature on it or on one of the next three
+/// lines.
+fn signature_line_dated(index: &ContractIndex) -> Option<Extracted> {
+    let structure = index.structure();
+    let pages = index.pages();
+    let lines: Vec<_> = structure.lines.iter().filter(|l| !l.zone.is_running()).collect();
+    lines.iter().enumerate().skip(lines.len() / 2).find_map(|(n, line)| {
+        let text = structure.line_text(pages, line);
+        if text.trim().len() > 200 {
+            return None;
+        }
+        let (r, date) = values::dates(text).into_iter().next()?;
+        let signed = SIGNING_RULE.is_match(text)
+            || lines[n..].iter().take(4).any(|l| SIGNATURE_MARK.is_match(structure.line_text(pages, l)));
+        if !signed {
+            return None;
+        }
+        let page = pages.iter().position(|p| p.number == line.page)?;
+        Some(dated(index, page, line.start as usize + r.start..line.start as usize + r.end, date))
+    })
+}
+
+/// The salutation that opens a letter: "Ladies and Gentlemen:", "Dear Ms. Smith,", "Gentlemen:".
+static SALUTATION: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"^\s*(dear\s+[^\n]{1,60}|ladies\s+and\s+gentlemen|gentlemen|to\s+whom\s+it\s+may\s+concern)\s*[:,]?\s*$")
+});
+
+/// A letter agreement is dated by the line above its salutation that holds only a date ("March 14, 2019" / the
+/// addressee / "Ladies and Gentlemen:").
+fn letter_dated(index: &ContractIndex) -> Option<Extracted> {
+    let structure = index.structure();
+    let pages = index.pages();
+    let lines: Vec<_> = structure.lines.iter().filter(|l| !l.zone.is_running()).take(60).collect();
+    let salutation = lines.iter().position(|l| SALUTATION.is_match(structure.line_text(pages, l)))?;
+    lines[..salutation].iter().find_map(|line| {
+        let text = structure.line_text(pages, line);
+        let (r, date) = values::dates(text).into_iter().next()?;
+        let rest = format!("{}{}", &text[..r.start], &text[r.end..]);
+        if rest.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == '.').is_empty() {
+            let page = pages.iter().position(|p| p.number == line.page)?;
+            let start = line.start as usize + r.start;
+            Some(dated(index, page, start..line.start as usize + r.end, date))
+        } else {
+            None
+        }
+    })
 }
 
 /// The agreement is made "as of the Effective Date" ...
@@ -652,6 +711,11 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
         if !place.is_quotable() || place.zone == Zone::SignatureBlock || !EFFECTIVE.is_match(text) {
             continue;
         }
+        // What starts must be the agreement or its term: "the second project phase will commence on", "the
+        // discount period begins on" start something else.
+        if !THIS_AGREEMENT.is_match(text) && !OWN_TERM_OR_EFFECTIVE_DATE.is_match(text) {
+            continue;
+        }
         // "from the Effective Date until December 31, 2018": the date after an end word is where it ends.
         let starts = values::dates(text).into_iter().find(|(r, _)| {
             let before = &text[floor_boundary(text, r.start.saturating_sub(60))..r.start];
@@ -679,6 +743,13 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
     }
 }
 
+/// The agreement's own term or effective date, or the undertaking it sets up, named in a sentence: "the Initial Term
+/// shall commence on", "the Effective Date shall be", "Contract start:", "the Venture shall commence on".
+static OWN_TERM_OR_EFFECTIVE_DATE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(term|effective\s+date|commencement\s+date|contract|venture|partnership|engagement|collaboration|appointment)\b|(?-i:\b[Tt]he\s+Agreement\b)",
+    )
+});
 static STARTS_ON: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"\b(effective|commenc\w*|begin\w*|start\w*|as\s+of|come\s+into\s+force|take\s+effect)\b[^.;]{0,40}$")
 });
@@ -769,12 +840,13 @@ static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 /// A term that lasts until an event rather than a date or a period: "shall remain in effect until the last patent
-/// expires", "will not end until the campaign is delivered", "shall expire if the adviser ceases to act". It has no
+/// expires", "will not end until the campaign is delivered", "shall expire if the adviser ceases to act", "shall
+/// terminate: (a) automatically if ...; (b) ...", "shall continue thereafter, unless terminated". It has no
 /// fixed end (CUAD's answers call it perpetual). Read only where the agreement or its term is the subject, and only
 /// when the sentence names no end date or period.
 static UNTIL_EVENT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective|in\s+operation)\b[^.;]{0,120}?\buntil\b|\b(shall|will)\s+not\s+(end|expire|terminate)\s+until\b|\b(shall|will)\s+(automatically\s+)?expire\s+(if|when|at\s+such\s+time\s+as)\b",
+        r"\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective|in\s+operation)\b[^.;]{0,120}?\buntil\b|\b(shall|will)\s+not\s+(end|expire|terminate)\s+until\b|\b(shall|will)\s+(automatically\s+)?expire\s+(if|when|at\s+such\s+time\s+as)\b|\b(shall|will)\s+(automatically\s+)?(terminate|expire)\s*(:|\(\s*(i|a|1)\s*\)|(up)?on\s+the\s+(earliest|earlier|first)\s+(of|to\s+occur))|\bthereafter,?\s+unless\s+(\w+\s+){0,3}terminated\b",
     )
 });
 /// "until the expiration of the Term": the term's own end, which says nothing about when that is.
@@ -828,7 +900,7 @@ fn expiration(
         if !place.is_quotable() || place.zone == Zone::SignatureBlock {
             continue;
         }
-        let text = index.sentence_text(sentence);
+        let text = &*whole_text(index, i);
         // A clause that ends in a colon continues in the list after it: "shall remain in effect until the earlier
         // of the following:" / "(a) the fifth anniversary of this Agreement; and" / "(b) ...".
         let listed = text.trim_end().ends_with(':').then(|| {
@@ -913,7 +985,49 @@ fn expiration(
             perpetual = Some(sentence);
         }
     }
-    perpetual.map(|s| extracted(index, Value::Perpetual.display(), Some(Value::Perpetual), s))
+    perpetual
+        .map(|s| extracted(index, Value::Perpetual.display(), Some(Value::Perpetual), s))
+        .or_else(|| end_date_label(index))
+}
+
+/// A form's label for the end with the date after it: "Termination Date:   1 June 2010", "Expiration Date: June 30,
+/// 2012", "End Date: 12/31/15".
+static END_DATE_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"(^|\n)\s*(scheduled\s+)?(termination|expiration|expiry|end)\s+date\s*:?\s*$"));
+
+/// Failing a term clause, the date a form's end-date label gives.
+fn end_date_label(index: &ContractIndex) -> Option<Extracted> {
+    index.sentences().iter().enumerate().find_map(|(i, sentence)| {
+        let place = index.place(i);
+        if !place.is_quotable() || place.zone == Zone::SignatureBlock {
+            return None;
+        }
+        let text = index.sentence_text(sentence);
+        let (_, date) = values::dates(text).into_iter().find(|(r, _)| END_DATE_LABEL.is_match(&text[..r.start]))?;
+        Some(extracted(index, iso(date).display(), Some(iso(date)), sentence))
+    })
+}
+
+/// Sentence `i` read whole when a page break cuts it: the two halves the index joins across the break, or the text
+/// that goes on after the page's running lines ("... shall continue for twelve (12)" / "Page 4" / "months from ...":
+/// the sentence ends without a full stop and the next one, running lines aside, opens in small letters).
+fn whole_text(index: &ContractIndex, i: usize) -> std::borrow::Cow<'_, str> {
+    let sentences = index.sentences();
+    let text = index.sentence_text(&sentences[i]);
+    if let Some((_, _, joined)) = index.joined_sentences().iter().find(|(before, _, _)| *before == i) {
+        return joined.as_str().into();
+    }
+    if text.trim_end().ends_with(['.', '!', '?', ':', ';']) {
+        return text.into();
+    }
+    let next = (i + 1..sentences.len().min(i + 6))
+        .find(|&j| !matches!(index.place(j).zone, Zone::RunningHeader | Zone::RunningFooter | Zone::PageNumber));
+    match next {
+        Some(j) if j > i + 1 && index.sentence_text(&sentences[j]).starts_with(char::is_lowercase) => {
+            format!("{} {}", text.trim_end(), index.sentence_text(&sentences[j])).into()
+        }
+        _ => text.into(),
+    }
 }
 
 static RENEWAL_EXTRA: LazyLock<Regex> = LazyLock::new(|| {
@@ -955,12 +1069,24 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
             if !index.place(i).is_operative() || (term_section_only && !in_term_section(i)) {
                 continue;
             }
-            let text = index.sentence_text(sentence);
-            let Some(m) = pattern.find(text) else { continue };
+            // The sentence is read whole across a page break, but only when it is itself about renewing (the next
+            // page's half is the next sentence's to show).
+            let text = &*whole_text(index, i);
+            let own = index.sentence_text(sentence).len();
+            let Some(m) = pattern.find(text).filter(|m| m.start() < own) else { continue };
+            // A period to cure a failure that is extended ("if the party is diligently curing the failure, that
+            // period shall be extended by a further thirty (30) days") is not the term renewing.
+            if CURING_BEFORE.is_match(&text[..m.start()]) {
+                continue;
+            }
             // The renewal's length follows the first word of renewing ("shall renew for a further two (2) years
             // (the \"Renewal Term\")"), which may come before what the pattern matched.
             let from = RENEW_LOOSE.find(text).map_or(m.start(), |r| r.start().min(m.start()));
             let after = &text[from..];
+            if UNLIMITED_RENEWAL.is_match(after) {
+                let value = "renews without end (for an unlimited period)".to_owned();
+                return (Some(i), Some(extracted(index, value, Some(Value::Perpetual), sentence)));
+            }
             let normalized = values::durations(after)
                 .into_iter()
                 .find(|(r, _, _)| !is_notice_period(after, r))
@@ -998,7 +1124,7 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
     // No sentence says the term renews: a term that runs on after its fixed period until a party ends it ("shall
     // continue in full force and effect thereafter until terminated by either party") renews without end.
     for (i, sentence) in index.sentences().iter().enumerate() {
-        let text = index.sentence_text(sentence);
+        let text = &*whole_text(index, i);
         if index.place(i).is_operative() && TERM_SUBJECT.is_match(text) && CONTINUES_THEREAFTER.is_match(text) {
             let value = "continues after its term until terminated (no end)".to_owned();
             return (Some(i), Some(extracted(index, value, Some(Value::Perpetual), sentence)));
@@ -1006,6 +1132,17 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
     }
     (loose_at, None)
 }
+
+/// A cure period just before: "is diligently curing the failure, that period shall be".
+static CURING_BEFORE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(cure|cured|curing|remedy|remedied)\b[^.]{0,200}$"));
+
+/// A renewal with no end: "then renews for an unlimited period", "renews indefinitely". Not "an unlimited number
+/// of one-year terms", which renew for a year each.
+static UNLIMITED_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(renew|extend)\w*\s+((\w+\s+){0,3}?for\s+an?\s+(unlimited|indefinite)\s+(period|term|duration)|indefinitely)\b",
+    )
+});
 
 /// After its fixed period the term runs on until a party ends it: "and shall continue thereafter until terminated",
 /// "shall remain in effect thereafter unless and until either party terminates it".
@@ -1021,7 +1158,7 @@ pub const RENEWS_UNKNOWN_LENGTH: &str = "renews; the length is not stated";
 /// "renews automatically", "successive renewal terms".
 static TERM_RENEWS: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|the\s+(initial\s+|original\s+|then[- ]current\s+)?term|it)\b[^.;]{0,120}\b(shall|will|may|is)\s+(\w+\s+){0,2}(renew|extend)\w*|\bautomatic(ally)?\s+(be\s+)?(renew|extend)\w*|\b(renew|extend)\w*\s+automatically|\bsuccessive\s+(\w+\s+){0,2}(renewal|extension)\s+(terms?|periods?)|\boption\s+to\s+(renew|extend)\s+(this|the)\s+(\w+\s+){0,2}(agreement|term)",
+        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|the\s+(initial\s+|original\s+|then[- ]current\s+)?term|it)\b[^.;]{0,120}\b(shall|will|may|is)\s+(\w+\s+){0,2}(renew|extend)\w*|\b(automatic(ally)?|tacit(ly)?)\s+(be\s+)?(renew|extend)\w*|\b(renew|extend)\w*\s+(automatically|tacitly)|\bsuccessive\s+(\w+\s+){0,2}(renewal|extension)\s+(terms?|periods?)|\boption\s+to\s+(renew|extend)\s+(this|the)\s+(\w+\s+){0,2}(agreement|term)",
     )
 });
 /// Renewals that are not the term's: an extension the parties may agree on, a refusal to renew, confidentiality
@@ -1043,6 +1180,32 @@ fn renewal_notice(index: &ContractIndex, renewal_at: Option<usize>) -> Option<Ex
         .and_then(|at| notice_near(index, at))
         .or_else(|| non_renewal_notice(index))
         .or_else(|| open_ended_notice(index))
+        .or_else(|| after_the_initial_term_notice(index))
+}
+
+/// A party's wish not to renew, said without the word "notice": "unless a party asks in writing, no later than
+/// sixty (60) days before the renewal, that the term not be renewed".
+static NOT_RENEWING: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\bnot\s+(to\s+)?(be\s+)?(renew|extend)\w*|\bnon-?\s?renewal\b|\belects?\s+not\s+to\b"));
+
+/// After its first term the agreement runs on until a party ends it on notice: "After the Initial Term, either party
+/// may terminate this Agreement for convenience on written notice of at least two months".
+static AFTER_THE_INITIAL_TERM: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(following|after|upon\s+(the\s+)?(expiration|expiry|end)\s+of|at\s+any\s+time\s+after)\s+(the\s+)?(initial|original|first|minimum)\s+(term|period)\b[^.;]{0,40}\b(either|any|each)\s+part(y|ies)\s+may\s+terminate\b",
+    )
+});
+
+fn after_the_initial_term_notice(index: &ContractIndex) -> Option<Extracted> {
+    index.sentences().iter().enumerate().find_map(|(i, sentence)| {
+        let text = &*whole_text(index, i);
+        if !index.place(i).is_operative() || !AFTER_THE_INITIAL_TERM.is_match(text) || !NOTICE_WORD.is_match(text) {
+            return None;
+        }
+        let (_, number, unit) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))?;
+        let v = Value::Duration { number, unit };
+        Some(extracted(index, v.display(), Some(v), sentence))
+    })
 }
 
 /// A term that runs until a party ends it on notice: "the term shall remain in effect until terminated by either
@@ -1052,7 +1215,7 @@ static UNTIL_ENDED_ON_NOTICE: LazyLock<Regex> =
 
 fn open_ended_notice(index: &ContractIndex) -> Option<Extracted> {
     index.sentences().iter().enumerate().find_map(|(i, sentence)| {
-        let text = index.sentence_text(sentence);
+        let text = &*whole_text(index, i);
         if !index.place(i).is_operative() || !TERM_SUBJECT.is_match(text) || !UNTIL_ENDED_ON_NOTICE.is_match(text) {
             return None;
         }
@@ -1074,8 +1237,9 @@ static NON_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
 /// period of notice.
 fn non_renewal_notice(index: &ContractIndex) -> Option<Extracted> {
     for (i, sentence) in index.sentences().iter().enumerate() {
-        let text = index.sentence_text(sentence);
-        if !index.place(i).is_operative() || !NON_RENEWAL.is_match(text) || !NOTICE_WORD.is_match(text) {
+        let text = &*whole_text(index, i);
+        let says_notice = NOTICE_WORD.is_match(text) || NOT_RENEWING.is_match(text);
+        if !index.place(i).is_operative() || !NON_RENEWAL.is_match(text) || !says_notice {
             continue;
         }
         if let Some((_, number, unit)) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))
@@ -1094,8 +1258,9 @@ fn notice_near(index: &ContractIndex, at: usize) -> Option<Extracted> {
         if !index.place(i).is_operative() {
             continue;
         }
-        let text = index.sentence_text(sentence);
-        if !NOTICE_WORD.is_match(text) || (i != at && !RENEW_WORD.is_match(text)) {
+        let text = &*whole_text(index, i);
+        let says_notice = NOTICE_WORD.is_match(text) || (i == at && NOT_RENEWING.is_match(text));
+        if !says_notice || (i != at && !RENEW_WORD.is_match(text)) {
             continue;
         }
         if let Some((_, number, unit)) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))

@@ -1065,3 +1065,179 @@ fn a_section_headed_for_a_minimum_payment_names_the_minimum_commitment() {
         assert_eq!(topic.names_clause(heading), expected, "{category}: {heading}");
     }
 }
+
+#[test]
+fn a_tacit_renewal_renews_and_a_renewal_for_an_unlimited_period_has_no_end() {
+    let head = "SERVICES AGREEMENT\n\nThis Services Agreement is made as of April 2, 2013 by and between Ironwood Care \
+Inc. (\"Provider\") and Juniper Clinics LLC (\"Client\").\n\n1. Services. Provider shall clean the clinics.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        (fields.renewal.and_then(|e| e.normalized), fields.renewal_notice.and_then(|e| e.normalized))
+    };
+    // Civil-law drafting: a term renewed tacitly (without a new agreement) renews as an automatic renewal does.
+    assert_eq!(
+        read(
+            "The contract runs for the calendar year and is renewed tacitly every year. Either party may stop a renewal by registered letter at least two (2) months prior to the end of the then-current year, with notice."
+        ),
+        (
+            Some(Value::Duration { number: 1, unit: DurationUnit::Year }),
+            Some(Value::Duration { number: 2, unit: DurationUnit::Month })
+        )
+    );
+    assert_eq!(
+        read(
+            "This Agreement shall remain in force for five (5) years and shall thereafter automatically renew for an unlimited period unless terminated under Section 9."
+        )
+        .0,
+        Some(Value::Perpetual)
+    );
+    // An unlimited number of renewals of a stated length renews for that length.
+    assert_eq!(
+        read(
+            "This Agreement shall remain in force for five (5) years and shall thereafter automatically renew for an unlimited number of successive two (2) year terms."
+        )
+        .0,
+        Some(Value::Duration { number: 2, unit: DurationUnit::Year })
+    );
+}
+
+#[test]
+fn the_notice_to_stop_a_renewal_may_be_a_request_not_to_renew_or_a_notice_after_the_first_term() {
+    let head = "RESELLER AGREEMENT\n\nThis Reseller Agreement is made as of June 9, 2017 by and between Kauri Devices \
+Inc. (\"Vendor\") and Linden Sales LLC (\"Reseller\").\n\n1. Resale. Reseller may resell the Devices.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.renewal_notice.and_then(|e| e.normalized)
+    };
+    // Without the word "notice": a written request, made a period before the renewal, that the term not renew.
+    assert_eq!(
+        read(
+            "This Agreement shall renew for successive one (1) year periods unless either party asks in writing, no later than sixty (60) days before the anniversary date, that it not be renewed."
+        ),
+        Some(Value::Duration { number: 60, unit: DurationUnit::Day })
+    );
+    // After the first term either party may end the agreement on notice: that notice stops it going on.
+    assert_eq!(
+        read(
+            "The initial term of this Agreement is two (2) years. After the Initial Term, either party may terminate this Agreement for convenience upon written notice of at least four (4) months."
+        ),
+        Some(Value::Duration { number: 4, unit: DurationUnit::Month })
+    );
+    // A notice to end the agreement for a breach, at any time, is not such a notice.
+    assert_eq!(
+        read(
+            "The initial term of this Agreement is two (2) years. Either party may terminate this Agreement for breach upon thirty (30) days' written notice."
+        ),
+        None
+    );
+}
+
+#[test]
+fn a_term_sentence_cut_by_a_page_break_is_read_whole_and_an_extended_cure_period_is_no_renewal() {
+    let first = "HOSTING AGREEMENT\n\nThis Hosting Agreement is made as of January 4, 2010 by and between Maple Hosting \
+Inc. (\"Host\") and Nutmeg Stores LLC (\"Customer\").\n\n1. Term. The initial term is two (2) years, and this Agreement \
+shall automatically renew for further";
+    let second = "two (2) year terms unless either party gives notice of non-renewal at least sixty (60) days before the \
+end of the then-current term.\n\n2. Fees. Customer shall pay the fees monthly.";
+    let index = ContractIndex::build(&[Page::plain(1, first), Page::plain(2, second)]);
+    let fields = extract_fields(&index);
+    assert_eq!(
+        fields.renewal.and_then(|e| e.normalized),
+        Some(Value::Duration { number: 2, unit: DurationUnit::Year })
+    );
+
+    let cure = "OPERATION AGREEMENT\n\nThis Operation Agreement is made as of May 2, 2012 by and between Olive Power \
+Inc. (\"Owner\") and Poplar Services LLC (\"Operator\").\n\n1. Default. The Operator shall have thirty (30) days to cure a \
+failure, and if the Operator is diligently attempting to cure it, that period shall be extended by a further \
+ninety (90) days.";
+    let fields = extract_fields(&ContractIndex::build(&pages(cure)));
+    assert_eq!(fields.renewal, None);
+}
+
+#[test]
+fn a_date_something_else_begins_on_is_not_the_effective_date() {
+    let head = "CHANNEL AGREEMENT\n\nThis Channel Agreement is dated May 12, 2016 and is made between Quince Media Inc. \
+(\"Quince\") and Rowan Video LLC (\"Rowan\").\n\n1. Definitions. \"Effective Date\" means the date of this Agreement.\n\n\
+2. Launch. ";
+    let read = |text: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{text}"))));
+        fields.effective_date.and_then(|e| e.normalized)
+    };
+    // A phase of the work or a sales period that begins on a date is not the agreement beginning.
+    assert_eq!(
+        read("Phase One will commence on September 1, 2016 and end on August 31, 2017."),
+        Some(Value::Date { iso: "2016-05-12".into() })
+    );
+    // The term, the contract or the venture it sets up beginning on a date is.
+    assert_eq!(
+        read("The Initial Term shall commence on July 1, 2016."),
+        Some(Value::Date { iso: "2016-07-01".into() })
+    );
+    assert_eq!(read("Contract start: 07-01-16"), Some(Value::Date { iso: "2016-07-01".into() }));
+}
+
+#[test]
+fn a_letter_agreement_is_dated_by_the_date_line_above_its_salutation() {
+    let letter = "SIDE LETTER\n\nMarch 14, 2019\n\nSorrel Bank plc\n12 Harbour Road\nLeith\n\nLadies and Gentlemen:\n\n\
+Tansy Holdings Inc. (the \"Company\") sold notes to you under the Purchase Agreement, dated June 2, 2015 (the \
+\"Purchase Agreement\"). The Company agrees with you as follows.\n\n1. Fees. The Company shall pay the fee on demand.";
+    let fields = extract_fields(&ContractIndex::build(&pages(letter)));
+    assert_eq!(fields.agreement_date.and_then(|d| d.normalized), Some(Value::Date { iso: "2019-03-14".into() }));
+}
+
+#[test]
+fn an_agreement_dated_nowhere_else_is_dated_on_the_line_its_parties_sign() {
+    let body = "SERVICES AGREEMENT\n\nThis Services Agreement is entered into by Umbra Paints Inc. (\"Umbra\") and Vetch \
+Logistics LLC (\"Vetch\").\n\n1. Services. Vetch shall carry the paint Umbra orders.\n\n2. Fees. Umbra shall pay the \
+fees within thirty days.\n\n3. Law. This Agreement is governed by the laws of the State of Ohio.\n\n";
+    for signed in [
+        "Columbus, 9 October 2017\n\n/s/ Ann Ash          /s/ Ben Birch\nUmbra Paints Inc.    Vetch Logistics LLC",
+        "10/09/17              10/09/17 ________________   ________________\nDate                  Date",
+    ] {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{body}{signed}"))));
+        assert_eq!(
+            fields.agreement_date.and_then(|d| d.normalized),
+            Some(Value::Date { iso: "2017-10-09".into() }),
+            "{signed}"
+        );
+    }
+}
+
+#[test]
+fn an_agreement_that_ends_only_on_listed_events_or_on_termination_has_no_fixed_end() {
+    let head = "AGENCY AGREEMENT\n\nThis Agency Agreement is made as of October 2, 2008 by and between Wisteria Mutual \
+Inc. (\"Insurer\") and Yarrow Brokers LLC (\"Agent\").\n\n1. Appointment. Insurer appoints Agent to sell its policies.\n\n\
+2. Records. Agent shall keep records while it acts for Insurer and for a period of two years thereafter.\n\n3. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    for term in [
+        "This Agreement shall terminate:\n\n(a) automatically if Agent's licence is revoked;\n\n(b) upon the sale of Agent's business.",
+        "This Agreement shall terminate upon the earliest of (i) the closing of the offering, (ii) the resignation of Agent or (iii) a written agreement of the parties.",
+        "This Agreement shall take effect on the date above and shall govern the parties thereafter, unless terminated under Section 4.",
+    ] {
+        assert_eq!(read(term), Some(Value::Perpetual), "{term}");
+    }
+    // A listed event beside a fixed period still gives the period's end.
+    assert_eq!(
+        read(
+            "This Agreement shall terminate upon the earlier of (i) the third anniversary of this Agreement and (ii) the sale of Agent's business."
+        ),
+        Some(Value::Date { iso: "2011-10-02".into() })
+    );
+}
+
+#[test]
+fn a_forms_end_date_label_gives_the_expiry_when_no_term_clause_does() {
+    let form = "CONFIRMATION\n\nThis confirmation sets out the terms of the swap between Alder Bank plc (\"Bank\") and Briar \
+Trust (\"Trust\").\n\nTrade Date:            14 May 2007\n\nEffective Date:        1 June 2007\n\nTermination Date:      \
+1 June 2010\n\nNotional Amount:       USD 5,000,000";
+    let fields = extract_fields(&ContractIndex::build(&pages(form)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2010-06-01".into() }));
+    // A definition of the term "Termination Date" is not a date.
+    let defined =
+        form.replace("Termination Date:      1 June 2010", "\"Termination Date\" means the day the swap ends.");
+    let fields = extract_fields(&ContractIndex::build(&pages(&defined)));
+    assert_eq!(fields.expiration_date, None);
+}
