@@ -203,8 +203,9 @@ impl<'s> Passages<'s> {
     }
 
     /// Full-text search (an FTS5 MATCH expression over the text) in the organization's live documents, best first;
-    /// optionally inside one document. The organization (and document) filter is part of the index query; the join
-    /// checks it again and drops deleted documents.
+    /// optionally inside one document. The document filter, and the organization's when another organization has
+    /// passages in this store, are part of the index query; the join checks the organization (always) and the
+    /// document again and drops deleted documents.
     ///
     /// A search across every document ranks the passages in two halves of their ids at once, one on the store's
     /// second connection in a thread of its own, and keeps the best `limit` of both: BM25 scores a passage the same
