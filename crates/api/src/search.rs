@@ -244,8 +244,8 @@ impl Api {
     /// Resolves when passages may lack vectors (an import added some); the desktop then calls
     /// [`Api::prepare_semantic_search`]. While it waits, the local model is released once nothing has used it for
     /// [`MODEL_IDLE`], and the checklist library's compiled patterns once no review has for
-    /// [`crate::review::COMPILED_PATTERNS_IDLE`] (looked at every [`MODEL_IDLE_CHECK`]), and with either the store's
-    /// page cache; the next use loads them again.
+    /// [`crate::review::COMPILED_PATTERNS_IDLE`] (looked at every [`MODEL_IDLE_CHECK`]), and with either the word
+    /// indexes and the store's page cache; the next use loads them again.
     pub async fn semantic_wake(&self) {
         let mut checks = tokio::time::interval(MODEL_IDLE_CHECK);
         checks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -257,7 +257,8 @@ impl Api {
                     let model = self.retriever.lazy_embedder().release_if_idle(now, MODEL_IDLE);
                     let patterns = crate::review::release_compiled_catalog_if_idle(now, crate::review::COMPILED_PATTERNS_IDLE);
                     if model || patterns {
-                        // The burst of work is over: the store's page cache goes too.
+                        // The burst of work is over: the word indexes and the store's page cache go too.
+                        self.retriever.release_word_indexes();
                         if let Err(e) = self.db.call(|store| store.release_memory()).await {
                             tracing::warn!(error = %e, "the store kept its page cache");
                         }

@@ -77,6 +77,9 @@ pub struct RetrievalReport {
     pub index_build_ms: f64,
     pub index_bytes: usize,
     pub stored_vector_bytes: usize,
+    /// Reading the word index (every passage's words from the full-text index) and its size in memory.
+    pub word_index_build_ms: f64,
+    pub word_index_bytes: usize,
     pub all: Vec<ModeFigures>,
     pub even: Vec<ModeFigures>,
     pub odd: Vec<ModeFigures>,
@@ -265,6 +268,9 @@ pub fn run(
         }
         None => (0.0, 0, 0),
     };
+    let started = Instant::now();
+    let word_index_bytes = retriever.word_index(&store, &scope)?.size();
+    let word_index_build_ms = started.elapsed().as_secs_f64() * 1000.0;
 
     // 4. The searches.
     let modes: Vec<Mode> = if model_id.is_some() { Mode::ALL.to_vec() } else { vec![Mode::Bm25] };
@@ -364,6 +370,8 @@ pub fn run(
         index_build_ms,
         index_bytes,
         stored_vector_bytes,
+        word_index_build_ms,
+        word_index_bytes,
         all: figures(&[0, 1]),
         even: figures(&[0]),
         odd: figures(&[1]),
@@ -393,6 +401,11 @@ pub fn table(report: &RetrievalReport) -> String {
         report.index_build_ms,
         report.index_bytes as f64 / 1e6,
         report.stored_vector_bytes as f64 / 1e6
+    ));
+    out.push_str(&format!(
+        "word index: read in {:.0} ms, {:.1} MB in memory\n",
+        report.word_index_build_ms,
+        report.word_index_bytes as f64 / 1e6
     ));
     for (name, rows) in [("all", &report.all), ("even", &report.even), ("odd", &report.odd)] {
         out.push_str(&format!("\n{name:<5} mode    pairs  recall@3  MRR    | categories  nDCG@10 | p50 ms  p95 ms\n"));

@@ -1,6 +1,8 @@
 //! Retrieval, one home for every search the product runs over text: the passages a document is cut into
-//! (`chunk`), the safe FTS5 query (`query`), the in-memory dense index of stored sentence-embedding vectors
-//! (`dense`), and [`Retriever`], which runs BM25 and dense search and fuses them by reciprocal rank fusion (k = 60).
+//! (`chunk`), a query's words (`query`), the in-memory word index of an organization's passages (`words`: BM25 over
+//! the full-text index's own words), the in-memory dense index of stored sentence-embedding vectors (`dense`), and
+//! [`Retriever`], which runs BM25 and dense search and fuses them by reciprocal rank fusion (k = 60). The precedent
+//! corpus is ranked by words in SQL (FTS5), kept apart from every organization's.
 //! Organization, document and deletion scoping are re-checked in SQL on the final hits, whatever index produced
 //! them. When no vector can be used (model not installed, vectors still being computed) search is BM25 alone and the
 //! outcome says why. The benchmark over a CUAD folder is `eval`.
@@ -16,13 +18,16 @@ pub mod chunk;
 mod dense;
 pub mod eval;
 pub mod query;
+mod words;
 
 pub use dense::DenseIndex;
+pub use words::WordIndex;
 
 use pactwise_domain::{DocumentId, OrgId};
 use pactwise_embed::{Embedder, LazyEmbedder, Quantized};
 use pactwise_store::{
-    OrgScope, PassageHit, PassageToEmbed, PrecedentHit, Store, StoreError, VectorProgress, VectorStamp, WriteMark,
+    OrgScope, PassageHit, PassageToEmbed, PassageTokenizer, PrecedentHit, Store, StoreError, VectorProgress,
+    VectorStamp, WriteMark,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -153,8 +158,9 @@ pub trait RemoteVectors: Send + Sync {
 }
 
 /// Hybrid retrieval for the process: one per `Api`, shared by the assistant, Prep Studio, the Contracts area and the
-/// CLI. Holds the lazily loaded embedding model, one dense index per organization (and one for the precedent
-/// corpus), each read again from the store when its vectors change, and recent query vectors.
+/// CLI. Holds the lazily loaded embedding model, one word index and one dense index per organization (and a dense
+/// one for the precedent corpus), each read again from the store when what it holds changes, and recent query
+/// vectors.
 pub struct Retriever {
     embedder: Arc<LazyEmbedder>,
     /// The remote model, when one is configured.
@@ -166,6 +172,10 @@ pub struct Retriever {
     /// Each with the store's write mark when its stamp was last found current: while nothing is written, a search
     /// uses the index without reading the stamp again.
     indexes: Mutex<HashMap<Corpus, (Arc<DenseIndex>, WriteMark)>>,
+    /// Each organization's word index, with the write mark as for `indexes`.
+    words: Mutex<HashMap<String, (Arc<WordIndex>, WriteMark)>>,
+    /// The passages' tokenizer for a query's words (opened on first use).
+    tokenizer: Mutex<Option<PassageTokenizer>>,
     queries: Mutex<HashMap<String, Arc<Vec<f32>>>>,
 }
 
@@ -216,6 +226,8 @@ impl Retriever {
             remote_trouble: Mutex::new(None),
             dense_weight: DENSE_WEIGHT,
             indexes: Mutex::new(HashMap::new()),
+            words: Mutex::new(HashMap::new()),
+            tokenizer: Mutex::new(None),
             queries: Mutex::new(HashMap::new()),
         }
     }
@@ -365,6 +377,55 @@ impl Retriever {
                 Ok(index)
             },
         )
+    }
+
+    /// The organization's word index: the one held when nothing was written since it was last found current, or
+    /// when the organization's passages did not change; otherwise read again. One read inside an open transaction
+    /// (which may be rolled back) is used once and not kept.
+    pub fn word_index(&self, store: &Store, scope: &OrgScope) -> Result<Arc<WordIndex>, StoreError> {
+        let org = scope.org().to_string();
+        let mark = store.write_mark()?;
+        let held = self.words.lock().unwrap_or_else(|e| e.into_inner()).get(&org).cloned();
+        if let Some((index, seen)) = &held
+            && *seen == mark
+        {
+            return Ok(index.clone());
+        }
+        let passages = store.passages();
+        let version = passages.word_version(scope)?;
+        let index = match held {
+            Some((index, _)) if index.version == version => index,
+            _ => {
+                let span = tracing::info_span!("word_index_build");
+                let _enter = span.enter();
+                let mut builder = words::WordIndexBuilder::new();
+                let read = passages.passage_words(scope, &mut |word, at| builder.add(word, at))?;
+                let index = Arc::new(builder.finish(read));
+                tracing::info!(passages = index.len(), bytes = index.size(), "word index read");
+                index
+            }
+        };
+        if store.in_transaction() {
+            return Ok(index);
+        }
+        self.words.lock().unwrap_or_else(|e| e.into_inner()).insert(org, (index.clone(), mark));
+        Ok(index)
+    }
+
+    /// Gives back the word indexes' memory (the next search reads its organization's again).
+    pub fn release_word_indexes(&self) {
+        self.words.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    /// The word index's words of `query` (its terms, stemmed as the passages' index stems them, each once).
+    fn index_words(&self, query: &str) -> Result<Vec<String>, StoreError> {
+        let Some(terms) = query::terms(query) else { return Ok(Vec::new()) };
+        let mut tokenizer = self.tokenizer.lock().unwrap_or_else(|e| e.into_inner());
+        if tokenizer.is_none() {
+            *tokenizer = Some(PassageTokenizer::new()?);
+        }
+        let Some(tokenizer) = tokenizer.as_ref() else { return Ok(Vec::new()) };
+        tokenizer.tokens(&terms.join(" "))
     }
 
     fn precedent_index(&self, store: &Store, model_id: &str) -> Result<Arc<DenseIndex>, StoreError> {
@@ -525,29 +586,21 @@ impl Retriever {
         let _enter = span.enter();
         let mut notes = Vec::new();
         let query = prepare_query(query, &mut notes);
-        let Some(any_terms) = query::match_expression(&query) else {
+        if query::match_expression(&query).is_none() {
             notes.push(
                 "The search has no words to look for (only common words or punctuation): use words that appear in \
                  contracts."
                     .into(),
             );
             return Ok(Searched { hits: Vec::new(), mode, notes, searchable: false });
-        };
+        }
         let passages = store.passages();
+        let words = self.index_words(&query)?;
         let bm25 = || -> Result<Vec<i64>, StoreError> {
-            // Passages with every term first, then passages with any term.
-            let mut ids: Vec<i64> = match query::match_all_expression(&query) {
-                Some(all) => passages.search(scope, &all, document, CANDIDATES as u32)?.iter().map(|h| h.id).collect(),
-                None => Vec::new(),
-            };
-            if ids.len() < CANDIDATES {
-                for hit in passages.search(scope, &any_terms, document, CANDIDATES as u32)? {
-                    if ids.len() < CANDIDATES && !ids.contains(&hit.id) {
-                        ids.push(hit.id);
-                    }
-                }
-            }
-            Ok(ids)
+            // Passages with every word first, then passages with any word.
+            let index = self.word_index(store, scope)?;
+            let deleted = passages.deleted_documents(scope)?;
+            Ok(index.rank(&words, document, &deleted, CANDIDATES))
         };
         let dense = match mode {
             Mode::Bm25 => None,

@@ -1,5 +1,6 @@
-//! Turning words into a safe FTS5 query: every term is quoted (so no FTS5 syntax from a person or the model can
-//! change the query), common words are dropped, terms are joined with OR and ranked by BM25.
+//! A query's terms: common words dropped, each once, at most 16. As a safe FTS5 query (the precedent corpus's, and
+//! whether a query has anything to search for) every term is quoted, so no FTS5 syntax from a person or the model
+//! can change the query, and terms are joined with OR; the word index stems the same terms.
 
 const STOPWORDS: &[&str] = &[
     "a",
@@ -62,13 +63,8 @@ pub fn match_expression(words: &str) -> Option<String> {
     Some(terms(words)?.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" OR "))
 }
 
-/// The expression that needs every term (None with fewer than two terms: it would equal the any-term one).
-pub fn match_all_expression(words: &str) -> Option<String> {
-    let terms = terms(words)?;
-    (terms.len() > 1).then(|| terms.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" AND "))
-}
-
-fn terms(words: &str) -> Option<Vec<String>> {
+/// The searchable terms of `words`: lower case, common words dropped, each once, at most 16.
+pub(crate) fn terms(words: &str) -> Option<Vec<String>> {
     let mut terms: Vec<String> = Vec::new();
     for raw in words.split(|c: char| !c.is_alphanumeric()) {
         let term = raw.to_lowercase();

@@ -22,6 +22,7 @@ mod memories;
 mod migrations;
 mod pages;
 mod passage_vectors;
+mod passage_words;
 mod passages;
 mod platform;
 mod platform_credential;
@@ -67,6 +68,7 @@ pub use pages::{PageTexts, Pages};
 pub use passage_vectors::{
     PassageRange, PassageToEmbed, StoredPrecedentVector, StoredVector, VectorProgress, VectorStamp,
 };
+pub use passage_words::{PassageTokenizer, PassageWords};
 pub use passages::{
     ContractOverview, NewAnswer, NewPassage, NewPrecedent, PassageHit, Passages, PrecedentHit, StoredCitation,
 };
@@ -128,12 +130,6 @@ pub struct WriteMark {
 /// An open database with migrations applied.
 pub struct Store {
     conn: Connection,
-    /// The database file (none in memory), for the second connection below.
-    path: Option<std::path::PathBuf>,
-    /// A second connection to the same file, read-only, opened on first use and closed with the memory release: a
-    /// full-text search across every contract ranks half the passages on it while the main connection ranks the
-    /// other half (ranking is most of such a search's time). Taken out while a search uses it.
-    reader: std::sync::Mutex<Option<Connection>>,
     clock: Arc<dyn Clock>,
     /// Turns local changes of synced records into outbox entries (installed by `api`, which knows the wire format).
     encoder: Option<Arc<dyn ChangeEncoder>>,
@@ -144,9 +140,7 @@ impl Store {
     /// Refuses a database written by a newer version of Pactwise.
     pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Store, StoreError> {
         let conn = Connection::open(path)?;
-        let mut store = Self::prepare(conn, clock, true)?;
-        store.path = Some(path.to_owned());
-        Ok(store)
+        Self::prepare(conn, clock, true)
     }
 
     /// An in-memory database (tests and dry runs).
@@ -172,7 +166,7 @@ impl Store {
         migrations::migrate(&mut conn)?;
         contracts::refresh_derived(&mut conn)?;
         vendors::refresh_keys(&mut conn)?;
-        Ok(Store { conn, path: None, reader: std::sync::Mutex::new(None), clock, encoder: None })
+        Ok(Store { conn, clock, encoder: None })
     }
 
     /// Installs the encoder of synced changes: from now on, writes to synced records of organizations that are
@@ -190,33 +184,7 @@ impl Store {
     pub fn release_memory(&self) -> Result<(), StoreError> {
         self.conn.execute_batch("PRAGMA shrink_memory;")?;
         self.conn.flush_prepared_statement_cache();
-        // The second connection's cache goes with it; the next search across every contract opens it again.
-        self.reader.lock().unwrap_or_else(|e| e.into_inner()).take();
         Ok(())
-    }
-
-    /// The second, read-only connection (opened now if it is not open), taken out until [`Store::give_back_reader`];
-    /// `None` in memory, when another search holds it, or when it cannot be opened (the caller then reads on the
-    /// main connection alone).
-    pub(crate) fn take_reader(&self) -> Option<Connection> {
-        let path = self.path.as_ref()?;
-        if let Some(reader) = self.reader.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            return Some(reader);
-        }
-        let open = || -> Result<Connection, rusqlite::Error> {
-            let conn = Connection::open(path)?;
-            conn.busy_timeout(Duration::from_secs(5))?;
-            // The main connection's cache size: the full-text index's pages stay cached between searches.
-            conn.execute_batch("PRAGMA query_only = ON; PRAGMA cache_size = -32768;")?;
-            Ok(conn)
-        };
-        match open() {
-            Ok(conn) => Some(conn),
-            Err(e) => {
-                tracing::warn!(error = %e, "the second connection did not open; searches read on one connection");
-                None
-            }
-        }
     }
 
     /// A mark that changes whenever something is written to the database, by this store or by another process:
@@ -226,8 +194,9 @@ impl Store {
         Ok(WriteMark { others, own: self.conn.total_changes() })
     }
 
-    pub(crate) fn give_back_reader(&self, reader: Connection) {
-        *self.reader.lock().unwrap_or_else(|e| e.into_inner()) = Some(reader);
+    /// Whether a transaction is open on the store's connection (what it reads may still be rolled back).
+    pub fn in_transaction(&self) -> bool {
+        !self.conn.is_autocommit()
     }
 
     pub fn clock(&self) -> &dyn Clock {
@@ -265,7 +234,7 @@ impl Store {
         Pages::new(self)
     }
 
-    /// The model usage ledger and budgets.
+    /// Retrieval's tables: the organization's passages and their indexes, the precedent corpus, the assistant's answers.
     pub fn passages(&self) -> Passages<'_> {
         Passages::new(self)
     }

@@ -30,6 +30,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0023_first_run", include_str!("../migrations/0023_first_run.sql")),
     ("0024_agents", include_str!("../migrations/0024_agents.sql")),
     ("0025_vector_stamp_index", include_str!("../migrations/0025_vector_stamp_index.sql")),
+    ("0026_passage_versions", include_str!("../migrations/0026_passage_versions.sql")),
 ];
 
 /// The schema version this build writes.
@@ -62,6 +63,7 @@ fn migrate_to(conn: &mut Connection, target: u32) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::OptionalExtension;
 
     fn tables(conn: &Connection) -> Vec<String> {
         let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").unwrap();
@@ -606,6 +608,47 @@ mod tests {
             )
             .unwrap();
         assert!(plan.contains("COVERING INDEX precedent_passage_vectors_by_model"), "{plan}");
+    }
+
+    #[test]
+    fn passages_of_the_previous_schema_start_their_organizations_counter_and_every_change_moves_it() {
+        let before = MIGRATIONS.iter().position(|(name, _)| *name == "0026_passage_versions").unwrap() as u32;
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+        migrate_to(&mut conn, before).unwrap();
+        conn.execute_batch(
+            "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Acme', 't0'), ('o2', 'Globex', 't0');
+             INSERT INTO users (id, display_name, created_at) VALUES ('u1', 'Ann', 't0');
+             INSERT INTO documents (id, org_id, name, media_type, size, content_hash, created_by, created_at)
+             VALUES ('d1', 'o1', 'a.pdf', 'pdf', 1, printf('%.64c', 'a'), 'u1', 't0'),
+                    ('d2', 'o2', 'b.pdf', 'pdf', 1, printf('%.64c', 'b'), 'u1', 't0');
+             INSERT INTO passages (id, org_id, document_id, page, start_char, end_char, text, org_token, doc_token)
+             VALUES (7, 'o1', 'd1', 1, 0, 4, 'term', 'o1', 'd1'), (9, 'o1', 'd1', 1, 5, 9, 'fees', 'o1', 'd1');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let version = |conn: &Connection, org: &str| -> Option<i64> {
+            conn.query_row("SELECT version FROM passage_versions WHERE org_id = ?1", [org], |r| r.get(0))
+                .optional()
+                .unwrap()
+        };
+        assert_eq!(version(&conn, "o1"), Some(1), "stored passages start the counter");
+        assert_eq!(version(&conn, "o2"), None, "an organization without passages has none");
+        conn.execute("DELETE FROM passages WHERE id = 9", []).unwrap();
+        conn.execute(
+            "INSERT INTO passages (id, org_id, document_id, page, start_char, end_char, text, org_token, doc_token)
+             VALUES (9, 'o1', 'd1', 1, 5, 9, 'rent', 'o1', 'd1')",
+            [],
+        )
+        .unwrap();
+        assert_eq!(version(&conn, "o1"), Some(3), "a passage removed and one written under its id: two moves");
+        conn.execute(
+            "INSERT INTO passages (id, org_id, document_id, page, start_char, end_char, text, org_token, doc_token)
+             VALUES (11, 'o2', 'd2', 1, 0, 4, 'fees', 'o2', 'd2')",
+            [],
+        )
+        .unwrap();
+        assert_eq!((version(&conn, "o1"), version(&conn, "o2")), (Some(3), Some(1)), "each organization its own");
     }
 
     #[test]

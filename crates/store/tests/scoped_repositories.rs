@@ -220,36 +220,6 @@ fn a_worker_reads_page_text_only_of_the_runs_organization_and_never_of_a_deleted
 }
 
 #[test]
-fn deleted_documents_never_hide_a_live_match_in_search() {
-    use pactwise_store::NewPassage;
-    let (store, _) = store();
-    let a = member(&store, "Acme", Role::Owner);
-    // Sixty deleted documents that match better (the term several times) than the one live document.
-    for i in 0..60 {
-        let new = NewDocument {
-            name: format!("old-{i}.pdf"),
-            media_type: MediaType::Pdf,
-            size: 10,
-            content_hash: format!("{i:064x}"),
-        };
-        let (d, _) = store.documents().record(&a, &new).unwrap();
-        let text = "indemnification indemnification indemnification by the supplier".to_string();
-        store.passages().replace(&a, d.id, &[NewPassage { page: 1, start: 0, end: text.len() as u32, text }]).unwrap();
-        store.documents().soft_delete(&a, d.id).unwrap();
-    }
-    let (live, _) = store.documents().record(&a, &doc('l')).unwrap();
-    let text = "The customer's indemnification duties are limited to direct damages and a long tail of other words \
-                that dilute the match"
-        .to_string();
-    store.passages().replace(&a, live.id, &[NewPassage { page: 3, start: 0, end: text.len() as u32, text }]).unwrap();
-    for limit in [1, 5] {
-        let hits = store.passages().search(&a, "\"indemnification\"", None, limit).unwrap();
-        assert_eq!(hits.len(), 1, "limit {limit}: the live match is found, the deleted ones are not");
-        assert_eq!((hits[0].document, hits[0].page), (live.id, 3));
-    }
-}
-
-#[test]
 fn a_document_recorded_with_its_pages_appears_only_with_them() {
     use pactwise_domain::{ExtractedDocument, Page};
     let (store, _) = store();
