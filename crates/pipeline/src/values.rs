@@ -45,7 +45,7 @@ const ORDINAL_SUFFIX: &str = r"(?:st|nd|rd|th|s\s?t|n\s?d|r\s?d|t\s?h)?";
 
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     ci(&format!(
-        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}\s*,?\s+(?P<y1>\d{{4}})|(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?P<m2>{MONTH_PATTERN})\s*,?\s+(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}}))\b"
+        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}\s*,?\s+(?P<y1>\d{{4}})|(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?P<m2>{MONTH_PATTERN})\s*,?\s+(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}})|(?P<d6>\d{{1,2}})\.(?P<mo6>\d{{1,2}})\.(?P<y6>\d{{4}}))\b"
     ))
 });
 
@@ -67,7 +67,17 @@ pub fn dates(text: &str) -> Vec<(Range<usize>, NaiveDate)> {
                 let slash = c.name("mo3").is_some();
                 let y = num(if slash { "y3" } else { "y5" })?;
                 let y = if y < 100 { if y >= 50 { 1900 + y } else { 2000 + y } } else { y };
-                (y, u32::try_from(num(if slash { "mo3" } else { "mo5" })?).ok()?, num(if slash { "d3" } else { "d5" })?)
+                let (first, second) = (num(if slash { "mo3" } else { "mo5" })?, num(if slash { "d3" } else { "d5" })?);
+                // Month first, as American contracts write it, unless the first number cannot be a month
+                // ("20/12/2018" is the twentieth of December).
+                let (month, day) = if first > 12 && second <= 12 { (second, first) } else { (first, second) };
+                (y, u32::try_from(month).ok()?, day)
+            } else if c.name("d6").is_some() {
+                // Dotted dates are written day first ("1.4.2011" is the first of April) unless the second number
+                // cannot be a month ("04.18.2018").
+                let (first, second) = (num("d6")?, num("mo6")?);
+                let (month, day) = if second > 12 && first <= 12 { (first, second) } else { (second, first) };
+                (num("y6")?, u32::try_from(month).ok()?, day)
             } else {
                 (num("y4")?, u32::try_from(num("mo4")?).ok()?, num("d4")?)
             };
@@ -337,6 +347,15 @@ mod tests {
         assert_eq!(iso("Nov. 07, 2011"), ["2011-11-07"]);
         assert_eq!(iso("shall commence on the 2nd of   May, 2009, and"), ["2009-05-02"]);
         assert!(iso("call 555-12-3456").is_empty(), "not a month and day");
+    }
+
+    #[test]
+    fn numeric_dates_are_month_first_unless_the_first_number_cannot_be_a_month_and_dotted_ones_day_first() {
+        assert_eq!(iso("signed 20/12/2018"), ["2018-12-20"]);
+        assert_eq!(iso("signed 03/04/2018"), ["2018-03-04"]);
+        assert_eq!(iso("effective as of the 1.4.2011 (the"), ["2011-04-01"]);
+        assert_eq!(iso("dated 04.18.2018 and 25.12.2019"), ["2018-04-18", "2019-12-25"]);
+        assert!(iso("see section 31.13.2019").is_empty(), "no month in either place");
     }
 
     #[test]

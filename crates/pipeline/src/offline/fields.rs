@@ -777,7 +777,7 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
 
 static TERM_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r#"["“](term|initial\s+term|contract\s+period|agreement\s+period)["”]\s+(shall\s+)?means?\b|\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|this\s+(\w+\s+){0,2}agreement\s+(shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude)|(?-i:\b[Tt]his\s+[A-Z]{2,5})\s+(shall|will)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude)|\b(beginning|commencing|starting)\s+(on\s+)?[^.;]{0,40}\d{4}\s*,?\s+and\s+(ending|expiring|terminating)\b)"#,
+        r#"["“](term|initial\s+term|contract\s+period|agreement\s+period)["”]\s+(shall\s+)?means?\b|\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:\b[Tt]he\s+(Agreement|Contract)))\s+((shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude|run|last)|(commences|begins|continues|remains|expires|terminates|ends|runs|lasts)\b|(is|remains)\s+(valid|effective|in\s+(full\s+)?(force|effect))\s+(for|until|through)\b|(shall|will)\s+have\s+a\s+(term|duration)\s+of)|(?-i:\b[Tt]his\s+[A-Z]{2,5})\s+(shall|will)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude)|\b(beginning|commencing|starting)\s+(on\s+)?[^.;]{0,40}\d{4}\s*,?\s+and\s+(ending|expiring|terminating)\b)"#,
     )
 });
 static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b"));
@@ -792,7 +792,7 @@ static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
 /// of this Agreement is ...", "The term of the Services shall ...". Such sentences are read first.
 static TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(this\s+(\w+\s+){0,2}(agreement|contract)|(?-i:[Tt]his\s+[A-Z]{2,5})|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?(\s*,[^,.;]{1,60},)?\s+(shall|will|is|commences?|continues?|expires?|begins?|ends?)\b",
+        r"\b(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:[Tt]his\s+[A-Z]{2,5})|(?-i:[Tt]he\s+(Agreement|Contract))|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?(\s*,[^,.;]{1,60},)?\s+(shall|will|is|commences?|continues?|expires?|begins?|ends?|remains?|runs?|lasts?|terminates?)\b",
     )
 });
 /// The words that put an end date after them: "until", "expire on", "terminating on".
@@ -801,10 +801,11 @@ static END_CUE: LazyLock<Regex> = LazyLock::new(|| {
         r"\b(until|through|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?|(in\s+no\s+event\s+|not\s+|no\s+)later\s+than)\s+(on\s+)?(the\s+)?((earlier|later|sooner|first)\s+(of|to\s+occur\s+of)\s*:?\s*(\(?[a-z0-9]{1,3}\)\s*)?)?$",
     )
 });
-/// A period that measures the term: "for five (5) years", "a period of one year", "three (3) years from".
+/// A period that measures the term: "for five (5) years", "a period of one year", "three (3) years from", "shall last
+/// two years".
 static TERM_PERIOD_CUE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(for|of|be|is|ending|end|expire|terminate|date)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?$",
+        r"\b(for|of|be|is|last|run|ending|end|expire|terminate|date)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?$",
     )
 });
 /// An end date a renewal or an extension reaches, not the initial term's: "if the parties renew, the term shall be
@@ -976,6 +977,13 @@ fn expiration(
                 format!("{} (computed: {from_name}, {}, plus {period})", iso(end).display(), iso(from).display());
             return Some(extracted(index, value, Some(iso(end)), sentence));
         }
+        // "shall continue in effect for the Service Period": the end of the period the contract defines by dates.
+        if subject(i)
+            && let Some(c) = FOR_DEFINED_PERIOD.captures(text)
+            && let Some(end) = defined_period_end(index, &c[2])
+        {
+            return Some(extracted(index, iso(end).display(), Some(iso(end)), sentence));
+        }
         let until_event = subject(i) && UNTIL_EVENT.is_match(text) && !UNTIL_OWN_TERM.is_match(text);
         if period.is_none()
             && perpetual.is_none()
@@ -989,6 +997,52 @@ fn expiration(
         .map(|s| extracted(index, Value::Perpetual.display(), Some(Value::Perpetual), s))
         .or_else(|| end_date_label(index))
 }
+
+/// The term runs for a period the contract names and defines elsewhere: "shall continue in effect for the Service
+/// Period", "during the Engagement Period". Not the term itself ("for the Initial Term").
+static FOR_DEFINED_PERIOD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b(for|during|throughout|until\s+the\s+end\s+of)\s+the\s+(?:entire\s+)?((?:[A-Z][\w-]*\s+){1,3}(?:Period|Term))\b",
+    )
+    .expect("valid")
+});
+
+/// The end of a period the contract defines by its dates: "\"Service Period\" means 1 April 2019 through 31 March
+/// 2020", "the period from 1 April 2019 to 31 March 2020 (the \"Service Period\")": the date after an end word, else
+/// the later of two dates. Never the term's own name.
+fn defined_period_end(index: &ContractIndex, name: &str) -> Option<chrono::NaiveDate> {
+    let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    if TERM_ITSELF.is_match(&name) {
+        return None;
+    }
+    let quoted = [format!("\"{name}\""), format!("\u{201c}{name}\u{201d}")];
+    // Read on the page, not by sentence: a definition's dates may be cut by an abbreviation's full stop.
+    index.pages().iter().find_map(|page| {
+        let text = page.text.as_str();
+        let (at, end) = quoted.iter().find_map(|q| text.find(q.as_str()).map(|at| (at, at + q.len())))?;
+        // The definition: the name followed by "means" / "shall mean" / "is", or the name in brackets after the dates.
+        let before = text[..at].trim_end();
+        let (window, defines) = if DEFINES.is_match(&text[end..]) {
+            (&text[end..floor_boundary(text, (end + 160).min(text.len()))], true)
+        } else {
+            let from = floor_boundary(text, at.saturating_sub(160));
+            (&text[from..at], before.ends_with('(') || before.ends_with("(the"))
+        };
+        if !defines {
+            return None;
+        }
+        let window = window.split([';', '\n']).next().filter(|_| DEFINES.is_match(&text[end..])).unwrap_or(window);
+        let dates = values::dates(window);
+        let ends = dates.iter().find(|(r, _)| END_CUE.is_match(&window[..r.start])).map(|(_, d)| *d);
+        ends.or_else(|| (dates.len() == 2 && dates[1].1 > dates[0].1).then(|| dates[1].1))
+    })
+}
+
+/// The term's own name, which is not a period defined apart from it.
+static TERM_ITSELF: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"^((initial|renewal|original|current|then[\s-]current|extension|extended)\s+)?term$"));
+/// A definition after a quoted name: "\"Service Period\" means", "shall mean", "is", "refers to".
+static DEFINES: LazyLock<Regex> = LazyLock::new(|| ci(r"^[^\w]{0,4}(shall\s+)?(means?|is|refers?\s+to|shall\s+be)\b"));
 
 /// A form's label for the end with the date after it: "Termination Date:   1 June 2010", "Expiration Date: June 30,
 /// 2012", "End Date: 12/31/15".

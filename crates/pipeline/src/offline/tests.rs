@@ -1241,3 +1241,37 @@ Trust (\"Trust\").\n\nTrade Date:            14 May 2007\n\nEffective Date:     
     let fields = extract_fields(&ContractIndex::build(&pages(&defined)));
     assert_eq!(fields.expiration_date, None);
 }
+
+#[test]
+fn a_term_set_for_a_licence_or_lease_in_the_present_tense_or_as_a_duration_gives_the_expiry() {
+    let head = "LICENCE AND LEASE\n\nThis Licence is made as of April 4, 2019 by and between Cedar Media Inc. \
+(\"Licensor\") and Dune Studios LLC (\"Licensee\").\n\n1. Grant. Licensor grants Licensee a licence to show the films.\n\n\
+2. Records. Licensee shall keep records while it shows the films.\n\n3. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    for term in [
+        "This Licence shall last two (2) years from the date above.",
+        "This lease runs for two years after the date above.",
+        "The Agreement is valid for two (2) years.",
+        "This Licence shall have a duration of two years.",
+    ] {
+        assert_eq!(read(term), Some(Value::Date { iso: "2021-04-04".into() }), "{term}");
+    }
+    assert_eq!(read("This Licence expires on June 30, 2020."), Some(Value::Date { iso: "2020-06-30".into() }));
+}
+
+#[test]
+fn a_term_for_a_period_the_contract_defines_by_dates_ends_where_that_period_ends() {
+    let text = "SERVICE AGREEMENT\n\nThis Service Agreement is made as of May 2, 2021 by and between Elm Data Inc. \
+(\"Client\") and Fern Systems LLC (\"Provider\").\n\n1. Definitions.\n\n1.1 \"Support Period\" means June 1, 2021 through \
+May 31, 2022.\n\n2. Services. Provider shall support the Client's systems during the Support Period.\n\n3. Term. This \
+Agreement shall commence on the date above and continue in effect for the Support Period, unless terminated earlier.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2022-05-31".into() }));
+    // The term's own name is not a period defined apart from it.
+    let own = text.replace("for the Support Period", "for the Initial Term");
+    let fields = extract_fields(&ContractIndex::build(&pages(&own)));
+    assert_ne!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2022-05-31".into() }));
+}
