@@ -1,6 +1,6 @@
 //! Search by words (the in-memory word index) on a real store: only the organization's own live passages come back,
 //! another organization's contracts never weigh a word, the index follows every change to the passages (even one
-//! that keeps their ids), and a query's words are stemmed as the contract's are.
+//! that keeps their ids) and searches inside one contract, and a query's words are stemmed as the contract's are.
 
 use chrono::{TimeZone, Utc};
 use pactwise_domain::{DocumentId, FixedClock, MediaType, Role};
@@ -120,4 +120,28 @@ fn the_index_follows_every_change_even_one_that_keeps_the_passage_ids() {
     assert!(texts(&retriever, &store, &acme, "rent", 5).is_empty(), "the old words are gone");
     assert_eq!(texts(&retriever, &store, &acme, "royalty", 5), ["royalties are paid quarterly"], "stemmed alike");
     assert_eq!(texts(&retriever, &store, &acme, "audits yearly", 5), ["audit once a year"]);
+}
+
+#[test]
+fn a_search_inside_one_contract_finds_only_its_passages_and_follows_its_changes() {
+    let store = store();
+    let acme = member(&store, "Acme");
+    let globex = member(&store, "Globex");
+    let retriever = Retriever::words_only();
+    let lease = document(&store, &acme, "lease.pdf", &["the tenant pays rent monthly", "rent reviews every year"]);
+    let other = document(&store, &acme, "other.pdf", &["rent is not mentioned here except now"]);
+    let theirs = document(&store, &globex, "globex.pdf", &["globex rent secret"]);
+    let inside = |d: DocumentId, scope: &OrgScope, query: &str| -> Vec<String> {
+        let found = retriever.search(&store, scope, query, Some(d), Mode::Bm25, 10).unwrap();
+        found.hits.into_iter().map(|h| h.text).collect()
+    };
+    let found = inside(lease, &acme, "rent monthly");
+    assert_eq!(found, ["the tenant pays rent monthly", "rent reviews every year"], "every word first");
+    assert_eq!(inside(other, &acme, "rent"), ["rent is not mentioned here except now"]);
+    assert!(inside(theirs, &acme, "rent").is_empty(), "another organization's contract reads as nothing");
+    store.passages().replace(&acme, lease, &passages(&["royalties are paid quarterly", "audit once a year"])).unwrap();
+    assert!(inside(lease, &acme, "rent").is_empty(), "the replaced words are gone");
+    assert_eq!(inside(lease, &acme, "royalty"), ["royalties are paid quarterly"]);
+    store.documents().soft_delete(&acme, other).unwrap();
+    assert!(inside(other, &acme, "rent").is_empty(), "a deleted contract");
 }
