@@ -16,6 +16,7 @@
 //! An item with no category is answered from its own signals, with the same rules for what may be quoted. Quotes are
 //! whole sentences cut from the page's own text, so they are on their page verbatim.
 
+use super::fields::{states_the_value, value_sentence};
 use super::index::Place;
 use super::learned::{QuoteFrom, SentenceScores};
 use super::{ContractIndex, RULES_CONFIDENCE_CAP};
@@ -86,6 +87,7 @@ pub fn evaluate_with(
         tracing::debug_span!("offline.evaluate", contract_type = %contract_type.id, learned = learned.is_some())
             .entered();
     let mut evidence: HashMap<CuadCategory, Evidence> = HashMap::new();
+    let mut value_sentences: HashMap<CuadCategory, Option<usize>> = HashMap::new();
     let unreadable = unreadable_pages(index);
     contract_type
         .items
@@ -95,7 +97,8 @@ pub fn evaluate_with(
             match category {
                 Some((c, signals)) => {
                     let found = evidence.entry(c).or_insert_with(|| category_evidence(signals, index));
-                    let rules = category_finding(catalog, item, c, found, index, &unreadable);
+                    let value_at = *value_sentences.entry(c).or_insert_with(|| value_sentence(index, c));
+                    let rules = category_finding(catalog, item, c, found, value_at, index, &unreadable);
                     match learned {
                         Some(scores) => learned_finding(item, c, rules, scores, index),
                         None => rules,
@@ -424,6 +427,7 @@ fn category_finding(
     item: &ChecklistItem,
     category: CuadCategory,
     found: &Evidence,
+    value_at: Option<usize>,
     index: &ContractIndex,
     unreadable: &[u32],
 ) -> ItemFinding {
@@ -457,11 +461,23 @@ fn category_finding(
                 ),
             );
         }
+        // The sentence the field's value is read from states the clause (the term's end, the governing law): quoted
+        // when it is operative text, unless the sentence the signals favour states it too.
+        let chosen = quote_sentence(catalog, item, category, &candidates, index).unwrap_or(best);
+        let quoted = match value_at {
+            Some(v)
+                if index.place(v).is_operative()
+                    && !states_the_value(category, index.sentence_text(&index.sentences()[chosen])) =>
+            {
+                v
+            }
+            _ => chosen,
+        };
         return finding(
             item,
             ItemStatus::Present,
             (BASE_CONFIDENCE + 0.05 * (n.min(4) - 1) as f32).min(RULES_CONFIDENCE_CAP),
-            Some(clause_quote(index, quote_sentence(catalog, item, category, &candidates, index).unwrap_or(best))),
+            Some(clause_quote(index, quoted)),
             format!("{n} sentence(s) matched the {category} clause signals"),
         );
     }

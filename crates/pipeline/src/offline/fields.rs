@@ -105,6 +105,35 @@ pub fn extract_fields(index: &ContractIndex) -> Extractions {
     }
 }
 
+/// The sentence a field's value is read from (an index into [`ContractIndex::sentences`]), for the checklist items of
+/// the same clause: the expiry's term sentence for the Expiration Date clause, the choice-of-law sentence for the
+/// Governing Law clause. The sentence that gives the value is the one that states the clause, so the item quotes it
+/// rather than another sentence its signals also match ("for a period of seven years" in a records clause), unless
+/// that sentence already states the value ([`states_the_value`]). None when the rules read no value.
+pub(crate) fn value_sentence(index: &ContractIndex, category: pactwise_domain::CuadCategory) -> Option<usize> {
+    use pactwise_domain::CuadCategory;
+    let read = match category {
+        CuadCategory::ExpirationDate => {
+            let agreement = agreement_date(index);
+            let effective = effective_date(index, agreement.as_ref());
+            expiration(index, effective.as_ref(), agreement.as_ref())
+        }
+        CuadCategory::GoverningLaw => governing_law(index),
+        _ => None,
+    }?;
+    let quote = read.quote?;
+    let p = index.pages().iter().position(|p| p.number == quote.page)?;
+    let at = index.pages()[p].text.find(quote.text.as_str())?;
+    index.sentence_at(p, at)
+}
+
+/// Whether a sentence the clause signals chose already states what [`value_sentence`] would give: for the Expiration
+/// Date clause, a sentence whose subject is the agreement or its term ("This Agreement shall commence on ... and
+/// continue until ..."), which is the term clause even when the value is read from another sentence.
+pub(crate) fn states_the_value(category: pactwise_domain::CuadCategory, text: &str) -> bool {
+    category == pactwise_domain::CuadCategory::ExpirationDate && TERM_SUBJECT.is_match(text)
+}
+
 fn extracted(index: &ContractIndex, value: String, normalized: Option<Value>, sentence: &Sentence) -> Extracted {
     Extracted {
         value,

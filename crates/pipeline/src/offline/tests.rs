@@ -1275,3 +1275,35 @@ Agreement shall commence on the date above and continue in effect for the Suppor
     let fields = extract_fields(&ContractIndex::build(&pages(&own)));
     assert_ne!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2022-05-31".into() }));
 }
+
+#[test]
+fn the_expiry_item_quotes_the_sentence_the_term_is_read_from_not_another_period() {
+    // The records duty's "for a period of five (5) years" matches the Expiration Date signals and the term clause's
+    // wording does not, but the term (no fixed end) is read from the term clause, so that is the quote. Written for
+    // this test.
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of May 2, 2022 by and between Kestrel \
+Tools Inc. (\"Supplier\") and Plover Supply LLC (\"Distributor\").\n\n3. Records. Distributor shall keep complete \
+records of its sales of the Products for a period of five (5) years.\n\n8. Term. This Agreement shall last until it is \
+terminated by either party under Section 9.\n\n9. Termination. Either party may terminate this Agreement on ninety \
+days' notice.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Perpetual));
+    let quote = distributor_quote("Expiration Date", text);
+    assert!(quote.contains("shall last until it is terminated"), "{quote}");
+    assert!(!quote.contains("records"), "{quote}");
+}
+
+#[test]
+fn a_sentence_whose_subject_is_the_agreement_or_its_term_already_states_the_expiry() {
+    use pactwise_domain::CuadCategory::*;
+    // (category, sentence the signals chose, whether it states the value itself). Written for this test.
+    let table = [
+        (ExpirationDate, "This Agreement shall commence on the Effective Date and continue for two (2) years.", true),
+        (ExpirationDate, "The initial term shall end on the third anniversary of the Effective Date.", true),
+        (ExpirationDate, "Supplier shall retain all invoices for a period of six (6) years.", false),
+        (GoverningLaw, "This Agreement shall be governed by the laws of the State of Ohio.", false),
+    ];
+    for (category, text, states) in table {
+        assert_eq!(super::fields::states_the_value(category, text), states, "{category}: {text}");
+    }
+}
