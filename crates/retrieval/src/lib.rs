@@ -417,9 +417,8 @@ impl Retriever {
         self.words.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
-    /// The word index's words of `query` (its terms, stemmed as the passages' index stems them, each once).
-    fn index_words(&self, query: &str) -> Result<Vec<String>, StoreError> {
-        let Some(terms) = query::terms(query) else { return Ok(Vec::new()) };
+    /// The word index's words of a query's `terms` (stemmed as the passages' index stems them, each once).
+    fn index_words(&self, terms: &[String]) -> Result<Vec<String>, StoreError> {
         let mut tokenizer = self.tokenizer.lock().unwrap_or_else(|e| e.into_inner());
         if tokenizer.is_none() {
             *tokenizer = Some(PassageTokenizer::new()?);
@@ -586,16 +585,16 @@ impl Retriever {
         let _enter = span.enter();
         let mut notes = Vec::new();
         let query = prepare_query(query, &mut notes);
-        if query::match_expression(&query).is_none() {
+        let Some(terms) = query::terms(&query) else {
             notes.push(
                 "The search has no words to look for (only common words or punctuation): use words that appear in \
                  contracts."
                     .into(),
             );
             return Ok(Searched { hits: Vec::new(), mode, notes, searchable: false });
-        }
+        };
         let passages = store.passages();
-        let words = self.index_words(&query)?;
+        let words = self.index_words(&terms)?;
         let bm25 = || -> Result<Vec<i64>, StoreError> {
             // Passages with every word first, then passages with any word.
             let index = self.word_index(store, scope)?;

@@ -21,9 +21,10 @@ pub struct WordIndex {
     pub(crate) version: i64,
     /// Passage ids, by position.
     ids: Vec<i64>,
-    /// Each passage's document, as a position in `documents`.
+    /// Each passage's document, by its number in `documents`.
     document_of: Vec<u32>,
-    documents: Vec<DocumentId>,
+    /// The documents' numbers (0, 1, … in the order of their first passage).
+    documents: HashMap<DocumentId, u32>,
     /// Words in each passage.
     lengths: Vec<u32>,
     average_length: f64,
@@ -93,15 +94,12 @@ impl WordIndexBuilder {
         self.close_word();
         let count = read.passages.len();
         self.lengths.resize(count, 0);
-        let mut documents: Vec<DocumentId> = Vec::new();
-        let mut numbers: HashMap<DocumentId, u32> = HashMap::new();
+        let mut documents: HashMap<DocumentId, u32> = HashMap::new();
         let mut ids = Vec::with_capacity(count);
         let mut document_of = Vec::with_capacity(count);
         for (id, document) in read.passages {
-            let number = *numbers.entry(document).or_insert_with(|| {
-                documents.push(document);
-                documents.len() as u32 - 1
-            });
+            let next = documents.len() as u32;
+            let number = *documents.entry(document).or_insert(next);
             ids.push(id);
             document_of.push(number);
         }
@@ -138,7 +136,7 @@ impl WordIndex {
         self.ids.len() * (8 + 4 + 4)
             + self.postings.len() * (4 + 2)
             + self.words.keys().map(|w| w.len() + 24).sum::<usize>()
-            + self.documents.len() * 16
+            + self.documents.len() * 24
     }
 
     /// Passage ids for `words` (the index's words of a query, each once), best first, at most `limit`: passages
@@ -154,7 +152,7 @@ impl WordIndex {
         if words.is_empty() || limit == 0 || self.is_empty() {
             return Vec::new();
         }
-        let number = |d: &DocumentId| self.documents.iter().position(|x| x == d).map(|n| n as u32);
+        let number = |d: &DocumentId| self.documents.get(d).copied();
         let only = match document {
             Some(d) => match number(&d) {
                 Some(n) => Some(n),
