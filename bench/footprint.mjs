@@ -45,6 +45,8 @@ function appTree() {
 }
 
 const pssKb = (pid) => Number(/^Pss:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))[1]);
+// Whether a process has Mesa's OpenGL loaded (its drivers and the LLVM they link): the window's process should not.
+const loadsOpengl = (pid) => /\/dri\/|libLLVM/.test(fs.readFileSync(`/proc/${pid}/maps`, "utf8"));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const toPaint = [];
@@ -81,7 +83,7 @@ await last.waitUntil(
 );
 await new Promise((r) => setTimeout(r, idleSeconds * 1000));
 const { tree } = appTree();
-const per = tree.map((p) => ({ name: p.name, pss_mb: Math.round(pssKb(p.pid) / 1024) }));
+const per = tree.map((p) => ({ name: p.name, pss_mb: Math.round(pssKb(p.pid) / 1024), opengl: loadsOpengl(p.pid) }));
 const total = tree.reduce((sum, p) => sum + pssKb(p.pid), 0);
 console.log(JSON.stringify({ figure: "idle_memory_pss_mb", after: "queue opened", total_mb: Math.round(idleAtQueue / 1024), goal_mb: 300 }));
 console.log(JSON.stringify({ figure: "idle_memory_pss_mb", after: `queue and a ${process.env.PAGES}-page contract's review opened, then ${idleSeconds} s idle`, total_mb: Math.round(total / 1024), goal_mb: 300, processes: per }));
@@ -96,7 +98,7 @@ if (longIdleSeconds > idleSeconds) {
     after: `queue and a ${process.env.PAGES}-page contract's review opened, then ${longIdleSeconds} s idle`,
     total_mb: Math.round(later.reduce((sum, p) => sum + pssKb(p.pid), 0) / 1024),
     goal_mb: 300,
-    processes: later.map((p) => ({ name: p.name, pss_mb: Math.round(pssKb(p.pid) / 1024) })),
+    processes: later.map((p) => ({ name: p.name, pss_mb: Math.round(pssKb(p.pid) / 1024), opengl: loadsOpengl(p.pid) })),
   }));
   // SMAPS_DIR: each process's /proc/PID/smaps at that moment, to see where its memory is (a diagnosis, not a figure).
   if (process.env.SMAPS_DIR) {

@@ -276,11 +276,76 @@ pub fn choose_webkit_painting() {
     }
 }
 
+/// Painting directly, the window's process draws the bitmaps WebKit's web process sends it and needs no OpenGL, yet two
+/// probes load Mesa's software OpenGL into it anyway, and with it `libLLVM-15` (17–19 MB resident): GTK's GLX check
+/// when it opens the display, and WebKit asking EGL for its client extensions when it starts the web process. This
+/// turns GTK's off (`GDK_GL=disable`) and has EGL read an empty list of drivers once, in this process only, before
+/// putting the environment back so the web process (which renders with EGL and stops without it) finds Mesa as
+/// before. The window's process held 28 MB less at the queue (`bench/README.md`, footprint). Only while painting
+/// directly and while the environment names no EGL drivers of its own; call it after `choose_webkit_painting`,
+/// before any thread starts.
+pub fn leave_opengl_to_the_web_process() {
+    #[cfg(target_os = "linux")]
+    {
+        const EGL_VENDORS: &str = "__EGL_VENDOR_LIBRARY_FILENAMES";
+        let painting_directly = std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_some_and(|v| v == "1");
+        let vendors_chosen =
+            std::env::var_os(EGL_VENDORS).is_some() || std::env::var_os("__EGL_VENDOR_LIBRARY_DIRS").is_some();
+        if !painting_directly || vendors_chosen {
+            return;
+        }
+        if std::env::var_os("GDK_GL").is_none() {
+            set_before_threads("GDK_GL", "disable");
+        }
+        set_before_threads(EGL_VENDORS, "");
+        let listed = egl_client_extensions_read();
+        remove_before_threads(EGL_VENDORS);
+        if let Err(why) = listed {
+            eprintln!("pactwise: the window may load OpenGL it does not use ({why})");
+        }
+    }
+}
+
+/// Has libglvnd's EGL read its list of drivers (it does so once per process, on the first call) by asking for the
+/// client extensions, as WebKit does. The library stays loaded: WebKit links it.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // dlopen, dlsym and a call through the found symbol
+fn egl_client_extensions_read() -> Result<(), &'static str> {
+    type QueryString = unsafe extern "C" fn(display: *mut std::ffi::c_void, name: i32) -> *const std::ffi::c_char;
+    const EGL_NO_DISPLAY: *mut std::ffi::c_void = std::ptr::null_mut();
+    const EGL_EXTENSIONS: i32 = 0x3055;
+    // SAFETY: a NUL-terminated name; the handle is never closed, so the symbol found in it stays valid.
+    let library = unsafe { libc::dlopen(c"libEGL.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+    if library.is_null() {
+        return Err("libEGL.so.1 was not found");
+    }
+    // SAFETY: as above; the symbol's type is eglQueryString's in EGL 1.5.
+    let symbol = unsafe { libc::dlsym(library, c"eglQueryString".as_ptr()) };
+    if symbol.is_null() {
+        return Err("libEGL.so.1 has no eglQueryString");
+    }
+    // SAFETY: `symbol` is eglQueryString; EGL_NO_DISPLAY with EGL_EXTENSIONS is a valid query (client extensions),
+    // and the returned string, owned by the library, is not read.
+    unsafe {
+        let query: QueryString = std::mem::transmute::<*mut std::ffi::c_void, QueryString>(symbol);
+        query(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+    }
+    Ok(())
+}
+
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)] // `std::env::set_var`, which is sound only while no other thread reads the environment
 fn set_before_threads(key: &str, value: &str) {
-    // SAFETY: called from `choose_webkit_painting`, first thing in `main`, while the process has one thread.
+    // SAFETY: called from `choose_webkit_painting` and `leave_opengl_to_the_web_process`, first thing in `main`, while
+    // the process has one thread.
     unsafe { std::env::set_var(key, value) };
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // `std::env::remove_var`, sound only while no other thread reads the environment
+fn remove_before_threads(key: &str) {
+    // SAFETY: as `set_before_threads`.
+    unsafe { std::env::remove_var(key) };
 }
 
 /// jemalloc (the app's allocator, `main.rs`) returns freed pages to the system a while after they were freed (its

@@ -11,6 +11,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 fn main() {
     // First, while this is the process's only thread: WebKit reads it when the window opens.
     pactwise_desk::choose_webkit_painting();
+    pactwise_desk::leave_opengl_to_the_web_process();
     pactwise_desk::give_freed_memory_back_when_idle();
     let _ = pactwise_desk::share_c_heap_arenas();
     pactwise_desk::run()
