@@ -24,9 +24,10 @@ export function freshDataDir(name, { setUp = true } = {}) {
 
 /**
  * Starts the app (a new process) on `dataDir` and returns the WebDriver session. `second: true` starts it through
- * the second driver run.sh starts, so a test can drive two desktops at once.
+ * the second driver run.sh starts, so a test can drive two desktops at once; `application` starts another program
+ * that execs the app (a wrapper that changes its environment).
  */
-export async function launch(dataDir, { second = false, ready = "nav[aria-label=Areas]" } = {}) {
+export async function launch(dataDir, { second = false, ready = "nav[aria-label=Areas]", application = process.env.PACTWISE_APP } = {}) {
   const port = second ? process.env.TAURI_DRIVER_PORT_2 : process.env.TAURI_DRIVER_PORT;
   if (second && !port) throw new Error("TAURI_DRIVER_PORT_2 is not set: run the test through tests/e2e/run.sh");
   const browser = await remote({
@@ -36,7 +37,7 @@ export async function launch(dataDir, { second = false, ready = "nav[aria-label=
     connectionRetryCount: 2,
     capabilities: {
       "wdio:enforceWebDriverClassic": true,
-      "tauri:options": { application: process.env.PACTWISE_APP, args: ["--data-dir", dataDir] },
+      "tauri:options": { application, args: ["--data-dir", dataDir] },
     },
   });
   await browser.setTimeout({ implicit: 0 });
