@@ -840,6 +840,66 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The Licensor, on behalf of itself and its Affiliates, hereby grants to the Licensee a licence to the Marks.",
             true,
         ),
+        // A forum clause's waiver of objections to a court is not a promise not to sue.
+        (
+            CovenantNotToSue,
+            "Each party irrevocably submits to the jurisdiction of the courts of Ontario and agrees not to bring any action in another venue.",
+            false,
+        ),
+        (
+            CovenantNotToSue,
+            "The Licensee covenants not to sue the Licensor for infringement of any patent licensed under this Agreement.",
+            true,
+        ),
+        // Ending the agreement by mutual agreement, or because a party violated it, is not ending it at will.
+        (
+            TerminationForConvenience,
+            "This Agreement may be terminated at any time by the mutual written agreement of the parties.",
+            false,
+        ),
+        (
+            TerminationForConvenience,
+            "If the Reseller violates any of its obligations, the Supplier shall have the right to terminate this Agreement at any time.",
+            false,
+        ),
+        (
+            TerminationForConvenience,
+            "Either party may terminate this Agreement at any time, for any reason, upon sixty (60) days' written notice.",
+            true,
+        ),
+        // Who employs whom, and who may see confidential information, is not a promise not to hire.
+        (
+            NoSolicitOfEmployees,
+            "Staff that the Vendor assigns to the Project shall remain employees of the Vendor and shall not be deemed employees of the Client.",
+            false,
+        ),
+        (
+            NoSolicitOfEmployees,
+            "The Recipient shall not disclose the Confidential Information except to those of its employees who need to know it.",
+            false,
+        ),
+        (
+            NoSolicitOfEmployees,
+            "During the Term, neither party shall solicit for employment any employee of the other party.",
+            true,
+        ),
+        // A licence the agreement says it does not grant is no grant.
+        (
+            LicenseGrant,
+            "Nothing in this Agreement shall be construed to grant either party any right or license to the other party's patents.",
+            false,
+        ),
+        // A change in a company's internal control over financial reporting is not a change of control.
+        (
+            ChangeOfControl,
+            "Since the date of the last audited balance sheet there has been no change in the Company's internal control over financial reporting.",
+            false,
+        ),
+        (
+            ChangeOfControl,
+            "Either party may terminate this Agreement upon a change of control of the other party.",
+            true,
+        ),
     ];
     for (category, sentence, expected) in table {
         let signals = CATALOG.category_signals(category).expect("the category has signals");
