@@ -1367,3 +1367,76 @@ fn a_sentence_whose_subject_is_the_agreement_or_its_term_already_states_the_expi
         assert_eq!(super::fields::states_the_value(category, text), states, "{category}: {text}");
     }
 }
+
+#[test]
+fn the_quote_prefers_the_term_clause_and_the_assignment_clause_over_sentences_that_only_touch_them() {
+    use pactwise_domain::CuadCategory::*;
+    // (category, sentence, opens with the term as subject, a grant rather than the assignment clause). Written for
+    // this test.
+    let table = [
+        (
+            ExpirationDate,
+            "This Agreement shall commence on the Effective Date and continue for three (3) years.",
+            true,
+            false,
+        ),
+        (ExpirationDate, "7.1 Unless earlier terminated, the Initial Term shall end on June 30, 2025.", true, false),
+        // Mentions the agreement in passing: another period, not the term.
+        (
+            ExpirationDate,
+            "In the event this Agreement is terminated for breach, the defaulting party shall not compete for a period of six (6) months.",
+            false,
+            false,
+        ),
+        (
+            AntiAssignment,
+            "The Supplier hereby grants to the Distributor a non-exclusive, non-transferable license to use the Marks in the Territory.",
+            false,
+            true,
+        ),
+        // A grant that also limits assigning the agreement is the assignment clause too.
+        (
+            AntiAssignment,
+            "The license is non-transferable, and the Distributor may not assign this Agreement without the Supplier's prior written consent.",
+            false,
+            false,
+        ),
+        (
+            AntiAssignment,
+            "Neither party may assign this Agreement without the prior written consent of the other party.",
+            false,
+            false,
+        ),
+        // The term rule is the Expiration Date's alone, the grant rule the Anti-Assignment's alone.
+        (
+            AntiAssignment,
+            "This Agreement shall commence on the Effective Date and continue for three (3) years.",
+            false,
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Supplier hereby grants to the Distributor a non-transferable license to use the Marks.",
+            false,
+            false,
+        ),
+    ];
+    for (category, text, term, grant) in table {
+        assert_eq!(super::fields::opens_with_the_term(category, text), term, "{category}: {text}");
+        assert_eq!(super::evaluate::grants_rather_than_assigns(category, text), grant, "{category}: {text}");
+    }
+}
+
+#[test]
+fn the_anti_assignment_item_quotes_the_assignment_clause_not_the_grant_of_a_non_transferable_licence() {
+    // Both sentences match the Anti-Assignment signals in sections about other topics; the grant comes first and
+    // performs with "hereby", but it is the licence's, so the assignment clause is quoted. Written for this test.
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of March 1, 2022 by and between Wren \
+Audio Inc. (\"Supplier\") and Finch Retail LLC (\"Distributor\").\n\n4. Marks. The Supplier hereby grants to the \
+Distributor a non-exclusive, non-transferable license to use the Marks in the Territory.\n\n12. General. The \
+Distributor shall not assign or transfer this Agreement without the prior written consent of the Supplier.\n\n13. \
+Governing Law. This Agreement shall be governed by the laws of the State of Ohio.";
+    let quote = distributor_quote("Anti-Assignment", text);
+    assert!(quote.contains("shall not assign or transfer this Agreement"), "{quote}");
+    assert!(!quote.contains("license to use the Marks"), "{quote}");
+}
