@@ -900,6 +900,28 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "Either party may terminate this Agreement upon a change of control of the other party.",
             true,
         ),
+        // Reverse engineering for competitive analysis, an arbitrator's conflicts and exclusivity the agreement denies
+        // are no promise not to compete.
+        (
+            NonCompete,
+            "The Reseller may not decompile the Software or use it for any competitive analysis.",
+            false,
+        ),
+        (
+            NonCompete,
+            "No arbitrator shall be an employee of either party or of any competitor of either party.",
+            false,
+        ),
+        (
+            NonCompete,
+            "No marketing exclusivity is conferred by this Agreement on the Sponsor or against its competitors.",
+            false,
+        ),
+        (
+            NonCompete,
+            "During the Term, the Distributor shall not sell any products that compete with the Products.",
+            true,
+        ),
     ];
     for (category, sentence, expected) in table {
         let signals = CATALOG.category_signals(category).expect("the category has signals");
