@@ -16,7 +16,7 @@
 //! An item with no category is answered from its own signals, with the same rules for what may be quoted. Quotes are
 //! whole sentences cut from the page's own text, so they are on their page verbatim.
 
-use super::fields::{states_the_value, value_sentence};
+use super::fields::{opens_with_the_term, states_the_value, value_sentence};
 use super::index::Place;
 use super::learned::{QuoteFrom, SentenceScores};
 use super::{ContractIndex, RULES_CONFIDENCE_CAP};
@@ -292,10 +292,40 @@ static PERFORMS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\bhereby\b"
 /// How much more a sentence that performs its clause ([`PERFORMS`]) counts when choosing the quote.
 const PERFORMING_WEIGHT: f32 = 0.3;
 
+/// A licence or right described as non-transferable ("a non-exclusive, non-transferable, royalty-free license to use
+/// the Marks"): the grant, which says nothing of assigning the agreement, unless it also speaks of that
+/// ([`ASSIGNS_THE_AGREEMENT`]).
+static NON_TRANSFERABLE_GRANT: LazyLock<[Regex; 2]> = LazyLock::new(|| {
+    [
+        Regex::new(r"(?i)\bnon-?\s*(transferr?able|assignable|sublicensable)\b").expect("valid pattern"),
+        Regex::new(r"(?i)\blicen[cs]e|\bright\s+to\s+use\b").expect("valid pattern"),
+    ]
+});
+/// Assigning or transferring the agreement or a party's rights, or doing so with consent.
+static ASSIGNS_THE_AGREEMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(assign|transfer|delegat)\w*\b[^.;]{0,80}\b(this\s+agreement|its\s+rights|consent)")
+        .expect("valid pattern")
+});
+/// How much less a sentence that grants a non-transferable licence ([`NON_TRANSFERABLE_GRANT`]) counts when choosing
+/// the Anti-Assignment quote.
+const GRANT_NOT_ASSIGNMENT_PENALTY: f32 = 0.5;
+/// How much more a sentence that opens with the agreement or its term as subject ([`opens_with_the_term`]) counts when
+/// choosing the Expiration Date quote.
+const TERM_SUBJECT_WEIGHT: f32 = 0.6;
+
+/// Whether a sentence of the Anti-Assignment clause is a grant that calls its licence non-transferable rather than the
+/// clause that limits assigning the agreement.
+pub(crate) fn grants_rather_than_assigns(category: CuadCategory, text: &str) -> bool {
+    category == CuadCategory::AntiAssignment
+        && NON_TRANSFERABLE_GRANT.iter().all(|r| r.is_match(text))
+        && !ASSIGNS_THE_AGREEMENT.is_match(text)
+}
+
 /// The sentence to quote for an item among `candidates`: the strongest evidence ([`sentence_score`]), counting also
 /// the category's signals in the clause it would be quoted with ([`clause_quote`]), less for a sentence that only
-/// names the clause ([`only_names_the_clause`]), more for one that performs it ([`PERFORMS`]); the earliest among
-/// equals. Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being
+/// names the clause ([`only_names_the_clause`]), more for one that performs it ([`PERFORMS`]); for the Anti-Assignment
+/// clause less for a grant of a non-transferable licence ([`grants_rather_than_assigns`]), for the Expiration Date more
+/// for a sentence about the term itself ([`opens_with_the_term`]); the earliest among equals. Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being
 /// the one to quote.
 fn quote_sentence(
     catalog: &Catalog,
@@ -318,6 +348,8 @@ fn quote_sentence(
             + QUOTE_SIGNAL_WEIGHT * matched.saturating_sub(1).min(2) as f32
             - if names_only { NAMING_PENALTY } else { 0.0 }
             + if PERFORMS.is_match(text) { PERFORMING_WEIGHT } else { 0.0 }
+            - if grants_rather_than_assigns(category, text) { GRANT_NOT_ASSIGNMENT_PENALTY } else { 0.0 }
+            + if opens_with_the_term(category, text) { TERM_SUBJECT_WEIGHT } else { 0.0 }
     };
     candidates.iter().copied().map(|i| (i, score(i))).rev().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(i, _)| i)
 }

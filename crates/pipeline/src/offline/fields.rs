@@ -134,6 +134,13 @@ pub(crate) fn states_the_value(category: pactwise_domain::CuadCategory, text: &s
     category == pactwise_domain::CuadCategory::ExpirationDate && TERM_SUBJECT.is_match(text)
 }
 
+/// Whether a sentence of the Expiration Date clause opens with the agreement or its term as its subject ("This
+/// Agreement shall commence on ...", "Unless earlier terminated, the Term shall ..."): the term clause itself, which
+/// the quote prefers to a sentence that measures some other period.
+pub(crate) fn opens_with_the_term(category: pactwise_domain::CuadCategory, text: &str) -> bool {
+    category == pactwise_domain::CuadCategory::ExpirationDate && OPENS_WITH_TERM_SUBJECT.is_match(text)
+}
+
 fn extracted(index: &ContractIndex, value: String, normalized: Option<Value>, sentence: &Sentence) -> Extracted {
     Extracted {
         value,
@@ -819,11 +826,15 @@ static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A sentence whose subject is the agreement or its term: "This Agreement shall continue ...", "The Initial Term
 /// of this Agreement is ...", "The term of the Services shall ...". Such sentences are read first.
-static TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
-    ci(
-        r"\b(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:[Tt]his\s+[A-Z]{2,5})|(?-i:[Tt]he\s+(Agreement|Contract))|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?(\s*,[^,.;]{1,60},)?\s+(shall|will|is|commences?|continues?|expires?|begins?|ends?|remains?|runs?|lasts?|terminates?)\b",
-    )
+static TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| ci(&format!(r"\b{TERM_SUBJECT_WORDS}")));
+/// The same subject where the sentence opens (after its number and an opening "Unless earlier terminated, "): the
+/// sentence is about the term, not a clause that mentions the agreement in passing ("In the event this Agreement is
+/// terminated, the Party in default shall not ...").
+static OPENS_WITH_TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    ci(&format!(r"^\W*(\(?[a-z0-9.]{{1,8}}\)?\s+)?((unless|except|subject)[^,.;]{{0,80}},\s*)?{TERM_SUBJECT_WORDS}"))
 });
+/// The words of [`TERM_SUBJECT`]: the agreement or its term, then a verb of its running.
+const TERM_SUBJECT_WORDS: &str = r"(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:[Tt]his\s+[A-Z]{2,5})|(?-i:[Tt]he\s+(Agreement|Contract))|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?(\s*,[^,.;]{1,60},)?\s+(shall|will|is|commences?|continues?|expires?|begins?|ends?|remains?|runs?|lasts?|terminates?)\b";
 /// The words that put an end date after them: "until", "expire on", "terminating on".
 static END_CUE: LazyLock<Regex> = LazyLock::new(|| {
     ci(

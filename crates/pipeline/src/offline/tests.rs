@@ -840,6 +840,88 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The Licensor, on behalf of itself and its Affiliates, hereby grants to the Licensee a licence to the Marks.",
             true,
         ),
+        // A forum clause's waiver of objections to a court is not a promise not to sue.
+        (
+            CovenantNotToSue,
+            "Each party irrevocably submits to the jurisdiction of the courts of Ontario and agrees not to bring any action in another venue.",
+            false,
+        ),
+        (
+            CovenantNotToSue,
+            "The Licensee covenants not to sue the Licensor for infringement of any patent licensed under this Agreement.",
+            true,
+        ),
+        // Ending the agreement by mutual agreement, or because a party violated it, is not ending it at will.
+        (
+            TerminationForConvenience,
+            "This Agreement may be terminated at any time by the mutual written agreement of the parties.",
+            false,
+        ),
+        (
+            TerminationForConvenience,
+            "If the Reseller violates any of its obligations, the Supplier shall have the right to terminate this Agreement at any time.",
+            false,
+        ),
+        (
+            TerminationForConvenience,
+            "Either party may terminate this Agreement at any time, for any reason, upon sixty (60) days' written notice.",
+            true,
+        ),
+        // Who employs whom, and who may see confidential information, is not a promise not to hire.
+        (
+            NoSolicitOfEmployees,
+            "Staff that the Vendor assigns to the Project shall remain employees of the Vendor and shall not be deemed employees of the Client.",
+            false,
+        ),
+        (
+            NoSolicitOfEmployees,
+            "The Recipient shall not disclose the Confidential Information except to those of its employees who need to know it.",
+            false,
+        ),
+        (
+            NoSolicitOfEmployees,
+            "During the Term, neither party shall solicit for employment any employee of the other party.",
+            true,
+        ),
+        // A licence the agreement says it does not grant is no grant.
+        (
+            LicenseGrant,
+            "Nothing in this Agreement shall be construed to grant either party any right or license to the other party's patents.",
+            false,
+        ),
+        // A change in a company's internal control over financial reporting is not a change of control.
+        (
+            ChangeOfControl,
+            "Since the date of the last audited balance sheet there has been no change in the Company's internal control over financial reporting.",
+            false,
+        ),
+        (
+            ChangeOfControl,
+            "Either party may terminate this Agreement upon a change of control of the other party.",
+            true,
+        ),
+        // Reverse engineering for competitive analysis, an arbitrator's conflicts and exclusivity the agreement denies
+        // are no promise not to compete.
+        (
+            NonCompete,
+            "The Reseller may not decompile the Software or use it for any competitive analysis.",
+            false,
+        ),
+        (
+            NonCompete,
+            "No arbitrator shall be an employee of either party or of any competitor of either party.",
+            false,
+        ),
+        (
+            NonCompete,
+            "No marketing exclusivity is conferred by this Agreement on the Sponsor or against its competitors.",
+            false,
+        ),
+        (
+            NonCompete,
+            "During the Term, the Distributor shall not sell any products that compete with the Products.",
+            true,
+        ),
     ];
     for (category, sentence, expected) in table {
         let signals = CATALOG.category_signals(category).expect("the category has signals");
@@ -1306,4 +1388,77 @@ fn a_sentence_whose_subject_is_the_agreement_or_its_term_already_states_the_expi
     for (category, text, states) in table {
         assert_eq!(super::fields::states_the_value(category, text), states, "{category}: {text}");
     }
+}
+
+#[test]
+fn the_quote_prefers_the_term_clause_and_the_assignment_clause_over_sentences_that_only_touch_them() {
+    use pactwise_domain::CuadCategory::*;
+    // (category, sentence, opens with the term as subject, a grant rather than the assignment clause). Written for
+    // this test.
+    let table = [
+        (
+            ExpirationDate,
+            "This Agreement shall commence on the Effective Date and continue for three (3) years.",
+            true,
+            false,
+        ),
+        (ExpirationDate, "7.1 Unless earlier terminated, the Initial Term shall end on June 30, 2025.", true, false),
+        // Mentions the agreement in passing: another period, not the term.
+        (
+            ExpirationDate,
+            "In the event this Agreement is terminated for breach, the defaulting party shall not compete for a period of six (6) months.",
+            false,
+            false,
+        ),
+        (
+            AntiAssignment,
+            "The Supplier hereby grants to the Distributor a non-exclusive, non-transferable license to use the Marks in the Territory.",
+            false,
+            true,
+        ),
+        // A grant that also limits assigning the agreement is the assignment clause too.
+        (
+            AntiAssignment,
+            "The license is non-transferable, and the Distributor may not assign this Agreement without the Supplier's prior written consent.",
+            false,
+            false,
+        ),
+        (
+            AntiAssignment,
+            "Neither party may assign this Agreement without the prior written consent of the other party.",
+            false,
+            false,
+        ),
+        // The term rule is the Expiration Date's alone, the grant rule the Anti-Assignment's alone.
+        (
+            AntiAssignment,
+            "This Agreement shall commence on the Effective Date and continue for three (3) years.",
+            false,
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Supplier hereby grants to the Distributor a non-transferable license to use the Marks.",
+            false,
+            false,
+        ),
+    ];
+    for (category, text, term, grant) in table {
+        assert_eq!(super::fields::opens_with_the_term(category, text), term, "{category}: {text}");
+        assert_eq!(super::evaluate::grants_rather_than_assigns(category, text), grant, "{category}: {text}");
+    }
+}
+
+#[test]
+fn the_anti_assignment_item_quotes_the_assignment_clause_not_the_grant_of_a_non_transferable_licence() {
+    // Both sentences match the Anti-Assignment signals in sections about other topics; the grant comes first and
+    // performs with "hereby", but it is the licence's, so the assignment clause is quoted. Written for this test.
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of March 1, 2022 by and between Wren \
+Audio Inc. (\"Supplier\") and Finch Retail LLC (\"Distributor\").\n\n4. Marks. The Supplier hereby grants to the \
+Distributor a non-exclusive, non-transferable license to use the Marks in the Territory.\n\n12. General. The \
+Distributor shall not assign or transfer this Agreement without the prior written consent of the Supplier.\n\n13. \
+Governing Law. This Agreement shall be governed by the laws of the State of Ohio.";
+    let quote = distributor_quote("Anti-Assignment", text);
+    assert!(quote.contains("shall not assign or transfer this Agreement"), "{quote}");
+    assert!(!quote.contains("license to use the Marks"), "{quote}");
 }
