@@ -902,16 +902,8 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
         ),
         // Reverse engineering for competitive analysis, an arbitrator's conflicts and exclusivity the agreement denies
         // are no promise not to compete.
-        (
-            NonCompete,
-            "The Reseller may not decompile the Software or use it for any competitive analysis.",
-            false,
-        ),
-        (
-            NonCompete,
-            "No arbitrator shall be an employee of either party or of any competitor of either party.",
-            false,
-        ),
+        (NonCompete, "The Reseller may not decompile the Software or use it for any competitive analysis.", false),
+        (NonCompete, "No arbitrator shall be an employee of either party or of any competitor of either party.", false),
         (
             NonCompete,
             "No marketing exclusivity is conferred by this Agreement on the Sponsor or against its competitors.",
