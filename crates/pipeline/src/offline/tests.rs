@@ -757,6 +757,49 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "Following the expiration of this Agreement, Distributor shall be entitled to sell its remaining inventory for ninety (90) days.",
             true,
         ),
+        // Provisions that survive the end, the relief a party may seek and pay for work done before it are no service
+        // after the end.
+        (
+            PostTerminationServices,
+            "Upon any termination of this Agreement, the following provisions shall remain in effect: Sections 7, 9 and 12.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "Upon termination for breach, the non-breaching party shall be entitled to seek all remedies available at law or in equity.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "In the event of termination, the Consultant shall be entitled to payment for services rendered prior to the date of termination.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "Upon termination of this Agreement, the Supplier shall continue to provide transition assistance for up to six months.",
+            true,
+        ),
+        // A shareholders' vote by majority, a software's control panel and a court's division are no change of control.
+        (
+            ChangeOfControl,
+            "This Agreement may be terminated at any time by a vote of a majority of the outstanding voting securities of the Fund.",
+            false,
+        ),
+        (
+            ChangeOfControl,
+            "The Publisher may record changes in the control panel settings at any time without notice to the Reseller.",
+            false,
+        ),
+        (
+            ChangeOfControl,
+            "Any action shall be brought in the United States District Court, Northern Division, and each party consents to that venue.",
+            false,
+        ),
+        (
+            ChangeOfControl,
+            "Either party may terminate this Agreement upon a change of control of the other party by giving thirty days' notice.",
+            true,
+        ),
         // A minimum the contract denies is no commitment, and a shortfall found by an audit is not one either.
         (
             MinimumCommitment,
