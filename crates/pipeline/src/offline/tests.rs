@@ -800,6 +800,51 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "Either party may terminate this Agreement upon a change of control of the other party by giving thirty days' notice.",
             true,
         ),
+        // A proxy solicitation and an exclusive remedy are no exception to a restriction on competition.
+        (
+            CompetitiveRestrictionException,
+            "The Investor shall not engage in any solicitation of proxies with respect to the Company, provided, however, that it may vote its shares.",
+            false,
+        ),
+        (
+            CompetitiveRestrictionException,
+            "The decision of the panel shall be the sole, exclusive and binding remedy of the parties, provided that either may seek costs.",
+            false,
+        ),
+        // Ending a fund or a service at any time is not ending the agreement for convenience.
+        (
+            TerminationForConvenience,
+            "The Sponsor may terminate the Fund at any time in its sole discretion.",
+            false,
+        ),
+        (TerminationForConvenience, "The Customer may terminate this Agreement at any time in its sole discretion.", true),
+        // A warranty of title, a denial of the right to use, leave to use office space and the word "Licensee" grant
+        // no licence.
+        (
+            LicenseGrant,
+            "The Supplier owns or otherwise has the right to use all trademarks it provides to the Buyer for packaging.",
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Agent will not have the right to use the name or marks of the Company without its prior written approval.",
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Company will provide the Consultant with a license to use office space in its building free of charge.",
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Seller hereby grants to the Licensee an option to purchase all of the assets of the Seller at a fixed price.",
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Licensor hereby grants to the Licensee a non-exclusive license to use the Software in the Territory.",
+            true,
+        ),
         // A minimum the contract denies is no commitment, and a shortfall found by an audit is not one either.
         (
             MinimumCommitment,
