@@ -845,6 +845,63 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The Licensor hereby grants to the Licensee a non-exclusive license to use the Software in the Territory.",
             true,
         ),
+        // Common ways of stating the term, an exception to a restriction, an exclusive right and buying back the
+        // inventory after the end; each beside a near miss.
+        (
+            ExpirationDate,
+            "The term of this Agreement starts on the Effective Date and will expire five (5) years from the Effective Date.",
+            true,
+        ),
+        (ExpirationDate, "The initial term is 24 months beginning on the Launch Date.", true),
+        (
+            ExpirationDate,
+            "The Reseller's duties shall remain in full force and effect for at least one year after the Effective Date.",
+            true,
+        ),
+        (
+            ExpirationDate,
+            "This Agreement shall commence on the Effective Date and shall expire upon the earlier of the last payment or the fifth anniversary.",
+            true,
+        ),
+        (ExpirationDate, "Invoices expire thirty (30) days from the date of issue.", false),
+        (
+            CompetitiveRestrictionException,
+            "The foregoing restrictions shall not apply to products that the Distributor sold before the Effective Date.",
+            true,
+        ),
+        (
+            CompetitiveRestrictionException,
+            "Nothing herein shall preclude the Licensor from selling the Product outside the Territory to any third party.",
+            true,
+        ),
+        (
+            CompetitiveRestrictionException,
+            "Nothing herein shall preclude the Licensor from disclosing information required by law.",
+            false,
+        ),
+        (
+            Exclusivity,
+            "Within the Area, the Franchisor shall not operate or grant to anyone else a franchise to operate a restaurant.",
+            true,
+        ),
+        (Exclusivity, "The Distributor's right to sell the Products in the Territory shall be exclusive.", true),
+        (Exclusivity, "The Distributor shall procure the Products solely from the Manufacturer.", true),
+        (Exclusivity, "The Distributor shall procure insurance from a reputable carrier.", false),
+        (
+            PostTerminationServices,
+            "The Supplier agrees to repurchase all Products in the Distributor's inventory within sixty days following the effective date of termination.",
+            true,
+        ),
+        (
+            PostTerminationServices,
+            "Within thirty days after termination, the Franchisor may purchase any inventory bearing its marks at fair market value.",
+            true,
+        ),
+        (
+            PostTerminationServices,
+            "The Distributor shall keep a stock of the Products sufficient for ninety days of sales.",
+            false,
+        ),
         // A minimum the contract denies is no commitment, and a shortfall found by an audit is not one either.
         (
             MinimumCommitment,
