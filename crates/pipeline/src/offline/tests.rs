@@ -812,12 +812,12 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             false,
         ),
         // Ending a fund or a service at any time is not ending the agreement for convenience.
+        (TerminationForConvenience, "The Sponsor may terminate the Fund at any time in its sole discretion.", false),
         (
             TerminationForConvenience,
-            "The Sponsor may terminate the Fund at any time in its sole discretion.",
-            false,
+            "The Customer may terminate this Agreement at any time in its sole discretion.",
+            true,
         ),
-        (TerminationForConvenience, "The Customer may terminate this Agreement at any time in its sole discretion.", true),
         // A warranty of title, a denial of the right to use, leave to use office space and the word "Licensee" grant
         // no licence.
         (
@@ -1047,16 +1047,8 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
         ),
         // Reverse engineering for competitive analysis, an arbitrator's conflicts and exclusivity the agreement denies
         // are no promise not to compete.
-        (
-            NonCompete,
-            "The Reseller may not decompile the Software or use it for any competitive analysis.",
-            false,
-        ),
-        (
-            NonCompete,
-            "No arbitrator shall be an employee of either party or of any competitor of either party.",
-            false,
-        ),
+        (NonCompete, "The Reseller may not decompile the Software or use it for any competitive analysis.", false),
+        (NonCompete, "No arbitrator shall be an employee of either party or of any competitor of either party.", false),
         (
             NonCompete,
             "No marketing exclusivity is conferred by this Agreement on the Sponsor or against its competitors.",
