@@ -902,6 +902,12 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The Distributor shall keep a stock of the Products sufficient for ninety days of sales.",
             false,
         ),
+        (
+            IpOwnershipAssignment,
+            "Any improvements to the System made by the Franchisee shall be our sole property.",
+            true,
+        ),
+        (IpOwnershipAssignment, "The delivery vehicles shall be our sole property.", false),
         // A minimum the contract denies is no commitment, and a shortfall found by an audit is not one either.
         (
             MinimumCommitment,
