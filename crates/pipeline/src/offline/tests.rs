@@ -1593,6 +1593,44 @@ fn the_quote_prefers_the_term_clause_and_the_assignment_clause_over_sentences_th
 }
 
 #[test]
+fn a_change_of_control_quote_prefers_what_the_change_ends_over_its_definition() {
+    use pactwise_domain::CuadCategory::*;
+    // (category, sentence, ties a change of control to an end). Sentences written for this test.
+    let table = [
+        (
+            ChangeOfControl,
+            "Either party may terminate this Agreement upon a Change of Control of the other party.",
+            true,
+        ),
+        (
+            ChangeOfControl,
+            "Upon the occurrence of a change in control of the Licensee, the licences granted hereunder shall automatically terminate.",
+            true,
+        ),
+        // The definition of the term, and consent to assign on a merger, say nothing of what the change ends.
+        (
+            ChangeOfControl,
+            "The term \"Change of Control\" means the acquisition by any person of more than fifty percent of the voting shares.",
+            false,
+        ),
+        (
+            ChangeOfControl,
+            "Neither party may assign this Agreement without consent, except to a successor in a merger or change of control.",
+            false,
+        ),
+        // The rule is Change Of Control's alone.
+        (
+            TerminationForConvenience,
+            "Either party may terminate this Agreement upon a change of control of the other party.",
+            false,
+        ),
+    ];
+    for (category, text, ends) in table {
+        assert_eq!(super::evaluate::control_ends_something(category, text), ends, "{category}: {text}");
+    }
+}
+
+#[test]
 fn the_anti_assignment_item_quotes_the_assignment_clause_not_the_grant_of_a_non_transferable_licence() {
     // Both sentences match the Anti-Assignment signals in sections about other topics; the grant comes first and
     // performs with "hereby", but it is the licence's, so the assignment clause is quoted. Written for this test.
