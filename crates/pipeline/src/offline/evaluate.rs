@@ -313,6 +313,24 @@ const GRANT_NOT_ASSIGNMENT_PENALTY: f32 = 0.5;
 /// choosing the Expiration Date quote.
 const TERM_SUBJECT_WEIGHT: f32 = 0.6;
 
+/// A change of control (or of ownership) and an end of the agreement or a right in the same sentence, either first
+/// ("may terminate this Agreement upon a Change of Control", "Upon a change in control ... shall automatically
+/// terminate"): what the clause does, rather than a definition of the term or a passing mention.
+static CONTROL_ENDS_SOMETHING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\bchanges?\s+(of|in)\s+(the\s+)?(control|ownership)\b[^.;]{0,200}\bterminat|\bterminat\w*\b[^.;]{0,200}\bchanges?\s+(of|in)\s+(the\s+)?(control|ownership)\b",
+    )
+    .expect("valid pattern")
+});
+/// How much more a sentence that ties a change of control to an end ([`CONTROL_ENDS_SOMETHING`]) counts when choosing
+/// the Change Of Control quote.
+const CONTROL_CONSEQUENCE_WEIGHT: f32 = 1.0;
+
+/// Whether a sentence of the Change Of Control clause says what a change of control ends.
+pub(crate) fn control_ends_something(category: CuadCategory, text: &str) -> bool {
+    category == CuadCategory::ChangeOfControl && CONTROL_ENDS_SOMETHING.is_match(text)
+}
+
 /// Whether a sentence of the Anti-Assignment clause is a grant that calls its licence non-transferable rather than the
 /// clause that limits assigning the agreement.
 pub(crate) fn grants_rather_than_assigns(category: CuadCategory, text: &str) -> bool {
@@ -325,7 +343,8 @@ pub(crate) fn grants_rather_than_assigns(category: CuadCategory, text: &str) -> 
 /// the category's signals in the clause it would be quoted with ([`clause_quote`]), less for a sentence that only
 /// names the clause ([`only_names_the_clause`]), more for one that performs it ([`PERFORMS`]); for the Anti-Assignment
 /// clause less for a grant of a non-transferable licence ([`grants_rather_than_assigns`]), for the Expiration Date more
-/// for a sentence about the term itself ([`opens_with_the_term`]); the earliest among equals. Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being
+/// for a sentence about the term itself ([`opens_with_the_term`]), for the Change Of Control more for one that says
+/// what a change of control ends ([`control_ends_something`]); the earliest among equals. Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being
 /// the one to quote.
 fn quote_sentence(
     catalog: &Catalog,
@@ -350,6 +369,7 @@ fn quote_sentence(
             + if PERFORMS.is_match(text) { PERFORMING_WEIGHT } else { 0.0 }
             - if grants_rather_than_assigns(category, text) { GRANT_NOT_ASSIGNMENT_PENALTY } else { 0.0 }
             + if opens_with_the_term(category, text) { TERM_SUBJECT_WEIGHT } else { 0.0 }
+            + if control_ends_something(category, text) { CONTROL_CONSEQUENCE_WEIGHT } else { 0.0 }
     };
     candidates.iter().copied().map(|i| (i, score(i))).rev().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(i, _)| i)
 }

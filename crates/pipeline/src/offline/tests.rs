@@ -757,6 +757,157 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "Following the expiration of this Agreement, Distributor shall be entitled to sell its remaining inventory for ninety (90) days.",
             true,
         ),
+        // Provisions that survive the end, the relief a party may seek and pay for work done before it are no service
+        // after the end.
+        (
+            PostTerminationServices,
+            "Upon any termination of this Agreement, the following provisions shall remain in effect: Sections 7, 9 and 12.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "Upon termination for breach, the non-breaching party shall be entitled to seek all remedies available at law or in equity.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "In the event of termination, the Consultant shall be entitled to payment for services rendered prior to the date of termination.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "Upon termination of this Agreement, the Supplier shall continue to provide transition assistance for up to six months.",
+            true,
+        ),
+        // A shareholders' vote by majority, a software's control panel and a court's division are no change of control.
+        (
+            ChangeOfControl,
+            "This Agreement may be terminated at any time by a vote of a majority of the outstanding voting securities of the Fund.",
+            false,
+        ),
+        (
+            ChangeOfControl,
+            "The Publisher may record changes in the control panel settings at any time without notice to the Reseller.",
+            false,
+        ),
+        (
+            ChangeOfControl,
+            "Any action shall be brought in the United States District Court, Northern Division, and each party consents to that venue.",
+            false,
+        ),
+        (
+            ChangeOfControl,
+            "Either party may terminate this Agreement upon a change of control of the other party by giving thirty days' notice.",
+            true,
+        ),
+        // A proxy solicitation and an exclusive remedy are no exception to a restriction on competition.
+        (
+            CompetitiveRestrictionException,
+            "The Investor shall not engage in any solicitation of proxies with respect to the Company, provided, however, that it may vote its shares.",
+            false,
+        ),
+        (
+            CompetitiveRestrictionException,
+            "The decision of the panel shall be the sole, exclusive and binding remedy of the parties, provided that either may seek costs.",
+            false,
+        ),
+        // Ending a fund or a service at any time is not ending the agreement for convenience.
+        (TerminationForConvenience, "The Sponsor may terminate the Fund at any time in its sole discretion.", false),
+        (
+            TerminationForConvenience,
+            "The Customer may terminate this Agreement at any time in its sole discretion.",
+            true,
+        ),
+        // A warranty of title, a denial of the right to use, leave to use office space and the word "Licensee" grant
+        // no licence.
+        (
+            LicenseGrant,
+            "The Supplier owns or otherwise has the right to use all trademarks it provides to the Buyer for packaging.",
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Agent will not have the right to use the name or marks of the Company without its prior written approval.",
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Company will provide the Consultant with a license to use office space in its building free of charge.",
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Seller hereby grants to the Licensee an option to purchase all of the assets of the Seller at a fixed price.",
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Licensor hereby grants to the Licensee a non-exclusive license to use the Software in the Territory.",
+            true,
+        ),
+        // Common ways of stating the term, an exception to a restriction, an exclusive right and buying back the
+        // inventory after the end; each beside a near miss.
+        (
+            ExpirationDate,
+            "The term of this Agreement starts on the Effective Date and will expire five (5) years from the Effective Date.",
+            true,
+        ),
+        (ExpirationDate, "The initial term is 24 months beginning on the Launch Date.", true),
+        (
+            ExpirationDate,
+            "The Reseller's duties shall remain in full force and effect for at least one year after the Effective Date.",
+            true,
+        ),
+        (
+            ExpirationDate,
+            "This Agreement shall commence on the Effective Date and shall expire upon the earlier of the last payment or the fifth anniversary.",
+            true,
+        ),
+        (ExpirationDate, "Invoices expire thirty (30) days from the date of issue.", false),
+        (
+            CompetitiveRestrictionException,
+            "The foregoing restrictions shall not apply to products that the Distributor sold before the Effective Date.",
+            true,
+        ),
+        (
+            CompetitiveRestrictionException,
+            "Nothing herein shall preclude the Licensor from selling the Product outside the Territory to any third party.",
+            true,
+        ),
+        (
+            CompetitiveRestrictionException,
+            "Nothing herein shall preclude the Licensor from disclosing information required by law.",
+            false,
+        ),
+        (
+            Exclusivity,
+            "Within the Area, the Franchisor shall not operate or grant to anyone else a franchise to operate a restaurant.",
+            true,
+        ),
+        (Exclusivity, "The Distributor's right to sell the Products in the Territory shall be exclusive.", true),
+        (Exclusivity, "The Distributor shall procure the Products solely from the Manufacturer.", true),
+        (Exclusivity, "The Distributor shall procure insurance from a reputable carrier.", false),
+        (
+            PostTerminationServices,
+            "The Supplier agrees to repurchase all Products in the Distributor's inventory within sixty days following the effective date of termination.",
+            true,
+        ),
+        (
+            PostTerminationServices,
+            "Within thirty days after termination, the Franchisor may purchase any inventory bearing its marks at fair market value.",
+            true,
+        ),
+        (
+            PostTerminationServices,
+            "The Distributor shall keep a stock of the Products sufficient for ninety days of sales.",
+            false,
+        ),
+        (
+            IpOwnershipAssignment,
+            "Any improvements to the System made by the Franchisee shall be our sole property.",
+            true,
+        ),
+        (IpOwnershipAssignment, "The delivery vehicles shall be our sole property.", false),
         // A minimum the contract denies is no commitment, and a shortfall found by an audit is not one either.
         (
             MinimumCommitment,
@@ -1438,6 +1589,44 @@ fn the_quote_prefers_the_term_clause_and_the_assignment_clause_over_sentences_th
     for (category, text, term, grant) in table {
         assert_eq!(super::fields::opens_with_the_term(category, text), term, "{category}: {text}");
         assert_eq!(super::evaluate::grants_rather_than_assigns(category, text), grant, "{category}: {text}");
+    }
+}
+
+#[test]
+fn a_change_of_control_quote_prefers_what_the_change_ends_over_its_definition() {
+    use pactwise_domain::CuadCategory::*;
+    // (category, sentence, ties a change of control to an end). Sentences written for this test.
+    let table = [
+        (
+            ChangeOfControl,
+            "Either party may terminate this Agreement upon a Change of Control of the other party.",
+            true,
+        ),
+        (
+            ChangeOfControl,
+            "Upon the occurrence of a change in control of the Licensee, the licences granted hereunder shall automatically terminate.",
+            true,
+        ),
+        // The definition of the term, and consent to assign on a merger, say nothing of what the change ends.
+        (
+            ChangeOfControl,
+            "The term \"Change of Control\" means the acquisition by any person of more than fifty percent of the voting shares.",
+            false,
+        ),
+        (
+            ChangeOfControl,
+            "Neither party may assign this Agreement without consent, except to a successor in a merger or change of control.",
+            false,
+        ),
+        // The rule is Change Of Control's alone.
+        (
+            TerminationForConvenience,
+            "Either party may terminate this Agreement upon a change of control of the other party.",
+            false,
+        ),
+    ];
+    for (category, text, ends) in table {
+        assert_eq!(super::evaluate::control_ends_something(category, text), ends, "{category}: {text}");
     }
 }
 
