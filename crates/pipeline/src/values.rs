@@ -40,12 +40,46 @@ const MONTHS: [(&str, u32); 23] = [
 ];
 const MONTH_PATTERN: &str = "january|february|march|april|may|june|july|august|september|october|november|december|jan\\.?|feb\\.?|mar\\.?|apr\\.?|jun\\.?|jul\\.?|aug\\.?|sept?\\.?|oct\\.?|nov\\.?|dec\\.?";
 
-/// An ordinal suffix, also as text layers break it ("14t h", "1s t").
-const ORDINAL_SUFFIX: &str = r"(?:st|nd|rd|th|s\s?t|n\s?d|r\s?d|t\s?h)?";
+/// An ordinal suffix, also as text layers break it ("14t h", "1s t", "15 th").
+const ORDINAL_SUFFIX: &str = r"(?:\s?(?:st|nd|rd|th)|s\s?t|n\s?d|r\s?d|t\s?h)?";
+/// The day written as an ordinal word: "the first day of July, 2017", "this twenty-third day of".
+const DAY_WORDS: [&str; 31] = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+    "twentieth",
+    "twenty-first",
+    "twenty-second",
+    "twenty-third",
+    "twenty-fourth",
+    "twenty-fifth",
+    "twenty-sixth",
+    "twenty-seventh",
+    "twenty-eighth",
+    "twenty-ninth",
+    "thirtieth",
+    "thirty-first",
+];
 
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     ci(&format!(
-        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}\s*,?\s+(?P<y1>\d{{4}})|(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?P<m2>{MONTH_PATTERN})\s*,?\s+(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}})|(?P<d6>\d{{1,2}})\.(?P<mo6>\d{{1,2}})\.(?P<y6>\d{{4}}))\b"
+        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}(?:\s*,\s*|\s+)(?P<y1>\d{{4}})|(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?P<m2>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<dw>(?:twenty|thirty)?-?\s?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth))\s+day\s+of[\s_-]+(?P<m7>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y7>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}})|(?P<d6>\d{{1,2}})\.(?P<mo6>\d{{1,2}})\.(?P<y6>\d{{4}}))\b"
     ))
 });
 
@@ -63,6 +97,13 @@ pub fn dates(text: &str) -> Vec<(Range<usize>, NaiveDate)> {
                 (num("y1")?, month_of(m.as_str())?, num("d1")?)
             } else if let Some(m) = c.name("m2") {
                 (num("y2")?, month_of(m.as_str())?, num("d2")?)
+            } else if let Some(m) = c.name("m7") {
+                let word = c.name("dw")?.as_str().to_lowercase();
+                let word =
+                    word.split(|ch: char| ch == '-' || ch.is_whitespace()).filter(|w| !w.is_empty()).collect::<Vec<_>>();
+                let word = word.join("-");
+                let day = DAY_WORDS.iter().position(|w| *w == word)? + 1;
+                (num("y7")?, month_of(m.as_str())?, i64::try_from(day).ok()?)
             } else if c.name("mo3").is_some() || c.name("mo5").is_some() {
                 let slash = c.name("mo3").is_some();
                 let y = num(if slash { "y3" } else { "y5" })?;
@@ -347,6 +388,16 @@ mod tests {
         assert_eq!(iso("Nov. 07, 2011"), ["2011-11-07"]);
         assert_eq!(iso("shall commence on the 2nd of   May, 2009, and"), ["2009-05-02"]);
         assert!(iso("call 555-12-3456").is_empty(), "not a month and day");
+        assert_eq!(iso("made this 15 th day of July, 2010 by"), ["2010-07-15"]);
+        assert_eq!(iso("dated March 12,1999 between"), ["1999-03-12"]);
+    }
+
+    #[test]
+    fn a_day_written_as_an_ordinal_word_is_read() {
+        assert_eq!(iso("made as of the first day of July, 2017 ("), ["2017-07-01"]);
+        assert_eq!(iso("this twenty-third day of March 2004"), ["2004-03-23"]);
+        assert_eq!(iso("on this Thirty First day of December, 1999"), ["1999-12-31"]);
+        assert!(iso("the first of the parties, 2017").is_empty());
     }
 
     #[test]
