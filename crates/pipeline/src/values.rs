@@ -98,12 +98,7 @@ pub fn dates(text: &str) -> Vec<(Range<usize>, NaiveDate)> {
             } else if let Some(m) = c.name("m2") {
                 (num("y2")?, month_of(m.as_str())?, num("d2")?)
             } else if let Some(m) = c.name("m7") {
-                let word = c.name("dw")?.as_str().to_lowercase();
-                let word =
-                    word.split(|ch: char| ch == '-' || ch.is_whitespace()).filter(|w| !w.is_empty()).collect::<Vec<_>>();
-                let word = word.join("-");
-                let day = DAY_WORDS.iter().position(|w| *w == word)? + 1;
-                (num("y7")?, month_of(m.as_str())?, i64::try_from(day).ok()?)
+                (num("y7")?, month_of(m.as_str())?, i64::from(ordinal(c.name("dw")?.as_str())?))
             } else if c.name("mo3").is_some() || c.name("mo5").is_some() {
                 let slash = c.name("mo3").is_some();
                 let y = num(if slash { "y3" } else { "y5" })?;
@@ -215,12 +210,12 @@ pub fn durations(text: &str) -> Vec<(Range<usize>, u32, DurationUnit)> {
         .collect()
 }
 
-/// The number an ordinal word says ("third" → 3).
+/// The number an ordinal word says ("third" → 3, "twentieth" → 20, "twenty-fifth" → 25).
 pub fn ordinal(word: &str) -> Option<u32> {
-    const ORDINALS: [&str; 10] =
-        ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
     let word = word.to_lowercase();
-    ORDINALS.iter().position(|o| *o == word).and_then(|i| u32::try_from(i + 1).ok())
+    let word = word.split(|c: char| c == '-' || c.is_whitespace()).filter(|w| !w.is_empty()).collect::<Vec<_>>();
+    let word = word.join("-");
+    DAY_WORDS.iter().position(|o| *o == word).and_then(|i| u32::try_from(i + 1).ok())
 }
 
 /// The date a period after `from` ends: the same day of the month for months and years (the last day of a shorter
@@ -418,6 +413,8 @@ mod tests {
         assert_eq!(at(2, DurationUnit::Week).as_deref(), Some("2016-03-14"));
         assert_eq!(at(30, DurationUnit::Day).as_deref(), Some("2016-03-30"));
         assert_eq!(ordinal("Third"), Some(3));
+        assert_eq!(ordinal("twentieth"), Some(20));
+        assert_eq!(ordinal("Twenty Fifth"), Some(25));
         assert_eq!(ordinal("umpteenth"), None);
     }
 

@@ -821,9 +821,12 @@ static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
 /// of this Agreement is ...", "The term of the Services shall ...". Such sentences are read first.
 static TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:[Tt]his\s+[A-Z]{2,5})|(?-i:[Tt]he\s+(Agreement|Contract))|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?(\s*,[^,.;]{1,60},)?\s+(shall|will|is|commences?|continues?|expires?|begins?|ends?|remains?|runs?|lasts?|terminates?)\b",
+        r"\b(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:[Tt]his\s+[A-Z]{2,5})|(?-i:[Tt]he\s+(Agreement|Contract))|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?(\s*,[^,.;]{1,60},)?\s+(shall|will|is|commences?|continues?|expires?|begins?|becomes?|ends?|remains?|runs?|lasts?|terminates?)\b",
     )
 });
+/// A defined name that is the term or its period: "Term", "Initial Term", "Contract Period", "Expiration Date".
+static DEFINED_TERM: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(term|period|duration|expiration\s+date|expiry\s+date|termination\s+date|end\s+date)\b"));
 /// The words that put an end date after them: "until", "expire on", "terminating on".
 static END_CUE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
@@ -861,9 +864,28 @@ static FROM_SIGNING: LazyLock<Regex> = LazyLock::new(|| {
 });
 static ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(?:(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)(?:\s*\(\s*\d+\s*(?:st|nd|rd|th|t\s?h)\s*\))?|(\d+)\s*(?:st|nd|rd|th))\s+anniversary\b",
+        r"\b(?:((?:twenty|thirty)?-?\s?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth))(?:\s*\(\s*\d+\s*(?:st|nd|rd|th|t\s?h)\s*\))?|(\d+)\s*(?:st|nd|rd|th))\s+anniversary\b",
     )
 });
+/// An anniversary counted in years: "the four-year anniversary", "the five (5) year anniversary".
+static YEARS_ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| ci(r"^[\s-]*anniversary\b"));
+
+/// The anniversary a sentence names, in years, with where its words end: "the fifth anniversary", "the twentieth
+/// (20th) anniversary", "the 3rd anniversary", "the four-year anniversary", "the five (5) year anniversary".
+fn anniversary(text: &str) -> Option<(usize, u32)> {
+    let ordinal = ANNIVERSARY.captures(text).and_then(|c| {
+        let n = match c.get(2) {
+            Some(d) => d.as_str().parse().ok()?,
+            None => values::ordinal(&c[1])?,
+        };
+        Some((c.get(0)?.start(), c.get(0)?.end(), n))
+    });
+    let in_years = values::durations(text).into_iter().find_map(|(r, n, unit)| {
+        let m = YEARS_ANNIVERSARY.find(&text[r.end..]).filter(|_| unit == pactwise_domain::DurationUnit::Year)?;
+        Some((r.start, r.end + m.end(), n))
+    });
+    [ordinal, in_years].into_iter().flatten().min_by_key(|(start, _, _)| *start).map(|(_, end, n)| (end, n))
+}
 static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\bperpetu\w*|\bindefinite\w*|\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective)\s+(\w+\s+){0,2}for\s+so\s+long\s+as\b|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
@@ -930,6 +952,11 @@ fn expiration(
         if !place.is_quotable() || place.zone == Zone::SignatureBlock {
             continue;
         }
+        // A definition of something else ("\"Calendar Quarter\" means ... the first Calendar Quarter of the Term
+        // shall commence on the Effective Date and end on June 30") does not set the term.
+        if index.defined_term(i).is_some_and(|term| !DEFINED_TERM.is_match(term)) {
+            continue;
+        }
         let text = &*whole_text(index, i);
         // A clause that ends in a colon continues in the list after it: "shall remain in effect until the earlier
         // of the following:" / "(a) the fifth anniversary of this Agreement; and" / "(b) ...".
@@ -975,15 +1002,7 @@ fn expiration(
                     && !is_notice_period(tail, r)
             })
             .map(|(r, n, u)| (clause.start() + r.end, n, u))
-            .or_else(|| {
-                ANNIVERSARY.captures(text).and_then(|c| {
-                    let n = match c.get(2) {
-                        Some(d) => d.as_str().parse().ok()?,
-                        None => values::ordinal(&c[1])?,
-                    };
-                    Some((c.get(0)?.end(), n, pactwise_domain::DurationUnit::Year))
-                })
-            })
+            .or_else(|| anniversary(text).map(|(end, n)| (end, n, pactwise_domain::DurationUnit::Year)))
             .filter(|(at, _, _)| about_the_term(*at + 40));
         // The period counts from the date the agreement bears when it says so right after it: "one (1) year from
         // the date first above written", "the first anniversary of the date of this Agreement".

@@ -1307,3 +1307,37 @@ fn a_sentence_whose_subject_is_the_agreement_or_its_term_already_states_the_expi
         assert_eq!(super::fields::states_the_value(category, text), states, "{category}: {text}");
     }
 }
+
+#[test]
+fn an_anniversary_counted_in_years_or_by_a_large_ordinal_ends_the_term() {
+    let head = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of June 30, 2009 by and between Alder Mills Inc. \
+(\"Supplier\") and Birch Foods LLC (\"Buyer\").\n\n1. Supply. Supplier shall supply the Products.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    let cases = [
+        ("This Agreement shall continue until the four-year anniversary of the date above.", "2013-06-30"),
+        ("This Agreement shall continue until the twentieth (20th) anniversary of the date above.", "2029-06-30"),
+        ("The initial term shall end on the five (5) year anniversary of the date above.", "2014-06-30"),
+        (
+            "This Agreement becomes effective on the date above and shall continue until the 3rd anniversary thereof.",
+            "2012-06-30",
+        ),
+    ];
+    for (term, end) in cases {
+        assert_eq!(read(term), Some(Value::Date { iso: end.into() }), "{term}");
+    }
+}
+
+#[test]
+fn a_definition_of_something_else_does_not_set_the_term() {
+    // The definition's "end on June 30, 2009" is a quarter's end, not the term's. Written for this test.
+    let text = "PROMOTION AGREEMENT\n\nThis Promotion Agreement is made as of May 31, 2009 by and between Alder Mills \
+Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Definitions.\n\n\"Calendar Quarter\" means three months ending on \
+the last day of March, June, September or December, except that the first Calendar Quarter of the Term shall commence on \
+the date above and end on June 30, 2009.\n\n11. Duration. Unless terminated earlier, the parties' obligations \
+shall continue for five (5) years from the date above.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2014-05-31".into() }));
+}
