@@ -830,14 +830,14 @@ static DEFINED_TERM: LazyLock<Regex> =
 /// The words that put an end date after them: "until", "expire on", "terminating on".
 static END_CUE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(until|through|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?|(in\s+no\s+event\s+|not\s+|no\s+)later\s+than)\s+(on\s+)?(the\s+)?((earlier|later|sooner|first)\s+(of|to\s+occur\s+of)\s*:?\s*(\(?[a-z0-9]{1,3}\)\s*)?)?$",
+        r"\b(until|through(\s+and\s+including)?|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?|(in\s+no\s+event\s+|not\s+|no\s+)later\s+than|hereby\s+extended\s+(up\s+)?(to|until|through))\s+(on\s+|at\s+)?(the\s+)?((earlier|later|sooner|first)\s+(of|to\s+occur\s+of)\s*:?\s*(\(?[a-z0-9]{1,3}\)\s*)?)?$",
     )
 });
 /// A period that measures the term: "for five (5) years", "a period of one year", "three (3) years from", "shall last
 /// two years".
 static TERM_PERIOD_CUE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(for|of|be|is|last|run|ending|end|expire|terminate|date)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?$",
+        r"\b((for|until)\s+the\s+((entire|full|whole|initial)\s+)?|(for|of|be|is|last|run|ending|end|expire|terminate|date|until)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?)$",
     )
 });
 /// An end date a renewal or an extension reaches, not the initial term's: "if the parties renew, the term shall be
@@ -847,8 +847,11 @@ static EXTENDED_TO: LazyLock<Regex> = LazyLock::new(|| {
         r"\b((shall|will|may|is|are)\s+(be\s+)?(renewed|extended)|(exercises?|exercised)\s+(\w+\s+){0,3}(right|option)\s+to\s+(renew|extend)|renewal\s+(term|period)\s+(shall|will))\b",
     )
 });
-/// A renewal or extension before a period: "renewal or extension for one year" is not the initial term.
+/// A renewal or extension before a period: "renewal or extension for one year" is not the initial term. The term
+/// itself may "extend for a period of five years" ("shall commence ... and shall extend for"), which is its length.
 static RENEWAL_BEFORE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extend\w*|extension)\b[^.;]{0,40}$"));
+static TERM_EXTENDS_FOR: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(shall|will)\s+extend\s+for\s+(an?\s+)?((term|period)\s+of\s+)?$"));
 /// A period to cure a breach: "such breach remains uncured for a period of thirty (30) days".
 static CURE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
@@ -997,7 +1000,7 @@ fn expiration(
             .into_iter()
             .find(|(r, _, _)| {
                 TERM_PERIOD_CUE.is_match(&tail[..r.start])
-                    && !RENEWAL_BEFORE.is_match(&tail[..r.start])
+                    && (!RENEWAL_BEFORE.is_match(&tail[..r.start]) || TERM_EXTENDS_FOR.is_match(&tail[..r.start]))
                     && !CURE_BEFORE.is_match(&tail[..r.start])
                     && !is_notice_period(tail, r)
             })

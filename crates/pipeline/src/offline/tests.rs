@@ -1341,3 +1341,42 @@ shall continue for five (5) years from the date above.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2014-05-31".into() }));
 }
+
+#[test]
+fn the_terms_length_and_end_are_read_in_their_common_wordings() {
+    let head = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of February 13, 2018 by and between Alder Mills Inc. \
+(\"Supplier\") and Birch Foods LLC (\"Buyer\").\n\n1. Supply. Supplier shall supply the Products.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    let cases = [
+        (
+            "This Agreement shall commence on the date above and shall extend for a period of five (5) years thereafter.",
+            "2023-02-13",
+        ),
+        ("This Agreement shall continue for the entire four (4) year term unless terminated earlier.", "2022-02-13"),
+        (
+            "This contract shall remain in effect initially for the five (5) year term (\"Initial Term\") from the date signed.",
+            "2023-02-13",
+        ),
+        (
+            "This Agreement shall remain in effect until one (1) year after the date above, provided that Buyer may \
+terminate it at any time before the expiration of sixty (60) days after the date above.",
+            "2019-02-13",
+        ),
+        ("This Agreement shall be effective through and including March 31, 2024.", "2024-03-31"),
+        ("The term of this Agreement shall commence on May 1, 2020 and ends at April 30, 2029.", "2029-04-30"),
+        ("The Term of the Agreement is hereby extended to January 20, 2022 unless sooner terminated.", "2022-01-20"),
+    ];
+    for (term, end) in cases {
+        assert_eq!(read(term), Some(Value::Date { iso: end.into() }), "{term}");
+    }
+    // A renewal's length is still not the term's.
+    assert_eq!(
+        read(
+            "This Agreement shall continue for two (2) years and shall then renew for a further period of one (1) year."
+        ),
+        Some(Value::Date { iso: "2020-02-13".into() })
+    );
+}
