@@ -806,7 +806,7 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
 
 static TERM_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r#"["“](term|initial\s+term|contract\s+period|agreement\s+period)["”]\s+(shall\s+)?means?\b|\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:\b[Tt]he\s+(Agreement|Contract)))\s+((shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude|run|last)|(commences|begins|continues|remains|expires|terminates|ends|runs|lasts)\b|(is|remains)\s+(valid|effective|in\s+(full\s+)?(force|effect))\s+(for|until|through)\b|(shall|will)\s+have\s+a\s+(term|duration)\s+of)|(?-i:\b[Tt]his\s+[A-Z]{2,5})\s+(shall|will)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude)|\b(beginning|commencing|starting)\s+(on\s+)?[^.;]{0,40}\d{4}\s*,?\s+and\s+(ending|expiring|terminating)\b)"#,
+        r#"["“](term|initial\s+term|contract\s+period|agreement\s+period)["”]\s+(shall\s+)?means?\b|\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:\b[Tt]he\s+(Agreement|Contract)))\s+((shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude|run|last)|(commences|begins|continues|remains|expires|terminates|ends|runs|lasts)\b|(is|remains)\s+(valid|effective|in\s+(full\s+)?(force|effect))\s+(for|until|through)\b|(shall|will)\s+have\s+a\s+(term|duration)\s+of)|(?-i:\b[Tt]his\s+[A-Z]{2,5})\s+(shall|will)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude)|\b(beginning|commencing|starting)\s+(on\s+)?[^.;]{0,40}\d{4}\s*,?\s+and\s+(ending|expiring|terminating)\b|\b(entered\s+into|concluded|made)\s+for\s+(an?\s+)?(\w+\s+){0,3}(period|term|duration)\b)"#,
     )
 });
 static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b"));
@@ -814,7 +814,7 @@ static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b
 /// "Credit Data" means".
 static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]|\bwarrant|\bconfidential|\bsurviv|\b(after|following)\s+(the\s+)?(\w+\s+)?(termination|expiration)|\brecords\b|\bcommissions?\b|\bnon-?compet|\bsolicit"#,
+        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]|\bwarrant|\bconfidential|\bsurviv|\b(after|following)\s+(the\s+)?(\w+\s+)?(termination|expiration)|\b(if|in\s+the\s+event|in\s+case|upon|when|once)\s+(that\s+)?(this|the)\s+(\w+\s+){0,2}(agreement|contract)\s+(is|has\s+been|shall\s+be)\s+(\w+\s+)?(terminated|cancell?ed|rescinded)\b|\brecords\b|\bcommissions?\b|\bnon-?compet|\bsolicit"#,
     )
 });
 /// A sentence whose subject is the agreement or its term: "This Agreement shall continue ...", "The Initial Term
@@ -891,7 +891,7 @@ fn anniversary(text: &str) -> Option<(usize, u32)> {
 }
 static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\bperpetu\w*|\bindefinite\w*|\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective)\s+(\w+\s+){0,2}for\s+so\s+long\s+as\b|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
+        r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\b(end|expire|continue)s?\s+(only\s+)?when\s+(\w+\s+){0,2}terminated\b|\bfor\s+an?\s+unlimited\s+(period|term|duration)\b|\bperpetu\w*|\bindefinite\w*|\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective)\s+(\w+\s+){0,2}for\s+so\s+long\s+as\b|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
     )
 });
 /// A term that lasts until an event rather than a date or a period: "shall remain in effect until the last patent
@@ -901,7 +901,7 @@ static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
 /// when the sentence names no end date or period.
 static UNTIL_EVENT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective|in\s+operation)\b[^.;]{0,120}?\buntil\b|\b(shall|will)\s+not\s+(end|expire|terminate)\s+until\b|\b(shall|will)\s+(automatically\s+)?expire\s+(if|when|at\s+such\s+time\s+as)\b|\b(shall|will)\s+(automatically\s+)?(terminate|expire)\s*(:|\(\s*(i|a|1)\s*\)|(up)?on\s+the\s+(earliest|earlier|first)\s+(of|to\s+occur))|\bthereafter,?\s+unless\s+(\w+\s+){0,3}terminated\b",
+        r"\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective|in\s+operation)\b[^.;]{0,120}?\buntil\b|\b(shall|will)\s+(continue|remain|extend|last|run)\s+until\s+the\s+(\w+\s+){0,3}(termination|expiration|expiry|end|last|completion)\b|\b(shall|will)\s+not\s+(end|expire|terminate)\s+until\b|\b(shall|will)\s+(automatically\s+)?expire\s+(if|when|at\s+such\s+time\s+as)\b|\b(shall|will)\s+(automatically\s+)?(terminate|expire)\s*(:|\(\s*(i|a|1)\s*\)|\b[^.;:]{0,150}?\b(up)?on\s+the\s+(earliest|earlier|first)\s+(of|to\s+occur))|\bthereafter,?\s+unless\s+(\w+\s+){0,3}terminated\b",
     )
 });
 /// "until the expiration of the Term": the term's own end, which says nothing about when that is.

@@ -1380,3 +1380,30 @@ terminate it at any time before the expiration of sixty (60) days after the date
         Some(Value::Date { iso: "2020-02-13".into() })
     );
 }
+
+#[test]
+fn a_term_that_lasts_until_another_event_or_until_terminated_has_no_fixed_end() {
+    let head = "AFFILIATE AGREEMENT\n\nThis Affiliate Agreement is made as of June 8, 2010 by and between Alder Mills Inc. \
+(\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Program. Birch shall promote the Products.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    for term in [
+        "The term of this Agreement will commence on the date above and will end when terminated by either party.",
+        "This Agreement is entered into for an unlimited period of time.",
+        "This Agreement shall extend until the last date of expiration of the patents licensed under it.",
+        "This Agreement shall continue until the termination of the Supply Agreement between the parties.",
+        "This Agreement shall terminate as to Birch and its duties under it upon the earliest to occur of (a) its \
+resignation and (b) the sale of the business.",
+    ] {
+        assert_eq!(read(term), Some(Value::Perpetual), "{term}");
+    }
+    // A period in a sentence about what follows a termination is not the term, and does not overrule it.
+    let text = format!(
+        "{head}This Agreement shall continue indefinitely until terminated by either party.\n\n9. Restriction. In the \
+event this Agreement is terminated for breach, the party in default shall not compete for a period of six (6) months."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&text)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Perpetual));
+}
