@@ -156,7 +156,7 @@ const NUMBER_WORDS: [(&str, u32); 28] = [
 
 static DURATION: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(?:(?P<words>(?:(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a|an)[\s-]*)+)\s*)?(?:\(\s*(?P<paren>\d{1,4})\s*\)|(?P<digits>\d{1,4}))?[\s-]*(?:full\s+)?(?P<kind>calendar\s+|business\s+|working\s+)?(?P<unit>days?|weeks?|months?|years?)\b",
+        r"\b(?:(?P<words>(?:(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a|an)[\s-]*)+)\s*)?(?:\(\s*(?P<paren>\d{1,4})\s*\)|(?P<digits>\d{1,4}))?[\s-]*(?:(?:full|contract|agreement)\s+)?(?P<kind>calendar\s+|business\s+|working\s+)?(?P<unit>days?|weeks?|months?|years?)\b",
     )
 });
 

@@ -814,7 +814,7 @@ static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b
 /// "Credit Data" means".
 static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]|\bwarrant|\bconfidential|\bsurviv|\b(after|following)\s+(the\s+)?(\w+\s+)?(termination|expiration)|\b(if|in\s+the\s+event|in\s+case|upon|when|once)\s+(that\s+)?(this|the)\s+(\w+\s+){0,2}(agreement|contract)\s+(is|has\s+been|shall\s+be)\s+(\w+\s+)?(terminated|cancell?ed|rescinded)\b|\brecords\b|\bcommissions?\b|\bnon-?compet|\bsolicit"#,
+        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]|\bwarrant|\bconfidential|\bsurviv|\b(after|following)\s+(the\s+)?(\w+\s+)?(termination|expiration)|\b(if|in\s+the\s+event|in\s+case|upon|when|once)\s+(that\s+)?(this|the)\s+(\w+\s+){0,2}(agreement|contract)\s+(is|has\s+been|shall\s+be)\s+(\w+\s+)?(terminated|cancell?ed|rescinded)\b|\b(keep|kept|maintain\w*|retain\w*|preserve\w*|audit\w*)\s+(\w+\s+){0,4}records\b|\brecords\s+(\w+\s+){0,3}(kept|maintained|retained|preserved)\b|\bcommissions?\b|\bnon-?compet|\bsolicit"#,
     )
 });
 /// A sentence whose subject is the agreement or its term: "This Agreement shall continue ...", "The Initial Term
@@ -1028,6 +1028,13 @@ fn expiration(
                 format!("{} (computed: {from_name}, {}, plus {period})", iso(end).display(), iso(from).display());
             return Some(extracted(index, value, Some(iso(end)), sentence));
         }
+        // "shall expire on the Expiration Date": the date the contract defines by that name.
+        if subject(i)
+            && let Some(c) = ON_DEFINED_DATE.captures(text)
+            && let Some(end) = defined_date(index, &c[4])
+        {
+            return Some(extracted(index, iso(end).display(), Some(iso(end)), sentence));
+        }
         // "shall continue in effect for the Service Period": the end of the period the contract defines by dates.
         if subject(i)
             && let Some(c) = FOR_DEFINED_PERIOD.captures(text)
@@ -1062,32 +1069,50 @@ static FOR_DEFINED_PERIOD: LazyLock<Regex> = LazyLock::new(|| {
 /// 2020", "the period from 1 April 2019 to 31 March 2020 (the \"Service Period\")": the date after an end word, else
 /// the later of two dates. Never the term's own name.
 fn defined_period_end(index: &ContractIndex, name: &str) -> Option<chrono::NaiveDate> {
-    let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
-    if TERM_ITSELF.is_match(&name) {
+    if TERM_ITSELF.is_match(&name.split_whitespace().collect::<Vec<_>>().join(" ")) {
         return None;
     }
-    let quoted = [format!("\"{name}\""), format!("\u{201c}{name}\u{201d}")];
-    // Read on the page, not by sentence: a definition's dates may be cut by an abbreviation's full stop.
-    index.pages().iter().find_map(|page| {
-        let text = page.text.as_str();
-        let (at, end) = quoted.iter().find_map(|q| text.find(q.as_str()).map(|at| (at, at + q.len())))?;
-        // The definition: the name followed by "means" / "shall mean" / "is", or the name in brackets after the dates.
-        let before = text[..at].trim_end();
-        let (window, defines) = if DEFINES.is_match(&text[end..]) {
-            (&text[end..floor_boundary(text, (end + 160).min(text.len()))], true)
-        } else {
-            let from = floor_boundary(text, at.saturating_sub(160));
-            (&text[from..at], before.ends_with('(') || before.ends_with("(the"))
-        };
-        if !defines {
-            return None;
-        }
-        let window = window.split([';', '\n']).next().filter(|_| DEFINES.is_match(&text[end..])).unwrap_or(window);
+    definition_of(index, name).and_then(|window| {
         let dates = values::dates(window);
         let ends = dates.iter().find(|(r, _)| END_CUE.is_match(&window[..r.start])).map(|(_, d)| *d);
         ends.or_else(|| (dates.len() == 2 && dates[1].1 > dates[0].1).then(|| dates[1].1))
     })
 }
+
+/// The date the contract defines by a name: "\"Expiration Date\" means March 31, 2020".
+fn defined_date(index: &ContractIndex, name: &str) -> Option<chrono::NaiveDate> {
+    definition_of(index, name).and_then(|window| values::dates(window).into_iter().next()).map(|(_, d)| d)
+}
+
+/// The words that define a quoted name, wherever the contract defines it: the text after "\"Service Period\" means"
+/// (to the end of its clause), or the text before the name in brackets ("1 April 2019 to 31 March 2020 (the \"Service
+/// Period\")"). Read on the page, not by sentence: a definition's dates may be cut by an abbreviation's full stop.
+fn definition_of<'a>(index: &'a ContractIndex, name: &str) -> Option<&'a str> {
+    let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    let quoted = [format!("\"{name}\""), format!("\u{201c}{name}\u{201d}")];
+    index.pages().iter().find_map(|page| {
+        let text = page.text.as_str();
+        let (at, end) = quoted.iter().find_map(|q| text.find(q.as_str()).map(|at| (at, at + q.len())))?;
+        // The definition: the name followed by "means" / "shall mean" / "is", or the name in brackets after the dates.
+        let before = text[..at].trim_end();
+        if DEFINES.is_match(&text[end..]) {
+            let window = &text[end..floor_boundary(text, (end + 160).min(text.len()))];
+            window.split([';', '\n']).next()
+        } else if before.ends_with('(') || before.ends_with("(the") {
+            Some(&text[floor_boundary(text, at.saturating_sub(160))..at])
+        } else {
+            None
+        }
+    })
+}
+
+/// The term ends on a date the contract names and defines elsewhere: "shall expire on the Expiration Date".
+static ON_DEFINED_DATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i:\b(expire|terminate|end|conclude)s?\s+(on\s+)?|\b(until|through)\s+)the\s+((?:[A-Z][\w-]*\s+){0,2}(?:Expiration|Expiry|Termination|End)\s+Date)\b",
+    )
+    .expect("valid")
+});
 
 /// The term's own name, which is not a period defined apart from it.
 static TERM_ITSELF: LazyLock<Regex> =

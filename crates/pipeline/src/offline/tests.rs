@@ -1407,3 +1407,33 @@ event this Agreement is terminated for breach, the party in default shall not co
     let fields = extract_fields(&ContractIndex::build(&pages(&text)));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Perpetual));
 }
+
+#[test]
+fn a_term_ending_on_a_defined_date_or_counted_in_contract_years_and_records_that_are_no_duty_are_read() {
+    let head = "SERVICES AGREEMENT\n\nThis Services Agreement is made as of June 13, 2012 by and between Alder Mills Inc. \
+(\"Client\") and Birch Foods LLC (\"Agent\").\n\n1. Definitions. \"Expiration Date\" means March 31, 2020.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    let cases = [
+        (
+            "This Agreement shall commence on the date above and, unless earlier terminated, shall expire on the Expiration Date.",
+            "2020-03-31",
+        ),
+        (
+            "This Agreement shall commence on the date above and shall continue for ten (10) Contract Years.",
+            "2022-06-13",
+        ),
+        (
+            "Agent's appointment shall commence on the later of the date above and the date Agent has converted the \
+Client's records to its system, and shall continue for three years thereafter.",
+            "2015-06-13",
+        ),
+    ];
+    for (term, end) in cases {
+        assert_eq!(read(term), Some(Value::Date { iso: end.into() }), "{term}");
+    }
+    // A duty to keep records for a period is not the term.
+    assert_eq!(read("The Agent shall keep complete records of the Services for a period of seven (7) years."), None);
+}
