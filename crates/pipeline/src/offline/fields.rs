@@ -478,7 +478,7 @@ fn floor_boundary(text: &str, mut at: usize) -> usize {
 }
 
 static DATED: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"\b(dated|as\s+of|made|entered\s+into|executed|day\s+of|effective|date\s*:|signed)\b[^.;]{0,60}$")
+    ci(r"(\b(dated|as\s+of|made|entered\s+into|executed|day\s+of|effective|signed)\b|\bdate\s*:)[^.;]{0,60}$")
 });
 static EFFECTIVE: LazyLock<Regex> =
     LazyLock::new(|| ci(r"\beffective\b|\bcommenc\w*|\bbegin(s|ning)?\b|\bstart\b|\bcome\s+into\s+force\b"));
@@ -488,6 +488,9 @@ static EFFECTIVE_IS_DATED: LazyLock<Regex> = LazyLock::new(|| {
         r"\beffective\b[^.;]{0,80}\b((day|date)(\s+and\s+year)?\s+(first\s+)?(above\s+)?(set\s+forth|written|stated|mentioned|listed|above)|date\s+hereof|date\s+of\s+(this|the)\s+agreement|execution\s+date|date\s+of\s+execution|signed\s+by\s+(both|all|the\s+last))",
     )
 });
+
+/// A label for a date: "Date:".
+static DATE_LABEL: LazyLock<Regex> = LazyLock::new(|| ci(r"\bdate\s*:"));
 
 /// The first date in the lines of `zones` (in document order, running lines and signature pages never among them),
 /// with the index of the page and the byte range; `cue` keeps only dates preceded by such words.
@@ -666,7 +669,7 @@ fn dated_as_of_the_effective_date(index: &ContractIndex) -> Option<Extracted> {
 /// this 3rd day of November, 2005", wherever the structure placed it (a preamble read as a recital).
 static THIS_AGREEMENT_DATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"^\W*this\s+([\w,&-]+\s+){0,8}(agreement|contract|amendment)\b[^;]{0,120}?\b(is\s+|was\s+)?(made|entered\s+into|dated|executed)\b[^.;]{0,30}$",
+        r"^\W*((?-i:[A-Z][A-Z0-9&,-]*)\s+){0,8}this\s+([\w,&-]+\s+){0,8}(agreement|contract|amendment)\b[^;]{0,120}?\b(is\s+|was\s+)?(made|entered\s+into|dated|executed)\b[^.;]{0,30}$",
     )
 });
 
@@ -796,8 +799,16 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
             continue;
         }
         if keep(text)
-            && let Some((_, date)) = values::dates(text).into_iter().next()
+            && let Some((_, first)) = values::dates(text).into_iter().next()
         {
+            // Two "Date:" labels are the days the parties sign on ("Date: 1/19/07   Date: January 22, 2007"): the
+            // agreement is made when the last of them signs (within a season of the first).
+            let date = if DATE_LABEL.find_iter(text).count() >= 2 {
+                values::dates(text).into_iter().map(|(_, d)| d).filter(|d| (*d - first).num_days() <= 92).max()
+            } else {
+                None
+            };
+            let date = date.unwrap_or(first);
             return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
     }

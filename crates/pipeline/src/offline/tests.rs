@@ -1437,3 +1437,26 @@ Client's records to its system, and shall continue for three years thereafter.",
     // A duty to keep records for a period is not the term.
     assert_eq!(read("The Agent shall keep complete records of the Services for a period of seven (7) years."), None);
 }
+
+#[test]
+fn a_cover_date_label_and_an_opening_sentence_after_a_title_date_the_agreement() {
+    // "Date:" then spaces then the date, on a cover line; written for this test.
+    let text = "ALDER FREIGHT COMPANY      P.O. BOX 12      Contract No. 017      Date: June 1, 1998\n\nTRANSPORTATION \
+CONTRACT\n\nTHIS CONTRACT is entered into by and between Alder Freight Company (\"Carrier\") and Birch Foods LLC \
+(\"Shipper\").\n\n1. Term. This contract shall be for a term of one year commencing on the date first above written.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1998-06-01".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1999-06-01".into() }));
+    // The opening sentence that dates the agreement may follow its title in capitals.
+    let text = "ODM SUPPLY AGREEMENT THIS AGREEMENT is made on the 15th day of January 2018.\n\nBETWEEN Alder Mills \
+Inc. (\"Manufacturer\") and Birch Foods LLC (\"Customer\").\n\n1.2 Term This agreement is for a term of ten (10) years.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2018-01-15".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2028-01-15".into() }));
+    // Two "Date:" labels are the days the parties sign: the agreement is made when the last of them signs.
+    let text = "DISTRIBUTOR AGREEMENT\n\nAlder Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\") agree as follows.\n\n\
+1. Appointment. Alder appoints Birch as its distributor.\n\n2. Acceptance. Alder Mills Inc. Date: 1/19/07 Birch Foods \
+LLC Date: January 22, 2007";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2007-01-22".into() }));
+}
