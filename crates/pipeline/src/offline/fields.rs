@@ -949,16 +949,24 @@ fn expiration(
         _ => None,
     };
     let mut perpetual: Option<&Sentence> = None;
+    // An end computed from a period, kept while sentences of the same standing may still state the end itself.
+    let mut computed: Option<((bool, bool), Extracted)> = None;
     // The term clause's home first (a section headed "Term", "Duration"), then anywhere it may be quoted from.
     // Sentences whose subject is the agreement or its term first, those in the term's home section before others.
     let in_home = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
     let subject = |i: usize| TERM_SUBJECT.is_match(index.sentence_text(&index.sentences()[i]));
+    let standing = |i: usize| (!subject(i), !in_home(i));
     let mut order: Vec<usize> = (0..index.sentences().len()).collect();
-    order.sort_by_key(|&i| (!subject(i), !in_home(i)));
+    order.sort_by_key(|&i| standing(i));
     for i in order {
         // A term that runs until it is terminated, said where the agreement or its term is the subject, is not
         // overruled by a period some other sentence names.
         if perpetual.is_some() && !subject(i) {
+            break;
+        }
+        // "This Agreement shall have an Initial Term of three (3) years. The Term shall commence on July 23, 2013
+        // and shall expire on July 22, 2016": the end the contract states beats the one computed beside it.
+        if computed.as_ref().is_some_and(|(rank, _)| *rank != standing(i)) {
             break;
         }
         let sentence = &index.sentences()[i];
@@ -1037,7 +1045,10 @@ fn expiration(
             let period = Value::Duration { number, unit }.display();
             let value =
                 format!("{} (computed: {from_name}, {}, plus {period})", iso(end).display(), iso(from).display());
-            return Some(extracted(index, value, Some(iso(end)), sentence));
+            if computed.is_none() {
+                computed = Some((standing(i), extracted(index, value, Some(iso(end)), sentence)));
+            }
+            continue;
         }
         // "shall expire on the Expiration Date": the date the contract defines by that name.
         if subject(i)
@@ -1061,6 +1072,9 @@ fn expiration(
         {
             perpetual = Some(sentence);
         }
+    }
+    if let Some((_, value)) = computed {
+        return Some(value);
     }
     perpetual
         .map(|s| extracted(index, Value::Perpetual.display(), Some(Value::Perpetual), s))

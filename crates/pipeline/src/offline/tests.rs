@@ -1460,3 +1460,22 @@ LLC Date: January 22, 2007";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
     assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2007-01-22".into() }));
 }
+
+#[test]
+fn the_end_the_term_clause_states_beats_the_one_computed_beside_it() {
+    // The term's length counts from the date above (26 July), but the clause also states its own start and end.
+    let text = "CO-BRANDING AGREEMENT\n\nThis Co-Branding Agreement is made as of July 26, 2013 by and between Alder \
+Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Program. The parties shall promote the Products.\n\n2. Term. \
+This Agreement shall have an Initial Term of three (3) years. The Term shall commence on July 23, 2013 and shall expire \
+on July 22, 2016, unless terminated earlier.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-07-22".into() }));
+    // Without a stated end, the computed one stands.
+    let computed = text.replace(
+        " The Term shall commence on July 23, 2013 and shall expire on July 22, 2016, unless \
+terminated earlier.",
+        "",
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&computed)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-07-26".into() }));
+}
