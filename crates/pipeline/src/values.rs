@@ -156,21 +156,26 @@ const NUMBER_WORDS: [(&str, u32); 28] = [
 
 static DURATION: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(?:(?P<words>(?:(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a|an)[\s-]*)+)\s*)?(?:\(\s*(?P<paren>\d{1,4})\s*\)|(?P<digits>\d{1,4}))?[\s-]*(?:(?:full|contract|agreement)\s+)?(?P<kind>calendar\s+|business\s+|working\s+)?(?P<unit>days?|weeks?|months?|years?)\b",
+        r"\b(?:(?P<words>(?:(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a|an)[\s-]*)+)\s*)?(?:\(\s*(?P<paren>\d{1,4})\s*\)|(?P<digits>\d{1,4}))?[\s-]*(?:(?:full|contract|agreement|additional|further|extra)\s+)?(?P<kind>calendar\s+|business\s+|working\s+)?(?P<unit>days?|weeks?|months?|years?)\b",
     )
 });
 
-/// The number a run of number words says ("one hundred twenty" → 120, "a" → 1).
+/// The number a run of number words says ("one hundred twenty" → 120, "a" → 1). An article before other number
+/// words is only an article ("a thirty-day notice" is thirty days).
 fn number_from_words(words: &str) -> Option<u32> {
     let mut total = 0u32;
     let mut current = 0u32;
     let mut any = false;
-    for word in words.split(|c: char| c.is_whitespace() || c == '-').filter(|w| !w.is_empty()) {
-        let w = word.to_lowercase();
+    let pieces: Vec<String> =
+        words.split(|c: char| c.is_whitespace() || c == '-').filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    let only_articles = pieces.iter().all(|w| w == "a" || w == "an");
+    for w in pieces {
         if w == "hundred" {
             current = current.max(1) * 100;
         } else if w == "a" || w == "an" {
-            current += 1;
+            if only_articles {
+                current += 1;
+            }
         } else if let Some((_, n)) = NUMBER_WORDS.iter().find(|(name, _)| *name == w) {
             current += n;
         } else {
@@ -436,6 +441,9 @@ mod tests {
             ]
         );
         assert_eq!(durations("one hundred twenty (120) days")[0].1, 120);
+        assert_eq!(durations("provides a thirty-day notice")[0].1, 30, "an article before a number is no number");
+        assert_eq!(durations("extend for an additional month")[0].1, 1);
+        assert_eq!(durations("for two (2) additional years")[0].1, 2);
         assert_eq!(durations("one hundred twenty days")[0].1, 120);
         assert!(durations("the days of the week are listed").is_empty());
     }
