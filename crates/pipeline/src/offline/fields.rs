@@ -63,7 +63,7 @@ static SENTENCE: LazyLock<Regex> =
     LazyLock::new(|| ci(r"\b(is|are)\s+(made|entered|dated|executed)\b|\bentered\s+into\b"));
 static RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"(\btacit(ly)?\s+(be\s+)?(renew\w*|extend\w*|extension)|\b(renew|extend)\w*\s+tacitly\b|automatically\s+(be\s+)?(renew|extend)|\bautomatic\s+([\w-]+\s+){0,3}(renewal|extension)s?\b|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
+        r"(\btacit(ly)?\s+(be\s+)?(renew\w*|extend\w*|extension)|\b(renew|extend)\w*\s+tacitly\b|automatically\s+(be\s+)?(renew|extend|continue)|\b(continue|extend)s?\s+automatically\b|successive\s+(annual|yearly|monthly)\s+(terms?|periods?)|\bautomatic\s+([\w-]+\s+){0,3}(renewal|extension)s?\b|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
     )
 });
 
@@ -1192,7 +1192,9 @@ static RENEWAL_EXTRA: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A period that is a notice, not a term: "at least ninety (90) days prior to".
 static NOTICE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"(at\s+least|not\s+less\s+than|no\s+less\s+than|no\s+later\s+than|minimum\s+of|upon|with|giving|within)\s*$")
+    ci(
+        r"(at\s+least|not\s+less\s+than|no\s+less\s+than|no\s+later\s+than|minimum\s+of|upon|with|giving|within(\s+a\s+period\s+of)?)\s*$",
+    )
 });
 static NOTICE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     ci(
@@ -1200,7 +1202,9 @@ static NOTICE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static EVERY: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"\b(year[\s-]+to[\s-]+year|each\s+year|annual(ly)?|every\s+year)\b|\b(month[\s-]+to[\s-]+month|each\s+month)\b")
+    ci(
+        r"\b(year[\s-]+to[\s-]+year|each\s+year|annual(ly)?|yearly|every\s+year)\b|\b(month[\s-]+to[\s-]+month|each\s+month|monthly|every\s+month)\b",
+    )
 });
 
 fn is_notice_period(text: &str, range: &std::ops::Range<usize>) -> bool {
@@ -1242,20 +1246,24 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
                 let value = "renews without end (for an unlimited period)".to_owned();
                 return (Some(i), Some(extracted(index, value, Some(Value::Perpetual), sentence)));
             }
-            let normalized = values::durations(after)
-                .into_iter()
-                .find(|(r, _, _)| !is_notice_period(after, r))
-                .map(|(_, number, unit)| Value::Duration { number, unit })
-                .or_else(|| {
-                    EVERY.captures(after).map(|c| Value::Duration {
-                        number: 1,
-                        unit: if c.get(1).is_some() {
-                            pactwise_domain::DurationUnit::Year
-                        } else {
-                            pactwise_domain::DurationUnit::Month
-                        },
-                    })
-                });
+            // The length: the first period that is no notice, unless the renewal is said to run year by year or
+            // month by month before it ("shall be effective month to month, until terminated ... sixty (60) days",
+            // "may be extended on a yearly basis up to ten (10) years").
+            let length = values::durations(after).into_iter().find(|(r, _, _)| !is_notice_period(after, r));
+            let every = EVERY
+                .captures(after)
+                .filter(|c| length.as_ref().is_none_or(|(r, _, _)| c.get(0).is_some_and(|m| m.start() < r.start)));
+            let normalized = match every {
+                Some(c) => Some(Value::Duration {
+                    number: 1,
+                    unit: if c.get(1).is_some() {
+                        pactwise_domain::DurationUnit::Year
+                    } else {
+                        pactwise_domain::DurationUnit::Month
+                    },
+                }),
+                None => length.map(|(_, number, unit)| Value::Duration { number, unit }),
+            };
             if let Some(v) = normalized {
                 let value = format!("renews for {}", v.display());
                 return (Some(i), Some(extracted(index, value, Some(v), sentence)));
@@ -1303,7 +1311,7 @@ static UNLIMITED_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
 /// "shall remain in effect thereafter unless and until either party terminates it".
 static CONTINUES_THEREAFTER: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(continue|remain)\s+(in\s+(full\s+)?(force|effect)(\s+and\s+effect)?\s+)?thereafter\s+(unless\s+and\s+)?until\s+(\w+\s+){0,3}terminat\w*",
+        r"\b(continue|remain)\s+(in\s+(full\s+)?(force|effect)(\s+and\s+effect)?\s+)?thereafter\s+(unless\s+and\s+)?until\s+(\w+\s+){0,3}terminat\w*|\bthereafter,?\s+(it|this\s+(\w+\s+)?(agreement|contract))\s+(shall|will)\s+(automatically\s+)?(continue|remain)\b[^.;]{0,40}?\buntil\s+(\w+\s+){0,3}terminat\w*",
     )
 });
 

@@ -1479,3 +1479,52 @@ terminated earlier.",
     let fields = extract_fields(&ContractIndex::build(&pages(&computed)));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-07-26".into() }));
 }
+
+#[test]
+fn a_renewal_by_the_month_or_year_or_that_continues_automatically_keeps_its_length() {
+    let head = "SERVICES AGREEMENT\n\nThis Services Agreement is made as of May 2, 2019 by and between Alder Mills Inc. \
+(\"Client\") and Birch Foods LLC (\"Provider\").\n\n1. Services. Provider shall provide the Services.\n\n2. Term. This \
+Agreement shall continue for two years from the date above. ";
+    let read = |renewal: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{renewal}"))));
+        (fields.renewal.and_then(|e| e.normalized), fields.renewal_notice.and_then(|e| e.normalized))
+    };
+    let month = Some(Value::Duration { number: 1, unit: DurationUnit::Month });
+    let year = Some(Value::Duration { number: 1, unit: DurationUnit::Year });
+    let cases = [
+        ("Thereafter this Agreement shall continue automatically for successive annual periods.", year.clone()),
+        ("This Agreement will extend automatically for monthly periods unless either party objects.", month.clone()),
+        (
+            "Thereafter, this Agreement shall be effective month to month, until terminated by either party upon the \
+following written notice: sixty (60) days.",
+            month,
+        ),
+        (
+            "Thereafter this Agreement may be extended on a yearly basis up to ten (10) years at the Client's option.",
+            year,
+        ),
+        (
+            "This Agreement shall automatically continue following the Initial Term for an additional period of three \
+(3) years.",
+            Some(Value::Duration { number: 3, unit: DurationUnit::Year }),
+        ),
+    ];
+    for (renewal, length) in cases {
+        assert_eq!(read(renewal).0, length, "{renewal}");
+    }
+    // A period to object "within a period of" is the notice, not the renewal.
+    let (renewal, notice) = read(
+        "Unless the Client notifies the Provider of its intent not to renew within a period of three (3) months \
+following the renewal notice, this Agreement shall automatically renew for one (1) twelve-month period.",
+    );
+    assert_eq!(renewal, Some(Value::Duration { number: 12, unit: DurationUnit::Month }));
+    assert_eq!(notice, Some(Value::Duration { number: 3, unit: DurationUnit::Month }));
+    // After its first term the contract continues until a party ends it.
+    let text = head.replace(
+        "from the date above. ",
+        "from the date above; thereafter, it shall automatically continue until terminated by either party upon \
+thirty (30) days' notice.",
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&text)));
+    assert_eq!(fields.renewal.and_then(|e| e.normalized), Some(Value::Perpetual));
+}
