@@ -1193,7 +1193,7 @@ static RENEWAL_EXTRA: LazyLock<Regex> = LazyLock::new(|| {
 /// A period that is a notice, not a term: "at least ninety (90) days prior to".
 static NOTICE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"(at\s+least|not\s+less\s+than|no\s+less\s+than|no\s+later\s+than|minimum\s+of|upon|with|giving|within(\s+a\s+period\s+of)?)\s*$",
+        r"((at\s+least|not\s+less\s+than|no\s+less\s+than|no\s+later\s+than|minimum\s+of|upon|with|giving|within(\s+a\s+period\s+of)?)\s*|\bnotice\b[^.;]{0,80}:\s*)$",
     )
 });
 static NOTICE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
@@ -1334,7 +1334,17 @@ static NOT_A_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
 static RENEW_LOOSE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extended|extension|extend)\b"));
 
 static NOTICE_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\bnotic\w*|\bnotif\w*"));
-static RENEW_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extend\w*|extension|expir\w*|end\s+of\s+the)"));
+static RENEW_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(renew\w*|extend\w*|extension|expir\w*|(end|conclusion)\s+of\s+the|intent(ion)?\s+to\s+terminate)")
+});
+/// A renewal clause that says how it is stopped without the word notice: "shall automatically renew ..., unless
+/// terminated by Reseller within sixty (60) days prior to the expiration".
+static UNLESS_ENDED: LazyLock<Regex> = LazyLock::new(|| ci(r"\bunless\s+(\w+\s+){0,3}(terminated|cancell?ed)\b"));
+/// A notice that a party wants to renew (an option exercised), not one that stops a renewal: "written notice of your
+/// desire to renew at least six (6) months before the end of the term".
+static NOTICE_TO_RENEW: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\bnotice\s+of\s+(\w+\s+){0,2}(desire|intention|intent|election|wish|decision)\s+to\s+(renew|extend)")
+});
 
 /// The notice that stops the term renewing: a period of notice in the renewal clause or the two sentences after it
 /// ("unless either party gives notice at least sixty (60) days before the end of the then-current term").
@@ -1392,7 +1402,7 @@ fn open_ended_notice(index: &ContractIndex) -> Option<Extracted> {
 /// "prior to the expiration of the then current term", "prior to the anniversary date".
 static NON_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\bnot\s+(to\s+)?(be\s+)?(renew|extend)\w*|\bnon-?\s?renewal\b|\b(prior\s+to|before|preceding)\s+(the\s+)?(end|expiration|expiry|anniversary)\s+(date\s+)?(of\s+)?(the\s+|such\s+|any\s+|each\s+)?(then[- ]?current|initial|renewal|current|applicable|relevant)\b",
+        r"\bnot\s+(to\s+)?(be\s+)?(renew|extend)\w*|\bnon-?\s?renewal\b|\b(prior\s+to|before|preceding)\s+(the\s+)?(end|expiration|expiry|anniversary)\s+(date\s+)?(of\s+)?(the\s+|such\s+|any\s+|each\s+)?(then[- ]?current|initial|renewal|current|applicable|relevant)\b|\b(cancel|terminate)\w*\s+(this\s+(\w+\s+)?(agreement|contract)\s+)?(at|as\s+of|effective\s+(at|as\s+of|upon))\s+the\s+(end|expiration|expiry)\s+of\s+the\s+((then[- ]?current|initial|original|renewal)\s+)?term\b",
     )
 });
 
@@ -1402,7 +1412,11 @@ fn non_renewal_notice(index: &ContractIndex) -> Option<Extracted> {
     for (i, sentence) in index.sentences().iter().enumerate() {
         let text = &*whole_text(index, i);
         let says_notice = NOTICE_WORD.is_match(text) || NOT_RENEWING.is_match(text);
-        if !index.place(i).is_operative() || !NON_RENEWAL.is_match(text) || !says_notice {
+        if !index.place(i).is_operative()
+            || !NON_RENEWAL.is_match(text)
+            || !says_notice
+            || NOTICE_TO_RENEW.is_match(text)
+        {
             continue;
         }
         if let Some((_, number, unit)) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))
@@ -1422,8 +1436,9 @@ fn notice_near(index: &ContractIndex, at: usize) -> Option<Extracted> {
             continue;
         }
         let text = &*whole_text(index, i);
-        let says_notice = NOTICE_WORD.is_match(text) || (i == at && NOT_RENEWING.is_match(text));
-        if !says_notice || (i != at && !RENEW_WORD.is_match(text)) {
+        let says_notice =
+            NOTICE_WORD.is_match(text) || (i == at && (NOT_RENEWING.is_match(text) || UNLESS_ENDED.is_match(text)));
+        if !says_notice || (i != at && !RENEW_WORD.is_match(text)) || NOTICE_TO_RENEW.is_match(text) {
             continue;
         }
         if let Some((_, number, unit)) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))

@@ -1528,3 +1528,45 @@ thirty (30) days' notice.",
     let fields = extract_fields(&ContractIndex::build(&pages(&text)));
     assert_eq!(fields.renewal.and_then(|e| e.normalized), Some(Value::Perpetual));
 }
+
+#[test]
+fn the_notice_that_stops_a_renewal_in_its_less_common_wordings() {
+    let head = "RESELLER AGREEMENT\n\nThis Reseller Agreement is made as of May 2, 2019 by and between Alder Mills Inc. \
+(\"Supplier\") and Birch Foods LLC (\"Reseller\").\n\n1. Appointment. Supplier appoints Reseller.\n\n2. Term. The initial \
+term of this Agreement is two (2) years from the date above. ";
+    let notice = |clause: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{clause}"))));
+        fields.renewal_notice.and_then(|e| e.normalized)
+    };
+    let days = |number| Some(Value::Duration { number, unit: DurationUnit::Day });
+    let cases = [
+        (
+            "Upon expiration of the initial term, this Agreement shall automatically renew for consecutive one (1) year \
+periods, unless terminated by Reseller within sixty (60) days prior to the expiration of the then-current term.",
+            days(60),
+        ),
+        (
+            "This Agreement will be automatically renewed at the end of every two (2) year term. A ninety (90) days \
+notice must be given by either party of its intention to terminate relations.",
+            days(90),
+        ),
+        (
+            "Reseller, upon thirty days prior written notice, may cancel this Agreement at the end of the Initial Term \
+and thereafter on each anniversary.",
+            days(30),
+        ),
+        (
+            "Thereafter, this Agreement shall be effective month to month, until terminated by either party upon the \
+following written notice to the other: sixty (60) days.",
+            days(60),
+        ),
+    ];
+    for (clause, expected) in cases {
+        assert_eq!(notice(clause), expected, "{clause}");
+    }
+    // A notice that exercises an option to renew is not the notice that stops a renewal.
+    let clause = "Reseller may renew for two (2) successive terms of two (2) years each, provided that Reseller has given \
+written notice of its desire to renew at least six (6) months before the end of the term. Supplier shall give Reseller \
+written notice of its election not to renew at least three (3) months prior to the expiration of the initial term.";
+    assert_eq!(notice(clause), Some(Value::Duration { number: 3, unit: DurationUnit::Month }));
+}
