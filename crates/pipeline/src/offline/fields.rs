@@ -1187,7 +1187,7 @@ fn whole_text(index: &ContractIndex, i: usize) -> std::borrow::Cow<'_, str> {
 
 static RENEWAL_EXTRA: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(renew\w*|extend\w*|extension)\b[^.;]{0,80}\b(additional|successive|further|consecutive|subsequent|another|each|one)\b|\b(year|month)[\s-]+to[\s-]+(year|month)\b",
+        r"\b(renew\w*|extend\w*|extension)\b[^.;]{0,80}\b(additional|successive|further|consecutive|subsequent|another|each|one)\b|\b(year|month)[\s-]+to[\s-]+(year|month)\b|\b(option|right)\s+to\s+continue\b[^.;]{0,80}\b(additional|successive|further)\b",
     )
 });
 /// A period that is a notice, not a term: "at least ninety (90) days prior to".
@@ -1221,11 +1221,14 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
     let in_term_section = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
     let passes: [(&Regex, bool); 3] = [(&RENEWAL, false), (&RENEWAL_EXTRA, false), (&RENEW_LOOSE, true)];
     let mut loose_at: Option<usize> = None;
+    // A renewal of unknown length, kept while the looser passes may still name the length ("the right to renew ...
+    // for two (2) additional terms of five (5) years" after "shall automatically be extended for the Renewal Period").
+    let mut unknown: Option<(Option<usize>, Extracted)> = None;
     for (pattern, term_section_only) in passes {
         let mut first: Option<Extracted> = None;
         let mut first_at: Option<usize> = None;
         for (i, sentence) in index.sentences().iter().enumerate() {
-            if !index.place(i).is_operative() || (term_section_only && !in_term_section(i)) {
+            if !agrees(index, i) || (term_section_only && !in_term_section(i)) {
                 continue;
             }
             // The sentence is read whole across a page break, but only when it is itself about renewing (the next
@@ -1249,7 +1252,9 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
             // The length: the first period that is no notice, unless the renewal is said to run year by year or
             // month by month before it ("shall be effective month to month, until terminated ... sixty (60) days",
             // "may be extended on a yearly basis up to ten (10) years").
-            let length = values::durations(after).into_iter().find(|(r, _, _)| !is_notice_period(after, r));
+            let length = values::durations(after)
+                .into_iter()
+                .find(|(r, _, _)| !is_notice_period(after, r) && !INITIAL_TERM_BEFORE.is_match(&after[..r.start]));
             let every = EVERY
                 .captures(after)
                 .filter(|c| length.as_ref().is_none_or(|(r, _, _)| c.get(0).is_some_and(|m| m.start() < r.start)));
@@ -1276,25 +1281,46 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
                 first = Some(extracted(index, RENEWS_UNKNOWN_LENGTH.to_owned(), None, sentence));
             }
         }
-        if first.is_some() {
-            return (first_at, first);
+        if let Some(first) = first {
+            unknown.get_or_insert((first_at, first));
+            continue;
         }
-        if first_at.is_some() {
+        if first_at.is_some() && unknown.is_none() {
             loose_at = first_at;
             break;
         }
+    }
+    if let Some((at, first)) = unknown {
+        return (at, Some(first));
     }
     // No sentence says the term renews: a term that runs on after its fixed period until a party ends it ("shall
     // continue in full force and effect thereafter until terminated by either party") renews without end.
     for (i, sentence) in index.sentences().iter().enumerate() {
         let text = &*whole_text(index, i);
-        if index.place(i).is_operative() && TERM_SUBJECT.is_match(text) && CONTINUES_THEREAFTER.is_match(text) {
+        if agrees(index, i) && TERM_SUBJECT.is_match(text) && CONTINUES_THEREAFTER.is_match(text) {
             let value = "continues after its term until terminated (no end)".to_owned();
             return (Some(i), Some(extracted(index, value, Some(Value::Perpetual), sentence)));
         }
     }
     (loose_at, None)
 }
+
+/// Does sentence `i` agree something: operative text, or a sentence the structure placed among the definitions that
+/// defines nothing ("This Agreement will automatically renew for up to two (2) renewal terms ..." under a heading the
+/// structure took for the definitions)?
+fn agrees(index: &ContractIndex, i: usize) -> bool {
+    let place = index.place(i);
+    place.is_operative()
+        || (place.zone == Zone::Definitions
+            && !place.definition
+            && !place.heading_only
+            && !place.cross_reference
+            && index.defined_term(i).is_none())
+}
+
+/// The initial term's length, not a renewal's: "remain effective for an initial term of 10 years".
+static INITIAL_TERM_BEFORE: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(initial|original|first)\s+(term|period)\s+(of\s+|shall\s+be\s+|is\s+)?$"));
 
 /// A cure period just before: "is diligently curing the failure, that period shall be".
 static CURING_BEFORE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(cure|cured|curing|remedy|remedied)\b[^.]{0,200}$"));
@@ -1343,7 +1369,9 @@ static UNLESS_ENDED: LazyLock<Regex> = LazyLock::new(|| ci(r"\bunless\s+(\w+\s+)
 /// A notice that a party wants to renew (an option exercised), not one that stops a renewal: "written notice of your
 /// desire to renew at least six (6) months before the end of the term".
 static NOTICE_TO_RENEW: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"\bnotice\s+of\s+(\w+\s+){0,2}(desire|intention|intent|election|wish|decision)\s+to\s+(renew|extend)")
+    ci(
+        r"\bnotice\s+of\s+(\w+\s+){0,2}(desire|intention|intent|election|wish|decision|choice)\s+to\s+(renew|extend|exercise)",
+    )
 });
 
 /// The notice that stops the term renewing: a period of notice in the renewal clause or the two sentences after it
@@ -1372,7 +1400,7 @@ static AFTER_THE_INITIAL_TERM: LazyLock<Regex> = LazyLock::new(|| {
 fn after_the_initial_term_notice(index: &ContractIndex) -> Option<Extracted> {
     index.sentences().iter().enumerate().find_map(|(i, sentence)| {
         let text = &*whole_text(index, i);
-        if !index.place(i).is_operative() || !AFTER_THE_INITIAL_TERM.is_match(text) || !NOTICE_WORD.is_match(text) {
+        if !agrees(index, i) || !AFTER_THE_INITIAL_TERM.is_match(text) || !NOTICE_WORD.is_match(text) {
             return None;
         }
         let (_, number, unit) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))?;
@@ -1389,7 +1417,7 @@ static UNTIL_ENDED_ON_NOTICE: LazyLock<Regex> =
 fn open_ended_notice(index: &ContractIndex) -> Option<Extracted> {
     index.sentences().iter().enumerate().find_map(|(i, sentence)| {
         let text = &*whole_text(index, i);
-        if !index.place(i).is_operative() || !TERM_SUBJECT.is_match(text) || !UNTIL_ENDED_ON_NOTICE.is_match(text) {
+        if !agrees(index, i) || !TERM_SUBJECT.is_match(text) || !UNTIL_ENDED_ON_NOTICE.is_match(text) {
             return None;
         }
         let (_, number, unit) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))?;
@@ -1412,11 +1440,7 @@ fn non_renewal_notice(index: &ContractIndex) -> Option<Extracted> {
     for (i, sentence) in index.sentences().iter().enumerate() {
         let text = &*whole_text(index, i);
         let says_notice = NOTICE_WORD.is_match(text) || NOT_RENEWING.is_match(text);
-        if !index.place(i).is_operative()
-            || !NON_RENEWAL.is_match(text)
-            || !says_notice
-            || NOTICE_TO_RENEW.is_match(text)
-        {
+        if !agrees(index, i) || !NON_RENEWAL.is_match(text) || !says_notice || NOTICE_TO_RENEW.is_match(text) {
             continue;
         }
         if let Some((_, number, unit)) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))
@@ -1432,7 +1456,7 @@ fn non_renewal_notice(index: &ContractIndex) -> Option<Extracted> {
 fn notice_near(index: &ContractIndex, at: usize) -> Option<Extracted> {
     let sentences = index.sentences();
     for (i, sentence) in sentences.iter().enumerate().skip(at).take(3) {
-        if !index.place(i).is_operative() {
+        if !agrees(index, i) {
             continue;
         }
         let text = &*whole_text(index, i);

@@ -1570,3 +1570,46 @@ written notice of its desire to renew at least six (6) months before the end of 
 written notice of its election not to renew at least three (3) months prior to the expiration of the initial term.";
     assert_eq!(notice(clause), Some(Value::Duration { number: 3, unit: DurationUnit::Month }));
 }
+
+#[test]
+fn a_renewal_of_unknown_length_takes_the_length_a_looser_clause_names() {
+    let head = "CO-BRANDING AGREEMENT\n\nThis Co-Branding Agreement is made as of May 2, 2019 by and between Alder Mills \
+Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Program. The parties shall promote the Products.\n\n2. Term. The \
+initial term of this Agreement is three (3) years. ";
+    let renewal = |clause: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{clause}"))));
+        fields.renewal.and_then(|e| e.normalized)
+    };
+    // "shall automatically be extended" names no length; the option to extend before it does.
+    let clause = "Birch may elect by written notice to seek to extend such term for additional two (2)-year periods (each \
+a \"Renewal Period\"). If Birch so elects, the term of this Agreement shall automatically be extended for the Renewal \
+Period.";
+    assert_eq!(renewal(clause), Some(Value::Duration { number: 2, unit: DurationUnit::Year }));
+    // An option to continue for further terms renews.
+    let clause = "When this Agreement expires, you will have the option to continue the relationship with us for two (2) \
+additional terms of ten (10) years each.";
+    assert_eq!(renewal(clause), Some(Value::Duration { number: 10, unit: DurationUnit::Year }));
+    // The initial term's length is not the renewal's.
+    let clause = "INITIAL TERM AND RENEWALS: This Agreement shall remain effective for an initial term of 10 Years \
+following the launch of the Products.";
+    assert_ne!(renewal(clause), Some(Value::Duration { number: 10, unit: DurationUnit::Year }));
+}
+
+#[test]
+fn a_renewal_clause_the_structure_placed_among_the_definitions_is_still_read() {
+    let text = "TRANSPORTATION SERVICES AGREEMENT\n\nThis Agreement is made as of May 2, 2015 by and between Alder Pipe \
+Inc. (\"Carrier\") and Birch Oil LLC (\"Shipper\").\n\n1. Definitions.\n\n\"Initial Term\" means ten years from the date \
+above.\n\nThis Agreement will automatically renew for up to two (2) renewal terms of five (5) years each unless either Party \
+provides the other Party with written notice of its intent to terminate this Agreement at least six (6) months prior to \
+the end of the Initial Term.\n\n2. Services. Carrier shall carry the Shipper's oil.";
+    let index = ContractIndex::build(&pages(text));
+    let fields = extract_fields(&index);
+    assert_eq!(
+        fields.renewal.and_then(|e| e.normalized),
+        Some(Value::Duration { number: 5, unit: DurationUnit::Year })
+    );
+    assert_eq!(
+        fields.renewal_notice.and_then(|e| e.normalized),
+        Some(Value::Duration { number: 6, unit: DurationUnit::Month })
+    );
+}
