@@ -245,7 +245,7 @@ fn comparable_name(name: &str) -> String {
 /// "ACME WIDGETS, INC.".
 static SIGNING_NAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"\b[A-Z][A-Z0-9&'./-]*(?:,?\s+[A-Z0-9&'./-]+){0,7}?,?\s+(?:INC|INCORPORATED|LLC|L\.L\.C|LP|L\.P|LLP|LTD|LIMITED|CORPORATION|CORP|COMPANY|TRUST|PLC|GMBH|AG|S\.A|N\.V|B\.V)\b\.?",
+        r"\b[A-Z][A-Z0-9&'./-]*(?:,?\s+[A-Z0-9&'./-]+){0,7}?,?\s+(?:INC|INCORPORATED|LLC|L\.L\.C|LP|L\.P|LLP|LTD|LIMITED|CORPORATION|CORP|COMPANY|TRUST|PLC|GMBH|AG|S\.A|N\.V|B\.V|S\.À\s?R\.L(?:\s+II)?)\b\.?",
     )
     .expect("valid")
 });
@@ -284,9 +284,12 @@ fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
             continue;
         }
         let text = structure.line_text(index.pages(), line);
-        let opens_signatures = IN_WITNESS.is_match(text);
+        let opens_signatures = IN_WITNESS.is_match(text) || DATED_LINE.is_match(text);
+        // After the signatures open, a line with signatures on it ("/s/", "By:", "Name:") is a signature line
+        // wherever the structure placed it (joint filings sign page after page).
+        let signs = witnessed && SIGNATURE_LINE.is_match(text);
         witnessed |= opens_signatures;
-        let in_block = line.zone == Zone::SignatureBlock || opens_signatures;
+        let in_block = line.zone == Zone::SignatureBlock || opens_signatures || signs;
         let signs_after_witness = witnessed && ON_BEHALF_OF.is_match(text);
         if !(in_block || signs_after_witness) {
             continue;
@@ -315,6 +318,10 @@ fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
             if mixed_case && !SIGNATORY_TITLE.is_match(previous) {
                 continue;
             }
+            // "By: PPD GP, LLC Its General Partner": an organisation that signs for a party in some capacity.
+            if ITS_CAPACITY.is_match(&text[m.end()..]) {
+                continue;
+            }
             // "ACKNOWLEDGED AND AGREED TO ACME INC.", "CEO ACME TRUST": the words before the name are not part of it.
             let name = SIGNING_LEAD.replace(m.as_str().trim(), "").split_whitespace().collect::<Vec<_>>().join(" ");
             let key = comparable_name(&name);
@@ -323,8 +330,70 @@ fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
             }
             out.push((name, Quote { text: text.to_owned(), page: line.page }));
         }
+        // "Chief Compliance Officer Yorkville Advisors Global, LP By:/s/ ...": an organisation written in small
+        // letters that signs, its name read back from its legal form to the title, date or label before it.
+        for c in SIGNS_AS.captures_iter(text) {
+            let Some(form) = c.name("form") else { continue };
+            let Some(name) = name_before(&text[..form.start()], form.as_str()) else { continue };
+            let key = comparable_name(&name);
+            if key.split(' ').count() < 2 || out.iter().any(|(n, _)| comparable_name(n) == key) {
+                continue;
+            }
+            out.push((name, Quote { text: text.to_owned(), page: line.page }));
+        }
     }
     out
+}
+
+/// The capacity in which an organisation signs for a party: "..., its general partner", "Its: Manager".
+static ITS_CAPACITY: LazyLock<Regex> = LazyLock::new(|| ci(r"^\s*,?\s*its\b"));
+/// A legal form, which ends the name before it: "ESTABLISHMENT LABS, SA" before "Apollo Endosurgery, Inc.".
+static LEGAL_FORM_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"^(inc|incorporated|llc|l\.l\.c|lp|l\.p|llp|ltd|limited|corp|corporation|plc|gmbh|ag|sa|s\.a|nv|n\.v|bv|b\.v)$")
+});
+/// A line that opens the signatures of a joint filing: "Dated: July 6, 2020".
+static DATED_LINE: LazyLock<Regex> = LazyLock::new(|| ci(r"^\s*dated\s*:"));
+/// Marks of a signature: "/s/", "By:", "Name:", "Title:".
+static SIGNATURE_LINE: LazyLock<Regex> = LazyLock::new(|| ci(r"/s/|\b(by|name|title)\s*:"));
+/// A legal form that ends a name, then the signature: ", LP By:", ", Ltd. /s/".
+static SIGNS_AS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?P<form>(?:,\s*|\s+)(?:Inc|Incorporated|LLC|L\.L\.C|LP|L\.P|LLP|Ltd|Limited|Corporation|Corp|Company|Trust|PLC|GmbH|AG|S\.A|N\.V|B\.V)\b\.?)\s*(?:By\s*:|/s/)",
+    )
+    .expect("valid")
+});
+/// Words before a signing organisation's name that are not part of it: titles, labels, "Esq.".
+static NOT_IN_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"^(officer|president|director|secretary|manager|member|partner|treasurer|chairman|chair|signatory|counsel|representative|trustee|agent|esq\.?|title|name|date|dated|by|its|witness|the|and)$|:$|\d",
+    )
+});
+
+/// The name that ends at `before`'s end, read back word by word while the words are capitalised (or join such
+/// words: "Growth and Opportunity Fund"), up to a title, a label or a date; with the legal form `form` after it.
+fn name_before(before: &str, form: &str) -> Option<String> {
+    let words: Vec<&str> = before.split_whitespace().collect();
+    let mut start = words.len();
+    while start > 0 && words.len() - start < 8 {
+        let word = words[start - 1];
+        let capital =
+            word.trim_start_matches('(').chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit());
+        let joins = matches!(word, "and" | "of" | "&" | "de");
+        let form = LEGAL_FORM_WORD.is_match(word.trim_matches(|c: char| c == ',' || c == '.' || c == ';'));
+        if form || NOT_IN_NAME.is_match(word) && !(joins && start < words.len()) || !(capital || joins) {
+            break;
+        }
+        start -= 1;
+    }
+    // A name starts with a capital, not with a joining word.
+    while start < words.len() && matches!(words[start], "and" | "of" | "&" | "de") {
+        start += 1;
+    }
+    if start == words.len() {
+        return None;
+    }
+    let name = format!("{}{}", words[start..].join(" "), form);
+    looks_like_a_name(&name).then_some(name)
 }
 
 fn looks_like_a_name(name: &str) -> bool {

@@ -1613,3 +1613,27 @@ the end of the Initial Term.\n\n2. Services. Carrier shall carry the Shipper's o
         Some(Value::Duration { number: 6, unit: DurationUnit::Month })
     );
 }
+
+#[test]
+fn organisations_signing_page_after_page_or_in_small_letters_before_by_are_parties() {
+    // A joint filing signed after "Dated:", one signatory per line, the structure seeing no signature block; names in
+    // capitals and in small letters. Written for this test.
+    let text = "JOINT FILING AGREEMENT\n\nThe undersigned agree that the statement on Schedule 13G is filed on behalf of \
+each of them.\n\nDated: May 11, 2020\n\nMAPLE HOLDINGS LP /s/ Ann Lee Name: Ann Lee Title: Authorized Signatory\n\n\
+[Signature Page to Joint Filing Agreement]\n\nOAK CAPITAL MANAGEMENT, INC. By: Maple Holdings LP, its general partner \
+/s/ Ann Lee Name: Ann Lee\n\nRowan Fund Growth and Income, Ltd. By:/s/ Ann Lee Date: 5/11/2020 Ann Lee Chief Compliance \
+Officer Birch Advisors II, LLC By:/s/ Ann Lee\n\nELM LABS, SA Cedar Devices, Inc. By:/s/ Ann Lee";
+    let names: Vec<String> =
+        extract_fields(&ContractIndex::build(&pages(text))).parties.into_iter().map(|p| p.value).collect();
+    for name in [
+        "MAPLE HOLDINGS LP",
+        "OAK CAPITAL MANAGEMENT, INC.",
+        "Rowan Fund Growth and Income, Ltd.",
+        "Birch Advisors II, LLC",
+        "Cedar Devices, Inc.",
+    ] {
+        assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+    }
+    // A name is read back to the title or the legal form before it, never into them.
+    assert!(!names.iter().any(|n| n.contains("Officer") || n.contains("SA Cedar")), "{names:?}");
+}
