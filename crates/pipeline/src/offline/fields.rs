@@ -795,6 +795,17 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
             return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
     }
+    // "\"Effective Date\" shall mean the date of installation, i.e. December 10, 1993": the date the contract's
+    // definition of its Effective Date names.
+    for (i, sentence) in index.sentences().iter().enumerate() {
+        if index.defined_term(i).is_none_or(|term| !term.trim().eq_ignore_ascii_case("effective date")) {
+            continue;
+        }
+        let text = index.sentence_text(sentence);
+        if let Some((_, date)) = values::dates(text).into_iter().find(|(r, _)| r.start <= 160) {
+            return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
+        }
+    }
     let near_effective = ci(r"\b(effective|commenc\w*)\b[^.;]{0,80}$");
     if let Some((page, range, date)) = date_in_zones(index, &[Zone::Preamble, Zone::Cover], Some(&near_effective)) {
         return Some(dated(index, page, range, date));
@@ -919,6 +930,10 @@ static TERM_PERIOD_CUE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\b((for|until)\s+the\s+((entire|full|whole|initial)\s+)?|(for|of|be|is|last|run|ending|end|expire|terminate|date|until)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?)$",
     )
+});
+/// A term of at least a period: "shall remain in full force and effect for at least one year thereafter".
+static TERM_MINIMUM: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(remain|continue|be)\b[^.;]{0,40}\bfor\s+(at\s+least|a\s+minimum\s+of|not\s+less\s+than)\s+$")
 });
 /// An end date a renewal or an extension reaches, not the initial term's: "if the parties renew, the term shall be
 /// extended by one further year, up to and including 28 February 2001".
@@ -1087,10 +1102,11 @@ fn expiration(
         let period = values::durations(tail)
             .into_iter()
             .find(|(r, _, _)| {
-                TERM_PERIOD_CUE.is_match(&tail[..r.start])
+                let minimum = TERM_MINIMUM.is_match(&tail[..r.start]);
+                (TERM_PERIOD_CUE.is_match(&tail[..r.start]) || minimum)
                     && (!RENEWAL_BEFORE.is_match(&tail[..r.start]) || TERM_EXTENDS_FOR.is_match(&tail[..r.start]))
                     && !CURE_BEFORE.is_match(&tail[..r.start])
-                    && !is_notice_period(tail, r)
+                    && (minimum || !is_notice_period(tail, r))
             })
             .map(|(r, n, u)| (clause.start() + r.end, n, u))
             .or_else(|| anniversary(text).map(|(end, n)| (end, n, pactwise_domain::DurationUnit::Year)))

@@ -1637,3 +1637,15 @@ Officer Birch Advisors II, LLC By:/s/ Ann Lee\n\nELM LABS, SA Cedar Devices, Inc
     // A name is read back to the title or the legal form before it, never into them.
     assert!(!names.iter().any(|n| n.contains("Officer") || n.contains("SA Cedar")), "{names:?}");
 }
+
+#[test]
+fn a_term_of_at_least_a_period_from_an_effective_date_the_definitions_name_gives_the_expiry() {
+    let text = "MAINTENANCE AGREEMENT\n\nThis Maintenance Agreement is made as of January 31, 1994 by and between Alder \
+Imaging Inc. (\"Alder\") and Birch Health LLC (\"Birch\").\n\n1. Definitions.\n\nEFFECTIVE DATE shall mean the date of \
+installation of the system at the hospital, i.e. December 10, 1993.\n\n2. Term of Agreement.\n\nAlder's obligations \
+hereunder shall become effective upon the \"Effective Date\" and, unless sooner terminated, shall remain in full force \
+and effect for at least one year thereafter.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1993-12-10".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1994-12-10".into() }));
+}
