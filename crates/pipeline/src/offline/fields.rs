@@ -968,9 +968,9 @@ static ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| {
 /// An anniversary counted in years: "the four-year anniversary", "the five (5) year anniversary".
 static YEARS_ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| ci(r"^[\s-]*anniversary\b"));
 
-/// The anniversary a sentence names, in years, with where its words end: "the fifth anniversary", "the twentieth
+/// The anniversary a sentence names, in years, with where its words start and end: "the fifth anniversary", "the twentieth
 /// (20th) anniversary", "the 3rd anniversary", "the four-year anniversary", "the five (5) year anniversary".
-fn anniversary(text: &str) -> Option<(usize, u32)> {
+fn anniversary(text: &str) -> Option<(usize, usize, u32)> {
     let ordinal = ANNIVERSARY.captures(text).and_then(|c| {
         let n = match c.get(2) {
             Some(d) => d.as_str().parse().ok()?,
@@ -982,8 +982,17 @@ fn anniversary(text: &str) -> Option<(usize, u32)> {
         let m = YEARS_ANNIVERSARY.find(&text[r.end..]).filter(|_| unit == pactwise_domain::DurationUnit::Year)?;
         Some((r.start, r.end + m.end(), n))
     });
-    [ordinal, in_years].into_iter().flatten().min_by_key(|(start, _, _)| *start).map(|(_, end, n)| (end, n))
+    [ordinal, in_years].into_iter().flatten().min_by_key(|(start, _, _)| *start)
 }
+/// What a thing is or lasts, right before a period: "is for a period of", "shall be", "has a duration of".
+static LASTS_FOR: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b((is|are|be|been)\s+(for\s+)?(an?\s+)?((initial|fixed)\s+)?((term|period)\s+of\s+)?|(duration|term)\s+of\s+)$",
+    )
+});
+/// An end on an anniversary: "until the third anniversary", "expire on the fifth anniversary".
+static ENDS_ON: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(until|through|expire[sd]?|end[sd]?|terminate[sd]?)\s+(on\s+)?(the\s+)?$"));
 static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\b(end|expire|continue)s?\s+(only\s+)?when\s+(\w+\s+){0,2}terminated\b|\bfor\s+an?\s+unlimited\s+(period|term|duration)\b|\bperpetu\w*|\bindefinite\w*|\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective)\s+(\w+\s+){0,2}for\s+so\s+long\s+as\b|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
@@ -1099,17 +1108,27 @@ fn expiration(
                 .or_else(|| date_of(agreement).map(|d| (d, "the agreement date")))
         };
         let tail = &text[clause.start()..];
+        // A sentence neither about the agreement or its term nor in the term's section gives a period only where it
+        // says what something lasts ("The maintenance is for a period of one (1) year", "shall have a duration of
+        // two years"), not for how long a party acts ("shall not issue a press release ... for a period of three (3)
+        // months", "will provide support ... for a period of 30 days").
+        let aside = standing(i) == (true, true);
         let period = values::durations(tail)
             .into_iter()
             .find(|(r, _, _)| {
                 let minimum = TERM_MINIMUM.is_match(&tail[..r.start]);
                 (TERM_PERIOD_CUE.is_match(&tail[..r.start]) || minimum)
+                    && (!aside || LASTS_FOR.is_match(&text[..clause.start() + r.start]))
                     && (!RENEWAL_BEFORE.is_match(&tail[..r.start]) || TERM_EXTENDS_FOR.is_match(&tail[..r.start]))
                     && !CURE_BEFORE.is_match(&tail[..r.start])
                     && (minimum || !is_notice_period(tail, r))
             })
             .map(|(r, n, u)| (clause.start() + r.end, n, u))
-            .or_else(|| anniversary(text).map(|(end, n)| (end, n, pactwise_domain::DurationUnit::Year)))
+            .or_else(|| {
+                anniversary(text)
+                    .filter(|(start, _, _)| !aside || ENDS_ON.is_match(&text[..*start]))
+                    .map(|(_, end, n)| (end, n, pactwise_domain::DurationUnit::Year))
+            })
             .filter(|(at, _, _)| about_the_term(*at + 40));
         // The period counts from the date the agreement bears when it says so right after it: "one (1) year from
         // the date first above written", "the first anniversary of the date of this Agreement".

@@ -1649,3 +1649,26 @@ and effect for at least one year thereafter.";
     assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1993-12-10".into() }));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1994-12-10".into() }));
 }
+
+#[test]
+fn a_period_for_which_a_party_acts_elsewhere_in_the_contract_is_not_the_term() {
+    // No term clause at all: periods of duties elsewhere give no expiry. Written for this test.
+    let head = "COOPERATION AGREEMENT\n\nThis Cooperation Agreement is made as of June 18, 2020 by and between Alder \
+Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Standstill. ";
+    let read = |text: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{text}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    for duty in [
+        "Birch shall not issue a press release regarding this Agreement for a period of three (3) months after its date.",
+        "Alder will provide free technical support to Birch's customers for a period of 30 days.",
+        "If termination occurs after the second anniversary of the opening date, Birch shall pay liquidated damages.",
+    ] {
+        assert_eq!(read(duty), None, "{duty}");
+    }
+    // What a thing is or lasts still gives it.
+    assert_eq!(
+        read("The maintenance is for a period of one (1) year commencing on the date above."),
+        Some(Value::Date { iso: "2021-06-18".into() })
+    );
+}
