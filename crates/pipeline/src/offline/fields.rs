@@ -568,6 +568,17 @@ fn date_in_zones(
     zones: &[Zone],
     cue: Option<&Regex>,
 ) -> Option<(usize, std::ops::Range<usize>, chrono::NaiveDate)> {
+    date_in_zones_but(index, zones, cue, false)
+}
+
+/// [`date_in_zones`], leaving out the dates another document bears when `skip_other_documents` ("the Supply
+/// Agreement dated").
+fn date_in_zones_but(
+    index: &ContractIndex,
+    zones: &[Zone],
+    cue: Option<&Regex>,
+    skip_other_documents: bool,
+) -> Option<(usize, std::ops::Range<usize>, chrono::NaiveDate)> {
     let structure = index.structure();
     let pages = index.pages();
     let mut i = 0;
@@ -589,6 +600,7 @@ fn date_in_zones(
             let text = &pages[page].text[start..end];
             let mut cued = values::dates(text).into_iter().filter(|(r, _)| {
                 cue.is_none_or(|c| c.is_match(&text[floor_boundary(text, r.start.saturating_sub(120))..r.start]))
+                    && !(skip_other_documents && another_documents_date(&text[..r.start]))
             });
             let mut found = cued.next();
             // Parties signing on different days: the agreement is made when the last of them signs (a later date of
@@ -637,8 +649,8 @@ fn dated(index: &ContractIndex, page: usize, range: std::ops::Range<usize>, date
 fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
     letter_dated(index)
         .or_else(|| {
-            date_in_zones(index, &[Zone::Preamble], None)
-                .or_else(|| date_in_zones(index, &[Zone::Cover], Some(&DATED)))
+            date_in_zones_but(index, &[Zone::Preamble], None, true)
+                .or_else(|| date_in_zones_but(index, &[Zone::Cover], Some(&DATED), true))
                 .map(|(page, range, date)| dated(index, page, range, date))
         })
         .or_else(|| this_agreement_dated(index))
@@ -656,6 +668,27 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
                 .map(|(page, range, date)| dated(index, page, range, date))
         })
         .or_else(|| signature_line_dated(index))
+}
+
+/// The date another document bears, not this agreement's: "the Development Agreement (\"Development Agreement\")
+/// entered into on", "that certain fully executed Wireless Content License Agreement Number 12965 dated as of", "a
+/// Policy Collateral Assignment And Split Dollar Agreement, dated as of", "the Phase 3 Document dated".
+static ANOTHER_DOCUMENT: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(the|that\s+certain|an?|said|such|its|their|prior|previous|existing)\s+((?-i:[a-z]+)\s+){0,2}((?-i:[A-Z0-9][\w&'.-]*),?\s+){0,8}(agreement|contract|document|memorandum(\s+of\s+understanding)?|lease|licen[cs]e|plan|note|indenture|policy|amendment)\b[^.;]{0,160}?\b(?P<verb>dated|entered\s+into|executed|made)\b[^.;]{0,20}$",
+    )
+});
+/// "is made", "was entered into": the verb of the sentence (this document's), not a participle naming another's.
+static AUXILIARY: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(is|was|are|were|be|been|being|hereby)\s+$"));
+
+/// Is the date after `before` one another document bears ("the Supply Agreement dated", "that certain Agreement
+/// entered into on"), not this one's ("This amendment to the Supply Agreement is made effective")?
+fn another_documents_date(before: &str) -> bool {
+    let before = &before[floor_boundary(before, before.len().saturating_sub(240))..];
+    ANOTHER_DOCUMENT
+        .captures(before)
+        .and_then(|c| c.name("verb"))
+        .is_some_and(|verb| !AUXILIARY.is_match(&before[..verb.start()]))
 }
 
 /// A signature: "/s/ Name", "By:".
@@ -756,8 +789,9 @@ fn this_agreement_dated(index: &ContractIndex) -> Option<Extracted> {
         if !matches!(place.zone, Zone::Cover | Zone::Preamble | Zone::Recitals | Zone::Operative) {
             continue;
         }
-        if let Some((_, date)) =
-            values::dates(text).into_iter().find(|(r, _)| THIS_AGREEMENT_DATED.is_match(&text[..r.start]))
+        if let Some((_, date)) = values::dates(text)
+            .into_iter()
+            .find(|(r, _)| THIS_AGREEMENT_DATED.is_match(&text[..r.start]) && !another_documents_date(&text[..r.start]))
         {
             return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
@@ -878,8 +912,11 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
         if !place.is_quotable() || place.zone == Zone::SignatureBlock {
             continue;
         }
+        // Never the date another document bears ("WHEREAS, the parties entered into a Supply Agreement, dated as of
+        // December 5, 1995").
+        let own = |(r, _): &(std::ops::Range<usize>, chrono::NaiveDate)| !another_documents_date(&text[..r.start]);
         if keep(text)
-            && let Some((_, first)) = values::dates(text).into_iter().next()
+            && let Some((_, first)) = values::dates(text).into_iter().find(own)
         {
             // Two "Date:" labels are the days the parties sign on ("Date: 1/19/07   Date: January 22, 2007"): the
             // agreement is made when the last of them signs (within a season of the first).

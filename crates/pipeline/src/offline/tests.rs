@@ -1672,3 +1672,32 @@ Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Standstill. ";
         Some(Value::Date { iso: "2021-06-18".into() })
     );
 }
+
+#[test]
+fn the_date_another_document_bears_does_not_date_the_agreement() {
+    // An amendment whose opening names the agreement it amends, dated where its parties sign. Written for this test.
+    let text = "FIRST AMENDMENT\n\nThis is the First Amendment to the Development Agreement (\"Development Agreement\") \
+entered into on April 15, 2010, by and between Alder Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. \
+Amendment. Section 4 of the Development Agreement is deleted.\n\nIN WITNESS WHEREOF, the parties have executed this \
+First Amendment as of this 18th day of July, 2011.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2011-07-18".into() }));
+    // A recital's date of another agreement is not this one's either; this agreement's own date still is.
+    let text = "ENDORSEMENT AGREEMENT\n\nWHEREAS, Alder Mills Inc. (\"Alder\") and Birch Trust (\"Trust\") entered into a \
+Policy Collateral Assignment And Split Dollar Agreement, dated as of December 5, 1995; and\n\nWHEREAS, the parties wish \
+to end it.\n\n1. Termination. This Agreement ends the Split Dollar Agreement.\n\nIN WITNESS WHEREOF, the parties have \
+executed this Agreement as of this 4th day of April, 2003.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2003-04-04".into() }));
+    // This agreement's own date, written the same way, is kept.
+    let text = "SPONSORSHIP AGREEMENT\n\nThis Sponsorship Agreement (the \"Agreement\") dated as of April 14, 2000 is made \
+by and between Alder Mills Inc. (\"Sponsor\") and Birch Media LLC (\"Organizer\").\n\n1. Sponsorship. Sponsor shall \
+sponsor the event.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2000-04-14".into() }));
+    // An amendment made effective on a date is dated by it, though another agreement is named before the verb.
+    let text = "AMENDMENT\n\nThis amendment to Section 2 of the Co-Branding Agreement is made effective December 9, 1996 \
+by and between Alder Mills Inc. (\"Alder\") and Birch Media LLC (\"Birch\").\n\n1. Term. The term is extended.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1996-12-09".into() }));
+}
