@@ -649,7 +649,10 @@ fn dated(index: &ContractIndex, page: usize, range: std::ops::Range<usize>, date
 fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
     letter_dated(index)
         .or_else(|| {
-            date_in_zones_but(index, &[Zone::Preamble], None, true)
+            // The preamble's date after the words that make or date the agreement ("is made and entered into this
+            // 10th day of January, 2020" after "shall be effective as of May 1, 2020"), else its first date.
+            date_in_zones_but(index, &[Zone::Preamble], Some(&MADE_ON), true)
+                .or_else(|| date_in_zones_but(index, &[Zone::Preamble], None, true))
                 .or_else(|| date_in_zones_but(index, &[Zone::Cover], Some(&DATED), true))
                 .map(|(page, range, date)| dated(index, page, range, date))
         })
@@ -669,6 +672,9 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
         })
         .or_else(|| signature_line_dated(index))
 }
+
+/// The words that make or date an agreement, right before its date: "dated as of", "is made and entered into this".
+static MADE_ON: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(dated|made|entered\s+into|executed|signed)\b[^.;]{0,40}$"));
 
 /// The date another document bears, not this agreement's: "the Development Agreement (\"Development Agreement\")
 /// entered into on", "that certain fully executed Wireless Content License Agreement Number 12965 dated as of", "a

@@ -1701,3 +1701,13 @@ by and between Alder Mills Inc. (\"Alder\") and Birch Media LLC (\"Birch\").\n\n
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
     assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1996-12-09".into() }));
 }
+
+#[test]
+fn the_opening_is_dated_by_the_date_it_is_made_on_not_by_a_date_it_names_first() {
+    let text = "JOINT SUPPLY AGREEMENT\n\nThis Joint Supply Agreement (the \"JSA\") shall be effective as of May 1, 2020 \
+and is made and entered into this 10th day of January, 2020 by and between Alder Mills Inc. (\"Alder\") and Birch Foods \
+LLC (\"Birch\").\n\n1. Supply. Alder shall supply the Products.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2020-01-10".into() }));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2020-05-01".into() }));
+}
