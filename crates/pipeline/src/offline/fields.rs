@@ -1051,6 +1051,7 @@ static UNTIL_EVENT: LazyLock<Regex> = LazyLock::new(|| {
         r"\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective|in\s+operation)\b[^.;]{0,120}?\buntil\b|\b(shall|will)\s+(continue|remain|extend|last|run)\s+until\s+the\s+(\w+\s+){0,3}(termination|expiration|expiry|end|last|completion)\b|\b(shall|will)\s+not\s+(end|expire|terminate)\s+until\b|\b(shall|will)\s+(automatically\s+)?expire\s+(if|when|at\s+such\s+time\s+as)\b|\b(shall|will)\s+(automatically\s+)?(terminate|expire)\s*(:|\(\s*(i|a|1)\s*\)|\b[^.;:]{0,150}?\b(up)?on\s+the\s+(earliest|earlier|first)\s+(of|to\s+occur))|\bthereafter,?\s+unless\s+(\w+\s+){0,3}terminated\b",
     )
 });
+static UNTIL: LazyLock<Regex> = LazyLock::new(|| ci(r"\buntil\b"));
 /// "until the expiration of the Term": the term's own end, which says nothing about when that is.
 static UNTIL_OWN_TERM: LazyLock<Regex> = LazyLock::new(|| {
     ci(
@@ -1211,11 +1212,16 @@ fn expiration(
         {
             return Some(extracted(index, iso(end).display(), Some(iso(end)), sentence));
         }
-        let until_event = subject(i) && UNTIL_EVENT.is_match(text) && !UNTIL_OWN_TERM.is_match(text);
-        if period.is_none()
+        // No fixed end: what the sentence says up to there decides ("shall continue until the termination of the
+        // Alliance Agreement; provided that ... shall terminate 36 months after such election"), and a term that first
+        // runs until an end and only "thereafter until terminated" has that first end, not none.
+        let until_event = (subject(i) && !UNTIL_OWN_TERM.is_match(text)).then(|| UNTIL_EVENT.find(text)).flatten();
+        let no_end = [UNTIL_TERMINATED.find(text), until_event].into_iter().flatten().min_by_key(|m| m.start());
+        if let Some(m) = no_end
+            && period.is_none()
             && perpetual.is_none()
-            && !NOT_THE_TERM.is_match(text)
-            && (UNTIL_TERMINATED.is_match(text) || until_event)
+            && about_the_term(m.end())
+            && !UNTIL.is_match(&text[..m.start()])
         {
             perpetual = Some(sentence);
         }

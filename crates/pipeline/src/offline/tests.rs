@@ -1396,6 +1396,9 @@ fn a_term_that_lasts_until_another_event_or_until_terminated_has_no_fixed_end() 
         "This Agreement shall continue until the termination of the Supply Agreement between the parties.",
         "This Agreement shall terminate as to Birch and its duties under it upon the earliest to occur of (a) its \
 resignation and (b) the sale of the business.",
+        "This Agreement shall begin on the date above and shall continue until the termination of the Alliance \
+Agreement; provided, however, that if Birch makes a Termination Election before then, this Agreement shall \
+terminate 36 months after such Termination Election.",
     ] {
         assert_eq!(read(term), Some(Value::Perpetual), "{term}");
     }
