@@ -1095,6 +1095,14 @@ fn expiration(
     let standing = |i: usize| (!subject(i), !in_home(i));
     let mut order: Vec<usize> = (0..index.sentences().len()).collect();
     order.sort_by_key(|&i| standing(i));
+    // The term starts on a date the contract names and states elsewhere ("The effective date of the start of the
+    // Term will be from the Launch Date" / "the launch date of the Co-Branded Site shall be September 1st, 1999").
+    let named_start = order.iter().take_while(|&&i| standing(i) != (true, true)).find_map(|&i| {
+        let text = index.sentence_text(&index.sentences()[i]);
+        let c = STARTS_FROM_NAMED.captures(text).filter(|_| TERM_STARTS.is_match(text))?;
+        let name = c[2].split_whitespace().collect::<Vec<_>>().join(" ");
+        named_date(index, &name).map(|d| (d, format!("the {name}")))
+    });
     for i in order {
         // A term that runs until it is terminated, said where the agreement or its term is the subject, is not
         // overruled by a period some other sentence names.
@@ -1145,11 +1153,14 @@ fn expiration(
             dates
                 .iter()
                 .find(|(r, _)| START_CUE.is_match(&text[..r.start]))
-                .map(|(_, d)| (*d, "the start the clause names"))
+                .map(|(_, d)| (*d, "the start the clause names".to_owned()))
                 .filter(|_| !from_signing || date_of(agreement).is_none())
-                .or_else(|| date_of(agreement).filter(|_| from_signing).map(|d| (d, "the date the agreement bears")))
-                .or_else(|| date_of(effective).map(|d| (d, "the effective date")))
-                .or_else(|| date_of(agreement).map(|d| (d, "the agreement date")))
+                .or_else(|| {
+                    date_of(agreement).filter(|_| from_signing).map(|d| (d, "the date the agreement bears".to_owned()))
+                })
+                .or_else(|| named_start.clone())
+                .or_else(|| date_of(effective).map(|d| (d, "the effective date".to_owned())))
+                .or_else(|| date_of(agreement).map(|d| (d, "the agreement date".to_owned())))
         };
         let tail = &text[clause.start()..];
         // A sentence neither about the agreement or its term nor in the term's section gives a period only where it
@@ -1260,6 +1271,40 @@ fn defined_period_end(index: &ContractIndex, name: &str) -> Option<chrono::Naive
 /// The date the contract defines by a name: "\"Expiration Date\" means March 31, 2020".
 fn defined_date(index: &ContractIndex, name: &str) -> Option<chrono::NaiveDate> {
     definition_of(index, name).and_then(|window| values::dates(window).into_iter().next()).map(|(_, d)| d)
+}
+
+/// A sentence about when the term starts: "the start of the Term", "The Term shall commence".
+static TERM_STARTS: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(term|agreement)\b[^.;]{0,60}\b(commenc\w*|begin\w*|start\w*)\b|\b(commenc\w*|begin\w*|start)\s+of\s+the\s+term\b",
+    )
+});
+/// The named date the term starts from: "from the Launch Date", "on the Commencement Date". Not the effective date,
+/// nor the date of signing, which are read as such.
+static STARTS_FROM_NAMED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i:\b(from|on|upon|as\s+of)\s+)the\s+((?:[A-Z][\w-]*\s+){0,2}Date)\b").expect("valid")
+});
+static NOT_NAMED_START: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(effective|execution|signing|signature|termination|expiration|expiry|end)\s+date$"));
+/// "the launch date of the Co-Branded Site shall be September 1st, 1999", "\"Launch Date\" means June 1, 2000".
+static NAME_IS: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"^[^.;]{0,60}?\b(shall\s+be|will\s+be|is|means|shall\s+mean|shall\s+occur\s+on|occurs\s+on)\s+[^.;]{0,12}$")
+});
+
+/// The date the contract gives a named date ("Launch Date"): its definition, or a sentence saying what it is.
+fn named_date(index: &ContractIndex, name: &str) -> Option<chrono::NaiveDate> {
+    if NOT_NAMED_START.is_match(name) {
+        return None;
+    }
+    defined_date(index, name).or_else(|| {
+        let lowered = name.to_lowercase();
+        index.sentences().iter().find_map(|s| {
+            let text = index.sentence_text(s);
+            let at = text.to_lowercase().find(&lowered)? + lowered.len();
+            let rest = &text[floor_boundary(text, at)..];
+            values::dates(rest).into_iter().find(|(r, _)| NAME_IS.is_match(&rest[..r.start])).map(|(_, d)| d)
+        })
+    })
 }
 
 /// The words that define a quoted name, wherever the contract defines it: the text after "\"Service Period\" means"

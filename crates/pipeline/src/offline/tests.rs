@@ -1714,3 +1714,15 @@ LLC (\"Birch\").\n\n1. Supply. Alder shall supply the Products.";
     assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2020-01-10".into() }));
     assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2020-05-01".into() }));
 }
+
+#[test]
+fn a_term_that_starts_on_a_named_date_the_contract_states_counts_from_it() {
+    let text = "CO-BRANDING AGREEMENT\n\nThis Co-Branding Agreement is made as of June 30, 1999 by and between Alder Media \
+Inc. (\"Alder\") and Birch Health LLC (\"Birch\").\n\n1. Site. The parties will approve the design of the site, and the \
+launch date of the site shall be September 1st, 1999 unless the parties agree otherwise.\n\n2. Term. The term of this \
+Agreement shall be for a period of two (2) years. The start of the Term will be from the Launch Date.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    let expiry = fields.expiration_date.expect("an expiry");
+    assert_eq!(expiry.normalized, Some(Value::Date { iso: "2001-09-01".into() }));
+    assert!(expiry.value.contains("the Launch Date"), "{}", expiry.value);
+}
