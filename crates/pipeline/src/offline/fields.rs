@@ -877,6 +877,14 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
             return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
     }
+    // Effective when the parties sign ("effective on the date of signed acceptance", "upon execution by both
+    // parties"): the day the last of them signs, where they sign.
+    if let Some(said) =
+        index.sentences().iter().take(400).find(|s| EFFECTIVE_ON_SIGNING.is_match(index.sentence_text(s)))
+        && let Some(date) = signing_date(index)
+    {
+        return Some(extracted(index, iso(date).display(), Some(iso(date)), said));
+    }
     // Effective on the date the agreement bears: said so, or an "Effective Date" the contract uses but dates nowhere.
     let says_dated = index
         .sentences()
@@ -893,6 +901,32 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
         }),
         _ => None,
     }
+}
+
+/// The agreement takes effect when the parties sign it: "effective on the date of signed acceptance", "effective upon
+/// execution by both parties", "effective on the date it is last signed".
+static EFFECTIVE_ON_SIGNING: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\beffective\b[^.;]{0,60}\b(date\s+of\s+(signed\s+acceptance|(the\s+)?last\s+signature)|(up)?on\s+(its\s+)?(execution|signature|signing)\s+by\s+(both|all|the\s+last|each)|signed\s+by\s+(both|all|the\s+last|each)|date\s+(on\s+which\s+)?(it|this\s+agreement)\s+is\s+(last\s+)?signed)\b",
+    )
+});
+
+/// The day the last party signs: the latest date of the signature block (within a season of its first), else of a
+/// line in the second half of the document with two "Date:" labels ("Date: March 4, 1998   Date: 3-5-98").
+fn signing_date(index: &ContractIndex) -> Option<chrono::NaiveDate> {
+    if let Some((_, _, date)) = date_in_zones(index, &[Zone::SignatureBlock], None) {
+        return Some(date);
+    }
+    let sentences = index.sentences();
+    sentences.iter().enumerate().skip(sentences.len() / 2).find_map(|(i, s)| {
+        let text = index.sentence_text(s);
+        if index.place(i).zone.is_running() || DATE_LABEL.find_iter(text).count() < 2 {
+            return None;
+        }
+        let dates: Vec<chrono::NaiveDate> = values::dates(text).into_iter().map(|(_, d)| d).collect();
+        let first = *dates.first()?;
+        dates.into_iter().filter(|d| (*d - first).num_days() <= 92).max()
+    })
 }
 
 /// The agreement's own term or effective date, or the undertaking it sets up, named in a sentence: "the Initial Term

@@ -1726,3 +1726,16 @@ Agreement shall be for a period of two (2) years. The start of the Term will be 
     assert_eq!(expiry.normalized, Some(Value::Date { iso: "2001-09-01".into() }));
     assert!(expiry.value.contains("the Launch Date"), "{}", expiry.value);
 }
+
+#[test]
+fn an_agreement_effective_when_signed_takes_effect_on_the_last_signature() {
+    let text = "MAINTENANCE AGREEMENT\n\nDate: March 1, 1998\n\nThis Maintenance Agreement is between Alder Systems Inc. \
+(\"Alder\") and Birch Health LLC (\"Customer\").\n\n1. Support. Alder shall support the Customer's systems.\n\n2. Term. \
+This Agreement shall be effective on the date of signed acceptance (\"Effective Date\") by Alder. The Initial Term of \
+this Agreement is twelve months, commencing on the Effective Date.\n\n3. Fees. The Customer shall pay the fees.\n\n4. \
+Signatures. Customer Alder Date: March 4, 1998 Date: 3-5-98";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1998-03-01".into() }));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1998-03-05".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1999-03-05".into() }));
+}
