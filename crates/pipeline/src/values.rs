@@ -79,7 +79,7 @@ const DAY_WORDS: [&str; 31] = [
 
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     ci(&format!(
-        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}(?:\s*,\s*|\s+)(?P<y1>\d{{4}})|(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?P<m2>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<dw>(?:twenty|thirty)?-?\s?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth))\s+day\s+of[\s_-]+(?P<m7>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y7>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}})|(?P<d6>\d{{1,2}})\.(?P<mo6>\d{{1,2}})\.(?P<y6>\d{{4}}))\b"
+        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}(?:\s*,\s*|\s+)(?P<y1>\d{{4}})|(?P<glue>of|on)?(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?P<m2>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<dw>(?:twenty|thirty)?-?\s?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth))\s+day\s+of[\s_-]+(?P<m7>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y7>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}})|(?P<d6>\d{{1,2}})\.(?P<mo6>\d{{1,2}})\.(?P<y6>\d{{4}}))\b"
     ))
 });
 
@@ -118,7 +118,9 @@ pub fn dates(text: &str) -> Vec<(Range<usize>, NaiveDate)> {
                 (num("y4")?, u32::try_from(num("mo4")?).ok()?, num("d4")?)
             };
             let date = NaiveDate::from_ymd_opt(i32::try_from(year).ok()?, month, u32::try_from(day).ok()?)?;
-            Some((whole.range(), date))
+            // "as of1 August 2019": a text layer that lost the space glued the word before to the date.
+            let start = c.name("glue").map_or(whole.start(), |g| g.end());
+            Some((start..whole.end(), date))
         })
         .collect()
 }
@@ -390,6 +392,9 @@ mod tests {
         assert!(iso("call 555-12-3456").is_empty(), "not a month and day");
         assert_eq!(iso("made this 15 th day of July, 2010 by"), ["2010-07-15"]);
         assert_eq!(iso("dated March 12,1999 between"), ["1999-03-12"]);
+        assert_eq!(iso("made and effective as of1 August 2019, by"), ["2019-08-01"]);
+        assert_eq!(dates("as of1 August 2019")[0].0, 5..18, "the date starts at its day");
+        assert!(iso("section 4.1 of10 the agreement").is_empty());
     }
 
     #[test]
