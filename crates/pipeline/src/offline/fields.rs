@@ -974,7 +974,7 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
 
 static TERM_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r#"["“](term|initial\s+term|contract\s+period|agreement\s+period)["”]\s+(shall\s+)?means?\b|\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:\b[Tt]he\s+(Agreement|Contract)))\s+((shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude|run|last)|(commences|begins|continues|remains|expires|terminates|ends|runs|lasts)\b|(is|remains)\s+(valid|effective|in\s+(full\s+)?(force|effect))\s+(for|until|through)\b|(shall|will)\s+have\s+a\s+(term|duration)\s+of)|(?-i:\b[Tt]his\s+[A-Z]{2,5})\s+(shall|will)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude)|\b(beginning|commencing|starting)\s+(on\s+)?[^.;]{0,40}\d{4}\s*,?\s+and\s+(ending|expiring|terminating)\b|\b(entered\s+into|concluded|made)\s+for\s+(an?\s+)?(\w+\s+){0,3}(period|term|duration)\b)"#,
+        r#"["“](term|initial\s+term|contract\s+period|agreement\s+period)["”]\s+(shall\s+)?means?\b|\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:\b[Tt]he\s+(Agreement|Contract)))\s+((shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude|run|last)|(commences|begins|continues|remains|expires|terminates|ends|runs|lasts)\b|(is|remains)\s+(valid|effective|in\s+(full\s+)?(force|effect))\s+(for|until|through)\b|(shall|will)\s+have\s+a\s+(term|duration)\s+of)|(?-i:\b[Tt]his\s+[A-Z]{2,5})\s+(shall|will)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude)|\b(beginning|commencing|starting)\s+(on\s+)?[^.;]{0,40}\d{4}\s*,?\s+and\s+(ending|expiring|terminating)\b|\b(entered\s+into|concluded|made)\s+for\s+(an?\s+)?(\w+\s+){0,3}(period|term|duration)\b|\bagreement\b[^.;]{0,60}\b(shall|will)\s+(automatically\s+)?(terminate|expire|end)\s+on\b|\bfor\s+a\s+(term|period)\s+\([^)]{0,40}\)\s+of\b)"#,
     )
 });
 static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b"));
@@ -991,6 +991,10 @@ static TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\b(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:[Tt]his\s+[A-Z]{2,5})|(?-i:[Tt]he\s+(Agreement|Contract))|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?(\s*,[^,.;]{1,60},)?\s+(shall|will|is|commences?|continues?|expires?|begins?|becomes?|ends?|remains?|runs?|lasts?|terminates?)\b",
     )
+});
+/// A date named as the start right after it: "(such date, the \"Effective Date\")", "(the \"Commencement Date\")".
+static NAMED_EFFECTIVE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r#"^\s*,?\s*\((such\s+date,?\s+)?(the\s+)?["“](effective|commencement|start)\s+date["”]\s*\)"#)
 });
 /// A defined name that is the term or its period: "Term", "Initial Term", "Contract Period", "Expiration Date".
 static DEFINED_TERM: LazyLock<Regex> =
@@ -1072,7 +1076,7 @@ static ENDS_ON: LazyLock<Regex> =
     LazyLock::new(|| ci(r"\b(until|through|expire[sd]?|end[sd]?|terminate[sd]?)\s+(on\s+)?(the\s+)?$"));
 static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\b(end|expire|continue)s?\s+(only\s+)?when\s+(\w+\s+){0,2}terminated\b|\bfor\s+an?\s+unlimited\s+(period|term|duration)\b|\bperpetu\w*|\bindefinite\w*|\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective)\s+(\w+\s+){0,2}for\s+so\s+long\s+as\b|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
+        r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\b(end|expire|continue)s?\s+(only\s+)?when\s+(\w+\s+){0,2}terminated\b|\bend\s+(up)?on\s+the\s+termination\s+(or\s+expiration\s+)?of\s+(this|the)\s+agreement\b|\bfor\s+an?\s+unlimited\s+(period|term|duration)\b|\bperpetu\w*|\bindefinite\w*|\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective)\s+(\w+\s+){0,2}for\s+so\s+long\s+as\b|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
     )
 });
 /// A term that lasts until an event rather than a date or a period: "shall remain in effect until the last patent
@@ -1177,7 +1181,10 @@ fn expiration(
         // is.
         let about_the_term = |upto: usize| !NOT_THE_TERM.is_match(&text[..floor_boundary(text, upto.min(text.len()))]);
         let dates = values::dates(text);
-        if let Some((r, end)) = dates.iter().find(|(r, _)| END_CUE.is_match(&text[..r.start]))
+        // A date the sentence names its effective date ("no later than September 2, 2019 (such date, the
+        // \"Effective Date\")") is where the term starts, not where it ends.
+        let defined_start = |r: &std::ops::Range<usize>| NAMED_EFFECTIVE.is_match(&text[r.end..]);
+        if let Some((r, end)) = dates.iter().find(|(r, _)| END_CUE.is_match(&text[..r.start]) && !defined_start(r))
             && about_the_term(r.end)
             && !EXTENDED_TO.is_match(&text[..r.start])
         {

@@ -1739,3 +1739,39 @@ Signatures. Customer Alder Date: March 4, 1998 Date: 3-5-98";
     assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1998-03-05".into() }));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1999-03-05".into() }));
 }
+
+#[test]
+fn the_agreement_terminating_on_a_date_a_term_with_its_name_in_brackets_and_an_effective_date_named_in_the_clause() {
+    let head = "SERVICES AGREEMENT\n\nThis Services Agreement is entered into on October 1, 2019 and is made effective as \
+of November 1, 2019 (the \"Effective Date\"), by and between Alder Mills Inc. (\"Provider\") and Birch Foods LLC \
+(\"Recipient\").\n\n1. Services. Provider shall provide the Services.\n\n3. Termination of Agreement. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    // The text layer lost words between the subject and its verb.
+    assert_eq!(
+        read(
+            "This Agreement be deemed effective as of the Effective Date, Agreement and shall terminate on December \
+31, 2020, unless terminated earlier."
+        ),
+        Some(Value::Date { iso: "2020-12-31".into() })
+    );
+    assert_eq!(
+        read(
+            "This Agreement is for a term (the \"Term\") of 12 months from the Effective Date and expiring October 31, \
+2020."
+        ),
+        Some(Value::Date { iso: "2020-10-31".into() })
+    );
+    // A date the clause names as the start is not the end, and a term that ends when the agreement is terminated has
+    // no fixed end.
+    assert_eq!(
+        read(
+            "The term of this Agreement shall become effective upon approval of the product no later than September 2, \
+2019 (such date, the \"Effective Date\") and shall end upon the termination or expiration of the Agreement as set forth \
+in Section 9."
+        ),
+        Some(Value::Perpetual)
+    );
+}
