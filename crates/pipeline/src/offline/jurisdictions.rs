@@ -146,6 +146,22 @@ pub fn jurisdiction_in(text: &str) -> Option<String> {
     let lower = lower.split_whitespace().collect::<Vec<_>>().join(" ");
     let names = names();
     let (_, end, first) = first_name(&lower, 0, names)?;
+    // "the laws of the United States of America and of the State of Texas": a country's federal law beside one of
+    // its states' laws; the state's is the law the contract chooses.
+    if !first.is_subdivision()
+        && let Some(rest) = lower[end..].strip_prefix(" and ")
+    {
+        let rest = ["of ", "the ", "laws of ", "the "].iter().fold(rest, |r, w| r.strip_prefix(w).unwrap_or(r));
+        let skip = SUBDIVISION_WORDS.iter().find_map(|w| rest.strip_prefix(w)).unwrap_or(rest);
+        let at = lower.len() - skip.len();
+        if let Some((s, _, second)) = first_name(&lower, at, names)
+            && s == at
+            && second.is_subdivision()
+            && second.country == first.name
+        {
+            return Some(second.display());
+        }
+    }
     // "England and Wales", "the Province of Ontario and the Province of Quebec".
     if first.is_subdivision()
         && let Some(rest) = lower[end..].strip_prefix(" and ")

@@ -119,6 +119,9 @@ fn jurisdictions_are_named_neutrally_from_the_complete_table() {
     let cases = [
         ("laws of the Commonwealth of Massachusetts", "Massachusetts, United States"),
         ("laws of the Province of Ontario and the federal laws of Canada", "Ontario, Canada"),
+        ("laws of the United States of America and of the State of Texas", "Texas, United States"),
+        ("the laws of the United States and the laws of the State of New York", "New York, United States"),
+        ("the laws of the United States and Canada", "United States"),
         ("laws of England and Wales", "England and Wales, United Kingdom"),
         ("laws of the State of West Virginia", "West Virginia, United States"),
         ("laws of the People\u{2019}s Republic of China", "China"),
