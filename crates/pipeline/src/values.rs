@@ -42,6 +42,8 @@ const MONTH_PATTERN: &str = "january|february|march|april|may|june|july|august|s
 
 /// An ordinal suffix, also as text layers break it ("14t h", "1s t", "15 th").
 const ORDINAL_SUFFIX: &str = r"(?:\s?(?:st|nd|rd|th)|s\s?t|n\s?d|r\s?d|t\s?h)?";
+/// An ordinal word up to thirty-first, as a pattern: "first", "twentieth", "twenty-third", "Thirty First".
+pub(crate) const ORDINAL_WORD: &str = r"(?:twenty|thirty)?-?\s?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)";
 /// The day written as an ordinal word: "the first day of July, 2017", "this twenty-third day of".
 const DAY_WORDS: [&str; 31] = [
     "first",
@@ -79,7 +81,7 @@ const DAY_WORDS: [&str; 31] = [
 
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     ci(&format!(
-        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}(?:\s*,\s*|\s+)(?P<y1>\d{{4}})|(?P<glue>of|on)?(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?P<m2>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<dw>(?:twenty|thirty)?-?\s?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth))\s+day\s+of[\s_-]+(?P<m7>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y7>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}})|(?P<d6>\d{{1,2}})\.(?P<mo6>\d{{1,2}})\.(?P<y6>\d{{4}}))\b"
+        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}(?:\s*,\s*|\s+)(?P<y1>\d{{4}})|(?P<glue>of|on)?(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?P<m2>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<dw>{ORDINAL_WORD})\s+day\s+of[\s_-]+(?P<m7>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y7>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}})|(?P<d6>\d{{1,2}})\.(?P<mo6>\d{{1,2}})\.(?P<y6>\d{{4}}))\b"
     ))
 });
 

@@ -318,7 +318,7 @@ fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
             if mixed_case && !SIGNATORY_TITLE.is_match(previous) {
                 continue;
             }
-            // "By: PPD GP, LLC Its General Partner": an organisation that signs for a party in some capacity.
+            // "By: Rowan GP, LLC Its General Partner": an organisation that signs for a party in some capacity.
             if ITS_CAPACITY.is_match(&text[m.end()..]) {
                 continue;
             }
@@ -330,7 +330,7 @@ fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
             }
             out.push((name, Quote { text: text.to_owned(), page: line.page }));
         }
-        // "Chief Compliance Officer Yorkville Advisors Global, LP By:/s/ ...": an organisation written in small
+        // "Chief Compliance Officer Rowan Advisors, LP By:/s/ ...": an organisation written in small
         // letters that signs, its name read back from its legal form to the title, date or label before it.
         for c in SIGNS_AS.captures_iter(text) {
             let Some(form) = c.name("form") else { continue };
@@ -347,7 +347,7 @@ fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
 
 /// The capacity in which an organisation signs for a party: "..., its general partner", "Its: Manager".
 static ITS_CAPACITY: LazyLock<Regex> = LazyLock::new(|| ci(r"^\s*,?\s*its\b"));
-/// A legal form, which ends the name before it: "ESTABLISHMENT LABS, SA" before "Apollo Endosurgery, Inc.".
+/// A legal form, which ends the name before it: "ELM LABS, SA" before "Cedar Devices, Inc.".
 static LEGAL_FORM_WORD: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"^(inc|incorporated|llc|l\.l\.c|lp|l\.p|llp|ltd|limited|corp|corporation|plc|gmbh|ag|sa|s\.a|nv|n\.v|bv|b\.v)$")
 });
@@ -677,8 +677,8 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
 static MADE_ON: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(dated|made|entered\s+into|executed|signed)\b[^.;]{0,40}$"));
 
 /// The date another document bears, not this agreement's: "the Development Agreement (\"Development Agreement\")
-/// entered into on", "that certain fully executed Wireless Content License Agreement Number 12965 dated as of", "a
-/// Policy Collateral Assignment And Split Dollar Agreement, dated as of", "the Phase 3 Document dated".
+/// entered into on", "that certain fully executed Content License Agreement Number 100 dated as of", "a Collateral
+/// Assignment And Split Dollar Agreement, dated as of", "the Phase 2 Document dated".
 static ANOTHER_DOCUMENT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\b(the|that\s+certain|an?|said|such|its|their|prior|previous|existing)\s+((?-i:[a-z]+)\s+){0,2}((?-i:[A-Z0-9][\w&'.-]*),?\s+){0,8}(agreement|contract|document|memorandum(\s+of\s+understanding)?|lease|licen[cs]e|plan|note|indenture|policy|amendment)\b[^.;]{0,160}?\b(?P<verb>dated|entered\s+into|executed|made)\b[^.;]{0,20}$",
@@ -918,15 +918,23 @@ fn signing_date(index: &ContractIndex) -> Option<chrono::NaiveDate> {
         return Some(date);
     }
     let sentences = index.sentences();
-    sentences.iter().enumerate().skip(sentences.len() / 2).find_map(|(i, s)| {
-        let text = index.sentence_text(s);
-        if index.place(i).zone.is_running() || DATE_LABEL.find_iter(text).count() < 2 {
-            return None;
-        }
-        let dates: Vec<chrono::NaiveDate> = values::dates(text).into_iter().map(|(_, d)| d).collect();
-        let first = *dates.first()?;
-        dates.into_iter().filter(|d| (*d - first).num_days() <= 92).max()
-    })
+    sentences
+        .iter()
+        .enumerate()
+        .skip(sentences.len() / 2)
+        .filter(|(i, _)| !index.place(*i).zone.is_running())
+        .find_map(|(_, s)| last_signing_day(index.sentence_text(s)))
+}
+
+/// The day the last party signs, in text with two "Date:" labels ("Date: 1/19/07   Date: January 22, 2007"): its
+/// latest date within a season of its first.
+fn last_signing_day(text: &str) -> Option<chrono::NaiveDate> {
+    if DATE_LABEL.find_iter(text).count() < 2 {
+        return None;
+    }
+    let dates: Vec<chrono::NaiveDate> = values::dates(text).into_iter().map(|(_, d)| d).collect();
+    let first = *dates.first()?;
+    dates.into_iter().filter(|d| (*d - first).num_days() <= 92).max()
 }
 
 /// The agreement's own term or effective date, or the undertaking it sets up, named in a sentence: "the Initial Term
@@ -958,14 +966,8 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
         if keep(text)
             && let Some((_, first)) = values::dates(text).into_iter().find(own)
         {
-            // Two "Date:" labels are the days the parties sign on ("Date: 1/19/07   Date: January 22, 2007"): the
-            // agreement is made when the last of them signs (within a season of the first).
-            let date = if DATE_LABEL.find_iter(text).count() >= 2 {
-                values::dates(text).into_iter().map(|(_, d)| d).filter(|d| (*d - first).num_days() <= 92).max()
-            } else {
-                None
-            };
-            let date = date.unwrap_or(first);
+            // Two "Date:" labels are the days the parties sign on: the agreement is made when the last of them signs.
+            let date = last_signing_day(text).unwrap_or(first);
             return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
     }
@@ -1042,9 +1044,10 @@ static FROM_SIGNING: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| {
-    ci(
-        r"\b(?:((?:twenty|thirty)?-?\s?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth))(?:\s*\(\s*\d+\s*(?:st|nd|rd|th|t\s?h)\s*\))?|(\d+)\s*(?:st|nd|rd|th))\s+anniversary\b",
-    )
+    ci(&format!(
+        r"\b(?:({})(?:\s*\(\s*\d+\s*(?:st|nd|rd|th|t\s?h)\s*\))?|(\d+)\s*(?:st|nd|rd|th))\s+anniversary\b",
+        values::ORDINAL_WORD
+    ))
 });
 /// An anniversary counted in years: "the four-year anniversary", "the five (5) year anniversary".
 static YEARS_ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| ci(r"^[\s-]*anniversary\b"));
@@ -1133,8 +1136,8 @@ fn expiration(
     let standing = |i: usize| (!subject(i), !in_home(i));
     let mut order: Vec<usize> = (0..index.sentences().len()).collect();
     order.sort_by_key(|&i| standing(i));
-    // The term starts on a date the contract names and states elsewhere ("The effective date of the start of the
-    // Term will be from the Launch Date" / "the launch date of the Co-Branded Site shall be September 1st, 1999").
+    // The term starts on a date the contract names and states elsewhere ("The start of the Term will be from the
+    // Launch Date" / "the launch date of the site shall be September 1st, 1999").
     let named_start = order.iter().take_while(|&&i| standing(i) != (true, true)).find_map(|&i| {
         let text = index.sentence_text(&index.sentences()[i]);
         let c = STARTS_FROM_NAMED.captures(text).filter(|_| TERM_STARTS.is_match(text))?;
@@ -1327,7 +1330,7 @@ static STARTS_FROM_NAMED: LazyLock<Regex> = LazyLock::new(|| {
 });
 static NOT_NAMED_START: LazyLock<Regex> =
     LazyLock::new(|| ci(r"\b(effective|execution|signing|signature|termination|expiration|expiry|end)\s+date$"));
-/// "the launch date of the Co-Branded Site shall be September 1st, 1999", "\"Launch Date\" means June 1, 2000".
+/// "the launch date of the site shall be September 1st, 1999", "\"Launch Date\" means June 1, 2000".
 static NAME_IS: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"^[^.;]{0,60}?\b(shall\s+be|will\s+be|is|means|shall\s+mean|shall\s+occur\s+on|occurs\s+on)\s+[^.;]{0,12}$")
 });
@@ -1338,11 +1341,10 @@ fn named_date(index: &ContractIndex, name: &str) -> Option<chrono::NaiveDate> {
         return None;
     }
     defined_date(index, name).or_else(|| {
-        let lowered = name.to_lowercase();
+        let named = ci(&format!(r"\b{}\b", regex::escape(name)));
         index.sentences().iter().find_map(|s| {
             let text = index.sentence_text(s);
-            let at = text.to_lowercase().find(&lowered)? + lowered.len();
-            let rest = &text[floor_boundary(text, at)..];
+            let rest = &text[named.find(text)?.end()..];
             values::dates(rest).into_iter().find(|(r, _)| NAME_IS.is_match(&rest[..r.start])).map(|(_, d)| d)
         })
     })

@@ -1313,19 +1313,19 @@ fn a_sentence_whose_subject_is_the_agreement_or_its_term_already_states_the_expi
 
 #[test]
 fn an_anniversary_counted_in_years_or_by_a_large_ordinal_ends_the_term() {
-    let head = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of June 30, 2009 by and between Alder Mills Inc. \
-(\"Supplier\") and Birch Foods LLC (\"Buyer\").\n\n1. Supply. Supplier shall supply the Products.\n\n2. Term. ";
+    let head = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of September 12, 2011 by and between Alder Mills \
+Inc. (\"Supplier\") and Birch Foods LLC (\"Buyer\").\n\n1. Supply. Supplier shall supply the Products.\n\n2. Term. ";
     let read = |term: &str| {
         let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
         fields.expiration_date.and_then(|e| e.normalized)
     };
     let cases = [
-        ("This Agreement shall continue until the four-year anniversary of the date above.", "2013-06-30"),
-        ("This Agreement shall continue until the twentieth (20th) anniversary of the date above.", "2029-06-30"),
-        ("The initial term shall end on the five (5) year anniversary of the date above.", "2014-06-30"),
+        ("This Agreement lasts until the four-year anniversary of the date above.", "2015-09-12"),
+        ("This Agreement shall run on until the twentieth (20th) anniversary of the date above.", "2031-09-12"),
+        ("The initial term shall end on the five (5) year anniversary of the date above.", "2016-09-12"),
         (
             "This Agreement becomes effective on the date above and shall continue until the 3rd anniversary thereof.",
-            "2012-06-30",
+            "2014-09-12",
         ),
     ];
     for (term, end) in cases {
@@ -1335,19 +1335,19 @@ fn an_anniversary_counted_in_years_or_by_a_large_ordinal_ends_the_term() {
 
 #[test]
 fn a_definition_of_something_else_does_not_set_the_term() {
-    // The definition's "end on June 30, 2009" is a quarter's end, not the term's. Written for this test.
-    let text = "PROMOTION AGREEMENT\n\nThis Promotion Agreement is made as of May 31, 2009 by and between Alder Mills \
-Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Definitions.\n\n\"Calendar Quarter\" means three months ending on \
-the last day of March, June, September or December, except that the first Calendar Quarter of the Term shall commence on \
-the date above and end on June 30, 2009.\n\n11. Duration. Unless terminated earlier, the parties' obligations \
+    // The definition's "end on September 30, 2012" is a quarter's end, not the term's. Written for this test.
+    let text = "PROMOTION AGREEMENT\n\nThis Promotion Agreement is made as of August 14, 2012 by and between Alder \
+Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Definitions.\n\n\"Reporting Quarter\" means three months \
+ending with March, June, September or December, but the first Reporting Quarter of the Term shall commence on the date \
+above and end on September 30, 2012.\n\n11. Duration. Unless terminated earlier, the parties' obligations \
 shall continue for five (5) years from the date above.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
-    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2014-05-31".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2017-08-14".into() }));
 }
 
 #[test]
 fn the_terms_length_and_end_are_read_in_their_common_wordings() {
-    let head = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of February 13, 2018 by and between Alder Mills Inc. \
+    let head = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of October 8, 2014 by and between Alder Mills Inc. \
 (\"Supplier\") and Birch Foods LLC (\"Buyer\").\n\n1. Supply. Supplier shall supply the Products.\n\n2. Term. ";
     let read = |term: &str| {
         let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
@@ -1355,22 +1355,22 @@ fn the_terms_length_and_end_are_read_in_their_common_wordings() {
     };
     let cases = [
         (
-            "This Agreement shall commence on the date above and shall extend for a period of five (5) years thereafter.",
-            "2023-02-13",
+            "This Agreement begins on the date above and shall extend for a period of five (5) years thereafter.",
+            "2019-10-08",
         ),
-        ("This Agreement shall continue for the entire four (4) year term unless terminated earlier.", "2022-02-13"),
+        ("The Agreement shall run for the entire four (4) year term unless ended earlier.", "2018-10-08"),
         (
-            "This contract shall remain in effect initially for the five (5) year term (\"Initial Term\") from the date signed.",
-            "2023-02-13",
+            "This contract shall remain in force initially for the five (5) year term (the \"Term\") from signing.",
+            "2019-10-08",
         ),
         (
             "This Agreement shall remain in effect until one (1) year after the date above, provided that Buyer may \
 terminate it at any time before the expiration of sixty (60) days after the date above.",
-            "2019-02-13",
+            "2015-10-08",
         ),
-        ("This Agreement shall be effective through and including March 31, 2024.", "2024-03-31"),
-        ("The term of this Agreement shall commence on May 1, 2020 and ends at April 30, 2029.", "2029-04-30"),
-        ("The Term of the Agreement is hereby extended to January 20, 2022 unless sooner terminated.", "2022-01-20"),
+        ("This Agreement is to be effective through and including March 31, 2024.", "2024-03-31"),
+        ("The term of this Agreement shall begin on June 1, 2015 and ends at May 31, 2024.", "2024-05-31"),
+        ("The Term of the Agreement is hereby extended to November 15, 2021, unless ended earlier.", "2021-11-15"),
     ];
     for (term, end) in cases {
         assert_eq!(read(term), Some(Value::Date { iso: end.into() }), "{term}");
@@ -1380,13 +1380,14 @@ terminate it at any time before the expiration of sixty (60) days after the date
         read(
             "This Agreement shall continue for two (2) years and shall then renew for a further period of one (1) year."
         ),
-        Some(Value::Date { iso: "2020-02-13".into() })
+        Some(Value::Date { iso: "2016-10-08".into() })
     );
 }
 
 #[test]
 fn a_term_that_lasts_until_another_event_or_until_terminated_has_no_fixed_end() {
-    let head = "AFFILIATE AGREEMENT\n\nThis Affiliate Agreement is made as of June 8, 2010 by and between Alder Mills Inc. \
+    let head = "AFFILIATE AGREEMENT\n\nThis Affiliate Agreement is made as of February 17, 2011 by and between Alder Mills \
+Inc. \
 (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Program. Birch shall promote the Products.\n\n2. Term. ";
     let read = |term: &str| {
         let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
@@ -1416,25 +1417,22 @@ event this Agreement is terminated for breach, the party in default shall not co
 
 #[test]
 fn a_term_ending_on_a_defined_date_or_counted_in_contract_years_and_records_that_are_no_duty_are_read() {
-    let head = "SERVICES AGREEMENT\n\nThis Services Agreement is made as of June 13, 2012 by and between Alder Mills Inc. \
-(\"Client\") and Birch Foods LLC (\"Agent\").\n\n1. Definitions. \"Expiration Date\" means March 31, 2020.\n\n2. Term. ";
+    let head = "SERVICES AGREEMENT\n\nThis Services Agreement is made as of April 9, 2013 by and between Alder Mills Inc. \
+(\"Client\") and Birch Foods LLC (\"Agent\").\n\n1. Definitions. \"Expiration Date\" means September 30, 2021.\n\n2. Term. ";
     let read = |term: &str| {
         let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
         fields.expiration_date.and_then(|e| e.normalized)
     };
     let cases = [
         (
-            "This Agreement shall commence on the date above and, unless earlier terminated, shall expire on the Expiration Date.",
-            "2020-03-31",
+            "This Agreement begins on the date above and, unless ended earlier, shall expire on the Expiration Date.",
+            "2021-09-30",
         ),
+        ("This Agreement begins on the date above and shall run for ten (10) Contract Years.", "2023-04-09"),
         (
-            "This Agreement shall commence on the date above and shall continue for ten (10) Contract Years.",
-            "2022-06-13",
-        ),
-        (
-            "Agent's appointment shall commence on the later of the date above and the date Agent has converted the \
-Client's records to its system, and shall continue for three years thereafter.",
-            "2015-06-13",
+            "Agent's appointment shall commence on the later of the date above and the day the Agent has moved the \
+Client's records onto its own system, and shall run for three years after that.",
+            "2016-04-09",
         ),
     ];
     for (term, end) in cases {
@@ -1447,43 +1445,40 @@ Client's records to its system, and shall continue for three years thereafter.",
 #[test]
 fn a_cover_date_label_and_an_opening_sentence_after_a_title_date_the_agreement() {
     // "Date:" then spaces then the date, on a cover line; written for this test.
-    let text = "ALDER FREIGHT COMPANY      P.O. BOX 12      Contract No. 017      Date: June 1, 1998\n\nTRANSPORTATION \
+    let text = "ALDER FREIGHT COMPANY      P.O. BOX 12      Form No. 44      Date: May 4, 2001\n\nHAULAGE \
 CONTRACT\n\nTHIS CONTRACT is entered into by and between Alder Freight Company (\"Carrier\") and Birch Foods LLC \
-(\"Shipper\").\n\n1. Term. This contract shall be for a term of one year commencing on the date first above written.";
+(\"Shipper\").\n\n1. Term. This contract runs for a term of two years commencing on the date first above written.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
-    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1998-06-01".into() }));
-    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1999-06-01".into() }));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2001-05-04".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2003-05-04".into() }));
     // The opening sentence that dates the agreement may follow its title in capitals.
-    let text = "ODM SUPPLY AGREEMENT THIS AGREEMENT is made on the 15th day of January 2018.\n\nBETWEEN Alder Mills \
-Inc. (\"Manufacturer\") and Birch Foods LLC (\"Customer\").\n\n1.2 Term This agreement is for a term of ten (10) years.";
+    let text = "PARTS SUPPLY AGREEMENT THIS AGREEMENT is made on the 12th day of March 2016.\n\nBETWEEN Alder Mills \
+Inc. (\"Maker\") and Birch Foods LLC (\"Buyer\").\n\n4. Term This agreement is for a term of six (6) years.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
-    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2018-01-15".into() }));
-    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2028-01-15".into() }));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-03-12".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2022-03-12".into() }));
     // Two "Date:" labels are the days the parties sign: the agreement is made when the last of them signs.
     let text = "DISTRIBUTOR AGREEMENT\n\nAlder Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\") agree as follows.\n\n\
-1. Appointment. Alder appoints Birch as its distributor.\n\n2. Acceptance. Alder Mills Inc. Date: 1/19/07 Birch Foods \
-LLC Date: January 22, 2007";
+1. Appointment. Alder appoints Birch as its distributor.\n\n2. Acceptance. Alder Mills Inc. Date: 2/3/09 Birch Foods \
+LLC Date: February 6, 2009";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
-    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2007-01-22".into() }));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2009-02-06".into() }));
 }
 
 #[test]
 fn the_end_the_term_clause_states_beats_the_one_computed_beside_it() {
-    // The term's length counts from the date above (26 July), but the clause also states its own start and end.
-    let text = "CO-BRANDING AGREEMENT\n\nThis Co-Branding Agreement is made as of July 26, 2013 by and between Alder \
+    // The term's length counts from the date above (5 March), but the clause also states its own start and end.
+    let text = "CO-BRANDING AGREEMENT\n\nThis Co-Branding Agreement is made as of March 5, 2015 by and between Alder \
 Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Program. The parties shall promote the Products.\n\n2. Term. \
-This Agreement shall have an Initial Term of three (3) years. The Term shall commence on July 23, 2013 and shall expire \
-on July 22, 2016, unless terminated earlier.";
+The Agreement will have a term of four (4) years. The Term begins on March 2, 2015 and shall expire on March 1, \
+2019, unless ended earlier.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
-    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-07-22".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2019-03-01".into() }));
     // Without a stated end, the computed one stands.
-    let computed = text.replace(
-        " The Term shall commence on July 23, 2013 and shall expire on July 22, 2016, unless \
-terminated earlier.",
-        "",
-    );
+    let computed =
+        text.replace(" The Term begins on March 2, 2015 and shall expire on March 1, 2019, unless ended earlier.", "");
     let fields = extract_fields(&ContractIndex::build(&pages(&computed)));
-    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-07-26".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2019-03-05".into() }));
 }
 
 #[test]
@@ -1646,108 +1641,108 @@ Officer Birch Advisors II, LLC By:/s/ Ann Lee\n\nELM LABS, SA Cedar Devices, Inc
 
 #[test]
 fn a_term_of_at_least_a_period_from_an_effective_date_the_definitions_name_gives_the_expiry() {
-    let text = "MAINTENANCE AGREEMENT\n\nThis Maintenance Agreement is made as of January 31, 1994 by and between Alder \
-Imaging Inc. (\"Alder\") and Birch Health LLC (\"Birch\").\n\n1. Definitions.\n\nEFFECTIVE DATE shall mean the date of \
-installation of the system at the hospital, i.e. December 10, 1993.\n\n2. Term of Agreement.\n\nAlder's obligations \
-hereunder shall become effective upon the \"Effective Date\" and, unless sooner terminated, shall remain in full force \
-and effect for at least one year thereafter.";
+    let text = "MAINTENANCE AGREEMENT\n\nThis Maintenance Agreement is made as of March 15, 2002 by and between Alder \
+Imaging Inc. (\"Alder\") and Birch Health LLC (\"Birch\").\n\n1. Definitions.\n\nEFFECTIVE DATE shall mean the day the \
+scanners are installed at the clinic, i.e. February 1, 2002.\n\n2. Term of Agreement.\n\nAlder's support duties will begin \
+on the \"Effective Date\" and, unless ended sooner, shall remain in full force and effect for at least two years after it.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
-    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1993-12-10".into() }));
-    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1994-12-10".into() }));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2002-02-01".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2004-02-01".into() }));
 }
 
 #[test]
 fn a_period_for_which_a_party_acts_elsewhere_in_the_contract_is_not_the_term() {
     // No term clause at all: periods of duties elsewhere give no expiry. Written for this test.
-    let head = "COOPERATION AGREEMENT\n\nThis Cooperation Agreement is made as of June 18, 2020 by and between Alder \
+    let head = "COOPERATION AGREEMENT\n\nThis Cooperation Agreement is made as of October 5, 2016 by and between Alder \
 Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Standstill. ";
     let read = |text: &str| {
         let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{text}"))));
         fields.expiration_date.and_then(|e| e.normalized)
     };
     for duty in [
-        "Birch shall not issue a press release regarding this Agreement for a period of three (3) months after its date.",
-        "Alder will provide free technical support to Birch's customers for a period of 30 days.",
-        "If termination occurs after the second anniversary of the opening date, Birch shall pay liquidated damages.",
+        "Birch shall make no public announcement about this Agreement for a period of three (3) months after its date.",
+        "Alder will give Birch's customers free help by telephone for a period of 30 days.",
+        "If termination happens after the second anniversary of the opening date but before the last year of the Term, Birch \
+shall pay liquidated damages.",
     ] {
         assert_eq!(read(duty), None, "{duty}");
     }
     // What a thing is or lasts still gives it.
     assert_eq!(
-        read("The maintenance is for a period of one (1) year commencing on the date above."),
-        Some(Value::Date { iso: "2021-06-18".into() })
+        read("The support service is for a period of one (1) year starting on the date above."),
+        Some(Value::Date { iso: "2017-10-05".into() })
     );
 }
 
 #[test]
 fn the_date_another_document_bears_does_not_date_the_agreement() {
     // An amendment whose opening names the agreement it amends, dated where its parties sign. Written for this test.
-    let text = "FIRST AMENDMENT\n\nThis is the First Amendment to the Development Agreement (\"Development Agreement\") \
-entered into on April 15, 2010, by and between Alder Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. \
-Amendment. Section 4 of the Development Agreement is deleted.\n\nIN WITNESS WHEREOF, the parties have executed this \
-First Amendment as of this 18th day of July, 2011.";
+    let text = "SECOND AMENDMENT\n\nThis is the Second Amendment to the Research Agreement (\"Research Agreement\") \
+entered into on May 9, 2012, by and between Alder Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. \
+Amendment. Section 7 of the Research Agreement is struck out.\n\nIN WITNESS WHEREOF, Alder and Birch have signed this \
+Second Amendment as of this 21st day of August, 2013.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
-    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2011-07-18".into() }));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2013-08-21".into() }));
     // A recital's date of another agreement is not this one's either; this agreement's own date still is.
-    let text = "ENDORSEMENT AGREEMENT\n\nWHEREAS, Alder Mills Inc. (\"Alder\") and Birch Trust (\"Trust\") entered into a \
-Policy Collateral Assignment And Split Dollar Agreement, dated as of December 5, 1995; and\n\nWHEREAS, the parties wish \
-to end it.\n\n1. Termination. This Agreement ends the Split Dollar Agreement.\n\nIN WITNESS WHEREOF, the parties have \
-executed this Agreement as of this 4th day of April, 2003.";
+    let text = "RELEASE AGREEMENT\n\nWHEREAS, Alder Mills Inc. (\"Alder\") and Birch Trust (\"Trust\") entered into a \
+Premium Loan Agreement, dated as of October 3, 1997; and\n\nWHEREAS, the parties wish to end it.\n\n1. Release. This \
+Agreement ends the Premium Loan Agreement.\n\nIN WITNESS WHEREOF, Alder and the Trust have signed this Agreement as of \
+this 9th day of June, 2004.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
-    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2003-04-04".into() }));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2004-06-09".into() }));
     // This agreement's own date, written the same way, is kept.
-    let text = "SPONSORSHIP AGREEMENT\n\nThis Sponsorship Agreement (the \"Agreement\") dated as of April 14, 2000 is made \
+    let text = "SPONSORSHIP AGREEMENT\n\nThis Sponsorship Agreement (this \"Agreement\") dated as of May 22, 2001 is made \
 by and between Alder Mills Inc. (\"Sponsor\") and Birch Media LLC (\"Organizer\").\n\n1. Sponsorship. Sponsor shall \
-sponsor the event.";
+pay for the event.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
-    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2000-04-14".into() }));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2001-05-22".into() }));
     // An amendment made effective on a date is dated by it, though another agreement is named before the verb.
-    let text = "AMENDMENT\n\nThis amendment to Section 2 of the Co-Branding Agreement is made effective December 9, 1996 \
-by and between Alder Mills Inc. (\"Alder\") and Birch Media LLC (\"Birch\").\n\n1. Term. The term is extended.";
+    let text = "AMENDMENT\n\nThis amendment to Section 5 of the Marketing Agreement is made effective November 4, 1997 \
+by and between Alder Mills Inc. (\"Alder\") and Birch Media LLC (\"Birch\").\n\n1. Term. The term is longer.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
-    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1996-12-09".into() }));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1997-11-04".into() }));
 }
 
 #[test]
 fn the_opening_is_dated_by_the_date_it_is_made_on_not_by_a_date_it_names_first() {
-    let text = "JOINT SUPPLY AGREEMENT\n\nThis Joint Supply Agreement (the \"JSA\") shall be effective as of May 1, 2020 \
-and is made and entered into this 10th day of January, 2020 by and between Alder Mills Inc. (\"Alder\") and Birch Foods \
-LLC (\"Birch\").\n\n1. Supply. Alder shall supply the Products.";
+    let text = "OFFTAKE AGREEMENT\n\nThis Offtake Agreement (the \"Offtake\") shall be effective as of July 1, 2017 and \
+is made and entered into this 12th day of March, 2017 by and between Alder Mills Inc. (\"Alder\") and Birch Foods LLC \
+(\"Birch\").\n\n1. Supply. Alder shall sell the Products to Birch.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
-    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2020-01-10".into() }));
-    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2020-05-01".into() }));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2017-03-12".into() }));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2017-07-01".into() }));
 }
 
 #[test]
 fn a_term_that_starts_on_a_named_date_the_contract_states_counts_from_it() {
-    let text = "CO-BRANDING AGREEMENT\n\nThis Co-Branding Agreement is made as of June 30, 1999 by and between Alder Media \
-Inc. (\"Alder\") and Birch Health LLC (\"Birch\").\n\n1. Site. The parties will approve the design of the site, and the \
-launch date of the site shall be September 1st, 1999 unless the parties agree otherwise.\n\n2. Term. The term of this \
-Agreement shall be for a period of two (2) years. The start of the Term will be from the Launch Date.";
+    let text = "CO-BRANDING AGREEMENT\n\nThis Co-Branding Agreement is made as of August 1, 2003 by and between Alder Media \
+Inc. (\"Alder\") and Birch Health LLC (\"Birch\").\n\n1. Portal. Both parties approve the portal's pages, and the launch \
+date of the portal shall be October 15th, 2003 unless moved by both.\n\n2. Term. The term of this Agreement shall be for a \
+period of three (3) years. The start of the Term will be from the Launch Date.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
     let expiry = fields.expiration_date.expect("an expiry");
-    assert_eq!(expiry.normalized, Some(Value::Date { iso: "2001-09-01".into() }));
+    assert_eq!(expiry.normalized, Some(Value::Date { iso: "2006-10-15".into() }));
     assert!(expiry.value.contains("the Launch Date"), "{}", expiry.value);
 }
 
 #[test]
 fn an_agreement_effective_when_signed_takes_effect_on_the_last_signature() {
-    let text = "MAINTENANCE AGREEMENT\n\nDate: March 1, 1998\n\nThis Maintenance Agreement is between Alder Systems Inc. \
-(\"Alder\") and Birch Health LLC (\"Customer\").\n\n1. Support. Alder shall support the Customer's systems.\n\n2. Term. \
-This Agreement shall be effective on the date of signed acceptance (\"Effective Date\") by Alder. The Initial Term of \
-this Agreement is twelve months, commencing on the Effective Date.\n\n3. Fees. The Customer shall pay the fees.\n\n4. \
-Signatures. Customer Alder Date: March 4, 1998 Date: 3-5-98";
+    let text = "SUPPORT AGREEMENT\n\nDate: April 2, 2004\n\nThis Support Agreement is between Alder Systems Inc. \
+(\"Alder\") and Birch Health LLC (\"Customer\").\n\n1. Support. Alder shall support the Customer's servers.\n\n2. Term. \
+This Agreement is effective on the date of signed acceptance (the \"Effective Date\") by Alder. The Initial Term of this \
+Agreement is two years, beginning on the Effective Date.\n\n3. Fees. The Customer shall pay the fees.\n\n4. \
+Signatures. Customer Alder Date: April 6, 2004 Date: 4-8-04";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
-    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1998-03-01".into() }));
-    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1998-03-05".into() }));
-    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1999-03-05".into() }));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2004-04-02".into() }));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2004-04-08".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2006-04-08".into() }));
 }
 
 #[test]
 fn the_agreement_terminating_on_a_date_a_term_with_its_name_in_brackets_and_an_effective_date_named_in_the_clause() {
-    let head = "SERVICES AGREEMENT\n\nThis Services Agreement is entered into on October 1, 2019 and is made effective as \
-of November 1, 2019 (the \"Effective Date\"), by and between Alder Mills Inc. (\"Provider\") and Birch Foods LLC \
-(\"Recipient\").\n\n1. Services. Provider shall provide the Services.\n\n3. Termination of Agreement. ";
+    let head = "SERVICES AGREEMENT\n\nThis Services Agreement is signed on April 3, 2018 and takes effect as of May 1, \
+2018 (the \"Effective Date\"), by and between Alder Mills Inc. (\"Provider\") and Birch Foods LLC (\"Recipient\").\n\n\
+1. Services. Provider shall provide the Services.\n\n3. Termination of Agreement. ";
     let read = |term: &str| {
         let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
         fields.expiration_date.and_then(|e| e.normalized)
@@ -1755,25 +1750,23 @@ of November 1, 2019 (the \"Effective Date\"), by and between Alder Mills Inc. (\
     // The text layer lost words between the subject and its verb.
     assert_eq!(
         read(
-            "This Agreement be deemed effective as of the Effective Date, Agreement and shall terminate on December \
-31, 2020, unless terminated earlier."
+            "This Agreement be in force from the Effective Date, Agreement and shall terminate on June 30, 2021, \
+unless ended earlier."
         ),
-        Some(Value::Date { iso: "2020-12-31".into() })
+        Some(Value::Date { iso: "2021-06-30".into() })
     );
     assert_eq!(
         read(
-            "This Agreement is for a term (the \"Term\") of 12 months from the Effective Date and expiring October 31, \
-2020."
+            "This Agreement is for a term (the \"Term\") of 12 months from the Effective Date and expiring April 30, 2019."
         ),
-        Some(Value::Date { iso: "2020-10-31".into() })
+        Some(Value::Date { iso: "2019-04-30".into() })
     );
     // A date the clause names as the start is not the end, and a term that ends when the agreement is terminated has
     // no fixed end.
     assert_eq!(
         read(
-            "The term of this Agreement shall become effective upon approval of the product no later than September 2, \
-2019 (such date, the \"Effective Date\") and shall end upon the termination or expiration of the Agreement as set forth \
-in Section 9."
+            "The term of this Agreement shall start upon the product's approval no later than August 14, 2018 (such \
+date, the \"Effective Date\") and shall end upon the termination or expiration of the Agreement under Section 9."
         ),
         Some(Value::Perpetual)
     );
