@@ -40,12 +40,48 @@ const MONTHS: [(&str, u32); 23] = [
 ];
 const MONTH_PATTERN: &str = "january|february|march|april|may|june|july|august|september|october|november|december|jan\\.?|feb\\.?|mar\\.?|apr\\.?|jun\\.?|jul\\.?|aug\\.?|sept?\\.?|oct\\.?|nov\\.?|dec\\.?";
 
-/// An ordinal suffix, also as text layers break it ("14t h", "1s t").
-const ORDINAL_SUFFIX: &str = r"(?:st|nd|rd|th|s\s?t|n\s?d|r\s?d|t\s?h)?";
+/// An ordinal suffix, also as text layers break it ("14t h", "1s t", "15 th").
+const ORDINAL_SUFFIX: &str = r"(?:\s?(?:st|nd|rd|th)|s\s?t|n\s?d|r\s?d|t\s?h)?";
+/// An ordinal word up to thirty-first, as a pattern: "first", "twentieth", "twenty-third", "Thirty First".
+pub(crate) const ORDINAL_WORD: &str = r"(?:twenty|thirty)?-?\s?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)";
+/// The day written as an ordinal word: "the first day of July, 2017", "this twenty-third day of".
+const DAY_WORDS: [&str; 31] = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+    "twentieth",
+    "twenty-first",
+    "twenty-second",
+    "twenty-third",
+    "twenty-fourth",
+    "twenty-fifth",
+    "twenty-sixth",
+    "twenty-seventh",
+    "twenty-eighth",
+    "twenty-ninth",
+    "thirtieth",
+    "thirty-first",
+];
 
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     ci(&format!(
-        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}\s*,?\s+(?P<y1>\d{{4}})|(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?P<m2>{MONTH_PATTERN})\s*,?\s+(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}})|(?P<d6>\d{{1,2}})\.(?P<mo6>\d{{1,2}})\.(?P<y6>\d{{4}}))\b"
+        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}(?:\s*,\s*|\s+)(?P<y1>\d{{4}})|(?P<glue>of|on)?(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?P<m2>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<dw>{ORDINAL_WORD})\s+day\s+of[\s_-]+(?P<m7>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y7>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}})|(?P<d6>\d{{1,2}})\.(?P<mo6>\d{{1,2}})\.(?P<y6>\d{{4}}))\b"
     ))
 });
 
@@ -63,6 +99,8 @@ pub fn dates(text: &str) -> Vec<(Range<usize>, NaiveDate)> {
                 (num("y1")?, month_of(m.as_str())?, num("d1")?)
             } else if let Some(m) = c.name("m2") {
                 (num("y2")?, month_of(m.as_str())?, num("d2")?)
+            } else if let Some(m) = c.name("m7") {
+                (num("y7")?, month_of(m.as_str())?, i64::from(ordinal(c.name("dw")?.as_str())?))
             } else if c.name("mo3").is_some() || c.name("mo5").is_some() {
                 let slash = c.name("mo3").is_some();
                 let y = num(if slash { "y3" } else { "y5" })?;
@@ -82,7 +120,9 @@ pub fn dates(text: &str) -> Vec<(Range<usize>, NaiveDate)> {
                 (num("y4")?, u32::try_from(num("mo4")?).ok()?, num("d4")?)
             };
             let date = NaiveDate::from_ymd_opt(i32::try_from(year).ok()?, month, u32::try_from(day).ok()?)?;
-            Some((whole.range(), date))
+            // "as of1 August 2019": a text layer that lost the space glued the word before to the date.
+            let start = c.name("glue").map_or(whole.start(), |g| g.end());
+            Some((start..whole.end(), date))
         })
         .collect()
 }
@@ -120,21 +160,26 @@ const NUMBER_WORDS: [(&str, u32); 28] = [
 
 static DURATION: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(?:(?P<words>(?:(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a|an)[\s-]*)+)\s*)?(?:\(\s*(?P<paren>\d{1,4})\s*\)|(?P<digits>\d{1,4}))?[\s-]*(?:full\s+)?(?P<kind>calendar\s+|business\s+|working\s+)?(?P<unit>days?|weeks?|months?|years?)\b",
+        r"\b(?:(?P<words>(?:(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a|an)[\s-]*)+)\s*)?(?:\(\s*(?P<paren>\d{1,4})\s*\)|(?P<digits>\d{1,4}))?[\s-]*(?:(?:full|contract|agreement|additional|further|extra)\s+)?(?P<kind>calendar\s+|business\s+|working\s+)?(?P<unit>days?|weeks?|months?|years?)\b",
     )
 });
 
-/// The number a run of number words says ("one hundred twenty" → 120, "a" → 1).
+/// The number a run of number words says ("one hundred twenty" → 120, "a" → 1). An article before other number
+/// words is only an article ("a thirty-day notice" is thirty days).
 fn number_from_words(words: &str) -> Option<u32> {
     let mut total = 0u32;
     let mut current = 0u32;
     let mut any = false;
-    for word in words.split(|c: char| c.is_whitespace() || c == '-').filter(|w| !w.is_empty()) {
-        let w = word.to_lowercase();
+    let pieces: Vec<String> =
+        words.split(|c: char| c.is_whitespace() || c == '-').filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    let only_articles = pieces.iter().all(|w| w == "a" || w == "an");
+    for w in pieces {
         if w == "hundred" {
             current = current.max(1) * 100;
         } else if w == "a" || w == "an" {
-            current += 1;
+            if only_articles {
+                current += 1;
+            }
         } else if let Some((_, n)) = NUMBER_WORDS.iter().find(|(name, _)| *name == w) {
             current += n;
         } else {
@@ -174,12 +219,12 @@ pub fn durations(text: &str) -> Vec<(Range<usize>, u32, DurationUnit)> {
         .collect()
 }
 
-/// The number an ordinal word says ("third" → 3).
+/// The number an ordinal word says ("third" → 3, "twentieth" → 20, "twenty-fifth" → 25).
 pub fn ordinal(word: &str) -> Option<u32> {
-    const ORDINALS: [&str; 10] =
-        ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
     let word = word.to_lowercase();
-    ORDINALS.iter().position(|o| *o == word).and_then(|i| u32::try_from(i + 1).ok())
+    let word = word.split(|c: char| c == '-' || c.is_whitespace()).filter(|w| !w.is_empty()).collect::<Vec<_>>();
+    let word = word.join("-");
+    DAY_WORDS.iter().position(|o| *o == word).and_then(|i| u32::try_from(i + 1).ok())
 }
 
 /// The date a period after `from` ends: the same day of the month for months and years (the last day of a shorter
@@ -347,6 +392,19 @@ mod tests {
         assert_eq!(iso("Nov. 07, 2011"), ["2011-11-07"]);
         assert_eq!(iso("shall commence on the 2nd of   May, 2009, and"), ["2009-05-02"]);
         assert!(iso("call 555-12-3456").is_empty(), "not a month and day");
+        assert_eq!(iso("made this 15 th day of July, 2010 by"), ["2010-07-15"]);
+        assert_eq!(iso("dated March 12,1999 between"), ["1999-03-12"]);
+        assert_eq!(iso("made and effective as of1 August 2019, by"), ["2019-08-01"]);
+        assert_eq!(dates("as of1 August 2019")[0].0, 5..18, "the date starts at its day");
+        assert!(iso("section 4.1 of10 the agreement").is_empty());
+    }
+
+    #[test]
+    fn a_day_written_as_an_ordinal_word_is_read() {
+        assert_eq!(iso("made as of the first day of July, 2017 ("), ["2017-07-01"]);
+        assert_eq!(iso("this twenty-third day of March 2004"), ["2004-03-23"]);
+        assert_eq!(iso("on this Thirty First day of December, 1999"), ["1999-12-31"]);
+        assert!(iso("the first of the parties, 2017").is_empty());
     }
 
     #[test]
@@ -367,6 +425,8 @@ mod tests {
         assert_eq!(at(2, DurationUnit::Week).as_deref(), Some("2016-03-14"));
         assert_eq!(at(30, DurationUnit::Day).as_deref(), Some("2016-03-30"));
         assert_eq!(ordinal("Third"), Some(3));
+        assert_eq!(ordinal("twentieth"), Some(20));
+        assert_eq!(ordinal("Twenty Fifth"), Some(25));
         assert_eq!(ordinal("umpteenth"), None);
     }
 
@@ -388,6 +448,9 @@ mod tests {
             ]
         );
         assert_eq!(durations("one hundred twenty (120) days")[0].1, 120);
+        assert_eq!(durations("provides a thirty-day notice")[0].1, 30, "an article before a number is no number");
+        assert_eq!(durations("extend for an additional month")[0].1, 1);
+        assert_eq!(durations("for two (2) additional years")[0].1, 2);
         assert_eq!(durations("one hundred twenty days")[0].1, 120);
         assert!(durations("the days of the week are listed").is_empty());
     }

@@ -16,13 +16,13 @@ const MIN_EVIDENCE_QUOTE_PRECISION: f64 = 0.71;
 const MAX_MISSED_PRESENT: f64 = 0.03;
 /// The values table: (field, lowest accuracy).
 const MIN_VALUE_ACCURACY: [(&str, f64); 7] = [
-    ("Agreement Date", 0.86),
-    ("Effective Date", 0.86),
-    ("Expiration Date", 0.64),
-    ("Renewal Term", 0.72),
-    ("Notice Period To Terminate Renewal", 0.77),
-    ("Governing Law", 0.96),
-    ("Parties", 0.85),
+    ("Agreement Date", 0.92),
+    ("Effective Date", 0.93),
+    ("Expiration Date", 0.86),
+    ("Renewal Term", 0.91),
+    ("Notice Period To Terminate Renewal", 0.94),
+    ("Governing Law", 0.97),
+    ("Parties", 0.88),
 ];
 
 fn cuad_dir() -> Option<PathBuf> {

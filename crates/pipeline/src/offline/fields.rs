@@ -63,7 +63,7 @@ static SENTENCE: LazyLock<Regex> =
     LazyLock::new(|| ci(r"\b(is|are)\s+(made|entered|dated|executed)\b|\bentered\s+into\b"));
 static RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"(\btacit(ly)?\s+(be\s+)?(renew\w*|extend\w*|extension)|\b(renew|extend)\w*\s+tacitly\b|automatically\s+(be\s+)?(renew|extend)|\bautomatic\s+([\w-]+\s+){0,3}(renewal|extension)s?\b|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
+        r"(\btacit(ly)?\s+(be\s+)?(renew\w*|extend\w*|extension)|\b(renew|extend)\w*\s+tacitly\b|automatically\s+(be\s+)?(renew|extend|continue)|\b(continue|extend)s?\s+automatically\b|successive\s+(annual|yearly|monthly)\s+(terms?|periods?)|\bautomatic\s+([\w-]+\s+){0,3}(renewal|extension)s?\b|renew\w*\s+(automatically|for\s+(an?\s+)?(additional|successive|further|consecutive))|successive\s+(\w+\s+){0,2}(\(\d+\)\s+)?(year|month|renewal)\w*\s+(terms?|periods?)|renewal\s+terms?)",
     )
 });
 
@@ -252,7 +252,7 @@ fn comparable_name(name: &str) -> String {
 /// "ACME WIDGETS, INC.".
 static SIGNING_NAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"\b[A-Z][A-Z0-9&'./-]*(?:,?\s+[A-Z0-9&'./-]+){0,7}?,?\s+(?:INC|INCORPORATED|LLC|L\.L\.C|LP|L\.P|LLP|LTD|LIMITED|CORPORATION|CORP|COMPANY|TRUST|PLC|GMBH|AG|S\.A|N\.V|B\.V)\b\.?",
+        r"\b[A-Z][A-Z0-9&'./-]*(?:,?\s+[A-Z0-9&'./-]+){0,7}?,?\s+(?:INC|INCORPORATED|LLC|L\.L\.C|LP|L\.P|LLP|LTD|LIMITED|CORPORATION|CORP|COMPANY|TRUST|PLC|GMBH|AG|S\.A|N\.V|B\.V|S\.À\s?R\.L(?:\s+II)?)\b\.?",
     )
     .expect("valid")
 });
@@ -291,9 +291,12 @@ fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
             continue;
         }
         let text = structure.line_text(index.pages(), line);
-        let opens_signatures = IN_WITNESS.is_match(text);
+        let opens_signatures = IN_WITNESS.is_match(text) || DATED_LINE.is_match(text);
+        // After the signatures open, a line with signatures on it ("/s/", "By:", "Name:") is a signature line
+        // wherever the structure placed it (joint filings sign page after page).
+        let signs = witnessed && SIGNATURE_LINE.is_match(text);
         witnessed |= opens_signatures;
-        let in_block = line.zone == Zone::SignatureBlock || opens_signatures;
+        let in_block = line.zone == Zone::SignatureBlock || opens_signatures || signs;
         let signs_after_witness = witnessed && ON_BEHALF_OF.is_match(text);
         if !(in_block || signs_after_witness) {
             continue;
@@ -322,6 +325,10 @@ fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
             if mixed_case && !SIGNATORY_TITLE.is_match(previous) {
                 continue;
             }
+            // "By: Rowan GP, LLC Its General Partner": an organisation that signs for a party in some capacity.
+            if ITS_CAPACITY.is_match(&text[m.end()..]) {
+                continue;
+            }
             // "ACKNOWLEDGED AND AGREED TO ACME INC.", "CEO ACME TRUST": the words before the name are not part of it.
             let name = SIGNING_LEAD.replace(m.as_str().trim(), "").split_whitespace().collect::<Vec<_>>().join(" ");
             let key = comparable_name(&name);
@@ -330,8 +337,70 @@ fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
             }
             out.push((name, Quote { text: text.to_owned(), page: line.page }));
         }
+        // "Chief Compliance Officer Rowan Advisors, LP By:/s/ ...": an organisation written in small
+        // letters that signs, its name read back from its legal form to the title, date or label before it.
+        for c in SIGNS_AS.captures_iter(text) {
+            let Some(form) = c.name("form") else { continue };
+            let Some(name) = name_before(&text[..form.start()], form.as_str()) else { continue };
+            let key = comparable_name(&name);
+            if key.split(' ').count() < 2 || out.iter().any(|(n, _)| comparable_name(n) == key) {
+                continue;
+            }
+            out.push((name, Quote { text: text.to_owned(), page: line.page }));
+        }
     }
     out
+}
+
+/// The capacity in which an organisation signs for a party: "..., its general partner", "Its: Manager".
+static ITS_CAPACITY: LazyLock<Regex> = LazyLock::new(|| ci(r"^\s*,?\s*its\b"));
+/// A legal form, which ends the name before it: "ELM LABS, SA" before "Cedar Devices, Inc.".
+static LEGAL_FORM_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"^(inc|incorporated|llc|l\.l\.c|lp|l\.p|llp|ltd|limited|corp|corporation|plc|gmbh|ag|sa|s\.a|nv|n\.v|bv|b\.v)$")
+});
+/// A line that opens the signatures of a joint filing: "Dated: July 6, 2020".
+static DATED_LINE: LazyLock<Regex> = LazyLock::new(|| ci(r"^\s*dated\s*:"));
+/// Marks of a signature: "/s/", "By:", "Name:", "Title:".
+static SIGNATURE_LINE: LazyLock<Regex> = LazyLock::new(|| ci(r"/s/|\b(by|name|title)\s*:"));
+/// A legal form that ends a name, then the signature: ", LP By:", ", Ltd. /s/".
+static SIGNS_AS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?P<form>(?:,\s*|\s+)(?:Inc|Incorporated|LLC|L\.L\.C|LP|L\.P|LLP|Ltd|Limited|Corporation|Corp|Company|Trust|PLC|GmbH|AG|S\.A|N\.V|B\.V)\b\.?)\s*(?:By\s*:|/s/)",
+    )
+    .expect("valid")
+});
+/// Words before a signing organisation's name that are not part of it: titles, labels, "Esq.".
+static NOT_IN_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"^(officer|president|director|secretary|manager|member|partner|treasurer|chairman|chair|signatory|counsel|representative|trustee|agent|esq\.?|title|name|date|dated|by|its|witness|the|and)$|:$|\d",
+    )
+});
+
+/// The name that ends at `before`'s end, read back word by word while the words are capitalised (or join such
+/// words: "Growth and Opportunity Fund"), up to a title, a label or a date; with the legal form `form` after it.
+fn name_before(before: &str, form: &str) -> Option<String> {
+    let words: Vec<&str> = before.split_whitespace().collect();
+    let mut start = words.len();
+    while start > 0 && words.len() - start < 8 {
+        let word = words[start - 1];
+        let capital =
+            word.trim_start_matches('(').chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit());
+        let joins = matches!(word, "and" | "of" | "&" | "de");
+        let form = LEGAL_FORM_WORD.is_match(word.trim_matches(|c: char| c == ',' || c == '.' || c == ';'));
+        if form || NOT_IN_NAME.is_match(word) && !(joins && start < words.len()) || !(capital || joins) {
+            break;
+        }
+        start -= 1;
+    }
+    // A name starts with a capital, not with a joining word.
+    while start < words.len() && matches!(words[start], "and" | "of" | "&" | "de") {
+        start += 1;
+    }
+    if start == words.len() {
+        return None;
+    }
+    let name = format!("{}{}", words[start..].join(" "), form);
+    looks_like_a_name(&name).then_some(name)
 }
 
 fn looks_like_a_name(name: &str) -> bool {
@@ -485,7 +554,7 @@ fn floor_boundary(text: &str, mut at: usize) -> usize {
 }
 
 static DATED: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"\b(dated|as\s+of|made|entered\s+into|executed|day\s+of|effective|date\s*:|signed)\b[^.;]{0,60}$")
+    ci(r"(\b(dated|as\s+of|made|entered\s+into|executed|day\s+of|effective|signed)\b|\bdate\s*:)[^.;]{0,60}$")
 });
 static EFFECTIVE: LazyLock<Regex> =
     LazyLock::new(|| ci(r"\beffective\b|\bcommenc\w*|\bbegin(s|ning)?\b|\bstart\b|\bcome\s+into\s+force\b"));
@@ -496,12 +565,26 @@ static EFFECTIVE_IS_DATED: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A label for a date: "Date:".
+static DATE_LABEL: LazyLock<Regex> = LazyLock::new(|| ci(r"\bdate\s*:"));
+
 /// The first date in the lines of `zones` (in document order, running lines and signature pages never among them),
 /// with the index of the page and the byte range; `cue` keeps only dates preceded by such words.
 fn date_in_zones(
     index: &ContractIndex,
     zones: &[Zone],
     cue: Option<&Regex>,
+) -> Option<(usize, std::ops::Range<usize>, chrono::NaiveDate)> {
+    date_in_zones_but(index, zones, cue, false)
+}
+
+/// [`date_in_zones`], leaving out the dates another document bears when `skip_other_documents` ("the Supply
+/// Agreement dated").
+fn date_in_zones_but(
+    index: &ContractIndex,
+    zones: &[Zone],
+    cue: Option<&Regex>,
+    skip_other_documents: bool,
 ) -> Option<(usize, std::ops::Range<usize>, chrono::NaiveDate)> {
     let structure = index.structure();
     let pages = index.pages();
@@ -524,6 +607,7 @@ fn date_in_zones(
             let text = &pages[page].text[start..end];
             let mut cued = values::dates(text).into_iter().filter(|(r, _)| {
                 cue.is_none_or(|c| c.is_match(&text[floor_boundary(text, r.start.saturating_sub(120))..r.start]))
+                    && !(skip_other_documents && another_documents_date(&text[..r.start]))
             });
             let mut found = cued.next();
             // Parties signing on different days: the agreement is made when the last of them signs (a later date of
@@ -572,8 +656,11 @@ fn dated(index: &ContractIndex, page: usize, range: std::ops::Range<usize>, date
 fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
     letter_dated(index)
         .or_else(|| {
-            date_in_zones(index, &[Zone::Preamble], None)
-                .or_else(|| date_in_zones(index, &[Zone::Cover], Some(&DATED)))
+            // The preamble's date after the words that make or date the agreement ("is made and entered into this
+            // 10th day of January, 2020" after "shall be effective as of May 1, 2020"), else its first date.
+            date_in_zones_but(index, &[Zone::Preamble], Some(&MADE_ON), true)
+                .or_else(|| date_in_zones_but(index, &[Zone::Preamble], None, true))
+                .or_else(|| date_in_zones_but(index, &[Zone::Cover], Some(&DATED), true))
                 .map(|(page, range, date)| dated(index, page, range, date))
         })
         .or_else(|| this_agreement_dated(index))
@@ -591,6 +678,30 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
                 .map(|(page, range, date)| dated(index, page, range, date))
         })
         .or_else(|| signature_line_dated(index))
+}
+
+/// The words that make or date an agreement, right before its date: "dated as of", "is made and entered into this".
+static MADE_ON: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(dated|made|entered\s+into|executed|signed)\b[^.;]{0,40}$"));
+
+/// The date another document bears, not this agreement's: "the Development Agreement (\"Development Agreement\")
+/// entered into on", "that certain fully executed Content License Agreement Number 100 dated as of", "a Collateral
+/// Assignment And Split Dollar Agreement, dated as of", "the Phase 2 Document dated".
+static ANOTHER_DOCUMENT: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(the|that\s+certain|an?|said|such|its|their|prior|previous|existing)\s+((?-i:[a-z]+)\s+){0,2}((?-i:[A-Z0-9][\w&'.-]*),?\s+){0,8}(agreement|contract|document|memorandum(\s+of\s+understanding)?|lease|licen[cs]e|plan|note|indenture|policy|amendment)\b[^.;]{0,160}?\b(?P<verb>dated|entered\s+into|executed|made)\b[^.;]{0,20}$",
+    )
+});
+/// "is made", "was entered into": the verb of the sentence (this document's), not a participle naming another's.
+static AUXILIARY: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(is|was|are|were|be|been|being|hereby)\s+$"));
+
+/// Is the date after `before` one another document bears ("the Supply Agreement dated", "that certain Agreement
+/// entered into on"), not this one's ("This amendment to the Supply Agreement is made effective")?
+fn another_documents_date(before: &str) -> bool {
+    let before = &before[floor_boundary(before, before.len().saturating_sub(240))..];
+    ANOTHER_DOCUMENT
+        .captures(before)
+        .and_then(|c| c.name("verb"))
+        .is_some_and(|verb| !AUXILIARY.is_match(&before[..verb.start()]))
 }
 
 /// A signature: "/s/ Name", "By:".
@@ -673,7 +784,7 @@ fn dated_as_of_the_effective_date(index: &ContractIndex) -> Option<Extracted> {
 /// this 3rd day of November, 2005", wherever the structure placed it (a preamble read as a recital).
 static THIS_AGREEMENT_DATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"^\W*this\s+([\w,&-]+\s+){0,8}(agreement|contract|amendment)\b[^;]{0,120}?\b(is\s+|was\s+)?(made|entered\s+into|dated|executed)\b[^.;]{0,30}$",
+        r"^\W*((?-i:[A-Z][A-Z0-9&,-]*)\s+){0,8}this\s+([\w,&-]+\s+){0,8}(agreement|contract|amendment)\b[^;]{0,120}?\b(is\s+|was\s+)?(made|entered\s+into|dated|executed)\b[^.;]{0,30}$",
     )
 });
 
@@ -691,8 +802,9 @@ fn this_agreement_dated(index: &ContractIndex) -> Option<Extracted> {
         if !matches!(place.zone, Zone::Cover | Zone::Preamble | Zone::Recitals | Zone::Operative) {
             continue;
         }
-        if let Some((_, date)) =
-            values::dates(text).into_iter().find(|(r, _)| THIS_AGREEMENT_DATED.is_match(&text[..r.start]))
+        if let Some((_, date)) = values::dates(text)
+            .into_iter()
+            .find(|(r, _)| THIS_AGREEMENT_DATED.is_match(&text[..r.start]) && !another_documents_date(&text[..r.start]))
         {
             return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
@@ -730,6 +842,17 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
             return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
     }
+    // "\"Effective Date\" shall mean the date of installation, i.e. December 10, 1993": the date the contract's
+    // definition of its Effective Date names.
+    for (i, sentence) in index.sentences().iter().enumerate() {
+        if index.defined_term(i).is_none_or(|term| !term.trim().eq_ignore_ascii_case("effective date")) {
+            continue;
+        }
+        let text = index.sentence_text(sentence);
+        if let Some((_, date)) = values::dates(text).into_iter().find(|(r, _)| r.start <= 160) {
+            return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
+        }
+    }
     let near_effective = ci(r"\b(effective|commenc\w*)\b[^.;]{0,80}$");
     if let Some((page, range, date)) = date_in_zones(index, &[Zone::Preamble, Zone::Cover], Some(&near_effective)) {
         return Some(dated(index, page, range, date));
@@ -761,6 +884,14 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
             return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
     }
+    // Effective when the parties sign ("effective on the date of signed acceptance", "upon execution by both
+    // parties"): the day the last of them signs, where they sign.
+    if let Some(said) =
+        index.sentences().iter().take(400).find(|s| EFFECTIVE_ON_SIGNING.is_match(index.sentence_text(s)))
+        && let Some(date) = signing_date(index)
+    {
+        return Some(extracted(index, iso(date).display(), Some(iso(date)), said));
+    }
     // Effective on the date the agreement bears: said so, or an "Effective Date" the contract uses but dates nowhere.
     let says_dated = index
         .sentences()
@@ -777,6 +908,40 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
         }),
         _ => None,
     }
+}
+
+/// The agreement takes effect when the parties sign it: "effective on the date of signed acceptance", "effective upon
+/// execution by both parties", "effective on the date it is last signed".
+static EFFECTIVE_ON_SIGNING: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\beffective\b[^.;]{0,60}\b(date\s+of\s+(signed\s+acceptance|(the\s+)?last\s+signature)|(up)?on\s+(its\s+)?(execution|signature|signing)\s+by\s+(both|all|the\s+last|each)|signed\s+by\s+(both|all|the\s+last|each)|date\s+(on\s+which\s+)?(it|this\s+agreement)\s+is\s+(last\s+)?signed)\b",
+    )
+});
+
+/// The day the last party signs: the latest date of the signature block (within a season of its first), else of a
+/// line in the second half of the document with two "Date:" labels ("Date: March 4, 1998   Date: 3-5-98").
+fn signing_date(index: &ContractIndex) -> Option<chrono::NaiveDate> {
+    if let Some((_, _, date)) = date_in_zones(index, &[Zone::SignatureBlock], None) {
+        return Some(date);
+    }
+    let sentences = index.sentences();
+    sentences
+        .iter()
+        .enumerate()
+        .skip(sentences.len() / 2)
+        .filter(|(i, _)| !index.place(*i).zone.is_running())
+        .find_map(|(_, s)| last_signing_day(index.sentence_text(s)))
+}
+
+/// The day the last party signs, in text with two "Date:" labels ("Date: 1/19/07   Date: January 22, 2007"): its
+/// latest date within a season of its first.
+fn last_signing_day(text: &str) -> Option<chrono::NaiveDate> {
+    if DATE_LABEL.find_iter(text).count() < 2 {
+        return None;
+    }
+    let dates: Vec<chrono::NaiveDate> = values::dates(text).into_iter().map(|(_, d)| d).collect();
+    let first = *dates.first()?;
+    dates.into_iter().filter(|d| (*d - first).num_days() <= 92).max()
 }
 
 /// The agreement's own term or effective date, or the undertaking it sets up, named in a sentence: "the Initial Term
@@ -802,9 +967,14 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
         if !place.is_quotable() || place.zone == Zone::SignatureBlock {
             continue;
         }
+        // Never the date another document bears ("WHEREAS, the parties entered into a Supply Agreement, dated as of
+        // December 5, 1995").
+        let own = |(r, _): &(std::ops::Range<usize>, chrono::NaiveDate)| !another_documents_date(&text[..r.start]);
         if keep(text)
-            && let Some((_, date)) = values::dates(text).into_iter().next()
+            && let Some((_, first)) = values::dates(text).into_iter().find(own)
         {
+            // Two "Date:" labels are the days the parties sign on: the agreement is made when the last of them signs.
+            let date = last_signing_day(text).unwrap_or(first);
             return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
     }
@@ -813,7 +983,7 @@ fn first_dated_sentence(index: &ContractIndex, within: usize, keep: impl Fn(&str
 
 static TERM_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r#"["“](term|initial\s+term|contract\s+period|agreement\s+period)["”]\s+(shall\s+)?means?\b|\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:\b[Tt]he\s+(Agreement|Contract)))\s+((shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude|run|last)|(commences|begins|continues|remains|expires|terminates|ends|runs|lasts)\b|(is|remains)\s+(valid|effective|in\s+(full\s+)?(force|effect))\s+(for|until|through)\b|(shall|will)\s+have\s+a\s+(term|duration)\s+of)|(?-i:\b[Tt]his\s+[A-Z]{2,5})\s+(shall|will)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude)|\b(beginning|commencing|starting)\s+(on\s+)?[^.;]{0,40}\d{4}\s*,?\s+and\s+(ending|expiring|terminating)\b)"#,
+        r#"["“](term|initial\s+term|contract\s+period|agreement\s+period)["”]\s+(shall\s+)?means?\b|\b(initial\s+term|the\s+term\b|term\s+of\s+this\s+agreement|duration\s+of\s+this|for\s+a\s+(term|period)\s+of|(shall|will|is\s+to)\s+(commence|begin|come\s+into\s+(force|effect)|take\s+effect|become\s+effective|be\s+(valid|effective|in\s+(force|effect))|remain\s+(valid|effective|in\s+(full\s+)?(force|effect))|continue\s+(in\s+(full\s+)?(force|effect)|for|until))|(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:\b[Tt]he\s+(Agreement|Contract)))\s+((shall|will|is\s+to)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude|run|last)|(commences|begins|continues|remains|expires|terminates|ends|runs|lasts)\b|(is|remains)\s+(valid|effective|in\s+(full\s+)?(force|effect))\s+(for|until|through)\b|(shall|will)\s+have\s+a\s+(term|duration)\s+of)|(?-i:\b[Tt]his\s+[A-Z]{2,5})\s+(shall|will)\s+(\w+\s+){0,3}(commence|begin|continue|remain|expire|terminate|end|conclude)|\b(beginning|commencing|starting)\s+(on\s+)?[^.;]{0,40}\d{4}\s*,?\s+and\s+(ending|expiring|terminating)\b|\b(entered\s+into|concluded|made)\s+for\s+(an?\s+)?(\w+\s+){0,3}(period|term|duration)\b|\bagreement\b[^.;]{0,60}\b(shall|will)\s+(automatically\s+)?(terminate|expire|end)\s+on\b|\bfor\s+a\s+(term|period)\s+\([^)]{0,40}\)\s+of\b)"#,
     )
 });
 static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b"));
@@ -821,7 +991,7 @@ static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b
 /// "Credit Data" means".
 static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]|\bwarrant|\bconfidential|\bsurviv|\b(after|following)\s+(the\s+)?(\w+\s+)?(termination|expiration)|\brecords\b|\bcommissions?\b|\bnon-?compet|\bsolicit"#,
+        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]|\bwarrant|\bconfidential|\bsurviv|\b(after|following)\s+(the\s+)?(\w+\s+)?(termination|expiration)|\b(if|in\s+the\s+event|in\s+case|upon|when|once)\s+(that\s+)?(this|the)\s+(\w+\s+){0,2}(agreement|contract)\s+(is|has\s+been|shall\s+be)\s+(\w+\s+)?(terminated|cancell?ed|rescinded)\b|\b(keep|kept|maintain\w*|retain\w*|preserve\w*|audit\w*)\s+(\w+\s+){0,4}records\b|\brecords\s+(\w+\s+){0,3}(kept|maintained|retained|preserved)\b|\bcommissions?\b|\bnon-?compet|\bsolicit"#,
     )
 });
 /// A sentence whose subject is the agreement or its term: "This Agreement shall continue ...", "The Initial Term
@@ -834,19 +1004,30 @@ static OPENS_WITH_TERM_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
     ci(&format!(r"^\W*(\(?[a-z0-9.]{{1,8}}\)?\s+)?((unless|except|subject)[^,.;]{{0,80}},\s*)?{TERM_SUBJECT_WORDS}"))
 });
 /// The words of [`TERM_SUBJECT`]: the agreement or its term, then a verb of its running.
-const TERM_SUBJECT_WORDS: &str = r"(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:[Tt]his\s+[A-Z]{2,5})|(?-i:[Tt]he\s+(Agreement|Contract))|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?(\s*,[^,.;]{1,60},)?\s+(shall|will|is|commences?|continues?|expires?|begins?|ends?|remains?|runs?|lasts?|terminates?)\b";
+const TERM_SUBJECT_WORDS: &str = r"(this\s+(\w+\s+){0,2}(agreement|contract|licen[cs]e|lease|addendum|amendment|memorandum|arrangement)|(?-i:[Tt]his\s+[A-Z]{2,5})|(?-i:[Tt]he\s+(Agreement|Contract))|the\s+(initial\s+|original\s+)?term(\s+of\s+(this|the)\s+(\w+\s+){0,2}(agreement|contract|services?))?|initial\s+term|(the\s+)?duration\s+of\s+(this|the))\b(\s+\([^)]{0,40}\))?(\s*,[^,.;]{1,60},)?\s+(shall|will|is|commences?|continues?|expires?|begins?|becomes?|ends?|remains?|runs?|lasts?|terminates?)\b";
+/// A date named as the start right after it: "(such date, the \"Effective Date\")", "(the \"Commencement Date\")".
+static NAMED_EFFECTIVE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r#"^\s*,?\s*\((such\s+date,?\s+)?(the\s+)?["“](effective|commencement|start)\s+date["”]\s*\)"#)
+});
+/// A defined name that is the term or its period: "Term", "Initial Term", "Contract Period", "Expiration Date".
+static DEFINED_TERM: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(term|period|duration|expiration\s+date|expiry\s+date|termination\s+date|end\s+date)\b"));
 /// The words that put an end date after them: "until", "expire on", "terminating on".
 static END_CUE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(until|through|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?|(in\s+no\s+event\s+|not\s+|no\s+)later\s+than)\s+(on\s+)?(the\s+)?((earlier|later|sooner|first)\s+(of|to\s+occur\s+of)\s*:?\s*(\(?[a-z0-9]{1,3}\)\s*)?)?$",
+        r"\b(until|through(\s+and\s+including)?|thru|to\s+and\s+including|expir\w*|terminat\w*|conclud\w*|end(s|ing)?|(in\s+no\s+event\s+|not\s+|no\s+)later\s+than|hereby\s+extended\s+(up\s+)?(to|until|through))\s+(on\s+|at\s+)?(the\s+)?((earlier|later|sooner|first)\s+(of|to\s+occur\s+of)\s*:?\s*(\(?[a-z0-9]{1,3}\)\s*)?)?$",
     )
 });
 /// A period that measures the term: "for five (5) years", "a period of one year", "three (3) years from", "shall last
 /// two years".
 static TERM_PERIOD_CUE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(for|of|be|is|last|run|ending|end|expire|terminate|date)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?$",
+        r"\b((for|until)\s+the\s+((entire|full|whole|initial)\s+)?|(for|of|be|is|last|run|ending|end|expire|terminate|date|until)\s+(an?\s+)?((initial|fixed|further)\s+)?((term|period)\s+of\s+)?)$",
     )
+});
+/// A term of at least a period: "shall remain in full force and effect for at least one year thereafter".
+static TERM_MINIMUM: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(remain|continue|be)\b[^.;]{0,40}\bfor\s+(at\s+least|a\s+minimum\s+of|not\s+less\s+than)\s+$")
 });
 /// An end date a renewal or an extension reaches, not the initial term's: "if the parties renew, the term shall be
 /// extended by one further year, up to and including 28 February 2001".
@@ -855,8 +1036,11 @@ static EXTENDED_TO: LazyLock<Regex> = LazyLock::new(|| {
         r"\b((shall|will|may|is|are)\s+(be\s+)?(renewed|extended)|(exercises?|exercised)\s+(\w+\s+){0,3}(right|option)\s+to\s+(renew|extend)|renewal\s+(term|period)\s+(shall|will))\b",
     )
 });
-/// A renewal or extension before a period: "renewal or extension for one year" is not the initial term.
+/// A renewal or extension before a period: "renewal or extension for one year" is not the initial term. The term
+/// itself may "extend for a period of five years" ("shall commence ... and shall extend for"), which is its length.
 static RENEWAL_BEFORE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extend\w*|extension)\b[^.;]{0,40}$"));
+static TERM_EXTENDS_FOR: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(shall|will)\s+extend\s+for\s+(an?\s+)?((term|period)\s+of\s+)?$"));
 /// A period to cure a breach: "such breach remains uncured for a period of thirty (30) days".
 static CURE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     ci(
@@ -871,13 +1055,42 @@ static FROM_SIGNING: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| {
+    ci(&format!(
+        r"\b(?:({})(?:\s*\(\s*\d+\s*(?:st|nd|rd|th|t\s?h)\s*\))?|(\d+)\s*(?:st|nd|rd|th))\s+anniversary\b",
+        values::ORDINAL_WORD
+    ))
+});
+/// An anniversary counted in years: "the four-year anniversary", "the five (5) year anniversary".
+static YEARS_ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| ci(r"^[\s-]*anniversary\b"));
+
+/// The anniversary a sentence names, in years, with where its words start and end: "the fifth anniversary", "the twentieth
+/// (20th) anniversary", "the 3rd anniversary", "the four-year anniversary", "the five (5) year anniversary".
+fn anniversary(text: &str) -> Option<(usize, usize, u32)> {
+    let ordinal = ANNIVERSARY.captures(text).and_then(|c| {
+        let n = match c.get(2) {
+            Some(d) => d.as_str().parse().ok()?,
+            None => values::ordinal(&c[1])?,
+        };
+        Some((c.get(0)?.start(), c.get(0)?.end(), n))
+    });
+    let in_years = values::durations(text).into_iter().find_map(|(r, n, unit)| {
+        let m = YEARS_ANNIVERSARY.find(&text[r.end..]).filter(|_| unit == pactwise_domain::DurationUnit::Year)?;
+        Some((r.start, r.end + m.end(), n))
+    });
+    [ordinal, in_years].into_iter().flatten().min_by_key(|(start, _, _)| *start)
+}
+/// What a thing is or lasts, right before a period: "is for a period of", "shall be", "has a duration of".
+static LASTS_FOR: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(?:(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)(?:\s*\(\s*\d+\s*(?:st|nd|rd|th|t\s?h)\s*\))?|(\d+)\s*(?:st|nd|rd|th))\s+anniversary\b",
+        r"\b((is|are|be|been)\s+(for\s+)?(an?\s+)?((initial|fixed)\s+)?((term|period)\s+of\s+)?|(duration|term)\s+of\s+)$",
     )
 });
+/// An end on an anniversary: "until the third anniversary", "expire on the fifth anniversary".
+static ENDS_ON: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(until|through|expire[sd]?|end[sd]?|terminate[sd]?)\s+(on\s+)?(the\s+)?$"));
 static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\bperpetu\w*|\bindefinite\w*|\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective)\s+(\w+\s+){0,2}for\s+so\s+long\s+as\b|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
+        r"\b(until|unless\s+and\s+until)\s+(\w+\s+){0,3}terminated\b|\b(end|expire|continue)s?\s+(only\s+)?when\s+(\w+\s+){0,2}terminated\b|\bend\s+(up)?on\s+the\s+termination\s+(or\s+expiration\s+)?of\s+(this|the)\s+agreement\b|\bfor\s+an?\s+unlimited\s+(period|term|duration)\b|\bperpetu\w*|\bindefinite\w*|\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective)\s+(\w+\s+){0,2}for\s+so\s+long\s+as\b|\buntil\s+(such\s+time\s+as\s+)?(either|one|a|the)\s+part(y|ies)\s+terminat",
     )
 });
 /// A term that lasts until an event rather than a date or a period: "shall remain in effect until the last patent
@@ -887,9 +1100,10 @@ static UNTIL_TERMINATED: LazyLock<Regex> = LazyLock::new(|| {
 /// when the sentence names no end date or period.
 static UNTIL_EVENT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective|in\s+operation)\b[^.;]{0,120}?\buntil\b|\b(shall|will)\s+not\s+(end|expire|terminate)\s+until\b|\b(shall|will)\s+(automatically\s+)?expire\s+(if|when|at\s+such\s+time\s+as)\b|\b(shall|will)\s+(automatically\s+)?(terminate|expire)\s*(:|\(\s*(i|a|1)\s*\)|(up)?on\s+the\s+(earliest|earlier|first)\s+(of|to\s+occur))|\bthereafter,?\s+unless\s+(\w+\s+){0,3}terminated\b",
+        r"\b(continue|remain)\s+(\w+\s+){0,4}(in\s+(full\s+)?(force|effect)|effective|in\s+operation)\b[^.;]{0,120}?\buntil\b|\b(shall|will)\s+(continue|remain|extend|last|run)\s+until\s+the\s+(\w+\s+){0,3}(termination|expiration|expiry|end|last|completion)\b|\b(shall|will)\s+not\s+(end|expire|terminate)\s+until\b|\b(shall|will)\s+(automatically\s+)?expire\s+(if|when|at\s+such\s+time\s+as)\b|\b(shall|will)\s+(automatically\s+)?(terminate|expire)\s*(:|\(\s*(i|a|1)\s*\)|\b[^.;:]{0,150}?\b(up)?on\s+the\s+(earliest|earlier|first)\s+(of|to\s+occur))|\bthereafter,?\s+unless\s+(\w+\s+){0,3}terminated\b",
     )
 });
+static UNTIL: LazyLock<Regex> = LazyLock::new(|| ci(r"\buntil\b"));
 /// "until the expiration of the Term": the term's own end, which says nothing about when that is.
 static UNTIL_OWN_TERM: LazyLock<Regex> = LazyLock::new(|| {
     ci(
@@ -924,21 +1138,42 @@ fn expiration(
         _ => None,
     };
     let mut perpetual: Option<&Sentence> = None;
+    // An end computed from a period, kept while sentences of the same standing may still state the end itself.
+    let mut computed: Option<((bool, bool), Extracted)> = None;
     // The term clause's home first (a section headed "Term", "Duration"), then anywhere it may be quoted from.
     // Sentences whose subject is the agreement or its term first, those in the term's home section before others.
     let in_home = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
     let subject = |i: usize| TERM_SUBJECT.is_match(index.sentence_text(&index.sentences()[i]));
+    let standing = |i: usize| (!subject(i), !in_home(i));
     let mut order: Vec<usize> = (0..index.sentences().len()).collect();
-    order.sort_by_key(|&i| (!subject(i), !in_home(i)));
+    order.sort_by_key(|&i| standing(i));
+    // The term starts on a date the contract names and states elsewhere ("The start of the Term will be from the
+    // Launch Date" / "the launch date of the site shall be September 1st, 1999").
+    let named_start = order.iter().take_while(|&&i| standing(i) != (true, true)).find_map(|&i| {
+        let text = index.sentence_text(&index.sentences()[i]);
+        let c = STARTS_FROM_NAMED.captures(text).filter(|_| TERM_STARTS.is_match(text))?;
+        let name = c[2].split_whitespace().collect::<Vec<_>>().join(" ");
+        named_date(index, &name).map(|d| (d, format!("the {name}")))
+    });
     for i in order {
         // A term that runs until it is terminated, said where the agreement or its term is the subject, is not
         // overruled by a period some other sentence names.
         if perpetual.is_some() && !subject(i) {
             break;
         }
+        // "This Agreement shall have an Initial Term of three (3) years. The Term shall commence on July 23, 2013
+        // and shall expire on July 22, 2016": the end the contract states beats the one computed beside it.
+        if computed.as_ref().is_some_and(|(rank, _)| *rank != standing(i)) {
+            break;
+        }
         let sentence = &index.sentences()[i];
         let place = index.place(i);
         if !place.is_quotable() || place.zone == Zone::SignatureBlock {
+            continue;
+        }
+        // A definition of something else ("\"Calendar Quarter\" means ... the first Calendar Quarter of the Term
+        // shall commence on the Effective Date and end on June 30") does not set the term.
+        if index.defined_term(i).is_some_and(|term| !DEFINED_TERM.is_match(term)) {
             continue;
         }
         let text = &*whole_text(index, i);
@@ -960,7 +1195,10 @@ fn expiration(
         // is.
         let about_the_term = |upto: usize| !NOT_THE_TERM.is_match(&text[..floor_boundary(text, upto.min(text.len()))]);
         let dates = values::dates(text);
-        if let Some((r, end)) = dates.iter().find(|(r, _)| END_CUE.is_match(&text[..r.start]))
+        // A date the sentence names its effective date ("no later than September 2, 2019 (such date, the
+        // \"Effective Date\")") is where the term starts, not where it ends.
+        let defined_start = |r: &std::ops::Range<usize>| NAMED_EFFECTIVE.is_match(&text[r.end..]);
+        if let Some((r, end)) = dates.iter().find(|(r, _)| END_CUE.is_match(&text[..r.start]) && !defined_start(r))
             && about_the_term(r.end)
             && !EXTENDED_TO.is_match(&text[..r.start])
         {
@@ -970,30 +1208,36 @@ fn expiration(
             dates
                 .iter()
                 .find(|(r, _)| START_CUE.is_match(&text[..r.start]))
-                .map(|(_, d)| (*d, "the start the clause names"))
+                .map(|(_, d)| (*d, "the start the clause names".to_owned()))
                 .filter(|_| !from_signing || date_of(agreement).is_none())
-                .or_else(|| date_of(agreement).filter(|_| from_signing).map(|d| (d, "the date the agreement bears")))
-                .or_else(|| date_of(effective).map(|d| (d, "the effective date")))
-                .or_else(|| date_of(agreement).map(|d| (d, "the agreement date")))
+                .or_else(|| {
+                    date_of(agreement).filter(|_| from_signing).map(|d| (d, "the date the agreement bears".to_owned()))
+                })
+                .or_else(|| named_start.clone())
+                .or_else(|| date_of(effective).map(|d| (d, "the effective date".to_owned())))
+                .or_else(|| date_of(agreement).map(|d| (d, "the agreement date".to_owned())))
         };
         let tail = &text[clause.start()..];
+        // A sentence neither about the agreement or its term nor in the term's section gives a period only where it
+        // says what something lasts ("The maintenance is for a period of one (1) year", "shall have a duration of
+        // two years"), not for how long a party acts ("shall not issue a press release ... for a period of three (3)
+        // months", "will provide support ... for a period of 30 days").
+        let aside = standing(i) == (true, true);
         let period = values::durations(tail)
             .into_iter()
             .find(|(r, _, _)| {
-                TERM_PERIOD_CUE.is_match(&tail[..r.start])
-                    && !RENEWAL_BEFORE.is_match(&tail[..r.start])
+                let minimum = TERM_MINIMUM.is_match(&tail[..r.start]);
+                (TERM_PERIOD_CUE.is_match(&tail[..r.start]) || minimum)
+                    && (!aside || LASTS_FOR.is_match(&text[..clause.start() + r.start]))
+                    && (!RENEWAL_BEFORE.is_match(&tail[..r.start]) || TERM_EXTENDS_FOR.is_match(&tail[..r.start]))
                     && !CURE_BEFORE.is_match(&tail[..r.start])
-                    && !is_notice_period(tail, r)
+                    && (minimum || !is_notice_period(tail, r))
             })
             .map(|(r, n, u)| (clause.start() + r.end, n, u))
             .or_else(|| {
-                ANNIVERSARY.captures(text).and_then(|c| {
-                    let n = match c.get(2) {
-                        Some(d) => d.as_str().parse().ok()?,
-                        None => values::ordinal(&c[1])?,
-                    };
-                    Some((c.get(0)?.end(), n, pactwise_domain::DurationUnit::Year))
-                })
+                anniversary(text)
+                    .filter(|(start, _, _)| !aside || ENDS_ON.is_match(&text[..*start]))
+                    .map(|(_, end, n)| (end, n, pactwise_domain::DurationUnit::Year))
             })
             .filter(|(at, _, _)| about_the_term(*at + 40));
         // The period counts from the date the agreement bears when it says so right after it: "one (1) year from
@@ -1015,7 +1259,17 @@ fn expiration(
             let period = Value::Duration { number, unit }.display();
             let value =
                 format!("{} (computed: {from_name}, {}, plus {period})", iso(end).display(), iso(from).display());
-            return Some(extracted(index, value, Some(iso(end)), sentence));
+            if computed.is_none() {
+                computed = Some((standing(i), extracted(index, value, Some(iso(end)), sentence)));
+            }
+            continue;
+        }
+        // "shall expire on the Expiration Date": the date the contract defines by that name.
+        if subject(i)
+            && let Some(c) = ON_DEFINED_DATE.captures(text)
+            && let Some(end) = defined_date(index, &c[4])
+        {
+            return Some(extracted(index, iso(end).display(), Some(iso(end)), sentence));
         }
         // "shall continue in effect for the Service Period": the end of the period the contract defines by dates.
         if subject(i)
@@ -1024,14 +1278,22 @@ fn expiration(
         {
             return Some(extracted(index, iso(end).display(), Some(iso(end)), sentence));
         }
-        let until_event = subject(i) && UNTIL_EVENT.is_match(text) && !UNTIL_OWN_TERM.is_match(text);
-        if period.is_none()
+        // No fixed end: what the sentence says up to there decides ("shall continue until the termination of the
+        // Alliance Agreement; provided that ... shall terminate 36 months after such election"), and a term that first
+        // runs until an end and only "thereafter until terminated" has that first end, not none.
+        let until_event = (subject(i) && !UNTIL_OWN_TERM.is_match(text)).then(|| UNTIL_EVENT.find(text)).flatten();
+        let no_end = [UNTIL_TERMINATED.find(text), until_event].into_iter().flatten().min_by_key(|m| m.start());
+        if let Some(m) = no_end
+            && period.is_none()
             && perpetual.is_none()
-            && !NOT_THE_TERM.is_match(text)
-            && (UNTIL_TERMINATED.is_match(text) || until_event)
+            && about_the_term(m.end())
+            && !UNTIL.is_match(&text[..m.start()])
         {
             perpetual = Some(sentence);
         }
+    }
+    if let Some((_, value)) = computed {
+        return Some(value);
     }
     perpetual
         .map(|s| extracted(index, Value::Perpetual.display(), Some(Value::Perpetual), s))
@@ -1051,32 +1313,83 @@ static FOR_DEFINED_PERIOD: LazyLock<Regex> = LazyLock::new(|| {
 /// 2020", "the period from 1 April 2019 to 31 March 2020 (the \"Service Period\")": the date after an end word, else
 /// the later of two dates. Never the term's own name.
 fn defined_period_end(index: &ContractIndex, name: &str) -> Option<chrono::NaiveDate> {
-    let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
-    if TERM_ITSELF.is_match(&name) {
+    if TERM_ITSELF.is_match(&name.split_whitespace().collect::<Vec<_>>().join(" ")) {
         return None;
     }
-    let quoted = [format!("\"{name}\""), format!("\u{201c}{name}\u{201d}")];
-    // Read on the page, not by sentence: a definition's dates may be cut by an abbreviation's full stop.
-    index.pages().iter().find_map(|page| {
-        let text = page.text.as_str();
-        let (at, end) = quoted.iter().find_map(|q| text.find(q.as_str()).map(|at| (at, at + q.len())))?;
-        // The definition: the name followed by "means" / "shall mean" / "is", or the name in brackets after the dates.
-        let before = text[..at].trim_end();
-        let (window, defines) = if DEFINES.is_match(&text[end..]) {
-            (&text[end..floor_boundary(text, (end + 160).min(text.len()))], true)
-        } else {
-            let from = floor_boundary(text, at.saturating_sub(160));
-            (&text[from..at], before.ends_with('(') || before.ends_with("(the"))
-        };
-        if !defines {
-            return None;
-        }
-        let window = window.split([';', '\n']).next().filter(|_| DEFINES.is_match(&text[end..])).unwrap_or(window);
+    definition_of(index, name).and_then(|window| {
         let dates = values::dates(window);
         let ends = dates.iter().find(|(r, _)| END_CUE.is_match(&window[..r.start])).map(|(_, d)| *d);
         ends.or_else(|| (dates.len() == 2 && dates[1].1 > dates[0].1).then(|| dates[1].1))
     })
 }
+
+/// The date the contract defines by a name: "\"Expiration Date\" means March 31, 2020".
+fn defined_date(index: &ContractIndex, name: &str) -> Option<chrono::NaiveDate> {
+    definition_of(index, name).and_then(|window| values::dates(window).into_iter().next()).map(|(_, d)| d)
+}
+
+/// A sentence about when the term starts: "the start of the Term", "The Term shall commence".
+static TERM_STARTS: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\b(term|agreement)\b[^.;]{0,60}\b(commenc\w*|begin\w*|start\w*)\b|\b(commenc\w*|begin\w*|start)\s+of\s+the\s+term\b",
+    )
+});
+/// The named date the term starts from: "from the Launch Date", "on the Commencement Date". Not the effective date,
+/// nor the date of signing, which are read as such.
+static STARTS_FROM_NAMED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i:\b(from|on|upon|as\s+of)\s+)the\s+((?:[A-Z][\w-]*\s+){0,2}Date)\b").expect("valid")
+});
+static NOT_NAMED_START: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(effective|execution|signing|signature|termination|expiration|expiry|end)\s+date$"));
+/// "the launch date of the site shall be September 1st, 1999", "\"Launch Date\" means June 1, 2000".
+static NAME_IS: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"^[^.;]{0,60}?\b(shall\s+be|will\s+be|is|means|shall\s+mean|shall\s+occur\s+on|occurs\s+on)\s+[^.;]{0,12}$")
+});
+
+/// The date the contract gives a named date ("Launch Date"): its definition, or a sentence saying what it is.
+fn named_date(index: &ContractIndex, name: &str) -> Option<chrono::NaiveDate> {
+    if NOT_NAMED_START.is_match(name) {
+        return None;
+    }
+    defined_date(index, name).or_else(|| {
+        let named = ci(&format!(r"\b{}\b", regex::escape(name)));
+        index.sentences().iter().find_map(|s| {
+            let text = index.sentence_text(s);
+            let rest = &text[named.find(text)?.end()..];
+            values::dates(rest).into_iter().find(|(r, _)| NAME_IS.is_match(&rest[..r.start])).map(|(_, d)| d)
+        })
+    })
+}
+
+/// The words that define a quoted name, wherever the contract defines it: the text after "\"Service Period\" means"
+/// (to the end of its clause), or the text before the name in brackets ("1 April 2019 to 31 March 2020 (the \"Service
+/// Period\")"). Read on the page, not by sentence: a definition's dates may be cut by an abbreviation's full stop.
+fn definition_of<'a>(index: &'a ContractIndex, name: &str) -> Option<&'a str> {
+    let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    let quoted = [format!("\"{name}\""), format!("\u{201c}{name}\u{201d}")];
+    index.pages().iter().find_map(|page| {
+        let text = page.text.as_str();
+        let (at, end) = quoted.iter().find_map(|q| text.find(q.as_str()).map(|at| (at, at + q.len())))?;
+        // The definition: the name followed by "means" / "shall mean" / "is", or the name in brackets after the dates.
+        let before = text[..at].trim_end();
+        if DEFINES.is_match(&text[end..]) {
+            let window = &text[end..floor_boundary(text, (end + 160).min(text.len()))];
+            window.split([';', '\n']).next()
+        } else if before.ends_with('(') || before.ends_with("(the") {
+            Some(&text[floor_boundary(text, at.saturating_sub(160))..at])
+        } else {
+            None
+        }
+    })
+}
+
+/// The term ends on a date the contract names and defines elsewhere: "shall expire on the Expiration Date".
+static ON_DEFINED_DATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i:\b(expire|terminate|end|conclude)s?\s+(on\s+)?|\b(until|through)\s+)the\s+((?:[A-Z][\w-]*\s+){0,2}(?:Expiration|Expiry|Termination|End)\s+Date)\b",
+    )
+    .expect("valid")
+});
 
 /// The term's own name, which is not a period defined apart from it.
 static TERM_ITSELF: LazyLock<Regex> =
@@ -1126,12 +1439,14 @@ fn whole_text(index: &ContractIndex, i: usize) -> std::borrow::Cow<'_, str> {
 
 static RENEWAL_EXTRA: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(renew\w*|extend\w*|extension)\b[^.;]{0,80}\b(additional|successive|further|consecutive|subsequent|another|each|one)\b|\b(year|month)[\s-]+to[\s-]+(year|month)\b",
+        r"\b(renew\w*|extend\w*|extension)\b[^.;]{0,80}\b(additional|successive|further|consecutive|subsequent|another|each|one)\b|\b(year|month)[\s-]+to[\s-]+(year|month)\b|\b(option|right)\s+to\s+continue\b[^.;]{0,80}\b(additional|successive|further)\b",
     )
 });
 /// A period that is a notice, not a term: "at least ninety (90) days prior to".
 static NOTICE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"(at\s+least|not\s+less\s+than|no\s+less\s+than|no\s+later\s+than|minimum\s+of|upon|with|giving|within)\s*$")
+    ci(
+        r"((at\s+least|not\s+less\s+than|no\s+less\s+than|no\s+later\s+than|minimum\s+of|upon|with|giving|within(\s+a\s+period\s+of)?)\s*|\bnotice\b[^.;]{0,80}:\s*)$",
+    )
 });
 static NOTICE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     ci(
@@ -1139,7 +1454,9 @@ static NOTICE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static EVERY: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"\b(year[\s-]+to[\s-]+year|each\s+year|annual(ly)?|every\s+year)\b|\b(month[\s-]+to[\s-]+month|each\s+month)\b")
+    ci(
+        r"\b(year[\s-]+to[\s-]+year|each\s+year|annual(ly)?|yearly|every\s+year)\b|\b(month[\s-]+to[\s-]+month|each\s+month|monthly|every\s+month)\b",
+    )
 });
 
 fn is_notice_period(text: &str, range: &std::ops::Range<usize>) -> bool {
@@ -1156,11 +1473,14 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
     let in_term_section = |i: usize| TERM_HEADING.is_match(&index.headings_of(i));
     let passes: [(&Regex, bool); 3] = [(&RENEWAL, false), (&RENEWAL_EXTRA, false), (&RENEW_LOOSE, true)];
     let mut loose_at: Option<usize> = None;
+    // A renewal of unknown length, kept while the looser passes may still name the length ("the right to renew ...
+    // for two (2) additional terms of five (5) years" after "shall automatically be extended for the Renewal Period").
+    let mut unknown: Option<(Option<usize>, Extracted)> = None;
     for (pattern, term_section_only) in passes {
         let mut first: Option<Extracted> = None;
         let mut first_at: Option<usize> = None;
         for (i, sentence) in index.sentences().iter().enumerate() {
-            if !index.place(i).is_operative() || (term_section_only && !in_term_section(i)) {
+            if !agrees(index, i) || (term_section_only && !in_term_section(i)) {
                 continue;
             }
             // The sentence is read whole across a page break, but only when it is itself about renewing (the next
@@ -1181,20 +1501,26 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
                 let value = "renews without end (for an unlimited period)".to_owned();
                 return (Some(i), Some(extracted(index, value, Some(Value::Perpetual), sentence)));
             }
-            let normalized = values::durations(after)
+            // The length: the first period that is no notice, unless the renewal is said to run year by year or
+            // month by month before it ("shall be effective month to month, until terminated ... sixty (60) days",
+            // "may be extended on a yearly basis up to ten (10) years").
+            let length = values::durations(after)
                 .into_iter()
-                .find(|(r, _, _)| !is_notice_period(after, r))
-                .map(|(_, number, unit)| Value::Duration { number, unit })
-                .or_else(|| {
-                    EVERY.captures(after).map(|c| Value::Duration {
-                        number: 1,
-                        unit: if c.get(1).is_some() {
-                            pactwise_domain::DurationUnit::Year
-                        } else {
-                            pactwise_domain::DurationUnit::Month
-                        },
-                    })
-                });
+                .find(|(r, _, _)| !is_notice_period(after, r) && !INITIAL_TERM_BEFORE.is_match(&after[..r.start]));
+            let every = EVERY
+                .captures(after)
+                .filter(|c| length.as_ref().is_none_or(|(r, _, _)| c.get(0).is_some_and(|m| m.start() < r.start)));
+            let normalized = match every {
+                Some(c) => Some(Value::Duration {
+                    number: 1,
+                    unit: if c.get(1).is_some() {
+                        pactwise_domain::DurationUnit::Year
+                    } else {
+                        pactwise_domain::DurationUnit::Month
+                    },
+                }),
+                None => length.map(|(_, number, unit)| Value::Duration { number, unit }),
+            };
             if let Some(v) = normalized {
                 let value = format!("renews for {}", v.display());
                 return (Some(i), Some(extracted(index, value, Some(v), sentence)));
@@ -1207,25 +1533,46 @@ fn renewal(index: &ContractIndex) -> (Option<usize>, Option<Extracted>) {
                 first = Some(extracted(index, RENEWS_UNKNOWN_LENGTH.to_owned(), None, sentence));
             }
         }
-        if first.is_some() {
-            return (first_at, first);
+        if let Some(first) = first {
+            unknown.get_or_insert((first_at, first));
+            continue;
         }
-        if first_at.is_some() {
+        if first_at.is_some() && unknown.is_none() {
             loose_at = first_at;
             break;
         }
+    }
+    if let Some((at, first)) = unknown {
+        return (at, Some(first));
     }
     // No sentence says the term renews: a term that runs on after its fixed period until a party ends it ("shall
     // continue in full force and effect thereafter until terminated by either party") renews without end.
     for (i, sentence) in index.sentences().iter().enumerate() {
         let text = &*whole_text(index, i);
-        if index.place(i).is_operative() && TERM_SUBJECT.is_match(text) && CONTINUES_THEREAFTER.is_match(text) {
+        if agrees(index, i) && TERM_SUBJECT.is_match(text) && CONTINUES_THEREAFTER.is_match(text) {
             let value = "continues after its term until terminated (no end)".to_owned();
             return (Some(i), Some(extracted(index, value, Some(Value::Perpetual), sentence)));
         }
     }
     (loose_at, None)
 }
+
+/// Does sentence `i` agree something: operative text, or a sentence the structure placed among the definitions that
+/// defines nothing ("This Agreement will automatically renew for up to two (2) renewal terms ..." under a heading the
+/// structure took for the definitions)?
+fn agrees(index: &ContractIndex, i: usize) -> bool {
+    let place = index.place(i);
+    place.is_operative()
+        || (place.zone == Zone::Definitions
+            && !place.definition
+            && !place.heading_only
+            && !place.cross_reference
+            && index.defined_term(i).is_none())
+}
+
+/// The initial term's length, not a renewal's: "remain effective for an initial term of 10 years".
+static INITIAL_TERM_BEFORE: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\b(initial|original|first)\s+(term|period)\s+(of\s+|shall\s+be\s+|is\s+)?$"));
 
 /// A cure period just before: "is diligently curing the failure, that period shall be".
 static CURING_BEFORE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(cure|cured|curing|remedy|remedied)\b[^.]{0,200}$"));
@@ -1242,7 +1589,7 @@ static UNLIMITED_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
 /// "shall remain in effect thereafter unless and until either party terminates it".
 static CONTINUES_THEREAFTER: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(continue|remain)\s+(in\s+(full\s+)?(force|effect)(\s+and\s+effect)?\s+)?thereafter\s+(unless\s+and\s+)?until\s+(\w+\s+){0,3}terminat\w*",
+        r"\b(continue|remain)\s+(in\s+(full\s+)?(force|effect)(\s+and\s+effect)?\s+)?thereafter\s+(unless\s+and\s+)?until\s+(\w+\s+){0,3}terminat\w*|\bthereafter,?\s+(it|this\s+(\w+\s+)?(agreement|contract))\s+(shall|will)\s+(automatically\s+)?(continue|remain)\b[^.;]{0,40}?\buntil\s+(\w+\s+){0,3}terminat\w*",
     )
 });
 
@@ -1265,7 +1612,19 @@ static NOT_A_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
 static RENEW_LOOSE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extended|extension|extend)\b"));
 
 static NOTICE_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\bnotic\w*|\bnotif\w*"));
-static RENEW_WORD: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(renew\w*|extend\w*|extension|expir\w*|end\s+of\s+the)"));
+static RENEW_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    ci(r"\b(renew\w*|extend\w*|extension|expir\w*|(end|conclusion)\s+of\s+the|intent(ion)?\s+to\s+terminate)")
+});
+/// A renewal clause that says how it is stopped without the word notice: "shall automatically renew ..., unless
+/// terminated by Reseller within sixty (60) days prior to the expiration".
+static UNLESS_ENDED: LazyLock<Regex> = LazyLock::new(|| ci(r"\bunless\s+(\w+\s+){0,3}(terminated|cancell?ed)\b"));
+/// A notice that a party wants to renew (an option exercised), not one that stops a renewal: "written notice of your
+/// desire to renew at least six (6) months before the end of the term".
+static NOTICE_TO_RENEW: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r"\bnotice\s+of\s+(\w+\s+){0,2}(desire|intention|intent|election|wish|decision|choice)\s+to\s+(renew|extend|exercise)",
+    )
+});
 
 /// The notice that stops the term renewing: a period of notice in the renewal clause or the two sentences after it
 /// ("unless either party gives notice at least sixty (60) days before the end of the then-current term").
@@ -1293,7 +1652,7 @@ static AFTER_THE_INITIAL_TERM: LazyLock<Regex> = LazyLock::new(|| {
 fn after_the_initial_term_notice(index: &ContractIndex) -> Option<Extracted> {
     index.sentences().iter().enumerate().find_map(|(i, sentence)| {
         let text = &*whole_text(index, i);
-        if !index.place(i).is_operative() || !AFTER_THE_INITIAL_TERM.is_match(text) || !NOTICE_WORD.is_match(text) {
+        if !agrees(index, i) || !AFTER_THE_INITIAL_TERM.is_match(text) || !NOTICE_WORD.is_match(text) {
             return None;
         }
         let (_, number, unit) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))?;
@@ -1310,7 +1669,7 @@ static UNTIL_ENDED_ON_NOTICE: LazyLock<Regex> =
 fn open_ended_notice(index: &ContractIndex) -> Option<Extracted> {
     index.sentences().iter().enumerate().find_map(|(i, sentence)| {
         let text = &*whole_text(index, i);
-        if !index.place(i).is_operative() || !TERM_SUBJECT.is_match(text) || !UNTIL_ENDED_ON_NOTICE.is_match(text) {
+        if !agrees(index, i) || !TERM_SUBJECT.is_match(text) || !UNTIL_ENDED_ON_NOTICE.is_match(text) {
             return None;
         }
         let (_, number, unit) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))?;
@@ -1323,7 +1682,7 @@ fn open_ended_notice(index: &ContractIndex) -> Option<Extracted> {
 /// "prior to the expiration of the then current term", "prior to the anniversary date".
 static NON_RENEWAL: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\bnot\s+(to\s+)?(be\s+)?(renew|extend)\w*|\bnon-?\s?renewal\b|\b(prior\s+to|before|preceding)\s+(the\s+)?(end|expiration|expiry|anniversary)\s+(date\s+)?(of\s+)?(the\s+|such\s+|any\s+|each\s+)?(then[- ]?current|initial|renewal|current|applicable|relevant)\b",
+        r"\bnot\s+(to\s+)?(be\s+)?(renew|extend)\w*|\bnon-?\s?renewal\b|\b(prior\s+to|before|preceding)\s+(the\s+)?(end|expiration|expiry|anniversary)\s+(date\s+)?(of\s+)?(the\s+|such\s+|any\s+|each\s+)?(then[- ]?current|initial|renewal|current|applicable|relevant)\b|\b(cancel|terminate)\w*\s+(this\s+(\w+\s+)?(agreement|contract)\s+)?(at|as\s+of|effective\s+(at|as\s+of|upon))\s+the\s+(end|expiration|expiry)\s+of\s+the\s+((then[- ]?current|initial|original|renewal)\s+)?term\b",
     )
 });
 
@@ -1333,7 +1692,7 @@ fn non_renewal_notice(index: &ContractIndex) -> Option<Extracted> {
     for (i, sentence) in index.sentences().iter().enumerate() {
         let text = &*whole_text(index, i);
         let says_notice = NOTICE_WORD.is_match(text) || NOT_RENEWING.is_match(text);
-        if !index.place(i).is_operative() || !NON_RENEWAL.is_match(text) || !says_notice {
+        if !agrees(index, i) || !NON_RENEWAL.is_match(text) || !says_notice || NOTICE_TO_RENEW.is_match(text) {
             continue;
         }
         if let Some((_, number, unit)) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))
@@ -1349,12 +1708,13 @@ fn non_renewal_notice(index: &ContractIndex) -> Option<Extracted> {
 fn notice_near(index: &ContractIndex, at: usize) -> Option<Extracted> {
     let sentences = index.sentences();
     for (i, sentence) in sentences.iter().enumerate().skip(at).take(3) {
-        if !index.place(i).is_operative() {
+        if !agrees(index, i) {
             continue;
         }
         let text = &*whole_text(index, i);
-        let says_notice = NOTICE_WORD.is_match(text) || (i == at && NOT_RENEWING.is_match(text));
-        if !says_notice || (i != at && !RENEW_WORD.is_match(text)) {
+        let says_notice =
+            NOTICE_WORD.is_match(text) || (i == at && (NOT_RENEWING.is_match(text) || UNLESS_ENDED.is_match(text)));
+        if !says_notice || (i != at && !RENEW_WORD.is_match(text)) || NOTICE_TO_RENEW.is_match(text) {
             continue;
         }
         if let Some((_, number, unit)) = values::durations(text).into_iter().find(|(r, _, _)| is_notice_period(text, r))

@@ -146,23 +146,29 @@ pub fn jurisdiction_in(text: &str) -> Option<String> {
     let lower = lower.split_whitespace().collect::<Vec<_>>().join(" ");
     let names = names();
     let (_, end, first) = first_name(&lower, 0, names)?;
+    let Some(second) = name_after_and(&lower, end, names).filter(|second| second.is_subdivision()) else {
+        return Some(first.display());
+    };
+    // "the laws of the United States of America and of the State of Texas": a country's federal law beside one of
+    // its states' laws; the state's is the law the contract chooses.
+    if !first.is_subdivision() && second.country == first.name {
+        return Some(second.display());
+    }
     // "England and Wales", "the Province of Ontario and the Province of Quebec".
-    if first.is_subdivision()
-        && let Some(rest) = lower[end..].strip_prefix(" and ")
-    {
-        let after_the = rest.strip_prefix("the ").unwrap_or(rest);
-        let skip = SUBDIVISION_WORDS.iter().find_map(|w| after_the.strip_prefix(w)).unwrap_or(after_the);
-        let at = lower.len() - skip.len();
-        if let Some((s, _, second)) = first_name(&lower, at, names)
-            && s == at
-            && second.is_subdivision()
-            && second.country == first.country
-            && second.code != first.code
-        {
-            return Some(format!("{} and {}, {}", first.name, second.name, first.country));
-        }
+    if first.is_subdivision() && second.country == first.country && second.code != first.code {
+        return Some(format!("{} and {}, {}", first.name, second.name, first.country));
     }
     Some(first.display())
+}
+
+/// The name that follows right after " and " at `end` ("and Wales", "and the Province of Quebec", "and of the State
+/// of Texas", "and the laws of the State of New York").
+fn name_after_and<'a>(lower: &str, end: usize, names: &'a [(Jurisdiction, Kind)]) -> Option<&'a Jurisdiction> {
+    let rest = lower[end..].strip_prefix(" and ")?;
+    let rest = ["of ", "the ", "laws of ", "the "].iter().fold(rest, |r, w| r.strip_prefix(w).unwrap_or(r));
+    let skip = SUBDIVISION_WORDS.iter().find_map(|w| rest.strip_prefix(w)).unwrap_or(rest);
+    let at = lower.len() - skip.len();
+    first_name(lower, at, names).filter(|(s, _, _)| *s == at).map(|(_, _, j)| j)
 }
 
 /// The earliest name in `lower` at or after `from`: (start, end, entry).

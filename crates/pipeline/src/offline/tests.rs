@@ -119,6 +119,9 @@ fn jurisdictions_are_named_neutrally_from_the_complete_table() {
     let cases = [
         ("laws of the Commonwealth of Massachusetts", "Massachusetts, United States"),
         ("laws of the Province of Ontario and the federal laws of Canada", "Ontario, Canada"),
+        ("laws of the United States of America and of the State of Texas", "Texas, United States"),
+        ("the laws of the United States and the laws of the State of New York", "New York, United States"),
+        ("the laws of the United States and Canada", "United States"),
         ("laws of England and Wales", "England and Wales, United Kingdom"),
         ("laws of the State of West Virginia", "West Virginia, United States"),
         ("laws of the People\u{2019}s Republic of China", "China"),
@@ -1642,4 +1645,465 @@ Governing Law. This Agreement shall be governed by the laws of the State of Ohio
     let quote = distributor_quote("Anti-Assignment", text);
     assert!(quote.contains("shall not assign or transfer this Agreement"), "{quote}");
     assert!(!quote.contains("license to use the Marks"), "{quote}");
+}
+
+#[test]
+fn an_anniversary_counted_in_years_or_by_a_large_ordinal_ends_the_term() {
+    let head = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of September 12, 2011 by and between Alder Mills \
+Inc. (\"Supplier\") and Birch Foods LLC (\"Buyer\").\n\n1. Supply. Supplier shall supply the Products.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    let cases = [
+        ("This Agreement lasts until the four-year anniversary of the date above.", "2015-09-12"),
+        ("This Agreement shall run on until the twentieth (20th) anniversary of the date above.", "2031-09-12"),
+        ("The initial term shall end on the five (5) year anniversary of the date above.", "2016-09-12"),
+        (
+            "This Agreement becomes effective on the date above and shall continue until the 3rd anniversary thereof.",
+            "2014-09-12",
+        ),
+    ];
+    for (term, end) in cases {
+        assert_eq!(read(term), Some(Value::Date { iso: end.into() }), "{term}");
+    }
+}
+
+#[test]
+fn a_definition_of_something_else_does_not_set_the_term() {
+    // The definition's "end on September 30, 2012" is a quarter's end, not the term's. Written for this test.
+    let text = "PROMOTION AGREEMENT\n\nThis Promotion Agreement is made as of August 14, 2012 by and between Alder \
+Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Definitions.\n\n\"Reporting Quarter\" means three months \
+ending with March, June, September or December, but the first Reporting Quarter of the Term shall commence on the date \
+above and end on September 30, 2012.\n\n11. Duration. Unless terminated earlier, the parties' obligations \
+shall continue for five (5) years from the date above.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2017-08-14".into() }));
+}
+
+#[test]
+fn the_terms_length_and_end_are_read_in_their_common_wordings() {
+    let head = "SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of October 8, 2014 by and between Alder Mills Inc. \
+(\"Supplier\") and Birch Foods LLC (\"Buyer\").\n\n1. Supply. Supplier shall supply the Products.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    let cases = [
+        (
+            "This Agreement begins on the date above and shall extend for a period of five (5) years thereafter.",
+            "2019-10-08",
+        ),
+        ("The Agreement shall run for the entire four (4) year term unless ended earlier.", "2018-10-08"),
+        (
+            "This contract shall remain in force initially for the five (5) year term (the \"Term\") from signing.",
+            "2019-10-08",
+        ),
+        (
+            "This Agreement shall remain in effect until one (1) year after the date above, provided that Buyer may \
+terminate it at any time before the expiration of sixty (60) days after the date above.",
+            "2015-10-08",
+        ),
+        ("This Agreement is to be effective through and including March 31, 2024.", "2024-03-31"),
+        ("The term of this Agreement shall begin on June 1, 2015 and ends at May 31, 2024.", "2024-05-31"),
+        ("The Term of the Agreement is hereby extended to November 15, 2021, unless ended earlier.", "2021-11-15"),
+    ];
+    for (term, end) in cases {
+        assert_eq!(read(term), Some(Value::Date { iso: end.into() }), "{term}");
+    }
+    // A renewal's length is still not the term's.
+    assert_eq!(
+        read(
+            "This Agreement shall continue for two (2) years and shall then renew for a further period of one (1) year."
+        ),
+        Some(Value::Date { iso: "2016-10-08".into() })
+    );
+}
+
+#[test]
+fn a_term_that_lasts_until_another_event_or_until_terminated_has_no_fixed_end() {
+    let head = "AFFILIATE AGREEMENT\n\nThis Affiliate Agreement is made as of February 17, 2011 by and between Alder Mills \
+Inc. \
+(\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Program. Birch shall promote the Products.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    for term in [
+        "The term of this Agreement will commence on the date above and will end when terminated by either party.",
+        "This Agreement is entered into for an unlimited period of time.",
+        "This Agreement shall extend until the last date of expiration of the patents licensed under it.",
+        "This Agreement shall continue until the termination of the Supply Agreement between the parties.",
+        "This Agreement shall terminate as to Birch and its duties under it upon the earliest to occur of (a) its \
+resignation and (b) the sale of the business.",
+        "This Agreement shall begin on the date above and shall continue until the termination of the Alliance \
+Agreement; provided, however, that if Birch makes a Termination Election before then, this Agreement shall \
+terminate 36 months after such Termination Election.",
+    ] {
+        assert_eq!(read(term), Some(Value::Perpetual), "{term}");
+    }
+    // A period in a sentence about what follows a termination is not the term, and does not overrule it.
+    let text = format!(
+        "{head}This Agreement shall continue indefinitely until terminated by either party.\n\n9. Restriction. In the \
+event this Agreement is terminated for breach, the party in default shall not compete for a period of six (6) months."
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&text)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Perpetual));
+}
+
+#[test]
+fn a_term_ending_on_a_defined_date_or_counted_in_contract_years_and_records_that_are_no_duty_are_read() {
+    let head = "SERVICES AGREEMENT\n\nThis Services Agreement is made as of April 9, 2013 by and between Alder Mills Inc. \
+(\"Client\") and Birch Foods LLC (\"Agent\").\n\n1. Definitions. \"Expiration Date\" means September 30, 2021.\n\n2. Term. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    let cases = [
+        (
+            "This Agreement begins on the date above and, unless ended earlier, shall expire on the Expiration Date.",
+            "2021-09-30",
+        ),
+        ("This Agreement begins on the date above and shall run for ten (10) Contract Years.", "2023-04-09"),
+        (
+            "Agent's appointment shall commence on the later of the date above and the day the Agent has moved the \
+Client's records onto its own system, and shall run for three years after that.",
+            "2016-04-09",
+        ),
+    ];
+    for (term, end) in cases {
+        assert_eq!(read(term), Some(Value::Date { iso: end.into() }), "{term}");
+    }
+    // A duty to keep records for a period is not the term.
+    assert_eq!(read("The Agent shall keep complete records of the Services for a period of seven (7) years."), None);
+}
+
+#[test]
+fn a_cover_date_label_and_an_opening_sentence_after_a_title_date_the_agreement() {
+    // "Date:" then spaces then the date, on a cover line; written for this test.
+    let text = "ALDER FREIGHT COMPANY      P.O. BOX 12      Form No. 44      Date: May 4, 2001\n\nHAULAGE \
+CONTRACT\n\nTHIS CONTRACT is entered into by and between Alder Freight Company (\"Carrier\") and Birch Foods LLC \
+(\"Shipper\").\n\n1. Term. This contract runs for a term of two years commencing on the date first above written.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2001-05-04".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2003-05-04".into() }));
+    // The opening sentence that dates the agreement may follow its title in capitals.
+    let text = "PARTS SUPPLY AGREEMENT THIS AGREEMENT is made on the 12th day of March 2016.\n\nBETWEEN Alder Mills \
+Inc. (\"Maker\") and Birch Foods LLC (\"Buyer\").\n\n4. Term This agreement is for a term of six (6) years.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-03-12".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2022-03-12".into() }));
+    // Two "Date:" labels are the days the parties sign: the agreement is made when the last of them signs.
+    let text = "DISTRIBUTOR AGREEMENT\n\nAlder Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\") agree as follows.\n\n\
+1. Appointment. Alder appoints Birch as its distributor.\n\n2. Acceptance. Alder Mills Inc. Date: 2/3/09 Birch Foods \
+LLC Date: February 6, 2009";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2009-02-06".into() }));
+}
+
+#[test]
+fn the_end_the_term_clause_states_beats_the_one_computed_beside_it() {
+    // The term's length counts from the date above (5 March), but the clause also states its own start and end.
+    let text = "CO-BRANDING AGREEMENT\n\nThis Co-Branding Agreement is made as of March 5, 2015 by and between Alder \
+Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Program. The parties shall promote the Products.\n\n2. Term. \
+The Agreement will have a term of four (4) years. The Term begins on March 2, 2015 and shall expire on March 1, \
+2019, unless ended earlier.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2019-03-01".into() }));
+    // Without a stated end, the computed one stands.
+    let computed =
+        text.replace(" The Term begins on March 2, 2015 and shall expire on March 1, 2019, unless ended earlier.", "");
+    let fields = extract_fields(&ContractIndex::build(&pages(&computed)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2019-03-05".into() }));
+}
+
+#[test]
+fn a_renewal_by_the_month_or_year_or_that_continues_automatically_keeps_its_length() {
+    let head = "SERVICES AGREEMENT\n\nThis Services Agreement is made as of May 2, 2019 by and between Alder Mills Inc. \
+(\"Client\") and Birch Foods LLC (\"Provider\").\n\n1. Services. Provider shall provide the Services.\n\n2. Term. This \
+Agreement shall continue for two years from the date above. ";
+    let read = |renewal: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{renewal}"))));
+        (fields.renewal.and_then(|e| e.normalized), fields.renewal_notice.and_then(|e| e.normalized))
+    };
+    let month = Some(Value::Duration { number: 1, unit: DurationUnit::Month });
+    let year = Some(Value::Duration { number: 1, unit: DurationUnit::Year });
+    let cases = [
+        ("Thereafter this Agreement shall continue automatically for successive annual periods.", year.clone()),
+        ("This Agreement will extend automatically for monthly periods unless either party objects.", month.clone()),
+        (
+            "Thereafter, this Agreement shall be effective month to month, until terminated by either party upon the \
+following written notice: sixty (60) days.",
+            month,
+        ),
+        (
+            "Thereafter this Agreement may be extended on a yearly basis up to ten (10) years at the Client's option.",
+            year,
+        ),
+        (
+            "This Agreement shall automatically continue following the Initial Term for an additional period of three \
+(3) years.",
+            Some(Value::Duration { number: 3, unit: DurationUnit::Year }),
+        ),
+    ];
+    for (renewal, length) in cases {
+        assert_eq!(read(renewal).0, length, "{renewal}");
+    }
+    // A period to object "within a period of" is the notice, not the renewal.
+    let (renewal, notice) = read(
+        "Unless the Client notifies the Provider of its intent not to renew within a period of three (3) months \
+following the renewal notice, this Agreement shall automatically renew for one (1) twelve-month period.",
+    );
+    assert_eq!(renewal, Some(Value::Duration { number: 12, unit: DurationUnit::Month }));
+    assert_eq!(notice, Some(Value::Duration { number: 3, unit: DurationUnit::Month }));
+    // After its first term the contract continues until a party ends it.
+    let text = head.replace(
+        "from the date above. ",
+        "from the date above; thereafter, it shall automatically continue until terminated by either party upon \
+thirty (30) days' notice.",
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&text)));
+    assert_eq!(fields.renewal.and_then(|e| e.normalized), Some(Value::Perpetual));
+}
+
+#[test]
+fn the_notice_that_stops_a_renewal_in_its_less_common_wordings() {
+    let head = "RESELLER AGREEMENT\n\nThis Reseller Agreement is made as of May 2, 2019 by and between Alder Mills Inc. \
+(\"Supplier\") and Birch Foods LLC (\"Reseller\").\n\n1. Appointment. Supplier appoints Reseller.\n\n2. Term. The initial \
+term of this Agreement is two (2) years from the date above. ";
+    let notice = |clause: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{clause}"))));
+        fields.renewal_notice.and_then(|e| e.normalized)
+    };
+    let days = |number| Some(Value::Duration { number, unit: DurationUnit::Day });
+    let cases = [
+        (
+            "Upon expiration of the initial term, this Agreement shall automatically renew for consecutive one (1) year \
+periods, unless terminated by Reseller within sixty (60) days prior to the expiration of the then-current term.",
+            days(60),
+        ),
+        (
+            "This Agreement will be automatically renewed at the end of every two (2) year term. A ninety (90) days \
+notice must be given by either party of its intention to terminate relations.",
+            days(90),
+        ),
+        (
+            "Reseller, upon thirty days prior written notice, may cancel this Agreement at the end of the Initial Term \
+and thereafter on each anniversary.",
+            days(30),
+        ),
+        (
+            "Thereafter, this Agreement shall be effective month to month, until terminated by either party upon the \
+following written notice to the other: sixty (60) days.",
+            days(60),
+        ),
+    ];
+    for (clause, expected) in cases {
+        assert_eq!(notice(clause), expected, "{clause}");
+    }
+    // A notice that exercises an option to renew is not the notice that stops a renewal.
+    let clause = "Reseller may renew for two (2) successive terms of two (2) years each, provided that Reseller has given \
+written notice of its desire to renew at least six (6) months before the end of the term. Supplier shall give Reseller \
+written notice of its election not to renew at least three (3) months prior to the expiration of the initial term.";
+    assert_eq!(notice(clause), Some(Value::Duration { number: 3, unit: DurationUnit::Month }));
+}
+
+#[test]
+fn a_renewal_of_unknown_length_takes_the_length_a_looser_clause_names() {
+    let head = "CO-BRANDING AGREEMENT\n\nThis Co-Branding Agreement is made as of May 2, 2019 by and between Alder Mills \
+Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Program. The parties shall promote the Products.\n\n2. Term. The \
+initial term of this Agreement is three (3) years. ";
+    let renewal = |clause: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{clause}"))));
+        fields.renewal.and_then(|e| e.normalized)
+    };
+    // "shall automatically be extended" names no length; the option to extend before it does.
+    let clause = "Birch may elect by written notice to seek to extend such term for additional two (2)-year periods (each \
+a \"Renewal Period\"). If Birch so elects, the term of this Agreement shall automatically be extended for the Renewal \
+Period.";
+    assert_eq!(renewal(clause), Some(Value::Duration { number: 2, unit: DurationUnit::Year }));
+    // An option to continue for further terms renews.
+    let clause = "When this Agreement expires, you will have the option to continue the relationship with us for two (2) \
+additional terms of ten (10) years each.";
+    assert_eq!(renewal(clause), Some(Value::Duration { number: 10, unit: DurationUnit::Year }));
+    // The initial term's length is not the renewal's.
+    let clause = "INITIAL TERM AND RENEWALS: This Agreement shall remain effective for an initial term of 10 Years \
+following the launch of the Products.";
+    assert_ne!(renewal(clause), Some(Value::Duration { number: 10, unit: DurationUnit::Year }));
+}
+
+#[test]
+fn a_renewal_clause_the_structure_placed_among_the_definitions_is_still_read() {
+    let text = "TRANSPORTATION SERVICES AGREEMENT\n\nThis Agreement is made as of May 2, 2015 by and between Alder Pipe \
+Inc. (\"Carrier\") and Birch Oil LLC (\"Shipper\").\n\n1. Definitions.\n\n\"Initial Term\" means ten years from the date \
+above.\n\nThis Agreement will automatically renew for up to two (2) renewal terms of five (5) years each unless either Party \
+provides the other Party with written notice of its intent to terminate this Agreement at least six (6) months prior to \
+the end of the Initial Term.\n\n2. Services. Carrier shall carry the Shipper's oil.";
+    let index = ContractIndex::build(&pages(text));
+    let fields = extract_fields(&index);
+    assert_eq!(
+        fields.renewal.and_then(|e| e.normalized),
+        Some(Value::Duration { number: 5, unit: DurationUnit::Year })
+    );
+    assert_eq!(
+        fields.renewal_notice.and_then(|e| e.normalized),
+        Some(Value::Duration { number: 6, unit: DurationUnit::Month })
+    );
+}
+
+#[test]
+fn organisations_signing_page_after_page_or_in_small_letters_before_by_are_parties() {
+    // A joint filing signed after "Dated:", one signatory per line, the structure seeing no signature block; names in
+    // capitals and in small letters. Written for this test.
+    let text = "JOINT FILING AGREEMENT\n\nThe undersigned agree that the statement on Schedule 13G is filed on behalf of \
+each of them.\n\nDated: May 11, 2020\n\nMAPLE HOLDINGS LP /s/ Ann Lee Name: Ann Lee Title: Authorized Signatory\n\n\
+[Signature Page to Joint Filing Agreement]\n\nOAK CAPITAL MANAGEMENT, INC. By: Maple Holdings LP, its general partner \
+/s/ Ann Lee Name: Ann Lee\n\nRowan Fund Growth and Income, Ltd. By:/s/ Ann Lee Date: 5/11/2020 Ann Lee Chief Compliance \
+Officer Birch Advisors II, LLC By:/s/ Ann Lee\n\nELM LABS, SA Cedar Devices, Inc. By:/s/ Ann Lee";
+    let names: Vec<String> =
+        extract_fields(&ContractIndex::build(&pages(text))).parties.into_iter().map(|p| p.value).collect();
+    for name in [
+        "MAPLE HOLDINGS LP",
+        "OAK CAPITAL MANAGEMENT, INC.",
+        "Rowan Fund Growth and Income, Ltd.",
+        "Birch Advisors II, LLC",
+        "Cedar Devices, Inc.",
+    ] {
+        assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+    }
+    // A name is read back to the title or the legal form before it, never into them.
+    assert!(!names.iter().any(|n| n.contains("Officer") || n.contains("SA Cedar")), "{names:?}");
+}
+
+#[test]
+fn a_term_of_at_least_a_period_from_an_effective_date_the_definitions_name_gives_the_expiry() {
+    let text = "MAINTENANCE AGREEMENT\n\nThis Maintenance Agreement is made as of March 15, 2002 by and between Alder \
+Imaging Inc. (\"Alder\") and Birch Health LLC (\"Birch\").\n\n1. Definitions.\n\nEFFECTIVE DATE shall mean the day the \
+scanners are installed at the clinic, i.e. February 1, 2002.\n\n2. Term of Agreement.\n\nAlder's support duties will begin \
+on the \"Effective Date\" and, unless ended sooner, shall remain in full force and effect for at least two years after it.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2002-02-01".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2004-02-01".into() }));
+}
+
+#[test]
+fn a_period_for_which_a_party_acts_elsewhere_in_the_contract_is_not_the_term() {
+    // No term clause at all: periods of duties elsewhere give no expiry. Written for this test.
+    let head = "COOPERATION AGREEMENT\n\nThis Cooperation Agreement is made as of October 5, 2016 by and between Alder \
+Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. Standstill. ";
+    let read = |text: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{text}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    for duty in [
+        "Birch shall make no public announcement about this Agreement for a period of three (3) months after its date.",
+        "Alder will give Birch's customers free help by telephone for a period of 30 days.",
+        "If termination happens after the second anniversary of the opening date but before the last year of the Term, Birch \
+shall pay liquidated damages.",
+    ] {
+        assert_eq!(read(duty), None, "{duty}");
+    }
+    // What a thing is or lasts still gives it.
+    assert_eq!(
+        read("The support service is for a period of one (1) year starting on the date above."),
+        Some(Value::Date { iso: "2017-10-05".into() })
+    );
+}
+
+#[test]
+fn the_date_another_document_bears_does_not_date_the_agreement() {
+    // An amendment whose opening names the agreement it amends, dated where its parties sign. Written for this test.
+    let text = "SECOND AMENDMENT\n\nThis is the Second Amendment to the Research Agreement (\"Research Agreement\") \
+entered into on May 9, 2012, by and between Alder Mills Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\n1. \
+Amendment. Section 7 of the Research Agreement is struck out.\n\nIN WITNESS WHEREOF, Alder and Birch have signed this \
+Second Amendment as of this 21st day of August, 2013.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2013-08-21".into() }));
+    // A recital's date of another agreement is not this one's either; this agreement's own date still is.
+    let text = "RELEASE AGREEMENT\n\nWHEREAS, Alder Mills Inc. (\"Alder\") and Birch Trust (\"Trust\") entered into a \
+Premium Loan Agreement, dated as of October 3, 1997; and\n\nWHEREAS, the parties wish to end it.\n\n1. Release. This \
+Agreement ends the Premium Loan Agreement.\n\nIN WITNESS WHEREOF, Alder and the Trust have signed this Agreement as of \
+this 9th day of June, 2004.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2004-06-09".into() }));
+    // This agreement's own date, written the same way, is kept.
+    let text = "SPONSORSHIP AGREEMENT\n\nThis Sponsorship Agreement (this \"Agreement\") dated as of May 22, 2001 is made \
+by and between Alder Mills Inc. (\"Sponsor\") and Birch Media LLC (\"Organizer\").\n\n1. Sponsorship. Sponsor shall \
+pay for the event.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2001-05-22".into() }));
+    // An amendment made effective on a date is dated by it, though another agreement is named before the verb.
+    let text = "AMENDMENT\n\nThis amendment to Section 5 of the Marketing Agreement is made effective November 4, 1997 \
+by and between Alder Mills Inc. (\"Alder\") and Birch Media LLC (\"Birch\").\n\n1. Term. The term is longer.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "1997-11-04".into() }));
+}
+
+#[test]
+fn the_opening_is_dated_by_the_date_it_is_made_on_not_by_a_date_it_names_first() {
+    let text = "OFFTAKE AGREEMENT\n\nThis Offtake Agreement (the \"Offtake\") shall be effective as of July 1, 2017 and \
+is made and entered into this 12th day of March, 2017 by and between Alder Mills Inc. (\"Alder\") and Birch Foods LLC \
+(\"Birch\").\n\n1. Supply. Alder shall sell the Products to Birch.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2017-03-12".into() }));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2017-07-01".into() }));
+}
+
+#[test]
+fn a_term_that_starts_on_a_named_date_the_contract_states_counts_from_it() {
+    let text = "CO-BRANDING AGREEMENT\n\nThis Co-Branding Agreement is made as of August 1, 2003 by and between Alder Media \
+Inc. (\"Alder\") and Birch Health LLC (\"Birch\").\n\n1. Portal. Both parties approve the portal's pages, and the launch \
+date of the portal shall be October 15th, 2003 unless moved by both.\n\n2. Term. The term of this Agreement shall be for a \
+period of three (3) years. The start of the Term will be from the Launch Date.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    let expiry = fields.expiration_date.expect("an expiry");
+    assert_eq!(expiry.normalized, Some(Value::Date { iso: "2006-10-15".into() }));
+    assert!(expiry.value.contains("the Launch Date"), "{}", expiry.value);
+}
+
+#[test]
+fn an_agreement_effective_when_signed_takes_effect_on_the_last_signature() {
+    let text = "SUPPORT AGREEMENT\n\nDate: April 2, 2004\n\nThis Support Agreement is between Alder Systems Inc. \
+(\"Alder\") and Birch Health LLC (\"Customer\").\n\n1. Support. Alder shall support the Customer's servers.\n\n2. Term. \
+This Agreement is effective on the date of signed acceptance (the \"Effective Date\") by Alder. The Initial Term of this \
+Agreement is two years, beginning on the Effective Date.\n\n3. Fees. The Customer shall pay the fees.\n\n4. \
+Signatures. Customer Alder Date: April 6, 2004 Date: 4-8-04";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2004-04-02".into() }));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2004-04-08".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2006-04-08".into() }));
+}
+
+#[test]
+fn the_agreement_terminating_on_a_date_a_term_with_its_name_in_brackets_and_an_effective_date_named_in_the_clause() {
+    let head = "SERVICES AGREEMENT\n\nThis Services Agreement is signed on April 3, 2018 and takes effect as of May 1, \
+2018 (the \"Effective Date\"), by and between Alder Mills Inc. (\"Provider\") and Birch Foods LLC (\"Recipient\").\n\n\
+1. Services. Provider shall provide the Services.\n\n3. Termination of Agreement. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    // The text layer lost words between the subject and its verb.
+    assert_eq!(
+        read(
+            "This Agreement be in force from the Effective Date, Agreement and shall terminate on June 30, 2021, \
+unless ended earlier."
+        ),
+        Some(Value::Date { iso: "2021-06-30".into() })
+    );
+    assert_eq!(
+        read(
+            "This Agreement is for a term (the \"Term\") of 12 months from the Effective Date and expiring April 30, 2019."
+        ),
+        Some(Value::Date { iso: "2019-04-30".into() })
+    );
+    // A date the clause names as the start is not the end, and a term that ends when the agreement is terminated has
+    // no fixed end.
+    assert_eq!(
+        read(
+            "The term of this Agreement shall start upon the product's approval no later than August 14, 2018 (such \
+date, the \"Effective Date\") and shall end upon the termination or expiration of the Agreement under Section 9."
+        ),
+        Some(Value::Perpetual)
+    );
 }
