@@ -258,11 +258,10 @@ static SIGNING_NAME: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// A signatory's title or a signature label, after which a name in capitals starts.
-static SIGNATORY_TITLE: LazyLock<Regex> = LazyLock::new(|| {
-    ci(
-        r"^(officer|president|director|secretary|manager|member|partner|treasurer|chairman|chair|signatory|counsel|representative|trustee|agent|title|name|date|dated|witness)$",
-    )
-});
+static SIGNATORY_TITLE: LazyLock<Regex> = LazyLock::new(|| ci(&format!("^({SIGNATORY_WORDS})$")));
+/// The words of [`SIGNATORY_TITLE`], which [`NOT_IN_NAME`] leaves out of a signing organisation's name too.
+const SIGNATORY_WORDS: &str = "officer|president|director|secretary|manager|member|partner|treasurer|chairman|chair|\
+signatory|counsel|representative|trustee|agent|title|name|date|dated|witness";
 static IN_WITNESS: LazyLock<Regex> = LazyLock::new(|| ci(r"\bin\s+witness\s+(whereof|thereof)\b"));
 /// The formula that names who signs: "For and on behalf of X", "Signed for and on behalf of X".
 static ON_BEHALF_OF: LazyLock<Regex> = LazyLock::new(|| {
@@ -370,11 +369,8 @@ static SIGNS_AS: LazyLock<Regex> = LazyLock::new(|| {
     .expect("valid")
 });
 /// Words before a signing organisation's name that are not part of it: titles, labels, "Esq.".
-static NOT_IN_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    ci(
-        r"^(officer|president|director|secretary|manager|member|partner|treasurer|chairman|chair|signatory|counsel|representative|trustee|agent|esq\.?|title|name|date|dated|by|its|witness|the|and)$|:$|\d",
-    )
-});
+static NOT_IN_NAME: LazyLock<Regex> =
+    LazyLock::new(|| ci(&format!(r"^({SIGNATORY_WORDS}|esq\.?|by|its|the|and)$|:$|\d")));
 
 /// The name that ends at `before`'s end, read back word by word while the words are capitalised (or join such
 /// words: "Growth and Opportunity Fund"), up to a title, a label or a date; with the legal form `form` after it.
