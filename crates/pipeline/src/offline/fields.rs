@@ -662,8 +662,9 @@ fn agreement_date(index: &ContractIndex) -> Option<Extracted> {
         .or_else(|| this_agreement_dated(index))
         .or_else(|| first_dated_sentence(index, 4_000, |text| DATED.is_match(text) || text.contains("dated")))
         .or_else(|| {
-            // Short agreements date themselves where they are signed: "executed this 14th day of February 2020".
-            date_in_zones(index, &[Zone::SignatureBlock, Zone::Operative], Some(&SIGNED_ON))
+            // Short agreements date themselves where they are signed: "executed this 14th day of February 2020"
+            // (never a date another document bears: "save the Nondisclosure Agreement of the parties dated ...").
+            date_in_zones_but(index, &[Zone::SignatureBlock, Zone::Operative], Some(&SIGNED_ON), true)
                 .map(|(page, range, date)| dated(index, page, range, date))
         })
         .or_else(|| dated_as_of_the_effective_date(index))

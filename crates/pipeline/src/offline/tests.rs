@@ -2107,3 +2107,14 @@ date, the \"Effective Date\") and shall end upon the termination or expiration o
         Some(Value::Perpetual)
     );
 }
+
+#[test]
+fn a_date_another_document_bears_near_the_end_does_not_date_an_agreement_signed_on_a_later_day() {
+    // The only dates are a closing clause's mention of an earlier agreement and the place and day of signing.
+    let text = "SUPPLY AGREEMENT\n\nAlder Mills GmbH (\"Alder\") and Birch Pharma Inc. (\"Birch\") agree as follows.\n\n\
+1) Supply. Alder shall make the compound Birch orders.\n\n2) Entire Agreement. This Agreement replaces every earlier \
+understanding of the parties, except the Nondisclosure Agreement between the parties dated March 3rd, 2015.\n\n\
+Lisbon, June 8th, 2015\n\n/s/ A. Alder          /s/ B. Birch";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2015-06-08".into() }));
+}
