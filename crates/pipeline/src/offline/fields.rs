@@ -817,9 +817,10 @@ static SIGNED_ON: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// A date the contract names its effective date where it writes it: "dated March 3, 2000 (the "Effective Date")".
+/// A date the contract names its effective date where it writes it: "dated March 3, 2000 (the "Effective Date")", also
+/// where a text layer lost the space in the name ("(\"EffectiveDate\")").
 static DEFINED_AS_EFFECTIVE: LazyLock<Regex> =
-    LazyLock::new(|| ci(r#"^\s*,?\s*\(\s*(the\s+|this\s+|hereinafter\s+(the\s+)?)?["“]effective\s+date["”]\s*\)"#));
+    LazyLock::new(|| ci(r#"^\s*,?\s*\(\s*(the\s+|this\s+|hereinafter\s+(the\s+)?)?["“]effective\s*date["”]\s*\)"#));
 
 /// The effective date: the date the contract defines as its effective date, wherever it does; else a date the
 /// contract calls effective (the preamble's "effective as of", a sentence that speaks of effectiveness); else the

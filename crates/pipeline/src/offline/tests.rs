@@ -2118,3 +2118,15 @@ Lisbon, June 8th, 2015\n\n/s/ A. Alder          /s/ B. Birch";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
     assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2015-06-08".into() }));
 }
+
+#[test]
+fn an_effective_date_whose_name_lost_its_space_is_still_the_effective_date() {
+    // A later mention of another document "effective" on an earlier day must not win over the glued name.
+    let text = "RESEARCH AGREEMENT\n\nThis Research Agreement is entered into on May 11 , 2016 (\"EffectiveDate\") by \
+and between Alder Labs Inc. (\"Alder\") and Birch Seeds SA (\"Birch\").\n\n1. Research. Alder shall breed the lines \
+Birch names.\n\n2. Secrecy. This Section replaces the secrecy letter of the parties, which was effective June 2, 2015.\n\n\
+3. Term. This Research Agreement will begin on the Effective Date and continue for two (2) years.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-05-11".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2018-05-11".into() }));
+}
