@@ -909,15 +909,17 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
 }
 
 /// The agreement takes effect when the parties sign it: "effective on the date of signed acceptance", "effective upon
-/// execution by both parties", "effective on the date it is last signed".
+/// execution by both parties", "effective on the date it is last signed", "effective as of the latest date set forth
+/// below" (where the parties sign).
 static EFFECTIVE_ON_SIGNING: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\beffective\b[^.;]{0,60}\b(date\s+of\s+(signed\s+acceptance|(the\s+)?last\s+signature)|(up)?on\s+(its\s+)?(execution|signature|signing)\s+by\s+(both|all|the\s+last|each)|signed\s+by\s+(both|all|the\s+last|each)|date\s+(on\s+which\s+)?(it|this\s+agreement)\s+is\s+(last\s+)?signed)\b",
+        r"\beffective\b[^.;]{0,60}\b(date\s+of\s+(signed\s+acceptance|(the\s+)?last\s+signature)|(up)?on\s+(its\s+)?(execution|signature|signing)\s+by\s+(both|all|the\s+last|each)|signed\s+by\s+(both|all|the\s+last|each)|date\s+(on\s+which\s+)?(it|this\s+agreement)\s+is\s+(last\s+)?signed|as\s+of\s+the\s+(latest|last|later)\s+(date|day)\s+(\w+\s+){1,2}(below|on\s+the\s+signature\s+pages?))\b",
     )
 });
 
 /// The day the last party signs: the latest date of the signature block (within a season of its first), else of a
-/// line in the second half of the document with two "Date:" labels ("Date: March 4, 1998   Date: 3-5-98").
+/// line in the second half of the document with two "Date:" labels ("Date: March 4, 1998   Date: 3-5-98"), else the
+/// date on the line the parties sign on, wherever the structure placed it ([`signature_line_dated`]).
 fn signing_date(index: &ContractIndex) -> Option<chrono::NaiveDate> {
     if let Some((_, _, date)) = date_in_zones(index, &[Zone::SignatureBlock], None) {
         return Some(date);
@@ -929,6 +931,10 @@ fn signing_date(index: &ContractIndex) -> Option<chrono::NaiveDate> {
         .skip(sentences.len() / 2)
         .filter(|(i, _)| !index.place(*i).zone.is_running())
         .find_map(|(_, s)| last_signing_day(index.sentence_text(s)))
+        .or_else(|| match signature_line_dated(index)?.normalized? {
+            Value::Date { iso } => chrono::NaiveDate::parse_from_str(&iso, "%Y-%m-%d").ok(),
+            _ => None,
+        })
 }
 
 /// The day the last party signs, in text with two "Date:" labels ("Date: 1/19/07   Date: January 22, 2007"): its

@@ -2130,3 +2130,18 @@ Birch names.\n\n2. Secrecy. This Section replaces the secrecy letter of the part
     assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-05-11".into() }));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2018-05-11".into() }));
 }
+
+#[test]
+fn an_agreement_effective_as_of_the_latest_date_below_takes_effect_on_the_day_its_parties_sign() {
+    // The signing dates stand on lines of their own above the signatures; the opening bears an earlier date.
+    let text = "MAINTENANCE AGREEMENT\n\nThis Maintenance Agreement is made on June 1, 2011 by and between Alder Power LLC (\"Owner\") and \
+Birch Services Inc. (\"Contractor\").\n\n1. Services. Contractor shall keep the Owner's turbines in good repair under \
+the Supply Contract dated March 2, 2011.\n\n2. Term. The term of this Agreement shall commence on the Effective Date \
+and remain effective for five (5) years.\n\n3. Fees. Owner shall pay the fees monthly.\n\nThe parties have signed this \
+Agreement effective as of the latest date set forth below.\n\nOWNER:\n\nDate: June 14, 2011\n\nALDER POWER LLC\n\n\
+By: /s/ A. Alder\n\nCONTRACTOR:\n\nDate: June 14, 2011\n\nBIRCH SERVICES INC.\n\nBy: /s/ B. Birch";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2011-06-01".into() }));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2011-06-14".into() }));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-06-14".into() }));
+}
