@@ -1058,25 +1058,45 @@ static FROM_SIGNING: LazyLock<Regex> = LazyLock::new(|| {
         r"\b(from|of|after|following)\s+the\s+(date\s+(and\s+year\s+)?(first\s+)?(above\s+|set\s+forth\s+above\s+|written\s+above\s+)?(written|set\s+forth|stated)(\s+above)?|date\s+hereof|date\s+of\s+(this\s+(\w+\s+)?agreement|its\s+execution|execution)|execution\s+date|signing\s+date)|\b(of|from)\s+this\s+(\w+\s+){0,2}agreement\s*([;,.)]|$|\s+(and|or|unless)\b)",
     )
 });
-static ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| {
-    ci(&format!(
-        r"\b(?:({})(?:\s*\(\s*\d+\s*(?:st|nd|rd|th|t\s?h)\s*\))?|(\d+)\s*(?:st|nd|rd|th))\s+anniversary\b",
-        values::ORDINAL_WORD
-    ))
+/// An ordinal count, as a pattern with two groups (the word, else the digits): "fifth", "twentieth (20th)", "3rd".
+static ORDINAL_COUNT: LazyLock<String> = LazyLock::new(|| {
+    format!(r"(?:({})(?:\s*\(\s*\d+\s*(?:st|nd|rd|th|t\s?h)\s*\))?|(\d+)\s*(?:st|nd|rd|th))", values::ORDINAL_WORD)
 });
+static ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| ci(&format!(r"\b{}\s+anniversary\b", *ORDINAL_COUNT)));
+/// A day counted from the term's start: "the 30th day after the Effective Date", "the ninetieth (90th) day following
+/// the Commencement Date".
+static DAY_AFTER_START: LazyLock<Regex> = LazyLock::new(|| {
+    ci(&format!(r"\b{}\s+day\s+(?:after|following)\s+the\s+(?:effective|commencement)\s+date\b", *ORDINAL_COUNT))
+});
+/// An end said before such a day, in the same clause: "shall automatically terminate at and as of (the first to occur
+/// of): (a) midnight on".
+static ENDS_BEFORE: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(terminat\w*|expir\w*|end|ends|until)\b[^.;]*$"));
+
+/// The number an [`ORDINAL_COUNT`] match gives.
+fn ordinal_count(c: &regex::Captures<'_>) -> Option<u32> {
+    match c.get(2) {
+        Some(d) => d.as_str().parse().ok(),
+        None => values::ordinal(c.get(1)?.as_str()),
+    }
+}
+
+/// The day an end falls on, counted in days from the term's start, with where its words start and end: "shall
+/// terminate on the 30th day after the Effective Date". Only after an end word, never where something starts on it.
+fn day_after_start(text: &str) -> Option<(usize, usize, u32)> {
+    let c = DAY_AFTER_START.captures(text)?;
+    let whole = c.get(0)?;
+    let before = &text[..whole.start()];
+    (ENDS_BEFORE.is_match(before) && !START_CUE.is_match(before))
+        .then(|| Some((whole.start(), whole.end(), ordinal_count(&c)?)))
+        .flatten()
+}
 /// An anniversary counted in years: "the four-year anniversary", "the five (5) year anniversary".
 static YEARS_ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| ci(r"^[\s-]*anniversary\b"));
 
 /// The anniversary a sentence names, in years, with where its words start and end: "the fifth anniversary", "the twentieth
 /// (20th) anniversary", "the 3rd anniversary", "the four-year anniversary", "the five (5) year anniversary".
 fn anniversary(text: &str) -> Option<(usize, usize, u32)> {
-    let ordinal = ANNIVERSARY.captures(text).and_then(|c| {
-        let n = match c.get(2) {
-            Some(d) => d.as_str().parse().ok()?,
-            None => values::ordinal(&c[1])?,
-        };
-        Some((c.get(0)?.start(), c.get(0)?.end(), n))
-    });
+    let ordinal = ANNIVERSARY.captures(text).and_then(|c| Some((c.get(0)?.start(), c.get(0)?.end(), ordinal_count(&c)?)));
     let in_years = values::durations(text).into_iter().find_map(|(r, n, unit)| {
         let m = YEARS_ANNIVERSARY.find(&text[r.end..]).filter(|_| unit == pactwise_domain::DurationUnit::Year)?;
         Some((r.start, r.end + m.end(), n))
@@ -1243,6 +1263,7 @@ fn expiration(
                     .filter(|(start, _, _)| !aside || ENDS_ON.is_match(&text[..*start]))
                     .map(|(_, end, n)| (end, n, pactwise_domain::DurationUnit::Year))
             })
+            .or_else(|| day_after_start(text).map(|(_, end, n)| (end, n, pactwise_domain::DurationUnit::Day)))
             .filter(|(at, _, _)| about_the_term(*at + 40));
         // The period counts from the date the agreement bears when it says so right after it: "one (1) year from
         // the date first above written", "the first anniversary of the date of this Agreement".

@@ -2145,3 +2145,26 @@ By: /s/ A. Alder\n\nCONTRACTOR:\n\nDate: June 14, 2011\n\nBIRCH SERVICES INC.\n\
     assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2011-06-14".into() }));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-06-14".into() }));
 }
+
+#[test]
+fn an_end_on_a_numbered_day_after_the_effective_date_is_counted_in_days() {
+    let head = "UNDERWRITING SUPPORT AGREEMENT\n\nThis Underwriting Support Agreement is made as of March 1, 2019 (the \
+\"Effective Date\") by and between Alder Capital LLC (\"Alder\") and Birch Partners LP (\"Birch\").\n\n1. Support. Birch \
+shall support the offering Alder plans.\n\n2. Termination. ";
+    let read = |term: &str| {
+        let fields = extract_fields(&ContractIndex::build(&pages(&format!("{head}{term}"))));
+        fields.expiration_date.and_then(|e| e.normalized)
+    };
+    assert_eq!(
+        read(
+            "This Agreement shall automatically terminate upon the first to occur of: (a) midnight on the 45th day \
+after the Effective Date, if the offering has not begun by then; (b) the closing of the offering."
+        ),
+        Some(Value::Date { iso: "2019-04-15".into() })
+    );
+    // A day on which something starts is not the end.
+    assert_ne!(
+        read("The Term shall commence on the tenth day after the Effective Date and end when either party terminates it."),
+        Some(Value::Date { iso: "2019-03-11".into() })
+    );
+}
