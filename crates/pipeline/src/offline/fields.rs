@@ -1096,7 +1096,8 @@ static YEARS_ANNIVERSARY: LazyLock<Regex> = LazyLock::new(|| ci(r"^[\s-]*anniver
 /// The anniversary a sentence names, in years, with where its words start and end: "the fifth anniversary", "the twentieth
 /// (20th) anniversary", "the 3rd anniversary", "the four-year anniversary", "the five (5) year anniversary".
 fn anniversary(text: &str) -> Option<(usize, usize, u32)> {
-    let ordinal = ANNIVERSARY.captures(text).and_then(|c| Some((c.get(0)?.start(), c.get(0)?.end(), ordinal_count(&c)?)));
+    let ordinal =
+        ANNIVERSARY.captures(text).and_then(|c| Some((c.get(0)?.start(), c.get(0)?.end(), ordinal_count(&c)?)));
     let in_years = values::durations(text).into_iter().find_map(|(r, n, unit)| {
         let m = YEARS_ANNIVERSARY.find(&text[r.end..]).filter(|_| unit == pactwise_domain::DurationUnit::Year)?;
         Some((r.start, r.end + m.end(), n))
@@ -1278,9 +1279,10 @@ fn expiration(
             let after = &text[at..];
             FROM_SIGNING.find(after).is_some_and(|m| m.start() <= 20)
         });
-        if let (Some((from, from_name)), Some((_, number, unit))) = (start(from_signing), period)
+        if let (Some((from, from_name)), Some((at, number, unit))) = (start(from_signing), period)
             && let Some(end) = values::add_period(from, number, unit)
         {
+            let end = month_end_if_said(&text[..at], end);
             let period = Value::Duration { number, unit }.display();
             let value =
                 format!("{} (computed: {from_name}, {}, plus {period})", iso(end).display(), iso(from).display());
@@ -1322,7 +1324,7 @@ fn expiration(
     }
     perpetual
         .map(|s| extracted(index, Value::Perpetual.display(), Some(Value::Perpetual), s))
-        .or_else(|| end_date_label(index))
+        .or_else(|| end_date_label(index, date_of(effective).or_else(|| date_of(agreement))))
 }
 
 /// The term runs for a period the contract names and defines elsewhere: "shall continue in effect for the Service
@@ -1423,20 +1425,52 @@ static TERM_ITSELF: LazyLock<Regex> =
 static DEFINES: LazyLock<Regex> = LazyLock::new(|| ci(r"^[^\w]{0,4}(shall\s+)?(means?|is|refers?\s+to|shall\s+be)\b"));
 
 /// A form's label for the end with the date after it: "Termination Date:   1 June 2010", "Expiration Date: June 30,
-/// 2012", "End Date: 12/31/15".
+/// 2012", "End Date: 12/31/15"; a label opens a line or follows the run of spaces that parts a form's fields.
 static END_DATE_LABEL: LazyLock<Regex> =
-    LazyLock::new(|| ci(r"(^|\n)\s*(scheduled\s+)?(termination|expiration|expiry|end)\s+date\s*:?\s*$"));
+    LazyLock::new(|| ci(r"(^|\n|\s{3})\s*(scheduled\s+)?(termination|expiration|expiry|end)\s+date\s*:?\s*$"));
+/// The same label with a period counted from the start after it: "End Date: at noon on the last day of the month
+/// twelve (12) years from the Effective Date".
+static END_PERIOD_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"(^|\n|\s{3})\s*(scheduled\s+)?(termination|expiration|expiry|end)\s+date\s*:[^:.;]{0,80}$"));
+/// A period counted from the effective date, right after it: "from the Effective Date", "after the Effective Date".
+static FROM_EFFECTIVE: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"^\s*(\([^)]{0,20}\)\s*)?(from|after|following)\s+the\s+effective\s+date\b"));
+/// The end falls at the close of a month: "on the last day of the month five (5) years after".
+static LAST_DAY_OF_THE_MONTH: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"\blast\s+day\s+of\s+the\s+(calendar\s+)?month\b[^.;:]{0,60}$"));
 
-/// Failing a term clause, the date a form's end-date label gives.
-fn end_date_label(index: &ContractIndex) -> Option<Extracted> {
+/// `date`, moved to the last day of its month when the words before the period say so ([`LAST_DAY_OF_THE_MONTH`]).
+fn month_end_if_said(before: &str, date: chrono::NaiveDate) -> chrono::NaiveDate {
+    use chrono::Datelike;
+    if LAST_DAY_OF_THE_MONTH.is_match(before) {
+        date.with_day(u32::from(date.num_days_in_month())).unwrap_or(date)
+    } else {
+        date
+    }
+}
+
+/// Failing a term clause, the end a form's end-date label gives: a date, or a period from the effective date (`start`).
+fn end_date_label(index: &ContractIndex, start: Option<chrono::NaiveDate>) -> Option<Extracted> {
     index.sentences().iter().enumerate().find_map(|(i, sentence)| {
         let place = index.place(i);
         if !place.is_quotable() || place.zone == Zone::SignatureBlock {
             return None;
         }
         let text = index.sentence_text(sentence);
-        let (_, date) = values::dates(text).into_iter().find(|(r, _)| END_DATE_LABEL.is_match(&text[..r.start]))?;
-        Some(extracted(index, iso(date).display(), Some(iso(date)), sentence))
+        if let Some((_, date)) =
+            values::dates(text).into_iter().find(|(r, _)| END_DATE_LABEL.is_match(&text[..r.start]))
+        {
+            return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
+        }
+        let (r, number, unit) = values::durations(text)
+            .into_iter()
+            .find(|(r, _, _)| END_PERIOD_LABEL.is_match(&text[..r.start]) && FROM_EFFECTIVE.is_match(&text[r.end..]))?;
+        let from = start?;
+        let end = month_end_if_said(&text[..r.start], values::add_period(from, number, unit)?);
+        let period = Value::Duration { number, unit }.display();
+        let value =
+            format!("{} (computed: the effective date, {}, plus {period})", iso(end).display(), iso(from).display());
+        Some(extracted(index, value, Some(iso(end)), sentence))
     })
 }
 

@@ -2114,7 +2114,9 @@ fn a_date_another_document_bears_near_the_end_does_not_date_an_agreement_signed_
     let text = "SUPPLY AGREEMENT\n\nAlder Mills GmbH (\"Alder\") and Birch Pharma Inc. (\"Birch\") agree as follows.\n\n\
 1) Supply. Alder shall make the compound Birch orders.\n\n2) Entire Agreement. This Agreement replaces every earlier \
 understanding of the parties, except the Nondisclosure Agreement between the parties dated March 3rd, 2015.\n\n\
-Lisbon, June 8th, 2015\n\n/s/ A. Alder          /s/ B. Birch";
+3) Law. The laws of Portugal govern this Agreement.\n\n4) Notices. Notices are sent to the addresses above.\n\n\
+5) Counterparts. The parties may sign this Agreement in counterparts.\n\nLisbon, June 8th, 2015\n\n\
+/s/ A. Alder          /s/ B. Birch";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
     assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2015-06-08".into() }));
 }
@@ -2164,7 +2166,28 @@ after the Effective Date, if the offering has not begun by then; (b) the closing
     );
     // A day on which something starts is not the end.
     assert_ne!(
-        read("The Term shall commence on the tenth day after the Effective Date and end when either party terminates it."),
+        read(
+            "The Term shall commence on the tenth day after the Effective Date and end when either party terminates it."
+        ),
         Some(Value::Date { iso: "2019-03-11".into() })
     );
+}
+
+#[test]
+fn an_end_on_the_last_day_of_a_month_a_period_after_the_start_closes_that_month() {
+    // A franchise form whose body sends the reader to the schedule's label, which counts from the effective date.
+    let form = "LICENCE AGREEMENT\n\nThis Licence Agreement is made as of June 10, 2015 (the \"Effective Date\") by and \
+between Alder Inns LLC (\"Licensor\") and Birch Lodging Inc. (\"Licensee\").\n\n1. Licence. Licensor licenses its \
+brand to Licensee for the Inn.\n\nSCHEDULE   Inn Name: Birch Lodge     Rooms: 80     Expiration Date: at noon on the \
+last day of the month twelve (12) years from the Effective Date     Monthly Fee: four percent";
+    let fields = extract_fields(&ContractIndex::build(&pages(form)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2027-06-30".into() }));
+    // The same close of a month in the term clause itself.
+    let clause = form.replace(
+        "SCHEDULE",
+        "2. Term. This Agreement shall expire on the last day of the calendar month in which the third anniversary of \
+the Effective Date falls.\n\nSCHEDULE",
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&clause)));
+    assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2018-06-30".into() }));
 }
