@@ -995,7 +995,7 @@ static TERM_HEADING: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(term|duration)\b
 /// "Credit Data" means".
 static NOT_THE_TERM: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]|\bwarrant|\bconfidential|\bsurviv|\b(after|following)\s+(the\s+)?(\w+\s+)?(termination|expiration)|\b(if|in\s+the\s+event|in\s+case|upon|when|once)\s+(that\s+)?(this|the)\s+(\w+\s+){0,2}(agreement|contract)\s+(is|has\s+been|shall\s+be)\s+(\w+\s+)?(terminated|cancell?ed|rescinded)\b|\b(keep|kept|maintain\w*|retain\w*|preserve\w*|audit\w*)\s+(\w+\s+){0,4}records\b|\brecords\s+(\w+\s+){0,3}(kept|maintained|retained|preserved)\b|\bcommissions?\b|\bnon-?compet|\bsolicit"#,
+        r#"\b(during|throughout|after|following|beyond|within|expiration\s+of|end\s+of)\s+(the\s+)?(initial\s+)?term\b|\bthe\s+terms?\s+["“]|\bwarrant|\bconfidential|\bsurviv|\b(after|following)\s+(the\s+)?(\w+\s+)?(termination|expiration)|\b(if|in\s+the\s+event|in\s+case|upon|when|once)\s+(that\s+)?(this|the)\s+(\w+\s+){0,2}(agreement|contract)\s+(is|has\s+been|shall\s+be)\s+(\w+\s+)?(terminated|cancell?ed|rescinded)\b|\b(keep|kept|maintain\w*|retain\w*|preserve\w*|audit\w*)\s+(\w+\s+){0,4}records\b|\brecords\s+(\w+\s+){0,3}(kept|maintained|retained|preserved)\b|\bcommissions?\b|\bnon-?\s?compet|\bsolicit"#,
     )
 });
 /// A sentence whose subject is the agreement or its term: "This Agreement shall continue ...", "The Initial Term

@@ -2191,3 +2191,13 @@ the Effective Date falls.\n\nSCHEDULE",
     let fields = extract_fields(&ContractIndex::build(&pages(&clause)));
     assert_eq!(fields.expiration_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2018-06-30".into() }));
 }
+
+#[test]
+fn a_non_compete_period_whose_name_a_text_layer_spaced_is_not_the_term() {
+    let text = "STOCK PURCHASE AGREEMENT\n\nThis Stock Purchase Agreement is made as of May 2, 2017 (the \"Effective \
+Date\") by and between Alder Holdings Inc. (\"Buyer\") and Birch Family Trust (\"Seller\").\n\n1. Sale. Seller sells \
+the shares to Buyer.\n\n2. Term of Restriction. The Non- Compete Period shall be for a period of three (3) years from the \
+Effective Date.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.expiration_date, None);
+}
