@@ -882,6 +882,21 @@ fn effective_date(index: &ContractIndex, agreement: Option<&Extracted>) -> Optio
             return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
         }
     }
+    // "\"Effective Date\" means the date set out in the Schedule": that schedule's label ("Effective Date: 1 June
+    // 2007"); not otherwise, since a label may be an attached document's own.
+    let in_schedule = index.sentences().iter().any(|s| EFFECTIVE_DATE_IN_SCHEDULE.is_match(index.sentence_text(s)));
+    for (i, sentence) in index.sentences().iter().enumerate().filter(|_| in_schedule) {
+        let place = index.place(i);
+        if !place.is_quotable() || place.zone == Zone::SignatureBlock {
+            continue;
+        }
+        let text = index.sentence_text(sentence);
+        if let Some((_, date)) =
+            values::dates(text).into_iter().find(|(r, _)| EFFECTIVE_DATE_LABEL.is_match(&text[..r.start]))
+        {
+            return Some(extracted(index, iso(date).display(), Some(iso(date)), sentence));
+        }
+    }
     // Effective when the parties sign ("effective on the date of signed acceptance", "upon execution by both
     // parties"): the day the last of them signs, where they sign.
     if let Some(said) =
@@ -1424,14 +1439,28 @@ static TERM_ITSELF: LazyLock<Regex> =
 /// A definition after a quoted name: "\"Service Period\" means", "shall mean", "is", "refers to".
 static DEFINES: LazyLock<Regex> = LazyLock::new(|| ci(r"^[^\w]{0,4}(shall\s+)?(means?|is|refers?\s+to|shall\s+be)\b"));
 
+/// Where a form's label starts: it opens a line or follows the run of spaces that parts a form's fields.
+const FORM_LABEL_START: &str = r"(^|\n|\s{3})\s*";
 /// A form's label for the end with the date after it: "Termination Date:   1 June 2010", "Expiration Date: June 30,
-/// 2012", "End Date: 12/31/15"; a label opens a line or follows the run of spaces that parts a form's fields.
-static END_DATE_LABEL: LazyLock<Regex> =
-    LazyLock::new(|| ci(r"(^|\n|\s{3})\s*(scheduled\s+)?(termination|expiration|expiry|end)\s+date\s*:?\s*$"));
+/// 2012", "End Date: 12/31/15".
+static END_DATE_LABEL: LazyLock<Regex> = LazyLock::new(|| {
+    ci(&format!(r"{FORM_LABEL_START}(scheduled\s+)?(termination|expiration|expiry|end)\s+date\s*:?\s*$"))
+});
 /// The same label with a period counted from the start after it: "End Date: at noon on the last day of the month
 /// twelve (12) years from the Effective Date".
-static END_PERIOD_LABEL: LazyLock<Regex> =
-    LazyLock::new(|| ci(r"(^|\n|\s{3})\s*(scheduled\s+)?(termination|expiration|expiry|end)\s+date\s*:[^:.;]{0,80}$"));
+static END_PERIOD_LABEL: LazyLock<Regex> = LazyLock::new(|| {
+    ci(&format!(r"{FORM_LABEL_START}(scheduled\s+)?(termination|expiration|expiry|end)\s+date\s*:[^:.;]{{0,80}}$"))
+});
+/// The effective date left to a schedule: "\"Effective Date\" means the date set out in the Schedule", "the Effective
+/// Date stated in the Data Sheet".
+static EFFECTIVE_DATE_IN_SCHEDULE: LazyLock<Regex> = LazyLock::new(|| {
+    ci(
+        r#"\beffective\s+date["”]?\s+((shall\s+)?(means?|is)\s+the\s+date\s+)?(set\s+(out|forth)|specified|stated|shown|identified)\s+(in|on)\s+(the\s+|an?\s+)?(addendum|schedule|exhibit|appendix|annex|cover\s+page|summary|data\s+sheet)\b"#,
+    )
+});
+/// A form's label for the start with the date after it: "Effective Date:   1 June 2007".
+static EFFECTIVE_DATE_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| ci(&format!(r"{FORM_LABEL_START}effective\s+date\s*:\s*$")));
 /// A period counted from the effective date, right after it: "from the Effective Date", "after the Effective Date".
 static FROM_EFFECTIVE: LazyLock<Regex> =
     LazyLock::new(|| ci(r"^\s*(\([^)]{0,20}\)\s*)?(from|after|following)\s+the\s+effective\s+date\b"));

@@ -2201,3 +2201,25 @@ Effective Date.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
     assert_eq!(fields.expiration_date, None);
 }
+
+#[test]
+fn an_effective_date_left_to_a_schedule_is_read_from_the_schedules_label() {
+    // A long body, as franchise forms have: the schedule comes after the opening text the effective date is sought in.
+    let body = "3. Upkeep. Licensee shall keep every room of the Inn clean and in good repair.\n\n".repeat(300);
+    let text = format!(
+        "LICENCE AGREEMENT\n\nThis Licence Agreement is between Alder Inns LLC (\"Licensor\") and Birch Lodging \
+Inc. (\"Licensee\").\n\n1. Definitions. \"Effective Date\" means the date set out in the Schedule on which this Agreement \
+takes effect.\n\n2. Licence. Licensor licenses its brand to Licensee for the Inn.\n\n{body}IN WITNESS WHEREOF the \
+parties have signed this Agreement on May 2, 2016.\n\nBy: /s/ A. Alder   By: /s/ B. Birch\n\nSCHEDULE   Effective \
+Date: September 19, 2016     Inn Name: Birch Lodge     Rooms: 80"
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&text)));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-09-19".into() }));
+    // Without the definition the label may be an attached document's own, and the agreement's date stays.
+    let attached = text.replace(
+        "1. Definitions. \"Effective Date\" means the date set out in the Schedule on which this Agreement takes effect.",
+        "1. Brand. Licensor owns the brand.",
+    );
+    let fields = extract_fields(&ContractIndex::build(&pages(&attached)));
+    assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-05-02".into() }));
+}
