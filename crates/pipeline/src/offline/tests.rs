@@ -2223,3 +2223,15 @@ Date: September 19, 2016     Inn Name: Birch Lodge     Rooms: 80"
     let fields = extract_fields(&ContractIndex::build(&pages(&attached)));
     assert_eq!(fields.effective_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2016-05-02".into() }));
 }
+
+#[test]
+fn a_date_another_agreement_bears_is_skipped_when_its_name_joins_words_with_and() {
+    let text = "SERVICE AGREEMENT\n\nThis Service Agreement is entered into as of the latest date on the signature page \
+by and between Alder Solar LLC (\"Owner\") and Birch Energy Inc. (\"Provider\").\n\n1. Services. Provider shall service \
+the plant built under the Design, Supply and Installation Agreement dated May 4, 2012.\n\n2. Fees. Owner shall pay \
+the fees monthly.\n\n3. Law. The laws of the State of Nevada govern this Agreement.\n\n4. Notices. Notices are sent \
+to the addresses above.\n\n5. Counterparts. The parties may sign in counterparts.\n\nOWNER:\n\nDate: August 20, 2012\n\n\
+By: /s/ A. Alder\n\nPROVIDER:\n\nDate: August 20, 2012\n\nBy: /s/ B. Birch";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2012-08-20".into() }));
+}
