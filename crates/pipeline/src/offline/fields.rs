@@ -683,10 +683,11 @@ static MADE_ON: LazyLock<Regex> = LazyLock::new(|| ci(r"\b(dated|made|entered\s+
 /// The date another document bears, not this agreement's: "the Development Agreement (\"Development Agreement\")
 /// entered into on", "that certain fully executed Content License Agreement Number 100 dated as of", "a Collateral
 /// Assignment And Split Dollar Agreement, dated as of", "the Phase 2 Document dated", "the Design, Supply and Installation
-/// Agreement dated" (joining words and "&" may stand among the name's capitals).
+/// Agreement dated" (joining words and "&" may stand among the name's capitals), "that certain Supply Agreement dated as
+/// of June 2, 2010, as amended May 5, 2011 and" (each date of its amendments too).
 static ANOTHER_DOCUMENT: LazyLock<Regex> = LazyLock::new(|| {
     ci(
-        r"\b(the|that\s+certain|an?|said|such|its|their|prior|previous|existing)\s+((?-i:[a-z]+)\s+){0,2}((?-i:[A-Z0-9][\w&'.-]*|and|of|&),?\s+){0,8}(agreement|contract|document|memorandum(\s+of\s+understanding)?|lease|licen[cs]e|plan|note|indenture|policy|amendment)\b[^.;]{0,160}?\b(?P<verb>dated|entered\s+into|executed|made)\b[^.;]{0,20}$",
+        r"\b(the|that\s+certain|an?|said|such|its|their|prior|previous|existing)\s+((?-i:[a-z]+)\s+){0,2}((?-i:[A-Z0-9][\w&'.-]*|and|of|&),?\s+){0,8}(agreement|contract|document|memorandum(\s+of\s+understanding)?|lease|licen[cs]e|plan|note|indenture|policy|amendment)\b[^.;]{0,160}?\b(?P<verb>dated|entered\s+into|executed|made|amended)\b[^.;]{0,40}$",
     )
 });
 /// "is made", "was entered into": the verb of the sentence (this document's), not a participle naming another's.

@@ -2235,3 +2235,13 @@ By: /s/ A. Alder\n\nPROVIDER:\n\nDate: August 20, 2012\n\nBy: /s/ B. Birch";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
     assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2012-08-20".into() }));
 }
+
+#[test]
+fn the_dates_another_agreement_was_amended_on_do_not_date_the_amendment_that_refers_to_it() {
+    let text = "AMENDMENT NO. 4\n\nDated as of January 15, 2013\n\nReference is made to that certain Master Supply \
+Agreement dated as of June 2, 2010, as amended May 5, 2011 and April 9, 2012 (the \"Agreement\"), between Alder Mills \
+Inc. (\"Alder\") and Birch Foods LLC (\"Birch\").\n\nThe parties agree to change the Agreement as follows.\n\n1. \
+Prices. The prices in Exhibit A are replaced.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2013-01-15".into() }));
+}
