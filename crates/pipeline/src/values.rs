@@ -40,6 +40,8 @@ const MONTHS: [(&str, u32); 23] = [
 ];
 const MONTH_PATTERN: &str = "january|february|march|april|may|june|july|august|september|october|november|december|jan\\.?|feb\\.?|mar\\.?|apr\\.?|jun\\.?|jul\\.?|aug\\.?|sept?\\.?|oct\\.?|nov\\.?|dec\\.?";
 
+/// A day of the week, which a date may name beside its month ("the 9th day of Tuesday, June 2020", a slip of drafting).
+const WEEKDAY_PATTERN: &str = "(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)";
 /// An ordinal suffix, also as text layers break it ("14t h", "1s t", "15 th").
 const ORDINAL_SUFFIX: &str = r"(?:\s?(?:st|nd|rd|th)|s\s?t|n\s?d|r\s?d|t\s?h)?";
 /// An ordinal word up to thirty-first, as a pattern: "first", "twentieth", "twenty-third", "Thirty First".
@@ -81,7 +83,7 @@ const DAY_WORDS: [&str; 31] = [
 
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     ci(&format!(
-        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}(?:\s*,\s*|\s+)(?P<y1>\d{{4}})|(?P<glue>of|on)?(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?P<m2>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<dw>{ORDINAL_WORD})\s+day\s+of[\s_-]+(?P<m7>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y7>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}})|(?P<d6>\d{{1,2}})\.(?P<mo6>\d{{1,2}})\.(?P<y6>\d{{4}}))\b"
+        r"\b(?:(?P<m1>{MONTH_PATTERN})\.?\s*(?P<d1>\d{{1,2}}){ORDINAL_SUFFIX}(?:\s*,\s*|\s+)(?P<y1>\d{{4}})|(?P<glue>of|on)?(?P<d2>\d{{1,2}}){ORDINAL_SUFFIX}\s+(?:(?:day\s+)?of[\s_-]+)?(?:{WEEKDAY_PATTERN},?\s+)?(?P<m2>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y2>\d{{4}})|(?P<dw>{ORDINAL_WORD})\s+day\s+of[\s_-]+(?P<m7>{MONTH_PATTERN})(?:\s*,\s*|\s+)(?:A\.D\.\s+)?(?P<y7>\d{{4}})|(?P<mo3>\d{{1,2}})/(?P<d3>\d{{1,2}})/(?P<y3>\d{{2,4}})|(?P<mo5>\d{{1,2}})-(?P<d5>\d{{1,2}})-(?P<y5>\d{{2,4}})|(?P<y4>\d{{4}})-(?P<mo4>\d{{2}})-(?P<d4>\d{{2}})|(?P<d6>\d{{1,2}})\.(?P<mo6>\d{{1,2}})\.(?P<y6>\d{{4}}))\b"
     ))
 });
 
@@ -397,6 +399,7 @@ mod tests {
         assert_eq!(iso("made and effective as of1 August 2019, by"), ["2019-08-01"]);
         assert_eq!(dates("as of1 August 2019")[0].0, 5..18, "the date starts at its day");
         assert!(iso("section 4.1 of10 the agreement").is_empty());
+        assert_eq!(iso("entered into this 9th day of Tuesday, June 2020 (the"), ["2020-06-09"]);
     }
 
     #[test]
