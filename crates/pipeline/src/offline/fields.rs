@@ -489,9 +489,12 @@ static UNDEFINED_CUT: LazyLock<Regex> =
     LazyLock::new(|| ci(r"\bhereinafter\b|\baddress\b|,\s*\d|\s\d{3,}\b|\n\s*\n|\s{3,}"));
 
 /// A name without its closing full stop, unless the stop ends an abbreviation of a company form ("Acme Inc.",
-/// "Beta S.A.", "Gamma Co."), which is part of the name.
+/// "Beta S.A.", "Gamma Co."), which is part of the name; a doubled stop ("Acme Inc..") is one.
 fn keep_abbreviation_stop(name: &str) -> &str {
     let Some(stripped) = name.strip_suffix('.') else { return name };
+    if stripped.ends_with('.') {
+        return keep_abbreviation_stop(stripped);
+    }
     let last = stripped.rsplit(|c: char| c.is_whitespace() || c == ',').next().unwrap_or("");
     if !last.is_empty() && last.len() <= 5 && last.chars().next().is_some_and(char::is_uppercase) {
         name

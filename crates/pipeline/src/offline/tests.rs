@@ -2245,3 +2245,13 @@ Prices. The prices in Exhibit A are replaced.";
     let fields = extract_fields(&ContractIndex::build(&pages(text)));
     assert_eq!(fields.agreement_date.and_then(|e| e.normalized), Some(Value::Date { iso: "2013-01-15".into() }));
 }
+
+#[test]
+fn a_last_party_whose_company_form_has_a_doubled_full_stop_is_read() {
+    let text = "SPONSORSHIP AGREEMENT\n\nThis agreement (the \"Agreement\") is entered into as of June 3, 2011 by and \
+between Alder Racing, LLC, 14 Mill Road, Dover, DE 19901 (\"Vendor\") and Birch Motors Inc.., an Ohio corporation with \
+its principal place of business at 200 Lake Street, Akron, OH 44301 (Birch).\n\n1. Sponsorship. Birch sponsors the team.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    let names: Vec<String> = fields.parties.iter().map(|p| p.value.clone()).collect();
+    assert!(names.iter().any(|n| n == "Birch Motors Inc."), "{names:?}");
+}
