@@ -37,10 +37,14 @@ static DEFINED_NAME: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static NAME_CUT: LazyLock<Regex> = LazyLock::new(|| {
-    ci(
-        r",?\s+(an?\s+([\w.-]+\s+){0,4}(corporation|company|limited|partnership|llc|entity|organi[sz]ation|bank|society|association|trust|institution|university|individual|resident|citizen|person|national)|organi[sz]ed|incorporated\s+(under|in)|having\s+(its|a)|with\s+(its|a)\s+(principal|registered)|whose|located|residing|of\s+\d|\d{3,}\b|\(|\bat\s+\d)",
-    )
+    ci(&format!(
+        r",?\s+({DESCRIBED}|organi[sz]ed|incorporated\s+(under|in)|having\s+(its|a)|with\s+(its|a)\s+(principal|registered)|whose|located|residing|of\s+\d|\d{{3,}}\b|\(|\bat\s+\d)"
+    ))
 });
+/// What a party is, right after its name: "a Nevada corporation", "an individual".
+const DESCRIBED: &str = r"an?\s+([\w.-]+\s+){0,4}(corporation|company|limited|partnership|llc|entity|organi[sz]ation|bank|society|association|trust|institution|university|individual|resident|citizen|person|national)";
+/// A name followed by what says it is an organisation: ", a Nevada Corporation".
+static DESCRIBED_AS_ORGANISATION: LazyLock<Regex> = LazyLock::new(|| ci(&format!(r"^,?\s+{DESCRIBED}")));
 static PREAMBLE_END: LazyLock<Regex> = LazyLock::new(|| {
     ci(
         r"\n\s*\n\s*(w\s*h\s*e\s*r\s*e\s*a\s*s|recitals|background|now,?\s+therefore|witnesseth|1\.)|\bwhereas\b|\bnow,?\s+therefore\b|\bwitnesseth\b|\brecitals\b",
@@ -451,16 +455,19 @@ fn parties_in(head: &str, preamble: &str) -> Vec<(String, Value)> {
     if names.is_empty() {
         return undefined_parties(head, preamble);
     }
-    // "between Acme Inc. ("Acme"), and Beta Corp. 10 Main Street ...": a last party named without a defined name.
+    // "between Acme Inc. ("Acme"), and Beta Corp. 10 Main Street ...": a last party named without a defined name,
+    // also after the previous party's description ("..., with offices in Ohio; and Beta Works, a Nevada corporation").
     if let Some(rest) = preamble.get(last_end..)
-        && let Some(m) = LAST_AND.find(rest)
+        && let Some(m) =
+            LAST_AND.find(rest).or_else(|| LATER_AND.find(&rest[..floor_boundary(rest, 200.min(rest.len()))]))
     {
         let piece = &rest[m.end()..];
         let cut = [NAME_CUT.find(piece), UNDEFINED_CUT.find(piece)].into_iter().flatten().map(|m| m.start()).min();
         let name = keep_abbreviation_stop(
             piece[..cut.unwrap_or(piece.len())].trim().trim_matches(|c: char| c == ',' || c.is_whitespace()),
         );
-        if looks_like_a_name(name) && ORGANISATION.is_match(name) {
+        let described = cut.is_some_and(|at| DESCRIBED_AS_ORGANISATION.is_match(&piece[at..]));
+        if looks_like_a_name(name) && (ORGANISATION.is_match(name) || described) {
             let party = Value::Party { name: name.to_owned(), defined_as: None, role: None };
             names.push((party.display(), party));
         }
@@ -470,6 +477,8 @@ fn parties_in(head: &str, preamble: &str) -> Vec<(String, Value)> {
 
 /// The text after the last defined name that opens a further party: ", and".
 static LAST_AND: LazyLock<Regex> = LazyLock::new(|| ci(r"^[\s,;)]*\band\b[\s,:]*"));
+/// The same after the previous party's description: "; and".
+static LATER_AND: LazyLock<Regex> = LazyLock::new(|| ci(r";\s*and\b[\s,:]*"));
 /// A name that says it is an organisation ("Inc.", "Corporation", "LLC", "Ltd", "GmbH").
 static ORGANISATION: LazyLock<Regex> = LazyLock::new(|| {
     ci(

@@ -2255,3 +2255,14 @@ its principal place of business at 200 Lake Street, Akron, OH 44301 (Birch).\n\n
     let names: Vec<String> = fields.parties.iter().map(|p| p.value.clone()).collect();
     assert!(names.iter().any(|n| n == "Birch Motors Inc."), "{names:?}");
 }
+
+#[test]
+fn a_last_party_named_after_the_previous_partys_description_and_described_as_a_corporation_is_read() {
+    let text = "SPEAKING AGREEMENT\n\nThis SPEAKING AGREEMENT (the \"Agreement\") is made this 2nd day of May, 2008 by \
+and between Ann Ash, an individual (\"SPEAKER\"), who lives in Oregon; and Blue Heron Works, a Utah Corporation (the \
+HOST), with its offices at 9 Pine Road, Provo, Utah.\n\nWHEREAS, the HOST holds seminars.\n\n1. Talks. The SPEAKER \
+shall speak at four seminars.";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    let names: Vec<String> = fields.parties.iter().map(|p| p.value.clone()).collect();
+    assert!(names.iter().any(|n| n == "Blue Heron Works"), "{names:?}");
+}
