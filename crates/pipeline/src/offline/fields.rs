@@ -535,13 +535,51 @@ fn undefined_parties(head: &str, preamble: &str) -> Vec<(String, Value)> {
         return out;
     }
     let Some(start) = BETWEEN.find(preamble) else { return out };
-    for piece in AND.split(&preamble[start.end()..]).take(3) {
+    for piece in party_pieces(&preamble[start.end()..]).into_iter().take(3) {
         // "between\n\nACME INC.\n\nand\n\nBETA LLC": the name starts after the blank lines around it.
         let piece = piece.trim_start();
         let cut = [NAME_CUT.find(piece), UNDEFINED_CUT.find(piece)].into_iter().flatten().map(|m| m.start()).min();
         push(&mut out, &piece[..cut.unwrap_or(piece.len())], None);
     }
     out
+}
+
+/// The text after "between", cut at each "and" that opens another party. An "AND" in capitals between words in
+/// capitals belongs to a name ("BLUE RIVER FILM AND TELEVISION CORPORATION") when the name before it does not end in
+/// a legal form and the words after it do ("ALDER INC. AND BIRCH LLC" are two).
+fn party_pieces(text: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut from = 0;
+    for m in AND.find_iter(text) {
+        let before = text[from..m.start()].trim_end();
+        let next_in_capitals = text[m.end()..]
+            .trim_start()
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| w.chars().any(char::is_alphabetic) && !w.chars().any(char::is_lowercase));
+        let last_in_capitals = before
+            .split_whitespace()
+            .last()
+            .is_some_and(|w| w.chars().any(char::is_alphabetic) && !w.chars().any(char::is_lowercase));
+        // ... and the name it joins ends in a legal form ("... TELEVISION CORPORATION, located at").
+        let after = &text[m.end()..];
+        let after = &after[..AND.find(after).map_or(after.len(), |n| n.start())];
+        let cut = [NAME_CUT.find(after), UNDEFINED_CUT.find(after)].into_iter().flatten().map(|c| c.start()).min();
+        let joined = keep_abbreviation_stop(
+            after[..cut.unwrap_or(after.len())].trim().trim_matches(|c: char| c == ',' || c.is_whitespace()),
+        );
+        let joins_a_name = m.as_str() == "AND"
+            && next_in_capitals
+            && last_in_capitals
+            && !ORGANISATION.is_match(before)
+            && ORGANISATION.is_match(joined);
+        if !joins_a_name {
+            pieces.push(&text[from..m.start()]);
+            from = m.end();
+        }
+    }
+    pieces.push(&text[from..]);
+    pieces
 }
 
 /// The text of the first run of lines the structure puts in `zone` (on one page).

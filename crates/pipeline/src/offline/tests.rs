@@ -2266,3 +2266,24 @@ shall speak at four seminars.";
     let names: Vec<String> = fields.parties.iter().map(|p| p.value.clone()).collect();
     assert!(names.iter().any(|n| n == "Blue Heron Works"), "{names:?}");
 }
+
+#[test]
+fn an_and_in_capitals_inside_a_partys_name_does_not_cut_it() {
+    let read = |opening: &str| {
+        let text = format!("{opening}\n\n1. Licence. The licensor grants the licence in Exhibit A.");
+        let fields = extract_fields(&ContractIndex::build(&pages(&text)));
+        fields.parties.iter().map(|p| p.value.clone()).collect::<Vec<_>>()
+    };
+    let names = read(
+        "CONTENT LICENSE AGREEMENT\n\nThis Content License Agreement is between BLUE RIVER FILM AND TELEVISION \
+CORPORATION, located at 12 Oak Lane, Reno, NV 89501 and GREY OWL MEDIA, located at 4 Elm Road, Boise, ID 83702",
+    );
+    assert!(names.iter().any(|n| n == "BLUE RIVER FILM AND TELEVISION CORPORATION"), "{names:?}");
+    // Two companies in capitals are still two.
+    let names = read(
+        "SUPPLY AGREEMENT\n\nThis Supply Agreement is between ALDER MILLS INC. AND BIRCH FOODS LLC, located at 4 Elm \
+Road, Boise, ID 83702",
+    );
+    assert!(names.iter().any(|n| n == "ALDER MILLS INC."), "{names:?}");
+    assert!(names.iter().any(|n| n == "BIRCH FOODS LLC"), "{names:?}");
+}
