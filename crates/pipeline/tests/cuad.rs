@@ -18,7 +18,7 @@ const MAX_MISSED_PRESENT: f64 = 0.03;
 const MIN_VALUE_ACCURACY: [(&str, f64); 7] = [
     ("Agreement Date", 0.92),
     ("Effective Date", 0.93),
-    ("Expiration Date", 0.86),
+    ("Expiration Date", 0.90),
     ("Renewal Term", 0.91),
     ("Notice Period To Terminate Renewal", 0.94),
     ("Governing Law", 0.97),
