@@ -553,7 +553,6 @@ fn party_pieces(text: &str) -> Vec<&str> {
     for m in AND.find_iter(text) {
         let before = text[from..m.start()].trim_end();
         let next_in_capitals = text[m.end()..]
-            .trim_start()
             .split_whitespace()
             .next()
             .is_some_and(|w| w.chars().any(char::is_alphabetic) && !w.chars().any(char::is_lowercase));
@@ -1389,9 +1388,12 @@ fn expiration(
     if let Some((_, value)) = computed {
         return Some(value);
     }
-    perpetual
-        .map(|s| extracted(index, Value::Perpetual.display(), Some(Value::Perpetual), s))
-        .or_else(|| end_date_label(index, date_of(effective).or_else(|| date_of(agreement))))
+    perpetual.map(|s| extracted(index, Value::Perpetual.display(), Some(Value::Perpetual), s)).or_else(|| {
+        let start = date_of(effective)
+            .map(|d| (d, "the effective date"))
+            .or_else(|| date_of(agreement).map(|d| (d, "the agreement date")));
+        end_date_label(index, start)
+    })
 }
 
 /// The term runs for a period the contract names and defines elsewhere: "shall continue in effect for the Service
@@ -1530,8 +1532,9 @@ fn month_end_if_said(before: &str, date: chrono::NaiveDate) -> chrono::NaiveDate
     }
 }
 
-/// Failing a term clause, the end a form's end-date label gives: a date, or a period from the effective date (`start`).
-fn end_date_label(index: &ContractIndex, start: Option<chrono::NaiveDate>) -> Option<Extracted> {
+/// Failing a term clause, the end a form's end-date label gives: a date, or a period from the effective date (`start`,
+/// with the name of where it comes from).
+fn end_date_label(index: &ContractIndex, start: Option<(chrono::NaiveDate, &str)>) -> Option<Extracted> {
     index.sentences().iter().enumerate().find_map(|(i, sentence)| {
         let place = index.place(i);
         if !place.is_quotable() || place.zone == Zone::SignatureBlock {
@@ -1546,11 +1549,10 @@ fn end_date_label(index: &ContractIndex, start: Option<chrono::NaiveDate>) -> Op
         let (r, number, unit) = values::durations(text)
             .into_iter()
             .find(|(r, _, _)| END_PERIOD_LABEL.is_match(&text[..r.start]) && FROM_EFFECTIVE.is_match(&text[r.end..]))?;
-        let from = start?;
+        let (from, from_name) = start?;
         let end = month_end_if_said(&text[..r.start], values::add_period(from, number, unit)?);
         let period = Value::Duration { number, unit }.display();
-        let value =
-            format!("{} (computed: the effective date, {}, plus {period})", iso(end).display(), iso(from).display());
+        let value = format!("{} (computed: {from_name}, {}, plus {period})", iso(end).display(), iso(from).display());
         Some(extracted(index, value, Some(iso(end)), sentence))
     })
 }
