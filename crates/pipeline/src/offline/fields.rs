@@ -286,20 +286,27 @@ fn signing_organisations(index: &ContractIndex) -> Vec<(String, Quote)> {
     // The signature blocks, and signature pages the structure did not recognise as such (the line that opens
     // them with "In witness whereof", and lines signing "for and on behalf of" a party after it).
     let mut witnessed = false;
-    for line in &structure.lines {
-        if matches!(
+    let skipped = |line: &pactwise_structure::Line| {
+        matches!(
             line.zone,
             Zone::RunningHeader | Zone::RunningFooter | Zone::PageNumber | Zone::TableOfContents | Zone::Cover
-        ) {
-            continue;
-        }
+        )
+    };
+    let lines: Vec<_> = structure.lines.iter().filter(|l| !skipped(l)).collect();
+    for (n, line) in lines.iter().enumerate() {
         let text = structure.line_text(index.pages(), line);
         let opens_signatures = IN_WITNESS.is_match(text) || DATED_LINE.is_match(text);
         // After the signatures open, a line with signatures on it ("/s/", "By:", "Name:") is a signature line
-        // wherever the structure placed it (joint filings sign page after page).
+        // wherever the structure placed it (joint filings sign page after page), and so is a line that holds only
+        // an organisation's name in capitals right above one ("BLUE HERON HOLDINGS L.L.C." / "By: /s/ ...").
         let signs = witnessed && SIGNATURE_LINE.is_match(text);
+        let names_the_next_signer = witnessed
+            && lines.get(n + 1).is_some_and(|next| SIGNATURE_LINE.is_match(structure.line_text(index.pages(), next)))
+            && SIGNING_NAME
+                .find(text)
+                .is_some_and(|m| text[..m.start()].trim().is_empty() && text[m.end()..].trim().is_empty());
         witnessed |= opens_signatures;
-        let in_block = line.zone == Zone::SignatureBlock || opens_signatures || signs;
+        let in_block = line.zone == Zone::SignatureBlock || opens_signatures || signs || names_the_next_signer;
         let signs_after_witness = witnessed && ON_BEHALF_OF.is_match(text);
         if !(in_block || signs_after_witness) {
             continue;

@@ -2287,3 +2287,16 @@ Road, Boise, ID 83702",
     assert!(names.iter().any(|n| n == "ALDER MILLS INC."), "{names:?}");
     assert!(names.iter().any(|n| n == "BIRCH FOODS LLC"), "{names:?}");
 }
+
+#[test]
+fn an_organisation_named_alone_on_the_line_above_a_signature_signs_a_joint_filing() {
+    let text = "JOINT FILING AGREEMENT\n\nThe undersigned agree that the statement on Schedule 13G is filed on behalf of \
+each of them.\n\nDated: March 2, 2021\n\nRED KITE FUND L.P. By: Red Kite GP L.L.C., its general partner\n\nBy: /s/ Ann \
+Ash Name: Ann Ash Title: Manager\n\nRED KITE GP L.L.C.\n\nBy: /s/ Ann Ash Name: Ann Ash Title: Manager\n\nTHE KITE \
+GROUP INC.\n\nBy: /s/ Ann Ash Name: Ann Ash Title: Manager";
+    let fields = extract_fields(&ContractIndex::build(&pages(text)));
+    let names: Vec<String> = fields.parties.iter().map(|p| p.value.clone()).collect();
+    for name in ["RED KITE FUND L.P.", "RED KITE GP L.L.C.", "THE KITE GROUP INC."] {
+        assert!(names.iter().any(|n| n == name), "{name}: {names:?}");
+    }
+}
