@@ -1068,6 +1068,124 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "During the Term, the Distributor shall not sell any products that compete with the Products.",
             true,
         ),
+        // Pay owed or reckoned up to the end, returning proprietary information, and a statement that the end excuses
+        // nobody from what it owed are the end of the relationship, not a service after it.
+        (
+            PostTerminationServices,
+            "Upon termination, the Agent shall be paid any fees owed through the date of termination.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "If this Agreement ends during a quarter, the commission shall be calculated up to and including the termination date.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "Within ten days after termination, the Customer shall return all Proprietary Information of the Vendor.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "Expiration of this Agreement shall not relieve either party from paying amounts that fell due before it.",
+            false,
+        ),
+        // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
+        (
+            VolumeRestriction,
+            "The Agent shall set the Coupon Rate each quarter, provided that the rate may not exceed the Maximum Rate.",
+            false,
+        ),
+        (
+            VolumeRestriction,
+            "The Consultant shall provide up to ten (10) hours per month of support at no additional charge.",
+            true,
+        ),
+        // A minimum the contract says does not apply, and keeping the fewest copies of secret papers, are no
+        // commitment.
+        (
+            MinimumCommitment,
+            "The Reseller shall not be subject to any minimum purchase requirement during the first year.",
+            false,
+        ),
+        (
+            MinimumCommitment,
+            "This licence does not include a minimum annual royalty payable by the Licensee.",
+            false,
+        ),
+        (
+            MinimumCommitment,
+            "The Recipient shall make only the minimum number of copies of the Confidential Information it needs.",
+            false,
+        ),
+        (
+            MinimumCommitment,
+            "The Distributor shall purchase at least five hundred (500) units in each Contract Year.",
+            true,
+        ),
+        // A termination after a change in ownership is a change of control, and ending a product's development is not
+        // ending the agreement.
+        (
+            TerminationForConvenience,
+            "Either party may terminate this Agreement upon thirty (30) days' notice if the other party undergoes a material ownership change.",
+            false,
+        ),
+        (
+            TerminationForConvenience,
+            "At any time before launch, the Licensee may terminate such development upon ninety (90) days' written notice.",
+            false,
+        ),
+        // A statement made to a party's knowledge is a representation about facts, not a promise not to sue.
+        (
+            CovenantNotToSue,
+            "To the Seller's knowledge, no third party has challenged the validity of any of the Transferred Patents.",
+            false,
+        ),
+        // A non-compete period with its hyphen split by the text layer ("Non- Compete") is no term of the agreement.
+        (
+            ExpirationDate,
+            "For a period commencing on the Closing Date and ending three years after it (the \"Non- Compete Period\"), the Seller shall not compete.",
+            false,
+        ),
+        // Not answering for the other party's debts, and a member's liability limited to its capital, are no cap on
+        // damages under the contract.
+        (
+            CapOnLiability,
+            "In no event shall the Agent be liable for the debts or obligations of the Principal.",
+            false,
+        ),
+        (
+            CapOnLiability,
+            "The liability of each member to the Company shall be limited to its registered capital contribution.",
+            false,
+        ),
+        (
+            CapOnLiability,
+            "In no event shall either party's aggregate liability exceed the fees paid in the preceding twelve months.",
+            true,
+        ),
+        // The word "employees" is no verb of hiring: staffing the work with employees or contractors, and a right or
+        // no duty to hire, do not restrict soliciting anyone.
+        (
+            NoSolicitOfEmployees,
+            "The Provider shall staff the Services with qualified employees or contractors of its choosing.",
+            false,
+        ),
+        (
+            NoSolicitOfEmployees,
+            "The Provider is not obligated to: (i) hire any additional employees to perform the Services.",
+            false,
+        ),
+        (
+            NoSolicitOfEmployees,
+            "The Sponsor shall have the right, but not the obligation, to hire personnel to staff its booth.",
+            false,
+        ),
+        (
+            NoSolicitOfEmployees,
+            "For one year after the Term, the Client shall not offer employment to any employee of the Consultant.",
+            true,
+        ),
     ];
     for (category, sentence, expected) in table {
         let signals = CATALOG.category_signals(category).expect("the category has signals");
