@@ -1108,11 +1108,7 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The Reseller shall not be subject to any minimum purchase requirement during the first year.",
             false,
         ),
-        (
-            MinimumCommitment,
-            "This licence does not include a minimum annual royalty payable by the Licensee.",
-            false,
-        ),
+        (MinimumCommitment, "This licence does not include a minimum annual royalty payable by the Licensee.", false),
         (
             MinimumCommitment,
             "The Recipient shall make only the minimum number of copies of the Confidential Information it needs.",
@@ -1149,11 +1145,7 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
         ),
         // Not answering for the other party's debts, and a member's liability limited to its capital, are no cap on
         // damages under the contract.
-        (
-            CapOnLiability,
-            "In no event shall the Agent be liable for the debts or obligations of the Principal.",
-            false,
-        ),
+        (CapOnLiability, "In no event shall the Agent be liable for the debts or obligations of the Principal.", false),
         (
             CapOnLiability,
             "The liability of each member to the Company shall be limited to its registered capital contribution.",
@@ -2224,4 +2216,27 @@ date, the \"Effective Date\") and shall end upon the termination or expiration o
         ),
         Some(Value::Perpetual)
     );
+}
+
+#[test]
+fn a_heading_that_denies_exclusivity_does_not_name_the_exclusivity_clause() {
+    let topic = CATALOG.topic(pactwise_domain::CuadCategory::Exclusivity).expect("the category has a topic");
+    for heading in [
+        "Exclusivity",
+        "3.2 Exclusive Appointment",
+        "Grant of Exclusive Rights",
+        "(c) Exclusivity",
+        "Appointment / Exclusive Territory",
+    ] {
+        assert!(topic.names_clause(heading), "{heading}");
+    }
+    for heading in [
+        "No Exclusivity",
+        "Non-Exclusive Remedies",
+        "Nonexclusive Rights",
+        "Relationship of the Parties / No Exclusivity",
+        "Non- exclusive Market Rights",
+    ] {
+        assert!(!topic.names_clause(heading), "{heading}");
+    }
 }
