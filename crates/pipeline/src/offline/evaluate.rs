@@ -301,14 +301,22 @@ static NON_TRANSFERABLE_GRANT: LazyLock<[Regex; 2]> = LazyLock::new(|| {
         Regex::new(r"(?i)\blicen[cs]e|\bright\s+to\s+use\b").expect("valid pattern"),
     ]
 });
-/// Assigning or transferring the agreement or a party's rights, or doing so with consent.
+/// Assigning, transferring or delegating this agreement or a party's rights or duties under it, or doing so with
+/// consent, either way round ("may not assign this Agreement", "its rights and obligations under this Agreement",
+/// "This Agreement may not be assigned"): the assignment clause, not a word of transfer in passing ("transfer anything
+/// of value", "exercising its rights").
 static ASSIGNS_THE_AGREEMENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(assign|transfer|delegat)\w*\b[^.;]{0,80}\b(this\s+agreement|its\s+rights|consent)")
-        .expect("valid pattern")
+    Regex::new(
+        r"(?i)\b(assign|transfer|delegat|cede)\w*\b[^.;]{0,80}\b(this\s+agreement|(its|their|any|such\s+party\W?s)\s+(\w+\s+){0,2}(rights|obligations|duties|interests?)\s+(\w+\s+){0,2}(under|hereunder|in\s+this|arising)|consent)|\bthis\s+agreement\b[^.;]{0,60}\b(assign|transfer)\w*",
+    )
+    .expect("valid pattern")
 });
 /// How much less a sentence that grants a non-transferable licence ([`NON_TRANSFERABLE_GRANT`]) counts when choosing
 /// the Anti-Assignment quote.
 const GRANT_NOT_ASSIGNMENT_PENALTY: f32 = 0.5;
+/// How much more a sentence that speaks of assigning the agreement itself ([`ASSIGNS_THE_AGREEMENT`]) counts when
+/// choosing the Anti-Assignment quote.
+const ASSIGNMENT_CLAUSE_WEIGHT: f32 = 0.5;
 /// How much more a sentence that opens with the agreement or its term as subject ([`opens_with_the_term`]) counts when
 /// choosing the Expiration Date quote.
 const TERM_SUBJECT_WEIGHT: f32 = 0.6;
@@ -331,6 +339,11 @@ pub(crate) fn control_ends_something(category: CuadCategory, text: &str) -> bool
     category == CuadCategory::ChangeOfControl && CONTROL_ENDS_SOMETHING.is_match(text)
 }
 
+/// Whether a sentence of the Anti-Assignment clause speaks of assigning the agreement or the rights and duties under it.
+pub(crate) fn assigns_the_agreement(category: CuadCategory, text: &str) -> bool {
+    category == CuadCategory::AntiAssignment && ASSIGNS_THE_AGREEMENT.is_match(text)
+}
+
 /// Whether a sentence of the Anti-Assignment clause is a grant that calls its licence non-transferable rather than the
 /// clause that limits assigning the agreement.
 pub(crate) fn grants_rather_than_assigns(category: CuadCategory, text: &str) -> bool {
@@ -342,7 +355,8 @@ pub(crate) fn grants_rather_than_assigns(category: CuadCategory, text: &str) -> 
 /// The sentence to quote for an item among `candidates`: the strongest evidence ([`sentence_score`]), counting also
 /// the category's signals in the clause it would be quoted with ([`clause_quote`]), less for a sentence that only
 /// names the clause ([`only_names_the_clause`]), more for one that performs it ([`PERFORMS`]); for the Anti-Assignment
-/// clause less for a grant of a non-transferable licence ([`grants_rather_than_assigns`]), for the Expiration Date more
+/// clause less for a grant of a non-transferable licence ([`grants_rather_than_assigns`]) and more for a sentence about
+/// assigning the agreement itself ([`assigns_the_agreement`]), for the Expiration Date more
 /// for a sentence about the term itself ([`opens_with_the_term`]), for the Change Of Control more for one that says
 /// what a change of control ends ([`control_ends_something`]); the earliest among equals. Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being
 /// the one to quote.
@@ -368,6 +382,7 @@ fn quote_sentence(
             - if names_only { NAMING_PENALTY } else { 0.0 }
             + if PERFORMS.is_match(text) { PERFORMING_WEIGHT } else { 0.0 }
             - if grants_rather_than_assigns(category, text) { GRANT_NOT_ASSIGNMENT_PENALTY } else { 0.0 }
+            + if assigns_the_agreement(category, text) { ASSIGNMENT_CLAUSE_WEIGHT } else { 0.0 }
             + if opens_with_the_term(category, text) { TERM_SUBJECT_WEIGHT } else { 0.0 }
             + if control_ends_something(category, text) { CONTROL_CONSEQUENCE_WEIGHT } else { 0.0 }
     };

@@ -2240,3 +2240,16 @@ fn a_heading_that_denies_exclusivity_does_not_name_the_exclusivity_clause() {
         assert!(!topic.names_clause(heading), "{heading}");
     }
 }
+
+#[test]
+fn the_anti_assignment_item_quotes_the_sentence_about_assigning_the_agreement_not_a_passing_transfer() {
+    // Both sentences match the Anti-Assignment signals and the item's own in sections about other topics; the first
+    // only forbids transferring gifts, the second is the assignment clause. Written for this test.
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of March 1, 2022 by and between Wren \
+Audio Inc. (\"Supplier\") and Finch Retail LLC (\"Distributor\").\n\n6. Buyers. The Distributor shall not transfer \
+anything of value to any buyer to induce a purchase of the Products.\n\n12. Parties. Neither party may assign its \
+rights under this Agreement to any other person, and any such assignment shall be void.\n\n13. Governing Law. This Agreement shall be governed by the laws of the State of Ohio.";
+    let quote = distributor_quote("Anti-Assignment", text);
+    assert!(quote.contains("assign its rights under this Agreement"), "{quote}");
+    assert!(!quote.contains("anything of value"), "{quote}");
+}
