@@ -334,6 +334,33 @@ static CONTROL_ENDS_SOMETHING: LazyLock<Regex> = LazyLock::new(|| {
 /// the Change Of Control quote.
 const CONTROL_CONSEQUENCE_WEIGHT: f32 = 1.0;
 
+/// A party bound to carry insurance ("shall obtain and maintain ... insurance", "agrees to carry ... insurance"): the
+/// insurance clause itself, rather than its certificates, deductibles or the insured named on the policies.
+static CARRIES_INSURANCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(shall|will|must|agrees?\s+to)\s+(\w+\s+){0,5}(obtain|carry|maintain|procure|purchase|keep)\b[^.;]{0,150}\binsurance",
+    )
+    .expect("valid pattern")
+});
+/// How much more a sentence that binds a party to carry insurance ([`CARRIES_INSURANCE`]) counts when choosing the
+/// Insurance quote.
+const DUTY_TO_INSURE_WEIGHT: f32 = 0.3;
+/// How much less a Non-Compete sentence counts, when choosing its quote, if it is an exception to the restriction (the
+/// Competitive Restriction Exception's signals support it: "the preceding sentence shall not prohibit ...",
+/// "provided that nothing herein shall prevent ...").
+const EXCEPTION_NOT_RESTRICTION_PENALTY: f32 = 0.5;
+
+/// Whether a sentence of the Insurance clause binds a party to carry insurance.
+pub(crate) fn binds_to_insure(category: CuadCategory, text: &str) -> bool {
+    category == CuadCategory::Insurance && CARRIES_INSURANCE.is_match(text)
+}
+
+/// Whether a sentence of the Non-Compete clause is the exception to the restriction rather than the restriction.
+fn excepts_from_the_restriction(catalog: &Catalog, category: CuadCategory, text: &str) -> bool {
+    category == CuadCategory::NonCompete
+        && catalog.category_signals(CuadCategory::CompetitiveRestrictionException).is_some_and(|s| s.supports(text))
+}
+
 /// Whether a sentence of the Change Of Control clause says what a change of control ends.
 pub(crate) fn control_ends_something(category: CuadCategory, text: &str) -> bool {
     category == CuadCategory::ChangeOfControl && CONTROL_ENDS_SOMETHING.is_match(text)
@@ -356,7 +383,9 @@ pub(crate) fn grants_rather_than_assigns(category: CuadCategory, text: &str) -> 
 /// the category's signals in the clause it would be quoted with ([`clause_quote`]), less for a sentence that only
 /// names the clause ([`only_names_the_clause`]), more for one that performs it ([`PERFORMS`]); for the Anti-Assignment
 /// clause less for a grant of a non-transferable licence ([`grants_rather_than_assigns`]) and more for a sentence about
-/// assigning the agreement itself ([`assigns_the_agreement`]), for the Expiration Date more
+/// assigning the agreement itself ([`assigns_the_agreement`]), for the Insurance more for a duty to carry insurance
+/// ([`binds_to_insure`]), for the Non-Compete less for an exception to it ([`excepts_from_the_restriction`]), for the
+/// Expiration Date more
 /// for a sentence about the term itself ([`opens_with_the_term`]), for the Change Of Control more for one that says
 /// what a change of control ends ([`control_ends_something`]); the earliest among equals. Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being
 /// the one to quote.
@@ -383,6 +412,12 @@ fn quote_sentence(
             + if PERFORMS.is_match(text) { PERFORMING_WEIGHT } else { 0.0 }
             - if grants_rather_than_assigns(category, text) { GRANT_NOT_ASSIGNMENT_PENALTY } else { 0.0 }
             + if assigns_the_agreement(category, text) { ASSIGNMENT_CLAUSE_WEIGHT } else { 0.0 }
+            + if binds_to_insure(category, text) { DUTY_TO_INSURE_WEIGHT } else { 0.0 }
+            - if excepts_from_the_restriction(catalog, category, text) {
+                EXCEPTION_NOT_RESTRICTION_PENALTY
+            } else {
+                0.0
+            }
             + if opens_with_the_term(category, text) { TERM_SUBJECT_WEIGHT } else { 0.0 }
             + if control_ends_something(category, text) { CONTROL_CONSEQUENCE_WEIGHT } else { 0.0 }
     };

@@ -2253,3 +2253,33 @@ rights under this Agreement to any other person, and any such assignment shall b
     assert!(quote.contains("assign its rights under this Agreement"), "{quote}");
     assert!(!quote.contains("anything of value"), "{quote}");
 }
+
+#[test]
+fn the_insurance_item_quotes_the_duty_to_carry_insurance_not_its_certificates() {
+    // Both sentences sit in sections headed for insurance and match the category's and the item's signals; the first
+    // is about certificates and the insured named on the policies, the second binds the supplier to carry the cover.
+    // Written for this test.
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of March 1, 2022 by and between Wren \
+Audio Inc. (\"Supplier\") and Finch Retail LLC (\"Distributor\").\n\n9. Insurance. The Distributor shall be named as an \
+additional insured on the Supplier's general liability insurance policies, and certificates of insurance showing \
+the insurance coverage shall be given to it on request.\n\n10. Insurance. The \
+Supplier shall obtain and maintain product liability insurance of at least one million dollars per occurrence.\n\n13. Governing Law. This \
+Agreement shall be governed by the laws of the State of Ohio.";
+    let quote = distributor_quote("Insurance", text);
+    assert!(quote.starts_with("The Supplier shall obtain and maintain product liability insurance"), "{quote}");
+}
+
+#[test]
+fn the_non_compete_item_quotes_the_restriction_not_its_exception() {
+    // Both sentences match the Non-Compete signals and the item's own in sections about other topics; the first is an
+    // exception (the Competitive Restriction Exception's signals support it), the second the restriction. Written for
+    // this test.
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of March 1, 2022 by and between Wren \
+Audio Inc. (\"Supplier\") and Finch Retail LLC (\"Distributor\").\n\n4. Existing Lines. This Agreement shall not \
+prevent the Distributor from selling competing products that it carried before the Effective Date.\n\n9. Range. \
+During the Term, the Distributor shall not sell any product that competes with the Products in the Territory.\n\n13. \
+Governing Law. This Agreement shall be governed by the laws of the State of Ohio.";
+    let quote = distributor_quote("Non-Compete", text);
+    assert!(quote.contains("shall not sell any product that competes"), "{quote}");
+    assert!(!quote.contains("products that it carried"), "{quote}");
+}
