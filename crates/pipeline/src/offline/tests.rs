@@ -2283,3 +2283,21 @@ Governing Law. This Agreement shall be governed by the laws of the State of Ohio
     assert!(quote.contains("shall not sell any product that competes"), "{quote}");
     assert!(!quote.contains("products that it carried"), "{quote}");
 }
+
+#[test]
+fn a_section_binding_successors_and_assigns_is_no_anti_assignment_clause() {
+    // The only sentence about assigns says who the agreement binds; nothing limits assigning it. Written for this test.
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of March 1, 2022 by and between Wren \
+Audio Inc. (\"Supplier\") and Finch Retail LLC (\"Distributor\").\n\n12. Successors and Assigns. This Agreement shall \
+be binding upon and inure to the benefit of the parties and their respective successors and assigns.\n\n13. Governing \
+Law. This Agreement shall be governed by the laws of the State of Ohio.";
+    let distributor = CATALOG.contract_type("distributor").unwrap();
+    let findings = evaluate(&CATALOG, distributor, &ContractIndex::build(&pages(text)));
+    let (_, finding) = distributor
+        .items
+        .iter()
+        .zip(&findings)
+        .find(|(item, _)| item.cuad_category.is_some_and(|c| c.as_str() == "Anti-Assignment"))
+        .expect("the distributor type has an Anti-Assignment item");
+    assert_ne!(finding.status, ItemStatus::Present, "{finding:?}");
+}
