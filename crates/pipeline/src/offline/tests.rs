@@ -1090,6 +1090,18 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "Expiration of this Agreement shall not relieve either party from paying amounts that fell due before it.",
             false,
         ),
+        // The end of a period inside the agreement (a warranty or an option period) is not the end of the agreement,
+        // and a numbered provision that survives the end is no service after it.
+        (
+            PostTerminationServices,
+            "Upon expiration of the Warranty Period, paid support shall commence and shall continue for one year.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "This Article 11 shall survive the termination of this Agreement and remain in effect for three years.",
+            false,
+        ),
         // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
         (
             VolumeRestriction,
