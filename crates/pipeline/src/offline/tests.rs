@@ -1102,6 +1102,18 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "This Article 11 shall survive the termination of this Agreement and remain in effect for three years.",
             false,
         ),
+        // A limit on assigning a party's rights and obligations under the agreement is the assignment clause, not a
+        // licence that cannot be transferred; a licence called non-transferable still is one.
+        (
+            NonTransferableLicense,
+            "The Contractor shall not have the right to assign any of its rights or obligations under this Agreement to another person.",
+            false,
+        ),
+        (
+            NonTransferableLicense,
+            "The Licensor grants the Licensee a non-transferable licence to use the Software at its own sites.",
+            true,
+        ),
         // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
         (
             VolumeRestriction,
