@@ -1114,6 +1114,23 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The Licensor grants the Licensee a non-transferable licence to use the Software at its own sites.",
             true,
         ),
+        // Keeping royalties already paid is no sharing of revenue, and dissolving a committee is not ending the
+        // agreement.
+        (
+            RevenueProfitSharing,
+            "Whatever the reason for termination, the Athlete shall retain all royalties paid before the termination date.",
+            false,
+        ),
+        (
+            RevenueProfitSharing,
+            "The Licensee shall pay the Licensor a royalty of five percent (5%) of Net Sales of each Product.",
+            true,
+        ),
+        (
+            TerminationForConvenience,
+            "The advisory committee may be terminated or dissolved by the Franchisor at any time.",
+            false,
+        ),
         // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
         (
             VolumeRestriction,
