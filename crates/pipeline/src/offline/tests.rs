@@ -1131,6 +1131,18 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The advisory committee may be terminated or dissolved by the Franchisor at any time.",
             false,
         ),
+        // An indemnity however its verbs are listed ("agrees to fully defend, protect, indemnify", "defend, indemnify and
+        // hold harmless") is no exception to a cap; a cap that does not apply to an indemnity still is.
+        (
+            UncappedLiability,
+            "The Carrier agrees to fully defend, protect, indemnify and hold harmless the Shipper from any liability or damages, except for damages caused by the Shipper's gross negligence.",
+            false,
+        ),
+        (
+            UncappedLiability,
+            "The limitation of liability in this Section shall not apply to a party's indemnification obligations or to damages arising from its gross negligence.",
+            true,
+        ),
         // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
         (
             VolumeRestriction,
