@@ -1143,6 +1143,28 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The limitation of liability in this Section shall not apply to a party's indemnification obligations or to damages arising from its gross negligence.",
             true,
         ),
+        // A penalty the contract waives, a right of first refusal it denies and a licence granted before or to someone
+        // else are not those clauses.
+        (
+            LiquidatedDamages,
+            "The Buyer may end this Agreement at once and without any early termination penalty if the Seller breaks the law.",
+            false,
+        ),
+        (
+            RofrRofoRofn,
+            "The parties agree that the Supplier's duty to negotiate in good faith shall not constitute a right of first refusal.",
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Owner acknowledges that it has previously granted the exclusive right to license its Marks to a third party.",
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Customer has been granted a licence to use the software under a separate agreement.",
+            false,
+        ),
         // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
         (
             VolumeRestriction,
