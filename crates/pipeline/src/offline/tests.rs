@@ -1165,6 +1165,23 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The Customer has been granted a licence to use the software under a separate agreement.",
             false,
         ),
+        // Approving the other's advertising, unlimited access to a party's offices and an irrevocable option to buy are
+        // no audit and no licence.
+        (
+            AuditRights,
+            "The owner of a Mark shall have the right to inspect and require changes to any advertising that uses it.",
+            false,
+        ),
+        (
+            UnlimitedAllYouCanEatLicense,
+            "The Franchisee shall give the Franchisor unlimited access to its offices and to the licence records it keeps.",
+            false,
+        ),
+        (
+            IrrevocableOrPerpetualLicense,
+            "The Licensor hereby grants the Licensee the irrevocable right and option to purchase the licensed patents.",
+            false,
+        ),
         // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
         (
             VolumeRestriction,
