@@ -1182,6 +1182,18 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The Licensor hereby grants the Licensee the irrevocable right and option to purchase the licensed patents.",
             false,
         ),
+        // A securities filing that reports changes in ownership is no change of control, and a statement that handing
+        // over material assigns no intellectual property is no limit on assigning the agreement.
+        (
+            ChangeOfControl,
+            "Holdings of the Company's shares by its directors are reported in Statements of Change in Ownership on Forms 4 filed with the SEC, and notice of each is given.",
+            false,
+        ),
+        (
+            AntiAssignment,
+            "Delivery of the Source Code to the Licensee shall not constitute an assignment of any intellectual property rights and may not be made without consent.",
+            false,
+        ),
         // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
         (
             VolumeRestriction,
