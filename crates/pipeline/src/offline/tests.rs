@@ -1194,6 +1194,18 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "Delivery of the Source Code to the Licensee shall not constitute an assignment of any intellectual property rights and may not be made without consent.",
             false,
         ),
+        // The agreement having no further effect after it ends, and a failure to perform as a ground for ending it,
+        // are no service after the end.
+        (
+            PostTerminationServices,
+            "Upon any such termination, this Agreement shall have no further force or effect and neither party shall continue to perform.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "The Customer may end this Agreement if the Supplier fails to comply with the transition plan it agreed.",
+            false,
+        ),
         // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
         (
             VolumeRestriction,
