@@ -1206,6 +1206,18 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The Customer may end this Agreement if the Supplier fails to comply with the transition plan it agreed.",
             false,
         ),
+        // A termination whose conditions follow in a list is for cause, and a representation that the closing will not
+        // impair a party's rights is no promise not to sue.
+        (
+            TerminationForConvenience,
+            "The Sponsor may, at its sole option, terminate this Agreement at any time before the closing by notice to the Issuer if:",
+            false,
+        ),
+        (
+            CovenantNotToSue,
+            "The consummation of the transactions contemplated hereby will not impair or restrict the Seller's rights in or to the Patents.",
+            false,
+        ),
         // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
         (
             VolumeRestriction,
