@@ -1218,6 +1218,18 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The consummation of the transactions contemplated hereby will not impair or restrict the Seller's rights in or to the Patents.",
             false,
         ),
+        // A review period extended is no renewal of the agreement, and selling partnership interests on terms no less
+        // favourable than an offer is no most favoured customer term.
+        (
+            RenewalTerm,
+            "The review period may be extended for an additional thirty (30) days if the reviewing party asks for it.",
+            false,
+        ),
+        (
+            MostFavoredNation,
+            "A partner may then sell its partnership interests to the buyer on terms no less favorable than those offered to the other partners.",
+            false,
+        ),
         // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
         (
             VolumeRestriction,
