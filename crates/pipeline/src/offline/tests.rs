@@ -1230,6 +1230,11 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "A partner may then sell its partnership interests to the buyer on terms no less favorable than those offered to the other partners.",
             false,
         ),
+        (
+            RevenueProfitSharing,
+            "The University grants the Company an exclusive, royalty-bearing license to any invention it owns.",
+            false,
+        ),
         // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
         (
             VolumeRestriction,
