@@ -1235,6 +1235,29 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "The University grants the Company an exclusive, royalty-bearing license to any invention it owns.",
             false,
         ),
+        // A force majeure lasting months and the years a party files reports are not the term; registering a change in
+        // ownership with an authority is no change of control; exclusive licences held by other companies are not
+        // this agreement's exclusivity.
+        (
+            ExpirationDate,
+            "If the Force Majeure continues for a period of six (6) months from its start, either party may end this Agreement.",
+            false,
+        ),
+        (
+            ExpirationDate,
+            "The Company agrees, for a period of three years from the Closing Date, to file all reports the securities laws require.",
+            false,
+        ),
+        (
+            ChangeOfControl,
+            "Once the transfer is approved, the venture company shall register the change in ownership with the licensing authority and give notice of it.",
+            false,
+        ),
+        (
+            Exclusivity,
+            "The Licensee acknowledges that the Licensor may have granted exclusive licenses to other companies in other fields.",
+            false,
+        ),
         // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
         (
             VolumeRestriction,
