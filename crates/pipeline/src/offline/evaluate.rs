@@ -301,14 +301,22 @@ static NON_TRANSFERABLE_GRANT: LazyLock<[Regex; 2]> = LazyLock::new(|| {
         Regex::new(r"(?i)\blicen[cs]e|\bright\s+to\s+use\b").expect("valid pattern"),
     ]
 });
-/// Assigning or transferring the agreement or a party's rights, or doing so with consent.
+/// Assigning, transferring or delegating this agreement or a party's rights or duties under it, or doing so with
+/// consent, either way round ("may not assign this Agreement", "its rights and obligations under this Agreement",
+/// "This Agreement may not be assigned"): the assignment clause, not a word of transfer in passing ("transfer anything
+/// of value", "exercising its rights").
 static ASSIGNS_THE_AGREEMENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(assign|transfer|delegat)\w*\b[^.;]{0,80}\b(this\s+agreement|its\s+rights|consent)")
-        .expect("valid pattern")
+    Regex::new(
+        r"(?i)\b(assign|transfer|delegat|cede)\w*\b[^.;]{0,80}\b(this\s+agreement|(its|their|any|such\s+party\W?s)\s+(\w+\s+){0,2}(rights|obligations|duties|interests?)\s+(\w+\s+){0,2}(under|hereunder|in\s+this|arising)|consent)|\bthis\s+agreement\b[^.;]{0,60}\b(assign|transfer)\w*",
+    )
+    .expect("valid pattern")
 });
 /// How much less a sentence that grants a non-transferable licence ([`NON_TRANSFERABLE_GRANT`]) counts when choosing
 /// the Anti-Assignment quote.
 const GRANT_NOT_ASSIGNMENT_PENALTY: f32 = 0.5;
+/// How much more a sentence that speaks of assigning the agreement itself ([`ASSIGNS_THE_AGREEMENT`]) counts when
+/// choosing the Anti-Assignment quote.
+const ASSIGNMENT_CLAUSE_WEIGHT: f32 = 0.5;
 /// How much more a sentence that opens with the agreement or its term as subject ([`opens_with_the_term`]) counts when
 /// choosing the Expiration Date quote.
 const TERM_SUBJECT_WEIGHT: f32 = 0.6;
@@ -326,9 +334,41 @@ static CONTROL_ENDS_SOMETHING: LazyLock<Regex> = LazyLock::new(|| {
 /// the Change Of Control quote.
 const CONTROL_CONSEQUENCE_WEIGHT: f32 = 1.0;
 
+/// A party bound to carry insurance ("shall obtain and maintain ... insurance", "agrees to carry ... insurance"): the
+/// insurance clause itself, rather than its certificates, deductibles or the insured named on the policies.
+static CARRIES_INSURANCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(shall|will|must|agrees?\s+to)\s+(\w+\s+){0,5}(obtain|carry|maintain|procure|purchase|keep)\b[^.;]{0,150}\binsurance",
+    )
+    .expect("valid pattern")
+});
+/// How much more a sentence that binds a party to carry insurance ([`CARRIES_INSURANCE`]) counts when choosing the
+/// Insurance quote.
+const DUTY_TO_INSURE_WEIGHT: f32 = 0.3;
+/// How much less a Non-Compete sentence counts, when choosing its quote, if it is an exception to the restriction (the
+/// Competitive Restriction Exception's signals support it: "the preceding sentence shall not prohibit ...",
+/// "provided that nothing herein shall prevent ...").
+const EXCEPTION_NOT_RESTRICTION_PENALTY: f32 = 0.5;
+
+/// Whether a sentence of the Insurance clause binds a party to carry insurance.
+pub(crate) fn binds_to_insure(category: CuadCategory, text: &str) -> bool {
+    category == CuadCategory::Insurance && CARRIES_INSURANCE.is_match(text)
+}
+
+/// Whether a sentence of the Non-Compete clause is the exception to the restriction rather than the restriction.
+fn excepts_from_the_restriction(catalog: &Catalog, category: CuadCategory, text: &str) -> bool {
+    category == CuadCategory::NonCompete
+        && catalog.category_signals(CuadCategory::CompetitiveRestrictionException).is_some_and(|s| s.supports(text))
+}
+
 /// Whether a sentence of the Change Of Control clause says what a change of control ends.
 pub(crate) fn control_ends_something(category: CuadCategory, text: &str) -> bool {
     category == CuadCategory::ChangeOfControl && CONTROL_ENDS_SOMETHING.is_match(text)
+}
+
+/// Whether a sentence of the Anti-Assignment clause speaks of assigning the agreement or the rights and duties under it.
+pub(crate) fn assigns_the_agreement(category: CuadCategory, text: &str) -> bool {
+    category == CuadCategory::AntiAssignment && ASSIGNS_THE_AGREEMENT.is_match(text)
 }
 
 /// Whether a sentence of the Anti-Assignment clause is a grant that calls its licence non-transferable rather than the
@@ -342,7 +382,10 @@ pub(crate) fn grants_rather_than_assigns(category: CuadCategory, text: &str) -> 
 /// The sentence to quote for an item among `candidates`: the strongest evidence ([`sentence_score`]), counting also
 /// the category's signals in the clause it would be quoted with ([`clause_quote`]), less for a sentence that only
 /// names the clause ([`only_names_the_clause`]), more for one that performs it ([`PERFORMS`]); for the Anti-Assignment
-/// clause less for a grant of a non-transferable licence ([`grants_rather_than_assigns`]), for the Expiration Date more
+/// clause less for a grant of a non-transferable licence ([`grants_rather_than_assigns`]) and more for a sentence about
+/// assigning the agreement itself ([`assigns_the_agreement`]), for the Insurance more for a duty to carry insurance
+/// ([`binds_to_insure`]), for the Non-Compete less for an exception to it ([`excepts_from_the_restriction`]), for the
+/// Expiration Date more
 /// for a sentence about the term itself ([`opens_with_the_term`]), for the Change Of Control more for one that says
 /// what a change of control ends ([`control_ends_something`]); the earliest among equals. Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being
 /// the one to quote.
@@ -368,6 +411,13 @@ fn quote_sentence(
             - if names_only { NAMING_PENALTY } else { 0.0 }
             + if PERFORMS.is_match(text) { PERFORMING_WEIGHT } else { 0.0 }
             - if grants_rather_than_assigns(category, text) { GRANT_NOT_ASSIGNMENT_PENALTY } else { 0.0 }
+            + if assigns_the_agreement(category, text) { ASSIGNMENT_CLAUSE_WEIGHT } else { 0.0 }
+            + if binds_to_insure(category, text) { DUTY_TO_INSURE_WEIGHT } else { 0.0 }
+            - if excepts_from_the_restriction(catalog, category, text) {
+                EXCEPTION_NOT_RESTRICTION_PENALTY
+            } else {
+                0.0
+            }
             + if opens_with_the_term(category, text) { TERM_SUBJECT_WEIGHT } else { 0.0 }
             + if control_ends_something(category, text) { CONTROL_CONSEQUENCE_WEIGHT } else { 0.0 }
     };

@@ -1068,6 +1068,284 @@ fn incidental_negated_or_unrelated_mentions_do_not_support_a_clause_category() {
             "During the Term, the Distributor shall not sell any products that compete with the Products.",
             true,
         ),
+        // Pay owed or reckoned up to the end, returning proprietary information, and a statement that the end excuses
+        // nobody from what it owed are the end of the relationship, not a service after it.
+        (
+            PostTerminationServices,
+            "Upon termination, the Agent shall be paid any fees owed through the date of termination.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "If this Agreement ends during a quarter, the commission shall be calculated up to and including the termination date.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "Within ten days after termination, the Customer shall return all Proprietary Information of the Vendor.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "Expiration of this Agreement shall not relieve either party from paying amounts that fell due before it.",
+            false,
+        ),
+        // The end of a period inside the agreement (a warranty or an option period) is not the end of the agreement,
+        // and a numbered provision that survives the end is no service after it.
+        (
+            PostTerminationServices,
+            "Upon expiration of the Warranty Period, paid support shall commence and shall continue for one year.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "This Article 11 shall survive the termination of this Agreement and remain in effect for three years.",
+            false,
+        ),
+        // A limit on assigning a party's rights and obligations under the agreement is the assignment clause, not a
+        // licence that cannot be transferred; a licence called non-transferable still is one.
+        (
+            NonTransferableLicense,
+            "The Contractor shall not have the right to assign any of its rights or obligations under this Agreement to another person.",
+            false,
+        ),
+        (
+            NonTransferableLicense,
+            "The Licensor grants the Licensee a non-transferable licence to use the Software at its own sites.",
+            true,
+        ),
+        // Keeping royalties already paid is no sharing of revenue, and dissolving a committee is not ending the
+        // agreement.
+        (
+            RevenueProfitSharing,
+            "Whatever the reason for termination, the Athlete shall retain all royalties paid before the termination date.",
+            false,
+        ),
+        (
+            RevenueProfitSharing,
+            "The Licensee shall pay the Licensor a royalty of five percent (5%) of Net Sales of each Product.",
+            true,
+        ),
+        (
+            TerminationForConvenience,
+            "The advisory committee may be terminated or dissolved by the Franchisor at any time.",
+            false,
+        ),
+        // An indemnity however its verbs are listed ("agrees to fully defend, protect, indemnify", "defend, indemnify and
+        // hold harmless") is no exception to a cap; a cap that does not apply to an indemnity still is.
+        (
+            UncappedLiability,
+            "The Carrier agrees to fully defend, protect, indemnify and hold harmless the Shipper from any liability or damages, except for damages caused by the Shipper's gross negligence.",
+            false,
+        ),
+        (
+            UncappedLiability,
+            "The limitation of liability in this Section shall not apply to a party's indemnification obligations or to damages arising from its gross negligence.",
+            true,
+        ),
+        // A penalty the contract waives, a right of first refusal it denies and a licence granted before or to someone
+        // else are not those clauses.
+        (
+            LiquidatedDamages,
+            "The Buyer may end this Agreement at once and without any early termination penalty if the Seller breaks the law.",
+            false,
+        ),
+        (
+            RofrRofoRofn,
+            "The parties agree that the Supplier's duty to negotiate in good faith shall not constitute a right of first refusal.",
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Owner acknowledges that it has previously granted the exclusive right to license its Marks to a third party.",
+            false,
+        ),
+        (
+            LicenseGrant,
+            "The Customer has been granted a licence to use the software under a separate agreement.",
+            false,
+        ),
+        // Approving the other's advertising, unlimited access to a party's offices and an irrevocable option to buy are
+        // no audit and no licence.
+        (
+            AuditRights,
+            "The owner of a Mark shall have the right to inspect and require changes to any advertising that uses it.",
+            false,
+        ),
+        (
+            UnlimitedAllYouCanEatLicense,
+            "The Franchisee shall give the Franchisor unlimited access to its offices and to the licence records it keeps.",
+            false,
+        ),
+        (
+            IrrevocableOrPerpetualLicense,
+            "The Licensor hereby grants the Licensee the irrevocable right and option to purchase the licensed patents.",
+            false,
+        ),
+        // A securities filing that reports changes in ownership is no change of control, and a statement that handing
+        // over material assigns no intellectual property is no limit on assigning the agreement.
+        (
+            ChangeOfControl,
+            "Holdings of the Company's shares by its directors are reported in Statements of Change in Ownership on Forms 4 filed with the SEC, and notice of each is given.",
+            false,
+        ),
+        (
+            AntiAssignment,
+            "Delivery of the Source Code to the Licensee shall not constitute an assignment of any intellectual property rights and may not be made without consent.",
+            false,
+        ),
+        // The agreement having no further effect after it ends, and a failure to perform as a ground for ending it,
+        // are no service after the end.
+        (
+            PostTerminationServices,
+            "Upon any such termination, this Agreement shall have no further force or effect and neither party shall continue to perform.",
+            false,
+        ),
+        (
+            PostTerminationServices,
+            "The Customer may end this Agreement if the Supplier fails to comply with the transition plan it agreed.",
+            false,
+        ),
+        // A termination whose conditions follow in a list is for cause, and a representation that the closing will not
+        // impair a party's rights is no promise not to sue.
+        (
+            TerminationForConvenience,
+            "The Sponsor may, at its sole option, terminate this Agreement at any time before the closing by notice to the Issuer if:",
+            false,
+        ),
+        (
+            CovenantNotToSue,
+            "The consummation of the transactions contemplated hereby will not impair or restrict the Seller's rights in or to the Patents.",
+            false,
+        ),
+        // A review period extended is no renewal of the agreement, and selling partnership interests on terms no less
+        // favourable than an offer is no most favoured customer term.
+        (
+            RenewalTerm,
+            "The review period may be extended for an additional thirty (30) days if the reviewing party asks for it.",
+            false,
+        ),
+        (
+            MostFavoredNation,
+            "A partner may then sell its partnership interests to the buyer on terms no less favorable than those offered to the other partners.",
+            false,
+        ),
+        (
+            RevenueProfitSharing,
+            "The University grants the Company an exclusive, royalty-bearing license to any invention it owns.",
+            false,
+        ),
+        // A force majeure lasting months and the years a party files reports are not the term; registering a change in
+        // ownership with an authority is no change of control; exclusive licences held by other companies are not
+        // this agreement's exclusivity.
+        (
+            ExpirationDate,
+            "If the Force Majeure continues for a period of six (6) months from its start, either party may end this Agreement.",
+            false,
+        ),
+        (
+            ExpirationDate,
+            "The Company agrees, for a period of three years from the Closing Date, to file all reports the securities laws require.",
+            false,
+        ),
+        (
+            ChangeOfControl,
+            "Once the transfer is approved, the venture company shall register the change in ownership with the licensing authority and give notice of it.",
+            false,
+        ),
+        (
+            Exclusivity,
+            "The Licensee acknowledges that the Licensor may have granted exclusive licenses to other companies in other fields.",
+            false,
+        ),
+        // A cap on a rate (a dividend rate, an interest rate) is a price term, not a limit on volume.
+        (
+            VolumeRestriction,
+            "The Agent shall set the Coupon Rate each quarter, provided that the rate may not exceed the Maximum Rate.",
+            false,
+        ),
+        (
+            VolumeRestriction,
+            "The Consultant shall provide up to ten (10) hours per month of support at no additional charge.",
+            true,
+        ),
+        // A minimum the contract says does not apply, and keeping the fewest copies of secret papers, are no
+        // commitment.
+        (
+            MinimumCommitment,
+            "The Reseller shall not be subject to any minimum purchase requirement during the first year.",
+            false,
+        ),
+        (MinimumCommitment, "This licence does not include a minimum annual royalty payable by the Licensee.", false),
+        (
+            MinimumCommitment,
+            "The Recipient shall make only the minimum number of copies of the Confidential Information it needs.",
+            false,
+        ),
+        (
+            MinimumCommitment,
+            "The Distributor shall purchase at least five hundred (500) units in each Contract Year.",
+            true,
+        ),
+        // A termination after a change in ownership is a change of control, and ending a product's development is not
+        // ending the agreement.
+        (
+            TerminationForConvenience,
+            "Either party may terminate this Agreement upon thirty (30) days' notice if the other party undergoes a material ownership change.",
+            false,
+        ),
+        (
+            TerminationForConvenience,
+            "At any time before launch, the Licensee may terminate such development upon ninety (90) days' written notice.",
+            false,
+        ),
+        // A statement made to a party's knowledge is a representation about facts, not a promise not to sue.
+        (
+            CovenantNotToSue,
+            "To the Seller's knowledge, no third party has challenged the validity of any of the Transferred Patents.",
+            false,
+        ),
+        // A non-compete period with its hyphen split by the text layer ("Non- Compete") is no term of the agreement.
+        (
+            ExpirationDate,
+            "For a period commencing on the Closing Date and ending three years after it (the \"Non- Compete Period\"), the Seller shall not compete.",
+            false,
+        ),
+        // Not answering for the other party's debts, and a member's liability limited to its capital, are no cap on
+        // damages under the contract.
+        (CapOnLiability, "In no event shall the Agent be liable for the debts or obligations of the Principal.", false),
+        (
+            CapOnLiability,
+            "The liability of each member to the Company shall be limited to its registered capital contribution.",
+            false,
+        ),
+        (
+            CapOnLiability,
+            "In no event shall either party's aggregate liability exceed the fees paid in the preceding twelve months.",
+            true,
+        ),
+        // The word "employees" is no verb of hiring: staffing the work with employees or contractors, and a right or
+        // no duty to hire, do not restrict soliciting anyone.
+        (
+            NoSolicitOfEmployees,
+            "The Provider shall staff the Services with qualified employees or contractors of its choosing.",
+            false,
+        ),
+        (
+            NoSolicitOfEmployees,
+            "The Provider is not obligated to: (i) hire any additional employees to perform the Services.",
+            false,
+        ),
+        (
+            NoSolicitOfEmployees,
+            "The Sponsor shall have the right, but not the obligation, to hire personnel to staff its booth.",
+            false,
+        ),
+        (
+            NoSolicitOfEmployees,
+            "For one year after the Term, the Client shall not offer employment to any employee of the Consultant.",
+            true,
+        ),
     ];
     for (category, sentence, expected) in table {
         let signals = CATALOG.category_signals(category).expect("the category has signals");
@@ -2299,4 +2577,88 @@ GROUP INC.\n\nBy: /s/ Ann Ash Name: Ann Ash Title: Manager";
     for name in ["RED KITE FUND L.P.", "RED KITE GP L.L.C.", "THE KITE GROUP INC."] {
         assert!(names.iter().any(|n| n == name), "{name}: {names:?}");
     }
+}
+
+#[test]
+fn a_heading_that_denies_exclusivity_does_not_name_the_exclusivity_clause() {
+    let topic = CATALOG.topic(pactwise_domain::CuadCategory::Exclusivity).expect("the category has a topic");
+    for heading in [
+        "Exclusivity",
+        "3.2 Exclusive Appointment",
+        "Grant of Exclusive Rights",
+        "(c) Exclusivity",
+        "Appointment / Exclusive Territory",
+    ] {
+        assert!(topic.names_clause(heading), "{heading}");
+    }
+    for heading in [
+        "No Exclusivity",
+        "Non-Exclusive Remedies",
+        "Nonexclusive Rights",
+        "Relationship of the Parties / No Exclusivity",
+        "Non- exclusive Market Rights",
+    ] {
+        assert!(!topic.names_clause(heading), "{heading}");
+    }
+}
+
+#[test]
+fn the_anti_assignment_item_quotes_the_sentence_about_assigning_the_agreement_not_a_passing_transfer() {
+    // Both sentences match the Anti-Assignment signals and the item's own in sections about other topics; the first
+    // only forbids transferring gifts, the second is the assignment clause. Written for this test.
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of March 1, 2022 by and between Wren \
+Audio Inc. (\"Supplier\") and Finch Retail LLC (\"Distributor\").\n\n6. Buyers. The Distributor shall not transfer \
+anything of value to any buyer to induce a purchase of the Products.\n\n12. Parties. Neither party may assign its \
+rights under this Agreement to any other person, and any such assignment shall be void.\n\n13. Governing Law. This Agreement shall be governed by the laws of the State of Ohio.";
+    let quote = distributor_quote("Anti-Assignment", text);
+    assert!(quote.contains("assign its rights under this Agreement"), "{quote}");
+    assert!(!quote.contains("anything of value"), "{quote}");
+}
+
+#[test]
+fn the_insurance_item_quotes_the_duty_to_carry_insurance_not_its_certificates() {
+    // Both sentences sit in sections headed for insurance and match the category's and the item's signals; the first
+    // is about certificates and the insured named on the policies, the second binds the supplier to carry the cover.
+    // Written for this test.
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of March 1, 2022 by and between Wren \
+Audio Inc. (\"Supplier\") and Finch Retail LLC (\"Distributor\").\n\n9. Insurance. The Distributor shall be named as an \
+additional insured on the Supplier's general liability insurance policies, and certificates of insurance showing \
+the insurance coverage shall be given to it on request.\n\n10. Insurance. The \
+Supplier shall obtain and maintain product liability insurance of at least one million dollars per occurrence.\n\n13. Governing Law. This \
+Agreement shall be governed by the laws of the State of Ohio.";
+    let quote = distributor_quote("Insurance", text);
+    assert!(quote.starts_with("The Supplier shall obtain and maintain product liability insurance"), "{quote}");
+}
+
+#[test]
+fn the_non_compete_item_quotes_the_restriction_not_its_exception() {
+    // Both sentences match the Non-Compete signals and the item's own in sections about other topics; the first is an
+    // exception (the Competitive Restriction Exception's signals support it), the second the restriction. Written for
+    // this test.
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of March 1, 2022 by and between Wren \
+Audio Inc. (\"Supplier\") and Finch Retail LLC (\"Distributor\").\n\n4. Existing Lines. This Agreement shall not \
+prevent the Distributor from selling competing products that it carried before the Effective Date.\n\n9. Range. \
+During the Term, the Distributor shall not sell any product that competes with the Products in the Territory.\n\n13. \
+Governing Law. This Agreement shall be governed by the laws of the State of Ohio.";
+    let quote = distributor_quote("Non-Compete", text);
+    assert!(quote.contains("shall not sell any product that competes"), "{quote}");
+    assert!(!quote.contains("products that it carried"), "{quote}");
+}
+
+#[test]
+fn a_section_binding_successors_and_assigns_is_no_anti_assignment_clause() {
+    // The only sentence about assigns says who the agreement binds; nothing limits assigning it. Written for this test.
+    let text = "DISTRIBUTOR AGREEMENT\n\nThis Distributor Agreement is made as of March 1, 2022 by and between Wren \
+Audio Inc. (\"Supplier\") and Finch Retail LLC (\"Distributor\").\n\n12. Successors and Assigns. This Agreement shall \
+be binding upon and inure to the benefit of the parties and their respective successors and assigns.\n\n13. Governing \
+Law. This Agreement shall be governed by the laws of the State of Ohio.";
+    let distributor = CATALOG.contract_type("distributor").unwrap();
+    let findings = evaluate(&CATALOG, distributor, &ContractIndex::build(&pages(text)));
+    let (_, finding) = distributor
+        .items
+        .iter()
+        .zip(&findings)
+        .find(|(item, _)| item.cuad_category.is_some_and(|c| c.as_str() == "Anti-Assignment"))
+        .expect("the distributor type has an Anti-Assignment item");
+    assert_ne!(finding.status, ItemStatus::Present, "{finding:?}");
 }
