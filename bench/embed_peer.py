@@ -3,7 +3,8 @@
 The same work as `crates/embed`'s `throughput` example: ~500-character pieces of the `.txt` files in DIR (sorted by
 name, the first LIMIT), tokenized by the same tokenizer.json (cut at 256 word pieces), sorted by length, run through
 the same model.onnx with every core (intra-op threads = cores, as ours), mean-pooled over the real tokens and
-normalised. The peer's batch is BATCH (16 unless given); ours is 4.
+normalised. The peer's batch is BATCH (16 unless given); ours runs one text a pass (the model quantizes its
+activations per pass).
 
 usage: embed_peer.py MODEL_DIR DIR [LIMIT] [BATCH]
 """
