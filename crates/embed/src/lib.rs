@@ -222,11 +222,7 @@ impl Embedder {
         // Each text runs alone: the model quantizes its activations per pass, so a text beside others (or beside
         // their padding) would get a slightly different vector. Alone, a text always gets the same one, and with no
         // padding it is as fast as grouping (`throughput`).
-        let mut out = Vec::with_capacity(texts.len());
-        for encoding in &encodings {
-            out.extend(self.embed_pass(&[encoding])?);
-        }
-        Ok(out)
+        encodings.iter().map(|e| self.embed_text(e)).collect()
     }
 
     /// [`Embedder::embed`] for work nobody is waiting on (the vectors of imported passages): on a pool of threads
@@ -242,60 +238,43 @@ impl Embedder {
         Ok(self.embed(&[text])?.pop().unwrap_or_default())
     }
 
-    /// One forward pass over texts' word pieces (`encodings`, unpadded), padded here to the longest ([`Embedder::embed`]
-    /// gives it one text at a time).
-    fn embed_pass(&self, encodings: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let width = encodings.iter().map(|e| e.len()).max().unwrap_or(0);
-        let rows = encodings.len();
-        if rows == 0 || width == 0 {
-            return Ok(vec![vec![0.0; DIMENSIONS]; rows]);
+    /// One text's vector from its word pieces, in a forward pass of its own.
+    fn embed_text(&self, encoding: &tokenizers::Encoding) -> Result<Vec<f32>, EmbedError> {
+        let width = encoding.len();
+        if width == 0 {
+            return Ok(vec![0.0; DIMENSIONS]);
         }
-        let mut ids = Vec::with_capacity(rows * width);
-        let mut mask = Vec::with_capacity(rows * width);
-        for e in encodings {
-            ids.extend(e.get_ids().iter().map(|&i| i64::from(i)));
-            mask.extend(e.get_attention_mask().iter().map(|&m| i64::from(m)));
-            // [PAD] is word piece 0, masked out.
-            ids.resize(ids.len() + width - e.len(), 0);
-            mask.resize(mask.len() + width - e.len(), 0);
-        }
-        let types = vec![0i64; rows * width];
-        let shape = [rows, width];
+        let ids: Vec<i64> = encoding.get_ids().iter().map(|&i| i64::from(i)).collect();
+        let mask: Vec<i64> = encoding.get_attention_mask().iter().map(|&m| i64::from(m)).collect();
+        let shape = [1, width];
         let inputs = ort::inputs! {
             "input_ids" => Tensor::from_array((shape, ids))?,
             "attention_mask" => Tensor::from_array((shape, mask.clone()))?,
-            "token_type_ids" => Tensor::from_array((shape, types))?,
+            "token_type_ids" => Tensor::from_array((shape, vec![0i64; width]))?,
         };
         let mut session = self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let outputs = session.run(inputs)?;
         let (out_shape, hidden) = outputs["last_hidden_state"].try_extract_tensor::<f32>()?;
         if out_shape.len() != 3
-            || out_shape[0] as usize != rows
+            || out_shape[0] != 1
             || out_shape[1] as usize != width
             || out_shape[2] as usize != DIMENSIONS
         {
             return Err(EmbedError::Compute(format!("the model returned a tensor of shape {out_shape:?}")));
         }
         // Mean over the real tokens only, then unit length.
-        let mut vectors = Vec::with_capacity(rows);
-        for r in 0..rows {
-            let mut sum = vec![0f32; DIMENSIONS];
-            let mut count = 0f32;
-            for t in 0..width {
-                if mask[r * width + t] == 0 {
-                    continue;
-                }
-                count += 1.0;
-                let token = &hidden[(r * width + t) * DIMENSIONS..][..DIMENSIONS];
-                sum.iter_mut().zip(token).for_each(|(s, x)| *s += x);
-            }
-            let count = count.max(1e-9);
-            sum.iter_mut().for_each(|s| *s /= count);
-            let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-            sum.iter_mut().for_each(|s| *s /= norm);
-            vectors.push(sum);
+        let mut sum = vec![0f32; DIMENSIONS];
+        let mut count = 0f32;
+        for (t, _) in mask.iter().enumerate().filter(|(_, m)| **m != 0) {
+            count += 1.0;
+            let token = &hidden[t * DIMENSIONS..][..DIMENSIONS];
+            sum.iter_mut().zip(token).for_each(|(s, x)| *s += x);
         }
-        Ok(vectors)
+        let count = count.max(1e-9);
+        sum.iter_mut().for_each(|s| *s /= count);
+        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+        sum.iter_mut().for_each(|s| *s /= norm);
+        Ok(sum)
     }
 }
 
