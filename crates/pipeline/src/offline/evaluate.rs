@@ -385,10 +385,9 @@ pub(crate) fn grants_rather_than_assigns(category: CuadCategory, text: &str) -> 
 /// clause less for a grant of a non-transferable licence ([`grants_rather_than_assigns`]) and more for a sentence about
 /// assigning the agreement itself ([`assigns_the_agreement`]), for the Insurance more for a duty to carry insurance
 /// ([`binds_to_insure`]), for the Non-Compete less for an exception to it ([`excepts_from_the_restriction`]), for the
-/// Expiration Date more
-/// for a sentence about the term itself ([`opens_with_the_term`]), for the Change Of Control more for one that says
-/// what a change of control ends ([`control_ends_something`]); the earliest among equals. Presence is still decided by [`best_sentence`]: a sentence may show that the clause is there without being
-/// the one to quote.
+/// Expiration Date more for a sentence about the term itself ([`opens_with_the_term`]), for the Change Of Control more
+/// for one that says what a change of control ends ([`control_ends_something`]); the earliest among equals. Presence
+/// is still decided by [`best_sentence`]: a sentence may show that the clause is there without being the one to quote.
 fn quote_sentence(
     catalog: &Catalog,
     item: &ChecklistItem,
