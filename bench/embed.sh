@@ -20,5 +20,5 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/cache/pactwise/target}
 cargo build --quiet --release -p pactwise-embed --example throughput
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
 PACTWISE_EMBED_MODEL_DIR=$MODEL_DIR "$CARGO_TARGET_DIR/release/examples/throughput" "$DATA/cuad/contracts" "$LIMIT"
-"$VENV/bin/python" "$ROOT/bench/embed_peer.py" "$MODEL_DIR" "$DATA/cuad/contracts" "$LIMIT" 1
-"$VENV/bin/python" "$ROOT/bench/embed_peer.py" "$MODEL_DIR" "$DATA/cuad/contracts" "$LIMIT" 4
+"$VENV/bin/python" "$ROOT/bench/embed_peer.py" "$MODEL_DIR" "$DATA/cuad/contracts" "$LIMIT" side-by-side
+"$VENV/bin/python" "$ROOT/bench/embed_peer.py" "$MODEL_DIR" "$DATA/cuad/contracts" "$LIMIT" batch=4

@@ -39,9 +39,11 @@ fn main() -> anyhow::Result<()> {
     let vectors = embedder.embed(&refs)?;
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "{} passages of ~{size} characters in {secs:.1} s: {:.0} passages/s ({} threads; the model loaded in {load_ms} ms)",
+        "{} passages of ~{size} characters in {secs:.1} s: {:.0} passages/s ({} passes at once on {} cores; the model \
+         loaded in {load_ms} ms)",
         vectors.len(),
         vectors.len() as f64 / secs,
+        embedder.passes_at_once(),
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     let embedded = resident_mb();

