@@ -185,7 +185,7 @@ impl Embedder {
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
             .map_err(|e| EmbedError::Load(format!("tokenizer.json: {e}")))?;
-        // Each text is tokenized alone; a forward pass pads its rows itself (`embed_pass`).
+        // Each text is tokenized alone and runs in a pass of its own, so nothing is padded.
         tokenizer.with_padding(None);
         let environment = runtime(&dir.join(runtime_name))?;
         let count = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_SESSIONS);
@@ -197,7 +197,8 @@ impl Embedder {
                 .with_optimization_level(GraphOptimizationLevel::All)
                 .map_err(|e| load(&e))?
                 // ONNX Runtime's fused add-and-normalise ran each of the twelve at ~250 µs a pass where the plain
-                // normalisation after an add takes ~35 µs: a fifth of the pass (69 -> 84 passages/s on one core without it).
+                // normalisation after an add takes ~35 µs: a fifth of the pass (without it 69 -> 84 passages/s on
+                // one core).
                 .with_disabled_optimizers("SkipLayerNormFusion")
                 .map_err(|e| load(&e))?
                 // One thread a pass; the caller's (see the struct's comment).
